@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+//
+// Scalar backends and the one place where they differ.
+//
+// Every numeric kernel of sinkcert is a template on its scalar type T and is
+// instantiated for
+//   double                 NUMERIC(53)
+//   float                  NUMERIC(24)       (precision tables only)
+//   Float128               NUMERIC(113)      (IEEE quad, libquadmath)
+//   ceres::Jet<double, N>  derivatives for the Ceres search
+//   Mpfr                   NUMERIC(p), p chosen at run time (MPFR)
+//   Mpfi                   CERTIFIED, outward-rounded intervals (MPFI)
+//   Rational               EXACT (GMP mpq)
+// The kernels call only the functions defined here for anything beyond
+// + - * / and comparison: exp, relu(x) = max(x, 0), abs, max, and the
+// interval endpoints. For an interval X = [l, u]:
+//   relu(X) = [max(l, 0), max(u, 0)],  max(X, Y) = [max(lx, ly), max(ux, uy)],
+// which are exact ranges (each is monotone in every argument), whereas the
+// generic `a < b ? b : a` would compare "certainly less" and lose the hull.
+//
+// Boost.Multiprecision 1.74 sets MPFR/MPFI precision in decimal digits d; the
+// binary precision it allocates is p(d) = floor(1000 d / 301) + (1 or 2). So a
+// request for p bits is met with the smallest d whose p(d) >= p, and every
+// report quotes the precision actually used (e.g. 256 requested -> 257 used).
+#pragma once
+
+#include <ceres/jet.h>
+
+#include <boost/multiprecision/eigen.hpp>
+#include <boost/multiprecision/float128.hpp>
+#include <boost/multiprecision/gmp.hpp>
+#include <boost/multiprecision/mpfi.hpp>
+#include <boost/multiprecision/mpfr.hpp>
+#include <cmath>
+#include <Eigen/Core>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace sinkcert {
+
+namespace bmp = boost::multiprecision;
+
+// Expression templates are off: kernels use `auto` freely and Eigen sees
+// plain value types.
+using Mpfr = bmp::number<bmp::mpfr_float_backend<0>, bmp::et_off>;
+using Mpfi = bmp::number<bmp::mpfi_float_backend<0>, bmp::et_off>;
+using Rational = bmp::number<bmp::gmp_rational, bmp::et_off>;
+using Float128 = bmp::float128;
+
+template <class T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T>
+using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+
+// Binary precision that Boost allocates for `digits10` decimal digits.
+inline int bits_for_digits10(int digits10) {
+  // p(d) = floor(1000 d / 301) + (remainder ? 2 : 1), as in
+  // boost/multiprecision/detail/digits.hpp.
+  const long d = static_cast<long>(digits10) * 1000;
+  return static_cast<int>(d / 301 + ((d % 301) ? 2 : 1));
+}
+
+// Smallest digits10 whose allocated precision is at least `bits`.
+inline int digits10_for_bits(int bits) {
+  int d = 1;
+  while (bits_for_digits10(d) < bits) ++d;
+  return d;
+}
+
+// Sets the working precision of Mpfr and Mpfi for its lifetime (RAII) and
+// restores the previous one. Values created inside the scope carry the new
+// precision.
+class PrecisionScope {
+ public:
+  explicit PrecisionScope(int bits)
+      : saved_mpfr_(Mpfr::default_precision()),
+        saved_mpfi_(Mpfi::default_precision()) {
+    if (bits < 2) throw std::invalid_argument("precision must be >= 2 bits");
+    const int d = digits10_for_bits(bits);
+    Mpfr::default_precision(d);
+    Mpfi::default_precision(d);
+  }
+  ~PrecisionScope() {
+    Mpfr::default_precision(saved_mpfr_);
+    Mpfi::default_precision(saved_mpfi_);
+  }
+  PrecisionScope(const PrecisionScope&) = delete;
+  PrecisionScope& operator=(const PrecisionScope&) = delete;
+  // Precision in bits that values created now receive.
+  static int current_bits() {
+    return bits_for_digits10(static_cast<int>(Mpfr::default_precision()));
+  }
+
+ private:
+  unsigned saved_mpfr_;
+  unsigned saved_mpfi_;
+};
+
+// ---------------------------------------------------------------------------
+// ScalarTraits<T>: static facts about a scalar type.
+//   kIsExact     arithmetic is exact (no rounding at all)
+//   kIsInterval  values are enclosures [lower, upper]
+//   kHasExp      exp is available (softmax and sigmoid need it)
+//   name()       human label; bits() precision in bits of a value
+// ---------------------------------------------------------------------------
+template <class T, class Enable = void>
+struct ScalarTraits;
+
+template <>
+struct ScalarTraits<double> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "double"; }
+  static int bits() { return 53; }
+};
+
+template <>
+struct ScalarTraits<float> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "float"; }
+  static int bits() { return 24; }
+};
+
+template <>
+struct ScalarTraits<Float128> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "float128"; }
+  static int bits() { return 113; }
+};
+
+template <int N>
+struct ScalarTraits<ceres::Jet<double, N>> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "jet<" + std::to_string(N) + ">"; }
+  static int bits() { return 53; }
+};
+
+template <>
+struct ScalarTraits<Mpfr> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "mpfr"; }
+  static int bits() { return PrecisionScope::current_bits(); }
+};
+
+template <>
+struct ScalarTraits<Mpfi> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = true;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "mpfi"; }
+  static int bits() { return PrecisionScope::current_bits(); }
+};
+
+template <>
+struct ScalarTraits<Rational> {
+  static constexpr bool kIsExact = true;
+  static constexpr bool kIsInterval = false;
+  static constexpr bool kHasExp = false;
+  static std::string name() { return "rational"; }
+  static int bits() { return 0; }  // unbounded
+};
+
+// ---------------------------------------------------------------------------
+// Elementary functions, one overload set for every scalar.
+// ---------------------------------------------------------------------------
+
+// exp(x). Exact scalars have none: exp of a nonzero rational is irrational.
+template <class T>
+T exp_of(const T& x) {
+  if constexpr (!ScalarTraits<T>::kHasExp) {
+    (void)x;
+    throw std::domain_error(
+        "exp is not available in exact rational arithmetic (exp of a nonzero "
+        "rational is irrational); evaluate softmax/sigmoid attention in Mpfi "
+        "for certified bounds");
+  } else {
+    using std::exp;
+    return exp(x);
+  }
+}
+
+// relu(x) = max(x, 0); an interval maps to [max(l, 0), max(u, 0)].
+template <class T>
+T relu_of(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    const Mpfr lo = bmp::lower(x), hi = bmp::upper(x);
+    return T(lo > 0 ? lo : Mpfr(0), hi > 0 ? hi : Mpfr(0));
+  } else {
+    return x > T(0) ? x : T(0);
+  }
+}
+
+// max(a, b); for intervals the exact range [max(la, lb), max(ua, ub)].
+template <class T>
+T max_of(const T& a, const T& b) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    const Mpfr la = bmp::lower(a), lb = bmp::lower(b);
+    const Mpfr ua = bmp::upper(a), ub = bmp::upper(b);
+    return T(la > lb ? la : lb, ua > ub ? ua : ub);
+  } else {
+    return a < b ? b : a;
+  }
+}
+
+// |x|; for intervals Boost's abs gives the exact range.
+template <class T>
+T abs_of(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval || std::is_same_v<T, Mpfr> ||
+                std::is_same_v<T, Rational> || std::is_same_v<T, Float128>) {
+    return bmp::abs(x);
+  } else {
+    using std::abs;
+    return abs(x);
+  }
+}
+
+// A point value usable for ordering and reporting: the value itself, the
+// midpoint of an interval, the real part of a Jet.
+template <class T>
+double to_double(const T& x) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<double>(x);
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::median(x).template convert_to<double>();
+  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, Rational> ||
+                       std::is_same_v<T, Float128>) {
+    return x.template convert_to<double>();
+  } else {
+    return x.a;  // ceres::Jet
+  }
+}
+
+// Lower and upper end of the enclosure (a point value is its own enclosure).
+// Exact for every scalar except Jet, whose derivative part is dropped.
+template <class T>
+Mpfr lower_of(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::lower(x);
+  } else if constexpr (std::is_same_v<T, Rational>) {
+    return Mpfr(x);  // rounded to nearest: callers needing exactness use T
+  } else {
+    return Mpfr(to_double(x));
+  }
+}
+template <class T>
+Mpfr upper_of(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::upper(x);
+  } else {
+    return lower_of(x);
+  }
+}
+
+// Whether the value certainly lies in [lo, hi] (for point types: does).
+template <class T>
+bool certainly_less(const T& a, const T& b) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::upper(a) < bmp::lower(b);
+  } else {
+    return a < b;
+  }
+}
+
+}  // namespace sinkcert

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include "src/scalar_traits.h"
+
+#include <doctest/doctest.h>
+
+namespace sinkcert {
+namespace {
+
+TEST_CASE("precision requests map to at least the requested bits") {
+  for (int bits : {24, 53, 64, 113, 128, 256, 1024, 4096}) {
+    PrecisionScope scope(bits);
+    CHECK(PrecisionScope::current_bits() >= bits);
+    // The smallest decimal setting that reaches `bits`: one fewer falls short.
+    CHECK(bits_for_digits10(digits10_for_bits(bits) - 1) < bits);
+    CHECK(Mpfr(1).precision() == Mpfr::default_precision());
+  }
+}
+
+TEST_CASE("precision scope restores the previous precision") {
+  const unsigned before = Mpfr::default_precision();
+  {
+    PrecisionScope scope(1024);
+    CHECK(Mpfr::default_precision() != before);
+  }
+  CHECK(Mpfr::default_precision() == before);
+}
+
+TEST_CASE("relu and max over intervals are exact hulls") {
+  PrecisionScope scope(128);
+  const Mpfi straddle(Mpfr(-2), Mpfr(3));
+  const Mpfi r = relu_of(straddle);
+  CHECK(bmp::lower(r) == 0);
+  CHECK(bmp::upper(r) == 3);
+  const Mpfi a(Mpfr(-1), Mpfr(5)), b(Mpfr(2), Mpfr(4));
+  const Mpfi m = max_of(a, b);
+  CHECK(bmp::lower(m) == 2);
+  CHECK(bmp::upper(m) == 5);
+  // Adversarial magnitudes: tiny and huge endpoints keep their order.
+  const Mpfi tiny(Mpfr("1e-100"), Mpfr("1e100"));
+  CHECK(bmp::lower(relu_of(tiny)) == Mpfr("1e-100"));
+}
+
+TEST_CASE_TEMPLATE("relu and abs agree with the definition on points", T, double, float, Float128,
+                   Mpfr, Rational) {
+  CHECK(relu_of(T(-3)) == T(0));
+  CHECK(relu_of(T(2)) == T(2));
+  CHECK(abs_of(T(-7)) == T(7));
+  CHECK(max_of(T(1), T(4)) == T(4));
+}
+
+TEST_CASE("exp of a rational is refused at run time") {
+  CHECK_THROWS_AS(exp_of(Rational(1)), std::domain_error);
+  CHECK(ScalarTraits<Rational>::kIsExact);
+  CHECK_FALSE(ScalarTraits<Rational>::kHasExp);
+}
+
+TEST_CASE("interval exp encloses the high-precision value") {
+  Mpfr reference;
+  {
+    PrecisionScope high(1024);
+    reference = bmp::exp(Mpfr(-40));
+  }
+  PrecisionScope low(64);
+  const Mpfi e = exp_of(Mpfi(-40));
+  PrecisionScope high(1024);
+  CHECK(Mpfr(bmp::lower(e)) <= reference);
+  CHECK(Mpfr(bmp::upper(e)) >= reference);
+}
+
+}  // namespace
+}  // namespace sinkcert

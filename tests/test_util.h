@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+//
+// Shared test utilities: relative-or-absolute comparison (NaN and inf aware)
+// and random models.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "src/model.h"
+#include "src/task.h"
+
+namespace sinkcert::testing {
+
+// |a - b| <= tol * max(1, |a|, |b|); NaN never matches; equal infinities match.
+inline bool near(double a, double b, double tol) {
+  if (std::isnan(a) || std::isnan(b)) return false;
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  const double scale = std::max({1.0, std::abs(a), std::abs(b)});
+  return std::abs(a - b) <= tol * scale;
+}
+
+// A single-layer model with i.i.d. normal(0, std) entries of A and M.
+inline Model<double> random_model(int n, AttentionKind kind, double std, std::uint64_t seed,
+                                  int layers = 1, int heads = 1,
+                                  ModelKind model_kind = ModelKind::kSingleLayer) {
+  std::mt19937_64 eng(seed);
+  std::normal_distribution<double> normal(0.0, std);
+  Model<double> m;
+  m.kind = model_kind;
+  m.attention = kind;
+  m.n = n;
+  for (int l = 0; l < layers; ++l) {
+    m.layers.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      Head<double> head{Matrix<double>(n, n), Matrix<double>(n, n)};
+      for (int r = 0; r < n; ++r) {
+        for (int c = 0; c < n; ++c) {
+          head.A(r, c) = normal(eng);
+          head.M(r, c) = normal(eng);
+        }
+      }
+      m.layers.back().push_back(head);
+    }
+  }
+  return m;
+}
+
+template <class U, class T>
+Matrix<U> cast_matrix(const Matrix<T>& X) {
+  return X.unaryExpr([](const T& x) { return U(x); });
+}
+
+}  // namespace sinkcert::testing
