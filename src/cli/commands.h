@@ -18,5 +18,7 @@ struct Context {
 
 void add_eval_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);
+void add_theorem1_command(CLI::App& app, Context& ctx);
+void add_appendix_command(CLI::App& app, Context& ctx);
 
 }  // namespace sinkcert::cli

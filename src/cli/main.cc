@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   ctx.argv.assign(argv, argv + argc);
   sinkcert::cli::add_eval_command(app, ctx);
   sinkcert::cli::add_verify_command(app, ctx);
+  sinkcert::cli::add_theorem1_command(app, ctx);
+  sinkcert::cli::add_appendix_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
