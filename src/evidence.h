@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+//
+// Evidence levels (SPEC section 5) and checker verdicts. Every number the
+// tool prints or writes carries one of these labels:
+//   EXACT        exact rational arithmetic or an exact argument
+//   CERTIFIED    an outward-rounded interval enclosure (MPFI)
+//   NUMERIC(p)   p-bit floating point, no error bound
+//   SEARCH       an optimizer's best value; a bound in one direction only,
+//                named in the label: "SEARCH(lower bound)"
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sinkcert {
+
+enum class Verdict { kVerified, kNotVerified, kUndecided };
+
+inline std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kVerified:
+      return "VERIFIED";
+    case Verdict::kNotVerified:
+      return "NOT VERIFIED";
+    case Verdict::kUndecided:
+      return "UNDECIDED";
+  }
+  throw std::logic_error("unknown verdict");
+}
+
+struct Evidence {
+  enum class Level { kExact, kCertified, kNumeric, kSearch };
+  Level level = Level::kNumeric;
+  int bits = 53;          // NUMERIC: working precision; CERTIFIED: MPFI precision
+  std::string direction;  // SEARCH: "lower bound" or "upper bound"
+
+  static Evidence exact() { return {Level::kExact, 0, ""}; }
+  static Evidence certified(int bits) { return {Level::kCertified, bits, ""}; }
+  static Evidence numeric(int bits) { return {Level::kNumeric, bits, ""}; }
+  static Evidence search(const std::string& direction) { return {Level::kSearch, 53, direction}; }
+
+  // "EXACT", "CERTIFIED", "NUMERIC(53)", "SEARCH(lower bound)".
+  std::string label() const {
+    switch (level) {
+      case Level::kExact:
+        return "EXACT";
+      case Level::kCertified:
+        return "CERTIFIED";
+      case Level::kNumeric:
+        return "NUMERIC(" + std::to_string(bits) + ")";
+      case Level::kSearch:
+        return direction.empty() ? "SEARCH" : "SEARCH(" + direction + ")";
+    }
+    throw std::logic_error("unknown evidence level");
+  }
+};
+
+}  // namespace sinkcert
