@@ -3,13 +3,14 @@
 // The forward pass, one template for every scalar type.
 //
 // For each layer l and head h, with the layer input X = x^(l) (L x n):
-//   Q = X A                 (row i: q_i = A^T x_i, so s_ik = q_i . x_k)
-//   s_ik = q_i . x_k        for k <= i
+//   S = (X A) X^T           (s_ik = x_i^T A x_k; only k <= i is used)
 //   a_i. = attention_row(s_i.)
 //   V_i  = sum_{k<=i} a_ik x_k
 //   o_i  = M V_i
+// computed as dense products (S is formed transposed so that each row of
+// scores is contiguous for attention_row, which works in place).
 // and the layer output is sum_h o (single-layer) or X + sum_h o (residual).
-// Cost per head: 2 L n^2 + L^2 n multiply-adds.
+// Cost per head: 2 L n^2 + 1.5 L^2 n multiply-adds.
 #pragma once
 
 #include <vector>
@@ -36,29 +37,25 @@ ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_at
   }
   ForwardResult<T> result;
   Matrix<T> x = X;
-  std::vector<T> s(L), a(L);
+  Matrix<T> W(L, L), V(L, n);
   for (const auto& layer : model.layers) {
     Matrix<T> delta = Matrix<T>::Constant(L, n, T(0));
     if (keep_attention) result.attention.emplace_back();
     for (const auto& head : layer) {
-      // Q = X A
-      const Matrix<T> Q = x * head.A;
-      Matrix<T> V = Matrix<T>::Constant(L, n, T(0));
-      Matrix<T> attn;
-      if (keep_attention) attn = Matrix<T>::Constant(L, L, T(0));
+      // W = X (X A)^T = S^T: column i holds s_i0..s_ii contiguously
+      W.noalias() = x * (x * head.A).transpose();
+      // a_i. = attention_row(s_i.), in place in column i; a_ik = 0 for k > i
       for (int i = 0; i < L; ++i) {
-        // s_ik = q_i . x_k
-        for (int k = 0; k <= i; ++k) s[k] = Q.row(i).dot(x.row(k));
-        attention_row(model.attention, i, s.data(), a.data());
-        // V_i = sum_k a_ik x_k
-        for (int k = 0; k <= i; ++k) V.row(i) += a[k] * x.row(k);
-        if (keep_attention) {
-          for (int k = 0; k <= i; ++k) attn(i, k) = a[k];
-        }
+        attention_row(model.attention, i, &W(0, i), &W(0, i));
+        W.col(i).tail(L - 1 - i).setZero();
       }
+      // V_i = sum_{k<=i} a_ik x_k, i.e. V = W^T X
+      // (a plain product: Eigen's triangular kernels read padding that is
+      // NaN for default-constructed MPFI values)
+      V.noalias() = W.transpose() * x;
       // o = V M^T (row i: M V_i)
-      delta += V * head.M.transpose();
-      if (keep_attention) result.attention.back().push_back(std::move(attn));
+      delta.noalias() += V * head.M.transpose();
+      if (keep_attention) result.attention.back().push_back(W.transpose());
     }
     if (model.kind == ModelKind::kResidual) {
       x += delta;
