@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+//
+// The JSON input file ("sinkcert-input", version 1; README "File formats"):
+//   {"format": "sinkcert-input", "version": 1, "tokens": [[x_0], ..., [x_{L-1}]]}
+// an explicit L x n token matrix (row i = x_i, coordinates as in task.h).
+// Reading checks that it is a valid task input (BOS row e_0, exactly one
+// trigger, flags 0/1, content in [-1, 1]) and errors name file and field.
+// "version" and a free-form "metadata" object are optional.
+#pragma once
+
+#include <string>
+
+#include "src/scalar_traits.h"
+
+namespace sinkcert {
+
+inline constexpr const char* kInputFormat = "sinkcert-input";
+inline constexpr int kInputFormatVersion = 1;
+
+struct InputFile {
+  int trigger = 0;        // the position j of the trigger token
+  Matrix<double> tokens;  // L x n
+  std::string path;
+};
+
+// Reads and validates; n is the model's dimension. InputError(file, field,
+// expected) on any problem, e.g. field tokens[3][1] for a second trigger.
+InputFile read_input_file(const std::string& path, int n);
+// The file's text: one token per line, 17 significant digits (bit-exact).
+std::string input_file_text(const Matrix<double>& tokens);
+// Writes input_file_text(tokens) atomically.
+void write_input_file(const std::string& path, const Matrix<double>& tokens);
+
+}  // namespace sinkcert

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+//
+// Reading, validating and writing weight files (format in weight_file.h).
+#include "src/weight_file.h"
+
+#include <stdexcept>
+
+#include "src/input_error.h"
+#include "src/internal/json_reader.h"
+#include "src/run_info.h"
+
+namespace sinkcert {
+
+namespace {
+
+using json = nlohmann::json;
+using internal::field_index;
+using internal::field_join;
+
+// Generous bounds: they only keep a typo from allocating gigabytes.
+constexpr int kMaxDimension = 4096;
+constexpr int kMaxLayers = 1024;
+constexpr int kMaxHeads = 1024;
+
+std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
+
+HeadWeights read_head(const json& v, const std::string& file, const std::string& field, int n) {
+  internal::require_object(v, file, field);
+  internal::reject_unknown_members(v, {"W_Q", "W_K", "W_V", "W_O", "A", "M"}, file, field);
+  const bool any_factor =
+      v.contains("W_Q") || v.contains("W_K") || v.contains("W_V") || v.contains("W_O");
+  const bool any_product = v.contains("A") || v.contains("M");
+  if (any_factor && any_product) {
+    throw InputError(file, field,
+                     "expected either the factors W_Q, W_K, W_V, W_O or the products A, M, "
+                     "not keys of both kinds in one head");
+  }
+  if (!any_factor && !any_product) {
+    throw InputError(file, field, "expected the factors W_Q, W_K, W_V, W_O or the products A, M");
+  }
+  HeadWeights h;
+  h.factored = any_factor;
+  const std::string nn = "n x n = " + dims(n, n);
+  if (!h.factored) {
+    const json& A = internal::require_member(v, "A", file, field);
+    const json& M = internal::require_member(v, "M", file, field);
+    h.A = internal::require_matrix(A, file, field_join(field, "A"), n, n, nn);
+    h.M = internal::require_matrix(M, file, field_join(field, "M"), n, n, nn);
+    return h;
+  }
+  for (const char* key : {"W_Q", "W_K", "W_V", "W_O"}) {
+    if (!v.contains(key)) {
+      throw InputError(file, field_join(field, key),
+                       "missing required field (a factored head needs W_Q, W_K, W_V and W_O)");
+    }
+  }
+  // W_Q: d_k x n, d_k free; W_K must match it.
+  h.W_Q = internal::require_matrix(v["W_Q"], file, field_join(field, "W_Q"), -1, n,
+                                   "d_k x n (n = " + std::to_string(n) + ")");
+  const int dk = static_cast<int>(h.W_Q.rows());
+  h.W_K = internal::require_matrix(v["W_K"], file, field_join(field, "W_K"), dk, n,
+                                   "d_k x n = " + dims(dk, n) + " (the shape of W_Q)");
+  // W_V: d_v x n, d_v free; W_O: n x d_v.
+  h.W_V = internal::require_matrix(v["W_V"], file, field_join(field, "W_V"), -1, n,
+                                   "d_v x n (n = " + std::to_string(n) + ")");
+  const int dv = static_cast<int>(h.W_V.rows());
+  h.W_O = internal::require_matrix(v["W_O"], file, field_join(field, "W_O"), n, dv,
+                                   "n x d_v = " + dims(n, dv) + " (d_v = rows of W_V)");
+  return h;
+}
+
+template <class F>
+auto parse_enum(const json& v, const std::string& file, const std::string& field, F parse) {
+  const std::string text = internal::require_string(v, file, field);
+  try {
+    return parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, field, e.what());
+  }
+}
+
+}  // namespace
+
+WeightFile weight_file_from_json(const json& doc, const std::string& file) {
+  internal::require_object(doc, file, "");
+  internal::reject_unknown_members(
+      doc,
+      {"format", "version", "kind", "attention", "n", "layers", "heads", "weights", "metadata"},
+      file, "");
+  const std::string format =
+      internal::require_string(internal::require_member(doc, "format", file, ""), file, "format");
+  if (format != kWeightFormat) {
+    throw InputError(file, "format",
+                     std::string("expected \"") + kWeightFormat + "\", got \"" + format + "\"");
+  }
+  internal::require_int(internal::require_member(doc, "version", file, ""), file, "version",
+                        kWeightFormatVersion, kWeightFormatVersion);
+  WeightFile w;
+  w.path = file;
+  w.kind =
+      parse_enum(internal::require_member(doc, "kind", file, ""), file, "kind", parse_model_kind);
+  w.attention = parse_enum(internal::require_member(doc, "attention", file, ""), file, "attention",
+                           parse_attention_kind);
+  w.n = internal::require_int(internal::require_member(doc, "n", file, ""), file, "n", 3,
+                              kMaxDimension);
+  const int layers = internal::require_int(internal::require_member(doc, "layers", file, ""), file,
+                                           "layers", 1, kMaxLayers);
+  const int heads = internal::require_int(internal::require_member(doc, "heads", file, ""), file,
+                                          "heads", 1, kMaxHeads);
+  if (w.kind == ModelKind::kSingleLayer && layers != 1) {
+    throw InputError(file, "layers",
+                     "expected 1 for kind \"single-layer\" (use kind \"residual\" for "
+                     "several layers), got " +
+                         std::to_string(layers));
+  }
+  const json& weights = internal::require_member(doc, "weights", file, "");
+  if (!weights.is_array() || static_cast<int>(weights.size()) != layers) {
+    throw InputError(file, "weights",
+                     "expected an array of layers = " + std::to_string(layers) + " layers, got " +
+                         (weights.is_array() ? std::to_string(weights.size()) + " layers"
+                                             : internal::json_type_name(weights)));
+  }
+  for (int l = 0; l < layers; ++l) {
+    const std::string lf = field_index("weights", l);
+    const json& layer = weights[l];
+    if (!layer.is_array() || static_cast<int>(layer.size()) != heads) {
+      throw InputError(file, lf,
+                       "expected an array of heads = " + std::to_string(heads) + " heads, got " +
+                           (layer.is_array() ? std::to_string(layer.size()) + " heads"
+                                             : internal::json_type_name(layer)));
+    }
+    w.layers.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      w.layers.back().push_back(read_head(layer[h], file, field_index(lf, h), w.n));
+    }
+  }
+  if (doc.contains("metadata")) w.metadata = doc["metadata"];
+  return w;
+}
+
+WeightFile read_weight_file(const std::string& path) {
+  return weight_file_from_json(internal::read_json_file(path), path);
+}
+
+WeightFile weight_file_from_model(const Model<double>& m, const json& metadata) {
+  if (m.layers.empty() || m.num_heads() == 0) {
+    throw std::invalid_argument("weight_file_from_model: the model has no heads");
+  }
+  if (m.kind == ModelKind::kSingleLayer && m.num_layers() != 1) {
+    throw std::invalid_argument("weight_file_from_model: a single-layer model with " +
+                                std::to_string(m.num_layers()) + " layers");
+  }
+  WeightFile w;
+  w.kind = m.kind;
+  w.attention = m.attention;
+  w.n = m.n;
+  w.metadata = metadata;
+  for (const auto& layer : m.layers) {
+    if (static_cast<int>(layer.size()) != m.num_heads()) {
+      throw std::invalid_argument("weight_file_from_model: layers have different head counts");
+    }
+    w.layers.emplace_back();
+    for (const auto& head : layer) {
+      if (head.A.rows() != m.n || head.A.cols() != m.n || head.M.rows() != m.n ||
+          head.M.cols() != m.n) {
+        throw std::invalid_argument("weight_file_from_model: a head is not n x n");
+      }
+      HeadWeights hw;
+      hw.factored = false;
+      hw.A = head.A;
+      hw.M = head.M;
+      w.layers.back().push_back(std::move(hw));
+    }
+  }
+  return w;
+}
+
+std::string weight_file_text(const WeightFile& w) {
+  const auto quoted = [](const std::string& s) { return json(s).dump(); };
+  std::string out = "{\n";
+  out += "  \"format\": " + quoted(kWeightFormat) + ",\n";
+  out += "  \"version\": " + std::to_string(kWeightFormatVersion) + ",\n";
+  out += "  \"kind\": " + quoted(to_string(w.kind)) + ",\n";
+  out += "  \"attention\": " + quoted(to_string(w.attention)) + ",\n";
+  out += "  \"n\": " + std::to_string(w.n) + ",\n";
+  out += "  \"layers\": " + std::to_string(w.num_layers()) + ",\n";
+  out += "  \"heads\": " + std::to_string(w.num_heads()) + ",\n";
+  out += "  \"weights\": [\n";
+  for (int l = 0; l < w.num_layers(); ++l) {
+    out += "    [\n";
+    const auto& layer = w.layers[l];
+    for (std::size_t h = 0; h < layer.size(); ++h) {
+      const HeadWeights& hw = layer[h];
+      std::vector<std::pair<const char*, const Matrix<double>*>> mats;
+      if (hw.factored) {
+        mats = {{"W_Q", &hw.W_Q}, {"W_K", &hw.W_K}, {"W_V", &hw.W_V}, {"W_O", &hw.W_O}};
+      } else {
+        mats = {{"A", &hw.A}, {"M", &hw.M}};
+      }
+      out += "      {\n";
+      for (std::size_t k = 0; k < mats.size(); ++k) {
+        out += std::string("        \"") + mats[k].first +
+               "\": " + internal::format_matrix17(*mats[k].second, 8) +
+               (k + 1 < mats.size() ? ",\n" : "\n");
+      }
+      out += h + 1 < layer.size() ? "      },\n" : "      }\n";
+    }
+    out += l + 1 < w.num_layers() ? "    ],\n" : "    ]\n";
+  }
+  out += "  ]";
+  if (!w.metadata.is_null()) {
+    std::string meta = w.metadata.dump(2);
+    std::string indented;
+    for (char c : meta) indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+    out += ",\n  \"metadata\": " + indented;
+  }
+  return out + "\n}\n";
+}
+
+void write_weight_file(const std::string& path, const WeightFile& w) {
+  write_file_atomically(path, weight_file_text(w));
+}
+
+}  // namespace sinkcert

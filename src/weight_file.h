@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+//
+// The JSON weight file ("sinkcert-weights", version 1; README "File formats").
+//
+// Every matrix is stored as used in y = W x (rows = outputs), which is how
+// PyTorch's nn.Linear stores its weight (it computes x @ W.T), so weights
+// exported from PyTorch load unchanged. A head is given either factored,
+//   W_Q, W_K: d_k x n,  W_V: d_v x n,  W_O: n x d_v   (d_k = d_v = n in the paper)
+// or by the two products that alone define the function (model.h),
+//   A = W_Q^T W_K  (n x n, s_ik = x_i^T A x_k),   M = W_O W_V  (n x n).
+// to_model<T> multiplies the factors out in T: exactly for Rational, as an
+// enclosure for Mpfi, rounded once per operation in double/Mpfr.
+// Reading validates everything and throws InputError(file, field, expected)
+// with the field as a path, e.g. weights[0][1].W_K[3][2].
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "src/model.h"
+#include "src/scalar_traits.h"
+
+namespace sinkcert {
+
+// The format tag and version this code reads and writes.
+inline constexpr const char* kWeightFormat = "sinkcert-weights";
+inline constexpr int kWeightFormatVersion = 1;
+
+struct HeadWeights {     // as stored in a file, y = W x (rows = outputs)
+  bool factored = true;  // true: W_Q, W_K, W_V, W_O given; false: A, M given
+  Matrix<double> W_Q, W_K, W_V, W_O, A, M;
+};
+
+struct WeightFile {
+  ModelKind kind = ModelKind::kSingleLayer;
+  AttentionKind attention = AttentionKind::kSoftmax;
+  int n = 0;
+  std::vector<std::vector<HeadWeights>> layers;  // [layer][head]
+  nlohmann::json metadata;                       // free-form provenance, may be null
+  std::string path;                              // where it was read from ("" if in memory)
+
+  int num_layers() const { return static_cast<int>(layers.size()); }
+  int num_heads() const { return layers.empty() ? 0 : static_cast<int>(layers[0].size()); }
+};
+
+// Reads and validates a weight file; InputError(file, field, expected) on any
+// problem (unreadable, not JSON, missing or unknown fields, wrong types or
+// shapes, non-finite numbers, unknown kind/attention, counts that disagree
+// with the arrays, single-layer with layers != 1, factored and unfactored
+// keys mixed in one head).
+WeightFile read_weight_file(const std::string& path);
+// The same validation on an already parsed document; `file` names it in errors.
+WeightFile weight_file_from_json(const nlohmann::json& doc, const std::string& file);
+
+// A = W_Q^T W_K and M = W_O W_V, computed in T.
+template <class T>
+Head<T> to_head(const HeadWeights& h) {
+  const auto cast = [](const Matrix<double>& W) {
+    return Matrix<T>(W.unaryExpr([](double x) { return T(x); }));
+  };
+  if (!h.factored) return Head<T>{cast(h.A), cast(h.M)};
+  // A = W_Q^T W_K
+  Matrix<T> A = cast(h.W_Q).transpose() * cast(h.W_K);
+  // M = W_O W_V
+  Matrix<T> M = cast(h.W_O) * cast(h.W_V);
+  return Head<T>{std::move(A), std::move(M)};
+}
+
+template <class T>
+Model<T> to_model(const WeightFile& w) {
+  Model<T> m;
+  m.kind = w.kind;
+  m.attention = w.attention;
+  m.n = w.n;
+  for (const auto& layer : w.layers) {
+    m.layers.emplace_back();
+    for (const auto& head : layer) m.layers.back().push_back(to_head<T>(head));
+  }
+  return m;
+}
+
+// A file holding the model's (A, M) per head (unfactored). Throws
+// std::invalid_argument if the model is empty, ragged or non-finite.
+WeightFile weight_file_from_model(const Model<double>& m, const nlohmann::json& metadata = nullptr);
+
+// The file's text: fixed key order, one matrix row per line, doubles with 17
+// significant digits so that reading gives back the identical bits.
+std::string weight_file_text(const WeightFile& w);
+// Writes weight_file_text(w) atomically (write_file_atomically).
+void write_weight_file(const std::string& path, const WeightFile& w);
+
+}  // namespace sinkcert

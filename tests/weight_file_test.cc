@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+#include "src/weight_file.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "src/forward.h"
+#include "src/input_error.h"
+#include "src/internal/json_reader.h"
+#include "tests/test_util.h"
+
+namespace sinkcert {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Per-process scratch directory, removed when the test binary exits.
+struct ScratchDir {
+  fs::path path =
+      fs::temp_directory_path() / ("sinkcert_weight_file_test_" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+const ScratchDir kScratch;
+
+fs::path temp_dir() { return kScratch.path; }
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// A valid two-head single-layer file (n = 5) with the unique marker 0.125 at
+// weights[0][0].A[0][0]: malformed cases edit this document or its text.
+json valid_doc() {
+  json A = json::array(), M = json::array();
+  for (int r = 0; r < 5; ++r) {
+    A.push_back(json::array());
+    M.push_back(json::array());
+    for (int c = 0; c < 5; ++c) {
+      A[r].push_back(r == 0 && c == 0 ? 0.125 : 0.25 * (r - c));
+      M[r].push_back(r == c ? 1.0 : 0.0);
+    }
+  }
+  json W = json::array();
+  for (int r = 0; r < 5; ++r) W.push_back(json::array({0.5, 0.0, -0.5, 1.0, 2.0}));
+  return {{"format", "sinkcert-weights"},
+          {"version", 1},
+          {"kind", "single-layer"},
+          {"attention", "softmax"},
+          {"n", 5},
+          {"layers", 1},
+          {"heads", 2},
+          {"weights",
+           json::array({json::array({json{{"A", A}, {"M", M}},
+                                     json{{"W_Q", W}, {"W_K", W}, {"W_V", W}, {"W_O", W}}})})}};
+}
+
+// Reads the text as a weight file and returns the InputError's message
+// ("" if it was accepted).
+std::string error_of_text(const std::string& text) {
+  const std::string path = write_text("case.json", text);
+  try {
+    read_weight_file(path);
+  } catch (const InputError& e) {
+    CHECK(e.file() == path);
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of(const json& doc) { return error_of_text(doc.dump(1)); }
+
+// The error names the field and says what was expected.
+void check_error(const std::string& message, const std::string& field,
+                 const std::string& expected) {
+  INFO("message: " << message);
+  CHECK(message.find(": " + field + ": ") != std::string::npos);
+  CHECK(message.find(expected) != std::string::npos);
+}
+
+TEST_CASE("the valid base document reads, with both head styles") {
+  REQUIRE(error_of(valid_doc()) == "");
+  const WeightFile w = weight_file_from_json(valid_doc(), "mem");
+  CHECK(w.n == 5);
+  CHECK(w.num_layers() == 1);
+  CHECK(w.num_heads() == 2);
+  CHECK_FALSE(w.layers[0][0].factored);
+  CHECK(w.layers[0][1].factored);
+  CHECK(w.layers[0][0].A(0, 0) == 0.125);
+  CHECK(w.metadata.is_null());
+}
+
+TEST_CASE("every malformed weight file gives an InputError naming its field") {
+  SUBCASE("unreadable file") {
+    try {
+      read_weight_file((temp_dir() / "does_not_exist.json").string());
+      FAIL("accepted a missing file");
+    } catch (const InputError& e) {
+      check_error(e.what(), "(file)", "readable");
+    }
+  }
+  const std::string text = valid_doc().dump(1);
+  const auto replaced = [&](const std::string& what) {
+    std::string t = text;
+    const auto pos = t.find("0.125");
+    REQUIRE(pos != std::string::npos);
+    return t.replace(pos, 5, what);
+  };
+  SUBCASE("not JSON") { check_error(error_of_text("{ \"format\": "), "format", "valid JSON"); }
+  SUBCASE("trailing garbage") {
+    check_error(error_of_text(text + " x"), "(document)", "valid JSON");
+  }
+  SUBCASE("NaN literal") {
+    check_error(error_of_text(replaced("NaN")), "weights[0][0].A[0][0]", "valid JSON");
+  }
+  SUBCASE("number overflowing to +inf") {
+    check_error(error_of_text(replaced("1e400")), "weights[0][0].A[0][0]", "overflows a double");
+  }
+  SUBCASE("number overflowing to -inf") {
+    check_error(error_of_text(replaced("-2.5e308")), "weights[0][0].A[0][0]", "finite number");
+  }
+  SUBCASE("string NaN") {
+    check_error(error_of_text(replaced("\"NaN\"")), "weights[0][0].A[0][0]",
+                "expected a finite number, got string");
+  }
+  SUBCASE("string Infinity deeper in a factor") {
+    json d = valid_doc();
+    d["weights"][0][1]["W_K"][3][2] = "Infinity";
+    check_error(error_of(d), "weights[0][1].W_K[3][2]", "finite number");
+  }
+  SUBCASE("null, boolean entries") {
+    json d = valid_doc();
+    d["weights"][0][0]["M"][1][2] = nullptr;
+    check_error(error_of(d), "weights[0][0].M[1][2]", "got null");
+    d = valid_doc();
+    d["weights"][0][0]["M"][4][4] = true;
+    check_error(error_of(d), "weights[0][0].M[4][4]", "got boolean");
+  }
+  SUBCASE("top level not an object") {
+    check_error(error_of_text("[1, 2]"), "(document)", "object");
+  }
+  for (const char* key :
+       {"format", "version", "kind", "attention", "n", "layers", "heads", "weights"}) {
+    SUBCASE("missing top-level field") {
+      json d = valid_doc();
+      d.erase(key);
+      check_error(error_of(d), key, "missing");
+    }
+  }
+  SUBCASE("unknown top-level field") {
+    json d = valid_doc();
+    d["bias"] = 1;
+    check_error(error_of(d), "bias", "unknown field");
+  }
+  SUBCASE("wrong format tag and version") {
+    json d = valid_doc();
+    d["format"] = "pytorch";
+    check_error(error_of(d), "format", "sinkcert-weights");
+    d = valid_doc();
+    d["version"] = 2;
+    check_error(error_of(d), "version", "[1, 1]");
+  }
+  SUBCASE("wrong types of counts") {
+    json d = valid_doc();
+    d["n"] = "5";
+    check_error(error_of(d), "n", "expected an integer");
+    d["n"] = 5.5;
+    check_error(error_of(d), "n", "expected an integer");
+    d["n"] = 2;
+    check_error(error_of(d), "n", "in [3,");
+    d = valid_doc();
+    d["heads"] = 0;
+    check_error(error_of(d), "heads", "in [1,");
+  }
+  SUBCASE("unknown attention and kind") {
+    json d = valid_doc();
+    d["attention"] = "softmaxx";
+    check_error(error_of(d), "attention", "expected one of softmax, relu");
+    d = valid_doc();
+    d["kind"] = "transformer";
+    check_error(error_of(d), "kind", "'single-layer' or 'residual'");
+    d = valid_doc();
+    d["attention"] = 3;
+    check_error(error_of(d), "attention", "expected a string");
+  }
+  SUBCASE("single-layer with layers != 1") {
+    json d = valid_doc();
+    d["layers"] = 2;
+    d["weights"].push_back(d["weights"][0]);
+    check_error(error_of(d), "layers", "expected 1 for kind \"single-layer\"");
+  }
+  SUBCASE("layers and heads disagreeing with the arrays") {
+    json d = valid_doc();
+    d["kind"] = "residual";
+    d["layers"] = 2;
+    check_error(error_of(d), "weights", "2 layers, got 1 layers");
+    d = valid_doc();
+    d["heads"] = 3;
+    check_error(error_of(d), "weights[0]", "3 heads, got 2 heads");
+    d = valid_doc();
+    d["weights"][0] = 7;
+    check_error(error_of(d), "weights[0]", "got number");
+  }
+  SUBCASE("wrong shapes") {
+    json d = valid_doc();
+    d["weights"][0][0]["A"].erase(4);
+    check_error(error_of(d), "weights[0][0].A", "5 x 5");
+    d = valid_doc();
+    d["weights"][0][0]["M"][3].erase(0);
+    check_error(error_of(d), "weights[0][0].M[3]", "row of 5 numbers");
+    d = valid_doc();
+    d["weights"][0][0]["M"] = 1.0;
+    check_error(error_of(d), "weights[0][0].M", "5 x 5 matrix");
+    d = valid_doc();
+    d["weights"][0][0]["A"] = json::array();
+    check_error(error_of(d), "weights[0][0].A", "5 x 5 matrix");
+    d = valid_doc();
+    d["weights"][0][1]["W_K"].erase(0);
+    check_error(error_of(d), "weights[0][1].W_K", "the shape of W_Q");
+    d = valid_doc();
+    d["weights"][0][1]["W_Q"][2].push_back(1.0);
+    check_error(error_of(d), "weights[0][1].W_Q[2]", "row of 5 numbers");
+    d = valid_doc();
+    d["weights"][0][1]["W_V"].erase(0);  // d_v = 4 while W_O is 5 x 5
+    check_error(error_of(d), "weights[0][1].W_O[0]", "n x d_v = 5 x 4");
+  }
+  SUBCASE("factored and unfactored keys mixed in one head") {
+    json d = valid_doc();
+    d["weights"][0][1]["A"] = d["weights"][0][0]["A"];
+    check_error(error_of(d), "weights[0][1]", "not keys of both kinds");
+  }
+  SUBCASE("incomplete heads and unknown keys") {
+    json d = valid_doc();
+    d["weights"][0][1].erase("W_V");
+    check_error(error_of(d), "weights[0][1].W_V", "missing");
+    d = valid_doc();
+    d["weights"][0][0].erase("M");
+    check_error(error_of(d), "weights[0][0].M", "missing");
+    d = valid_doc();
+    d["weights"][0][1]["b_Q"] = json::array({0, 0, 0, 0, 0});
+    check_error(error_of(d), "weights[0][1].b_Q", "unknown field");
+    d = valid_doc();
+    d["weights"][0][1] = json::object();
+    check_error(error_of(d), "weights[0][1]", "expected the factors");
+  }
+}
+
+TEST_CASE("a written weight file reads back bit-identically, with identical outputs") {
+  Model<double> m =
+      testing::random_model(6, AttentionKind::kSoftmax, 0.7, 42, 2, 2, ModelKind::kResidual);
+  // Adversarial magnitudes: subnormal, extremes, negative zero, 0.1, 1 + ulp.
+  Matrix<double>& A = m.layers[1][0].A;
+  A(0, 0) = 4.9406564584124654e-324;
+  A(0, 1) = -DBL_MIN;
+  A(0, 2) = DBL_MAX;
+  A(0, 3) = -0.0;
+  A(0, 4) = 0.1;
+  A(0, 5) = std::nextafter(1.0, 2.0);
+  A(1, 0) = -1e-300;
+  A(1, 1) = 1.0 / 3.0;
+  const json meta = {{"note", "line1\nline2"}, {"seed", 42}};
+  const std::string path = (temp_dir() / "sub" / "roundtrip.json").string();
+  write_weight_file(path, weight_file_from_model(m, meta));
+  CHECK_FALSE(fs::exists(path + ".tmp." + std::to_string(::getpid())));
+  const WeightFile w = read_weight_file(path);
+  CHECK(w.path == path);
+  CHECK(w.metadata == meta);
+  CHECK(w.kind == ModelKind::kResidual);
+  CHECK(w.attention == AttentionKind::kSoftmax);
+  const Model<double> back = to_model<double>(w);
+  REQUIRE(back.num_layers() == 2);
+  REQUIRE(back.num_heads() == 2);
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < 2; ++h) {
+      for (int r = 0; r < 6; ++r) {
+        for (int c = 0; c < 6; ++c) {
+          CHECK(same_bits(back.layers[l][h].A(r, c), m.layers[l][h].A(r, c)));
+          CHECK(same_bits(back.layers[l][h].M(r, c), m.layers[l][h].M(r, c)));
+        }
+      }
+    }
+  }
+  // Identical bits give identical outputs (on a model without the extremes).
+  const Model<double> plain = testing::random_model(6, AttentionKind::kRelu, 0.7, 43);
+  write_weight_file(path, weight_file_from_model(plain));
+  const Model<double> plain_back = to_model<double>(read_weight_file(path));
+  TaskSampler sampler(Task{6, 9, TriggerRange::kPaper}, 5);
+  const Sample s = sampler.next();
+  const Matrix<double> y1 = forward(plain, s.X).output, y2 = forward(plain_back, s.X).output;
+  for (int i = 0; i < y1.rows(); ++i) {
+    for (int d = 0; d < y1.cols(); ++d) CHECK(same_bits(y1(i, d), y2(i, d)));
+  }
+}
+
+TEST_CASE("factored heads round-trip and multiply out exactly in Rational, enclosed in Mpfi") {
+  WeightFile w = weight_file_from_json(valid_doc(), "mem");
+  HeadWeights& h = w.layers[0][1];
+  std::mt19937_64 eng(9);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  // d_k = 3, d_v = 2 (PyTorch heads narrower than n).
+  h.W_Q = Matrix<double>(3, 5);
+  h.W_K = Matrix<double>(3, 5);
+  h.W_V = Matrix<double>(2, 5);
+  h.W_O = Matrix<double>(5, 2);
+  for (Matrix<double>* W : {&h.W_Q, &h.W_K, &h.W_V, &h.W_O}) {
+    for (int r = 0; r < W->rows(); ++r) {
+      for (int c = 0; c < W->cols(); ++c) (*W)(r, c) = normal(eng);
+    }
+  }
+  const std::string path = (temp_dir() / "factored.json").string();
+  write_weight_file(path, w);
+  const WeightFile back = read_weight_file(path);
+  REQUIRE(back.layers[0][1].factored);
+  CHECK(back.layers[0][1].W_O.rows() == 5);
+  CHECK(back.layers[0][1].W_O.cols() == 2);
+  const Model<Rational> exact = to_model<Rational>(back);
+  const Head<Rational>& he = exact.layers[0][1];
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 5; ++c) {
+      // A_rc = sum_k W_Q[k][r] W_K[k][c], exactly
+      Rational a = 0;
+      for (int k = 0; k < 3; ++k) a += Rational(h.W_Q(k, r)) * Rational(h.W_K(k, c));
+      CHECK(he.A(r, c) == a);
+    }
+  }
+  // The 64-bit enclosure contains the exact value (exact in 1024-bit MPFR:
+  // a sum of 3 products of 53-bit numbers needs < 120 bits).
+  Model<Mpfi> enclosed;
+  {
+    PrecisionScope scope(64);
+    enclosed = to_model<Mpfi>(back);
+  }
+  PrecisionScope high(1024);
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 5; ++c) {
+      const Mpfr exact_a(he.A(r, c)), exact_m(he.M(r, c));
+      CHECK(bmp::lower(enclosed.layers[0][1].A(r, c)) <= exact_a);
+      CHECK(exact_a <= bmp::upper(enclosed.layers[0][1].A(r, c)));
+      CHECK(bmp::lower(enclosed.layers[0][1].M(r, c)) <= exact_m);
+      CHECK(exact_m <= bmp::upper(enclosed.layers[0][1].M(r, c)));
+    }
+  }
+}
+
+TEST_CASE("the written text is pinned (golden)") {
+  Matrix<double> A(3, 3), M(3, 3);
+  A << 0, 1, -0.0, 0.1, 1e-20, 2.5, -3, 1e300, 0.5;
+  M = Matrix<double>::Identity(3, 3);
+  const WeightFile w = weight_file_from_model(single_head_model<double>(AttentionKind::kRelu, A, M),
+                                              {{"by", "test"}});
+  const std::string expected = R"({
+  "format": "sinkcert-weights",
+  "version": 1,
+  "kind": "single-layer",
+  "attention": "relu",
+  "n": 3,
+  "layers": 1,
+  "heads": 1,
+  "weights": [
+    [
+      {
+        "A": [
+          [0, 1, -0.0],
+          [0.10000000000000001, 9.9999999999999995e-21, 2.5],
+          [-3, 1.0000000000000001e+300, 0.5]
+        ],
+        "M": [
+          [1, 0, 0],
+          [0, 1, 0],
+          [0, 0, 1]
+        ]
+      }
+    ]
+  ],
+  "metadata": {
+    "by": "test"
+  }
+}
+)";
+  CHECK(weight_file_text(w) == expected);
+}
+
+TEST_CASE("writing refuses non-finite values and leaves no file") {
+  Matrix<double> A = Matrix<double>::Zero(3, 3), M = Matrix<double>::Identity(3, 3);
+  A(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  const std::string path = (temp_dir() / "nan.json").string();
+  fs::remove(path);
+  CHECK_THROWS_AS(write_weight_file(path, weight_file_from_model(single_head_model<double>(
+                                              AttentionKind::kSoftmax, A, M))),
+                  std::invalid_argument);
+  CHECK_FALSE(fs::exists(path));
+  Model<double> empty;
+  CHECK_THROWS_AS(weight_file_from_model(empty), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sinkcert
