@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Compiles results/appendix.tex with pdflatex, the way a reader would
+# (`pdflatex results/appendix.tex` from the repository root), into a
+# temporary folder. Installs Debian's texlive-latex-extra and texlive-science
+# first if pdflatex or a package is missing (run as root). Not part of
+# scripts/build.sh: TeX Live is large and only the appendix needs it.
+# Usage: scripts/check_latex.sh [path/to/appendix.tex]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+doc="${1:-results/appendix.tex}"
+
+packages=(texlive-latex-extra texlive-science)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "check_latex.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f "$doc" ]; then
+  echo "check_latex.sh: $doc not found; run: build/sinkcert appendix" >&2
+  exit 2
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# twice, so that labels settle
+for pass in 1 2; do
+  if ! pdflatex -interaction=nonstopmode -halt-on-error -output-directory "$out" "$doc" \
+       > "$out/pdflatex.log" 2>&1; then
+    grep -E '^!' -A3 "$out/pdflatex.log" || tail -20 "$out/pdflatex.log"
+    echo "check_latex.sh: FAILED ($doc, pass $pass)" >&2
+    exit 1
+  fi
+done
+grep -E 'Output written' "$out/pdflatex.log"
+echo "check_latex.sh: OK ($doc compiles)"

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+#include "search/adversary.h"
+
+#include <ceres/ceres.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "src/forward.h"
+#include "src/linf_error.h"
+
+namespace sinkcert::search {
+
+namespace {
+
+// Vertex starts are pulled this far into the box before the sin-reparametrized
+// refinement: at c = +-1 exactly the u-gradient vanishes; at 0.98 it is
+// cos(asin(0.98)) = 0.2 of the c-gradient, enough for L-BFGS to move.
+constexpr double kVertexShrink = 0.98;
+// Directions per forward-mode Jet pass for models without the analytic path.
+constexpr int kJetChunk = 8;
+using Jet = ceres::Jet<double, kJetChunk>;
+
+// The task's documented double in [0, 1): (w >> 11) * 2^-53.
+double unit_double(std::mt19937_64& eng) { return static_cast<double>(eng() >> 11) * 0x1.0p-53; }
+
+std::vector<int> triggers_of(const Task& task, const AdversaryOptions& o) {
+  std::vector<int> t = o.triggers.empty() ? task.trigger_positions() : o.triggers;
+  if (t.empty()) throw std::invalid_argument("the trigger-range convention has no position");
+  for (int j : t) {
+    if (j < 1 || j >= task.L) throw std::invalid_argument("trigger outside 1..L-1");
+  }
+  return t;
+}
+
+// Starts for trigger j: structured and random vertices, zero, random interior.
+std::vector<Matrix<double>> make_starts(const Task& task, int j, const AdversaryOptions& o,
+                                        std::mt19937_64& eng) {
+  const int rows = task.L - 1, cols = task.content_dim();
+  std::vector<Matrix<double>> starts;
+  starts.push_back(Matrix<double>::Constant(rows, cols, 1.0));
+  starts.push_back(Matrix<double>::Constant(rows, cols, -1.0));
+  for (int sgn : {1, -1}) {
+    Matrix<double> split(rows, cols), alternate(rows, cols);
+    for (int k = 1; k <= rows; ++k) {
+      split.row(k - 1).setConstant(k <= j ? sgn : -sgn);
+      alternate.row(k - 1).setConstant(k % 2 == 0 ? sgn : -sgn);
+    }
+    starts.push_back(split);
+    starts.push_back(alternate);
+  }
+  for (int v = 0; v < o.random_vertices_per_trigger; ++v) {
+    Matrix<double> C(rows, cols);
+    if (v % 2 == 0) {
+      // one sign per content coordinate, shared by all positions
+      for (int c = 0; c < cols; ++c) C.col(c).setConstant(unit_double(eng) < 0.5 ? -1.0 : 1.0);
+    } else {
+      for (int k = 0; k < rows; ++k)
+        for (int c = 0; c < cols; ++c) C(k, c) = unit_double(eng) < 0.5 ? -1.0 : 1.0;
+    }
+    starts.push_back(C);
+  }
+  starts.push_back(Matrix<double>::Zero(rows, cols));
+  for (int v = 0; v < o.random_interior_per_trigger; ++v) {
+    Matrix<double> C(rows, cols);
+    for (int k = 0; k < rows; ++k)
+      for (int c = 0; c < cols; ++c) C(k, c) = 2.0 * unit_double(eng) - 1.0;
+    starts.push_back(C);
+  }
+  return starts;
+}
+
+// Smallest BOS mass over non-trigger rows, layers and heads of one input.
+Witness score_bos(const Model<double>& model, const Task& task, int j, const Matrix<double>& C) {
+  const auto r = forward(model, make_input<double>(task, j, C), true);
+  Witness w{j, C, 2.0, 0, 0, 0};
+  for (int l = 0; l < model.num_layers(); ++l) {
+    for (int h = 0; h < model.num_heads(); ++h) {
+      for (int i = 1; i < task.L; ++i) {
+        if (i == j) continue;
+        const double b = r.attention[l][h](i, 0);
+        if (b < w.value) {
+          w.value = b;
+          w.position = i;
+          w.coordinate = h;
+          w.layer = l;
+        }
+      }
+    }
+  }
+  return w;
+}
+
+// dphi/ds_k for one attention row (see the header), given z_k and the row.
+void score_derivative(AttentionKind kind, int i, const std::vector<double>& s,
+                      const std::vector<double>& a, const std::vector<double>& z,
+                      std::vector<double>& g) {
+  const int count = i + 1;
+  switch (kind) {
+    case AttentionKind::kSoftmax:
+    case AttentionKind::kSoftmaxOffByOne: {
+      // g_k = a_k (z_k - sum_m a_m z_m)
+      double zbar = 0;
+      for (int k = 0; k < count; ++k) zbar += a[k] * z[k];
+      for (int k = 0; k < count; ++k) g[k] = a[k] * (z[k] - zbar);
+      return;
+    }
+    case AttentionKind::kRelu:
+    case AttentionKind::kReluCountAll: {
+      // g_k = z_k [s_k > 0] / den
+      const double den = kind == AttentionKind::kRelu ? (i > 1 ? i : 1) : i + 1;
+      for (int k = 0; k < count; ++k) g[k] = s[k] > 0 ? z[k] / den : 0.0;
+      return;
+    }
+    case AttentionKind::kSigmoid: {
+      // g_k = z_k sig(s_k) (1 - sig(s_k)) / den
+      const double den = i > 1 ? i : 1;
+      for (int k = 0; k < count; ++k) {
+        const double sig = 1.0 / (1.0 + std::exp(-s[k]));
+        g[k] = z[k] * sig * (1.0 - sig) / den;
+      }
+      return;
+    }
+  }
+  throw std::logic_error("unknown attention kind");
+}
+
+// Closed form for single-layer models: phi and dphi/dX (L x n).
+double analytic_term(const Model<double>& model, const Task& task, const RefinedTerm& t,
+                     const Matrix<double>& X, Matrix<double>& dX) {
+  const int i = t.position, n = task.n;
+  dX.setZero(task.L, n);
+  std::vector<double> s(i + 1), a(i + 1), z(i + 1), g(i + 1);
+  double phi = 0;
+  for (int h = 0; h < model.num_heads(); ++h) {
+    if (t.kind == 1 && h != t.coordinate) continue;
+    const Head<double>& head = model.layers[0][h];
+    // v_h = sigma M_h[d, :] (error) or e_0 (BOS mass)
+    Vector<double> v = Vector<double>::Zero(n);
+    if (t.kind == 0) {
+      v = t.sign * head.M.row(t.coordinate).transpose();
+    } else {
+      v(kBosFlag) = 1.0;
+    }
+    // q = A^T x_i, s_k = q . x_k
+    const Vector<double> q = head.A.transpose() * X.row(i).transpose();
+    for (int k = 0; k <= i; ++k) s[k] = q.dot(X.row(k));
+    attention_row(model.attention, i, s.data(), a.data());
+    for (int k = 0; k <= i; ++k) {
+      z[k] = v.dot(X.row(k));
+      phi += a[k] * z[k];
+    }
+    score_derivative(model.attention, i, s, a, z, g);
+    // dphi/dx_k += a_k v + g_k A^T x_i;  dphi/dx_i += sum_k g_k A x_k
+    Vector<double> sum_gx = Vector<double>::Zero(n);
+    for (int k = 0; k <= i; ++k) {
+      dX.row(k) += (a[k] * v + g[k] * q).transpose();
+      sum_gx += g[k] * X.row(k).transpose();
+    }
+    dX.row(i) += (head.A * sum_gx).transpose();
+  }
+  if (t.kind == 0 && i == t.trigger) {
+    // y_{i,d} = (1/j) sum_{k=1..j} x_k[d]
+    double y = 0;
+    for (int k = 1; k <= i; ++k) {
+      y += X(k, t.coordinate) / i;
+      dX(k, t.coordinate) -= t.sign / i;
+    }
+    phi -= t.sign * y;
+  }
+  return phi;
+}
+
+template <class T>
+T generic_term(const Model<T>& model, const RefinedTerm& t, const Matrix<T>& X) {
+  const bool need_attention = t.kind == 1;
+  const auto r = forward(model, X, need_attention);
+  if (t.kind == 1) return r.attention[t.layer][t.coordinate](t.position, 0);
+  const Matrix<T> Y = make_target(X, t.trigger, target_kind_of(model.kind));
+  return T(t.sign) * (r.output(t.position, t.coordinate) - Y(t.position, t.coordinate));
+}
+
+// L-BFGS objective in u, c = sin(u): cost = -phi (error) or +phi (BOS mass).
+class SinBoxObjective : public ceres::FirstOrderFunction {
+ public:
+  SinBoxObjective(const Model<double>& model, const Task& task, RefinedTerm term, bool analytic,
+                  long* evaluations)
+      : model_(model), task_(task), term_(term), analytic_(analytic), evaluations_(evaluations) {}
+  int NumParameters() const override { return (task_.L - 1) * task_.content_dim(); }
+  bool Evaluate(const double* u, double* cost, double* gradient) const override {
+    const int rows = task_.L - 1, cols = task_.content_dim();
+    Matrix<double> C(rows, cols);
+    for (int k = 0; k < rows; ++k)
+      for (int c = 0; c < cols; ++c) C(k, c) = std::sin(u[k * cols + c]);
+    Matrix<double> G;
+    const double phi =
+        term_value_and_gradient(model_, task_, term_, C, gradient ? &G : nullptr, analytic_);
+    ++*evaluations_;
+    const double direction = term_.kind == 0 ? -1.0 : 1.0;
+    *cost = direction * phi;
+    if (gradient) {
+      // dcost/du = direction * dphi/dc * cos(u)
+      for (int k = 0; k < rows; ++k)
+        for (int c = 0; c < cols; ++c)
+          gradient[k * cols + c] = direction * G(k, c) * std::cos(u[k * cols + c]);
+    }
+    return std::isfinite(*cost);
+  }
+
+ private:
+  const Model<double>& model_;
+  const Task& task_;
+  RefinedTerm term_;
+  bool analytic_;
+  long* evaluations_;
+};
+
+Matrix<double> refine(const Model<double>& model, const Task& task, const RefinedTerm& term,
+                      const Matrix<double>& start, int max_iterations, long* evaluations) {
+  const int rows = task.L - 1, cols = task.content_dim();
+  std::vector<double> u(rows * cols);
+  for (int k = 0; k < rows; ++k) {
+    for (int c = 0; c < cols; ++c) {
+      const double c0 = std::clamp(start(k, c), -kVertexShrink, kVertexShrink);
+      u[k * cols + c] = std::asin(c0);
+    }
+  }
+  const bool analytic = model.kind == ModelKind::kSingleLayer;
+  ceres::GradientProblem problem(new SinBoxObjective(model, task, term, analytic, evaluations));
+  ceres::GradientProblemSolver::Options opt;
+  opt.max_num_iterations = max_iterations;
+  opt.logging_type = ceres::SILENT;
+  opt.function_tolerance = 1e-14;
+  opt.gradient_tolerance = 1e-14;
+  opt.parameter_tolerance = 1e-14;
+  ceres::GradientProblemSolver::Summary summary;
+  ceres::Solve(opt, problem, u.data(), &summary);
+  Matrix<double> C(rows, cols);
+  for (int k = 0; k < rows; ++k)
+    for (int c = 0; c < cols; ++c) C(k, c) = std::sin(u[k * cols + c]);
+  return C;
+}
+
+// The terms refined from witness w, ranked by how far their linearization
+// at w can go over the box (single-layer models, where gradients are cheap):
+//   key = phi + sum_p max(g_p (1 - c_p), g_p (-1 - c_p)),  g = dphi/dc,
+// for phi = sigma (f_{i,d} - y_{i,d}) with both signs sigma (resp. -a_{i0});
+// residual models rank by the value alone. The term worst at a start need
+// not be the one with the largest maximum over the box.
+std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task, const Witness& w,
+                                   bool bos, int count) {
+  const Matrix<double> X = make_input<double>(task, w.trigger, w.content);
+  const auto r = forward(model, X, bos);
+  const bool linearize = model.kind == ModelKind::kSingleLayer;
+  struct Cand {
+    double key;
+    RefinedTerm term;
+  };
+  std::vector<Cand> cands;
+  const auto add = [&](const RefinedTerm& t, double value) {
+    double key = t.kind == 1 ? -value : value;
+    if (linearize) {
+      Matrix<double> g;
+      term_value_and_gradient(model, task, t, w.content, &g, true);
+      if (t.kind == 1) g = -g;
+      for (int k = 0; k < g.rows(); ++k)
+        for (int c = 0; c < g.cols(); ++c) {
+          const double cc = w.content(k, c);
+          key += std::max(g(k, c) * (1 - cc), g(k, c) * (-1 - cc));
+        }
+    }
+    cands.push_back({key, t});
+  };
+  if (bos) {
+    for (int l = 0; l < model.num_layers(); ++l)
+      for (int h = 0; h < model.num_heads(); ++h)
+        for (int i = 1; i < task.L; ++i) {
+          if (i == w.trigger) continue;
+          add(RefinedTerm{1, w.trigger, i, h, l, 1.0}, r.attention[l][h](i, 0));
+        }
+  } else {
+    const Matrix<double> Y = make_target(X, w.trigger, target_kind_of(model.kind));
+    for (int i = 0; i < task.L; ++i)
+      for (int d = 0; d < task.n; ++d) {
+        const double diff = r.output(i, d) - Y(i, d);
+        if (linearize) {
+          // both signs: the linearization may overtake the current sign
+          add(RefinedTerm{0, w.trigger, i, d, 0, 1.0}, diff);
+          add(RefinedTerm{0, w.trigger, i, d, 0, -1.0}, -diff);
+        } else {
+          add(RefinedTerm{0, w.trigger, i, d, 0, diff >= 0 ? 1.0 : -1.0}, std::abs(diff));
+        }
+      }
+  }
+  const int keep = std::min<int>(std::max(count, 1), static_cast<int>(cands.size()));
+  std::partial_sort(cands.begin(), cands.begin() + keep, cands.end(),
+                    [](const Cand& a, const Cand& b) { return a.key > b.key; });
+  std::vector<RefinedTerm> terms;
+  for (int t = 0; t < keep; ++t) terms.push_back(cands[t].term);
+  return terms;
+}
+
+AdversaryResult run(const Model<double>& model, const Task& task, const AdversaryOptions& o,
+                    bool bos) {
+  task.validate();
+  if (model.n != task.n) throw std::invalid_argument("model and task dimensions differ");
+  const auto score = [&](int j, const Matrix<double>& C) {
+    return bos ? score_bos(model, task, j, C) : score_error(model, task, j, C);
+  };
+  // better(a, b): a is a stronger witness than b
+  const auto better = [bos](const Witness& a, const Witness& b) {
+    return bos ? a.value < b.value : a.value > b.value;
+  };
+  AdversaryResult result;
+  result.evidence = Evidence::search(bos ? "upper bound" : "lower bound");
+  std::mt19937_64 eng(o.seed);
+  const std::vector<int> triggers = triggers_of(task, o);
+  std::vector<Witness> to_refine, pool;
+  for (int j : triggers) {
+    std::vector<Witness> scored;
+    for (const Matrix<double>& C : make_starts(task, j, o, eng)) {
+      scored.push_back(score(j, C));
+      ++result.evaluations;
+    }
+    std::stable_sort(scored.begin(), scored.end(), better);
+    const int keep = std::min<int>(o.ascents_per_trigger, static_cast<int>(scored.size()));
+    to_refine.insert(to_refine.end(), scored.begin(), scored.begin() + keep);
+    pool.insert(pool.end(), scored.begin() + keep, scored.end());
+    result.per_trigger.push_back(scored.front());
+  }
+  std::stable_sort(pool.begin(), pool.end(), better);
+  const int extra = std::min<int>(o.extra_ascents, static_cast<int>(pool.size()));
+  to_refine.insert(to_refine.end(), pool.begin(), pool.begin() + extra);
+  for (const auto& [j, C] : o.warm_starts) {
+    if (std::find(triggers.begin(), triggers.end(), j) == triggers.end()) continue;
+    to_refine.push_back(score(j, C));
+    ++result.evaluations;
+  }
+  for (const Witness& start : to_refine) {
+    for (const RefinedTerm& term : terms_for(model, task, start, bos, o.terms_per_start)) {
+      const Matrix<double> C =
+          refine(model, task, term, start.content, o.max_iterations, &result.evaluations);
+      ++result.refinements;
+      const Witness w = score(start.trigger, C);
+      ++result.evaluations;
+      const Witness& cand = better(w, start) ? w : start;
+      const auto slot =
+          std::find(triggers.begin(), triggers.end(), cand.trigger) - triggers.begin();
+      if (better(cand, result.per_trigger[slot])) result.per_trigger[slot] = cand;
+    }
+  }
+  result.best = result.per_trigger.front();
+  for (const Witness& w : result.per_trigger) {
+    if (better(w, result.best)) result.best = w;
+  }
+  return result;
+}
+
+}  // namespace
+
+Witness score_error(const Model<double>& model, const Task& task, int j, const Matrix<double>& C) {
+  const Matrix<double> X = make_input<double>(task, j, C);
+  const auto r = forward(model, X, false);
+  const auto e = linf_error<double>(r.output, make_target(X, j, target_kind_of(model.kind)));
+  return Witness{j, C, e.value, e.position, e.coordinate, 0};
+}
+
+double term_value_and_gradient(const Model<double>& model, const Task& task,
+                               const RefinedTerm& term, const Matrix<double>& C,
+                               Matrix<double>* gradient, bool analytic) {
+  const int rows = task.L - 1, cols = task.content_dim();
+  const Matrix<double> X = make_input<double>(task, term.trigger, C);
+  if (analytic) {
+    if (model.kind != ModelKind::kSingleLayer) {
+      throw std::invalid_argument("the analytic gradient covers single-layer models only");
+    }
+    Matrix<double> dX;
+    const double phi = analytic_term(model, task, term, X, dX);
+    if (gradient) *gradient = dX.block(1, kFirstContent, rows, cols);
+    return phi;
+  }
+  if (!gradient) return generic_term(model, term, X);
+  gradient->resize(rows, cols);
+  const Model<Jet> mj = model.cast<Jet>();
+  double phi = 0;
+  const int total = rows * cols;
+  for (int first = 0; first < total; first += kJetChunk) {
+    Matrix<Jet> XJ = X.unaryExpr([](double x) { return Jet(x); });
+    for (int p = first; p < std::min(total, first + kJetChunk); ++p) {
+      XJ(1 + p / cols, kFirstContent + p % cols).v[p - first] = 1.0;
+    }
+    const Jet value = generic_term(mj, term, XJ);
+    phi = value.a;
+    for (int p = first; p < std::min(total, first + kJetChunk); ++p) {
+      (*gradient)(p / cols, p % cols) = value.v[p - first];
+    }
+  }
+  return phi;
+}
+
+AdversaryResult maximize_error(const Model<double>& model, const Task& task,
+                               const AdversaryOptions& options) {
+  return run(model, task, options, false);
+}
+
+AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
+                                  const AdversaryOptions& options) {
+  return run(model, task, options, true);
+}
+
+}  // namespace sinkcert::search

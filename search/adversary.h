@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+//
+// The adversary: inputs that make a given model look as bad as possible.
+//
+// Two searches over the task's inputs X(j, C) (trigger position j of the
+// convention, content C in [-1, 1]^((L-1) x (n-3))):
+//   maximize_error:    E_search = max_{j, C} max_{i,d} |f(X)_{i,d} - y_{i,d}|
+//   minimize_bos_mass: B_search = min_{j, C} min_{i >= 1, i != j, l, h} a^{l,h}_{i0}
+// E_search is a SEARCH(lower bound) on the worst-case loss E(theta) of SPEC
+// section 3, B_search a SEARCH(upper bound) on the smallest BOS mass: the
+// witness input attains the value, nothing is claimed about inputs not tried.
+//
+// Method (multi-start local ascent with derivatives):
+//  1. Starts, per trigger position j: the vertices all +1 and all -1,
+//     sign-structured vertices (one sign per content coordinate shared by all
+//     positions; signs split at the trigger; alternating by position parity),
+//     random vertices, the zero content and random interior points. Every
+//     start is evaluated exactly; vertices are where the worst cases of
+//     trained models live (TECHNIQUES.md), so they are also candidates.
+//  2. The best `ascents_per_trigger` starts of each j, plus the
+//     `extra_ascents` best overall, are refined. The scalar being refined is
+//     the single term that is worst at the start, phi = sigma (f_{i,d} - y_{i,d})
+//     with sigma = sign of that term (resp. phi = a^{l,h}_{i0}), and the next
+//     `terms_per_start - 1` largest terms: the term worst at a start need
+//     not have the largest maximum over the box.
+//  3. Refinement: Ceres GradientProblemSolver (L-BFGS, Wolfe line search) on
+//     the box reparametrized as c = sin(u). Why sin and not tanh or a bounded
+//     ceres::Problem: sin maps R onto the closed box, so faces and vertices
+//     are reached at finite u (tanh only at infinity, and the worst cases sit
+//     on vertices), a maximum on a face is a nondegenerate maximum in u
+//     (d^2 c / du^2 = -c), and the objective is a general scalar, not a sum of
+//     squares, so the bounded least-squares Problem does not fit. The price:
+//     c = +-1 exactly is a stationary point in u, so starts are shrunk by
+//     kVertexShrink before refinement (the exact vertex was already scored).
+//  4. Every refined point is re-scored on its full l_inf error (any (i, d)),
+//     and the best per trigger and overall are returned.
+// Derivatives: analytic for single-layer models (every attention kind):
+//   phi = sum_h sum_{k<=i} a^h_ik (v_h . x_k) [- sigma y_{i,d}],  v_h = sigma M_h[d, :]
+//   (for the BOS mass v_h = e_0 on the chosen head only), z_k = v_h . x_k,
+//   g_k = dphi/ds_ik = a_k (z_k - sum_m a_m z_m)            softmax, off-by-one
+//                    = z_k [s_k > 0] / den                   relu variants
+//                    = z_k sig(s_k) (1 - sig(s_k)) / den     sigmoid
+//   dphi/dx_k += a_k v_h + g_k A^T x_i,   dphi/dx_i += sum_k g_k A x_k,
+//   and dy_{i,d}/dx_k[d] = 1/j for k = 1..j when i = j.
+// Residual (multi-layer) models use forward-mode Jets, kJetChunk directions
+// per pass. A test checks the analytic gradient against the Jets.
+// Deterministic: the starts come from std::mt19937_64(seed) with the task's
+// documented double construction; Ceres runs single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/task.h"
+
+namespace sinkcert::search {
+
+struct AdversaryOptions {
+  std::uint64_t seed = 0;
+  int random_vertices_per_trigger = 12;
+  int random_interior_per_trigger = 2;
+  int ascents_per_trigger = 2;  // refined starts per trigger position
+  int extra_ascents = 4;        // refined starts chosen over all triggers
+  int terms_per_start = 3;      // largest terms |f - y| refined from each start
+  int max_iterations = 60;      // L-BFGS iterations per refinement
+  std::vector<int> triggers;    // empty: every position of the convention
+  // Extra starts (e.g. the previous round's witnesses), refined as well.
+  std::vector<std::pair<int, Matrix<double>>> warm_starts;
+};
+
+// One input and the value it attains.
+struct Witness {
+  int trigger = 0;         // j
+  Matrix<double> content;  // (L-1) x (n-3), row k-1 = c_k
+  double value = 0;        // error, or BOS mass
+  int position = 0;        // i where it is attained
+  int coordinate = 0;      // d (error) or head (BOS mass)
+  int layer = 0;           // layer (BOS mass)
+};
+
+struct AdversaryResult {
+  Witness best;
+  std::vector<Witness> per_trigger;  // best witness of each trigger searched
+  Evidence evidence;                 // SEARCH(lower bound) / SEARCH(upper bound)
+  long evaluations = 0;              // forward passes (values and gradients)
+  int refinements = 0;
+};
+
+// Inputs maximizing the l_inf error (target by model kind).
+AdversaryResult maximize_error(const Model<double>& model, const Task& task,
+                               const AdversaryOptions& options = {});
+
+// Inputs minimizing the BOS mass at non-trigger positions (every layer/head).
+AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
+                                  const AdversaryOptions& options = {});
+
+// The l_inf error of one input and where it occurs (NUMERIC(53)).
+Witness score_error(const Model<double>& model, const Task& task, int trigger,
+                    const Matrix<double>& content);
+
+// The scalar refined by the adversary and its gradient with respect to the
+// content (exposed for tests). kind 0: phi = sigma (f_{i,d} - y_{i,d});
+// kind 1: phi = a^{layer,head}_{i0} (coordinate = head). `analytic` selects the
+// single-layer closed form (single-layer models only) or the Jets.
+struct RefinedTerm {
+  int kind = 0;
+  int trigger = 0, position = 0, coordinate = 0, layer = 0;
+  double sign = 1;
+};
+double term_value_and_gradient(const Model<double>& model, const Task& task,
+                               const RefinedTerm& term, const Matrix<double>& content,
+                               Matrix<double>* gradient, bool analytic);
+
+}  // namespace sinkcert::search

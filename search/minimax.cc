@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT
+#include "search/minimax.h"
+
+#include <ceres/ceres.h>
+#include <ceres/dynamic_autodiff_cost_function.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "search/linf_surrogate.h"
+#include "src/attention.h"
+#include "src/forward.h"
+
+namespace sinkcert::search {
+
+namespace {
+
+// A witness joins the active set if its error is at least this fraction of
+// the round's worst case: weaker witnesses only enlarge the Jacobian.
+constexpr double kAdmitFraction = 0.25;
+// A round whose worst case exceeds this multiple of the best so far is
+// rejected: the step fitted the active set at the expense of the worst case.
+// Least squares (the path) tolerates a temporary rise, since its rounds
+// reshape the model on the way to a sink; the Lawson minimax (the frontier)
+// starts near its answer and only accepts steps that keep the worst case
+// within kLawsonRejectFactor of the best.
+constexpr double kRejectFactor = 3.0;
+constexpr double kLawsonRejectFactor = 1.1;
+// Trust-region radius divisor after a rejected round.
+constexpr double kRadiusShrink = 8.0;
+// Rounds "stall" (scale continuation triggers) when the worst case is not
+// below this fraction of the previous round's.
+constexpr double kStallRatio = 0.9;
+// Lawson rounds have converged when the weighted objective's relative change
+// over a round is below this (and the adversary gap is within tolerance).
+constexpr double kLawsonObjectiveTolerance = 1e-3;
+// Initial weight of the BOS-ceiling penalty and its growth while violated.
+constexpr double kInitialPenalty = 10.0;
+constexpr double kPenaltyGrowth = 10.0;
+constexpr double kMaxPenalty = 1e8;
+// LM starts with this radius (Ceres' default 1e4 lets the first step run far
+// from the active set).
+constexpr double kInitialRadius = 1e-2;
+
+using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// d a_k / d s_k for the elementwise attentions (relu, sigmoid variants).
+double elementwise_derivative(AttentionKind kind, int i, double s) {
+  if (kind == AttentionKind::kSigmoid) {
+    const double sig = 1.0 / (1.0 + std::exp(-s));
+    return sig * (1.0 - sig) / (i > 1 ? i : 1);
+  }
+  const double den = kind == AttentionKind::kRelu ? (i > 1 ? i : 1) : i + 1;
+  return s > 0 ? 1.0 / den : 0.0;
+}
+
+bool is_softmax(AttentionKind k) {
+  return k == AttentionKind::kSoftmax || k == AttentionKind::kSoftmaxOffByOne;
+}
+
+// Residuals of row i of one input: r_d = sqrt(w_d) (f(X)_{i,d} - y_{i,d}),
+// parameters A and M (row-major n x n).
+class RowCost : public ceres::CostFunction {
+ public:
+  RowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
+          AttentionKind kind)
+      : X_(X), Y_(Y), i_(i), w_(weights), kind_(kind), n_(static_cast<int>(X->cols())) {
+    set_num_residuals(n_);
+    mutable_parameter_block_sizes()->push_back(n_ * n_);
+    mutable_parameter_block_sizes()->push_back(n_ * n_);
+  }
+
+  bool Evaluate(double const* const* p, double* r, double** J) const override {
+    const int n = n_, i = i_;
+    const Eigen::Map<const RowMajor> A(p[0], n, n), M(p[1], n, n);
+    const auto Xi = X_->topRows(i + 1);
+    // q = A^T x_i, s_k = q . x_k
+    const Vector<double> q = A.transpose() * X_->row(i).transpose();
+    std::vector<double> s(i + 1), a(i + 1);
+    for (int k = 0; k <= i; ++k) s[k] = q.dot(X_->row(k));
+    attention_row(kind_, i, s.data(), a.data());
+    const Eigen::Map<const Vector<double>> av(a.data(), i + 1);
+    // V = sum_k a_k x_k, out = M V
+    const Vector<double> V = Xi.transpose() * av;
+    const Vector<double> out = M * V;
+    for (int d = 0; d < n; ++d) r[d] = std::sqrt(w_[d]) * (out(d) - (*Y_)(i, d));
+    if (!J) return true;
+    if (J[0]) {
+      // Z(k, d) = M_d . x_k;  g(k, d) = dout_d/ds_k;  G = g^T Xi;
+      // dr_d/dA[p, q] = sqrt(w_d) x_i[p] G[d, q]
+      Matrix<double> g = Xi * M.transpose();
+      for (int k = 0; k <= i; ++k) {
+        if (is_softmax(kind_)) {
+          // g = a_k (z_k - out_d)
+          g.row(k) = a[k] * (g.row(k) - out.transpose());
+        } else {
+          g.row(k) *= elementwise_derivative(kind_, i, s[k]);
+        }
+      }
+      const Matrix<double> G = g.transpose() * Xi;
+      for (int d = 0; d < n; ++d) {
+        const double sw = std::sqrt(w_[d]);
+        double* row = J[0] + d * n * n;
+        for (int pp = 0; pp < n; ++pp) {
+          const double xp = sw * (*X_)(i, pp);
+          for (int qq = 0; qq < n; ++qq) row[pp * n + qq] = xp * G(d, qq);
+        }
+      }
+    }
+    if (J[1]) {
+      // dr_d/dM[d, e] = sqrt(w_d) V_e
+      std::fill(J[1], J[1] + n * n * n, 0.0);
+      for (int d = 0; d < n; ++d) {
+        const double sw = std::sqrt(w_[d]);
+        for (int e = 0; e < n; ++e) J[1][d * n * n + d * n + e] = sw * V(e);
+      }
+    }
+    return true;
+  }
+
+ private:
+  const Matrix<double>* X_;
+  const Matrix<double>* Y_;
+  int i_;
+  const double* w_;
+  AttentionKind kind_;
+  int n_;
+};
+
+// The same residuals as a templated functor, for the Jet timing.
+struct RowFunctor {
+  const Matrix<double>* X;
+  const Matrix<double>* Y;
+  int i;
+  AttentionKind kind;
+  template <class T>
+  bool operator()(T const* const* p, T* r) const {
+    const int n = static_cast<int>(X->cols());
+    std::vector<T> q(n, T(0)), s(i + 1), a(i + 1);
+    // q = A^T x_i
+    for (int pp = 0; pp < n; ++pp)
+      for (int qq = 0; qq < n; ++qq) q[qq] += p[0][pp * n + qq] * T((*X)(i, pp));
+    for (int k = 0; k <= i; ++k) {
+      s[k] = T(0);
+      for (int qq = 0; qq < n; ++qq) s[k] += q[qq] * T((*X)(k, qq));
+    }
+    attention_row(kind, i, s.data(), a.data());
+    std::vector<T> V(n, T(0));
+    for (int k = 0; k <= i; ++k)
+      for (int e = 0; e < n; ++e) V[e] += a[k] * T((*X)(k, e));
+    for (int d = 0; d < n; ++d) {
+      T out(0);
+      for (int e = 0; e < n; ++e) out += p[1][d * n + e] * V[e];
+      r[d] = out - T((*Y)(i, d));
+    }
+    return true;
+  }
+};
+
+// rho * max(0, mean BOS over the probe set - ceiling); parameter A.
+class BosCeilingCost : public ceres::CostFunction {
+ public:
+  BosCeilingCost(const ProbeSet* probes, double ceiling, double rho, int n)
+      : probes_(probes), ceiling_(ceiling), rho_(rho), n_(n) {
+    set_num_residuals(1);
+    mutable_parameter_block_sizes()->push_back(n * n);
+  }
+  bool Evaluate(double const* const* p, double* r, double** J) const override {
+    const int n = n_, L = probes_->task.L;
+    const Eigen::Map<const RowMajor> A(p[0], n, n);
+    RowMajor grad = RowMajor::Zero(n, n);
+    double sum = 0;
+    long count = 0;
+    std::vector<double> s(L), a(L);
+    for (const Sample& smp : probes_->samples) {
+      const Matrix<double>& X = smp.X;
+      for (int i = 1; i < L; ++i) {
+        if (i == smp.trigger) continue;
+        const Vector<double> q = A.transpose() * X.row(i).transpose();
+        for (int k = 0; k <= i; ++k) s[k] = q.dot(X.row(k));
+        attention_row(AttentionKind::kSoftmax, i, s.data(), a.data());
+        sum += a[0];
+        ++count;
+        if (J && J[0]) {
+          // d a_i0 / dA = a_i0 x_i (x_0 - V_i)^T
+          Vector<double> V = Vector<double>::Zero(n);
+          for (int k = 0; k <= i; ++k) V += a[k] * X.row(k).transpose();
+          grad += a[0] * X.row(i).transpose() * (X.row(0).transpose() - V).transpose();
+        }
+      }
+    }
+    const double mean = sum / count;
+    const bool active = mean > ceiling_;
+    r[0] = active ? rho_ * (mean - ceiling_) : 0.0;
+    if (J && J[0]) {
+      for (int t = 0; t < n * n; ++t) J[0][t] = active ? rho_ * grad.data()[t] / count : 0.0;
+    }
+    return true;
+  }
+
+ private:
+  const ProbeSet* probes_;
+  double ceiling_, rho_;
+  int n_;
+};
+
+struct ActiveInput {
+  int trigger = 0;
+  bool initial = false;
+  Matrix<double> content;
+  Matrix<double> X, Y;
+  std::vector<double> w;  // L * n, row-major (i, d)
+};
+
+ActiveInput make_active(const Task& task, int j, const Matrix<double>& C, bool initial) {
+  ActiveInput a;
+  a.trigger = j;
+  a.initial = initial;
+  a.content = C;
+  a.X = make_input<double>(task, j, C);
+  a.Y = make_target(a.X, j, TargetKind::kPlain);
+  a.w.assign(task.L * task.n, kNewWeight);
+  return a;
+}
+
+Model<double> to_model(AttentionKind kind, int n, const std::vector<double>& A,
+                       const std::vector<double>& M) {
+  Matrix<double> Am(n, n), Mm(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) {
+      Am(r, c) = A[r * n + c];
+      Mm(r, c) = M[r * n + c];
+    }
+  return single_head_model<double>(kind, Am, Mm);
+}
+
+// Unweighted residuals of every active input, row-major (i, d) per input.
+std::vector<std::vector<double>> active_residuals(const Model<double>& m,
+                                                  const std::vector<ActiveInput>& set) {
+  std::vector<std::vector<double>> out;
+  for (const ActiveInput& a : set) {
+    const Matrix<double> F = forward(m, a.X, false).output;
+    std::vector<double> r(F.size());
+    for (int i = 0; i < F.rows(); ++i)
+      for (int d = 0; d < F.cols(); ++d) r[i * F.cols() + d] = F(i, d) - a.Y(i, d);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+double max_abs(const std::vector<std::vector<double>>& rs) {
+  double m = 0;
+  for (const auto& r : rs)
+    for (double v : r) m = std::max(m, std::abs(v));
+  return m;
+}
+
+}  // namespace
+
+std::string to_string(Surrogate s) { return s == Surrogate::kLawson ? "lawson" : "least-squares"; }
+
+double mean_probe_bos(const Model<double>& model, const ProbeSet& probes) {
+  double sum = 0;
+  long count = 0;
+  for (const Sample& s : probes.samples) {
+    const auto r = forward(model, s.X, true);
+    for (int i = 1; i < probes.task.L; ++i) {
+      if (i == s.trigger) continue;
+      sum += r.attention[0][0](i, 0);
+      ++count;
+    }
+  }
+  return count ? sum / count : 0.0;
+}
+
+MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& o,
+                      const MinimaxProgress& progress) {
+  task.validate();
+  if (init.kind != ModelKind::kSingleLayer || init.num_layers() != 1 || init.num_heads() != 1) {
+    throw std::invalid_argument("the minimax covers single-layer single-head models");
+  }
+  if (init.n != task.n) throw std::invalid_argument("model and task dimensions differ");
+  if (o.bos_ceiling && !o.probes) throw std::invalid_argument("a BOS ceiling needs a probe set");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n = task.n;
+  const AttentionKind kind = init.attention;
+  std::vector<double> A(n * n), M(n * n);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) {
+      A[r * n + c] = init.layers[0][0].A(r, c);
+      M[r * n + c] = init.layers[0][0].M(r, c);
+    }
+
+  // 1. initial active set
+  std::mt19937_64 eng(o.seed);
+  std::vector<ActiveInput> set;
+  const std::vector<int> triggers =
+      o.adversary.triggers.empty() ? task.trigger_positions() : o.adversary.triggers;
+  if (triggers.empty()) throw std::invalid_argument("the trigger-range convention has no position");
+  for (int j : triggers) {
+    for (int s = 0; s < o.initial_per_trigger; ++s) {
+      Matrix<double> C(task.L - 1, task.content_dim());
+      for (int k = 0; k < C.rows(); ++k)
+        for (int c = 0; c < C.cols(); ++c) {
+          C(k, c) = s == 0 ? 1.0 : s == 1 ? -1.0 : ((eng() >> 63) ? 1.0 : -1.0);
+        }
+      set.push_back(make_active(task, j, C, true));
+    }
+  }
+
+  MinimaxResult result;
+  AdversaryOptions adv = o.adversary;
+  Model<double> current = to_model(kind, n, A, M);
+  AdversaryResult worst = maximize_error(current, task, adv);
+  result.model = current;
+  result.worst = worst.best;
+  // best_worst: the best worst case so far (trust control); best_feasible:
+  // the best among models meeting the BOS ceiling (the result)
+  double best_worst = worst.best.value, prev_worst = best_worst;
+  const bool init_feasible = !o.bos_ceiling || mean_probe_bos(current, *o.probes) <= *o.bos_ceiling;
+  double best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
+  double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
+  std::vector<double> saved_A = A, saved_M = M;
+  result.stop_reason = "max rounds";
+
+  for (int round = 1; round <= o.max_rounds; ++round) {
+    MinimaxRecord rec;
+    rec.round = round;
+    rec.event = "lm";
+    bool scaled = false;
+    if (o.scale_continuation && round > 2 && prev_worst > kStallRatio * best_worst &&
+        prev_worst <= best_worst) {
+      // 7. scale continuation: A <- s A, then M re-solved with A held
+      for (double& v : A) v *= o.scale_factor;
+      scaled = true;
+      rec.event = "scale";
+    }
+    // 2. inner solve
+    ceres::Problem::Options popt;
+    ceres::Problem problem(popt);
+    for (ActiveInput& a : set) {
+      for (int i = 0; i < task.L; ++i) {
+        problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
+                                 A.data(), M.data());
+      }
+    }
+    if (o.bos_ceiling) {
+      problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n), nullptr,
+                               A.data());
+    }
+    // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
+    // the Jacobian are tiny and a joint first step would throw A into the
+    // saturated region where softmax has no gradient
+    const bool m_only = round == 1;
+    if (m_only) rec.event = "M-only";
+    if (scaled || m_only) problem.SetParameterBlockConstant(A.data());
+    if (!o.frozen_m.empty()) {
+      problem.SetManifold(M.data(), new ceres::SubsetManifold(n * n, o.frozen_m));
+    }
+    ceres::Solver::Options sopt;
+    sopt.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
+    sopt.num_threads = 1;
+    sopt.max_num_iterations = o.lm_iterations;
+    sopt.initial_trust_region_radius = radius;
+    sopt.logging_type = ceres::SILENT;
+    sopt.function_tolerance = 1e-16;
+    sopt.gradient_tolerance = 1e-30;
+    sopt.parameter_tolerance = 1e-16;
+    ceres::Solver::Summary summary;
+    ceres::Solve(sopt, &problem, &summary);
+    result.jacobian_evaluations += summary.num_jacobian_evaluations;
+    if (!summary.iterations.empty() && !scaled && !m_only) {
+      radius = std::max(1e-8, summary.iterations.back().trust_region_radius);
+    }
+    const double objective = summary.final_cost;
+
+    // 4. adversary
+    current = to_model(kind, n, A, M);
+    adv.warm_starts.clear();
+    adv.warm_starts.emplace_back(result.worst.trigger, result.worst.content);
+    for (const Witness& w : worst.per_trigger) adv.warm_starts.emplace_back(w.trigger, w.content);
+    adv.seed = o.adversary.seed + static_cast<std::uint64_t>(round);
+    worst = maximize_error(current, task, adv);
+    const auto residuals = active_residuals(current, set);
+    rec.worst_case = worst.best.value;
+    rec.active_max = max_abs(residuals);
+    rec.max_abs_A = current.layers[0][0].A.cwiseAbs().maxCoeff();
+    if (o.probes) rec.mean_bos = mean_probe_bos(current, *o.probes);
+    const bool feasible = !o.bos_ceiling || rec.mean_bos <= *o.bos_ceiling;
+
+    // 5. trust control against the worst case
+    const double reject_factor =
+        o.surrogate == Surrogate::kLawson ? kLawsonRejectFactor : kRejectFactor;
+    if (std::isfinite(worst.best.value) && scaled && worst.best.value >= best_worst) {
+      rec.accepted = false;
+      rec.event = "scale-reject";
+    } else if (!std::isfinite(worst.best.value) || worst.best.value > reject_factor * best_worst) {
+      rec.accepted = false;
+      rec.event = "reject";
+      radius /= kRadiusShrink;
+    }
+    if (rec.accepted) {
+      best_worst = std::min(best_worst, worst.best.value);
+      if (feasible && worst.best.value < best_feasible) {
+        best_feasible = worst.best.value;
+        result.model = current;
+        result.worst = worst.best;
+      }
+      saved_A = A;
+      saved_M = M;
+    } else {
+      A = saved_A;
+      M = saved_M;
+    }
+    prev_worst = rec.accepted ? worst.best.value : prev_worst;
+    if (o.bos_ceiling && !feasible) rho = std::min(kMaxPenalty, rho * kPenaltyGrowth);
+
+    // 3. surrogate weights; 4. admit witnesses
+    if (o.surrogate == Surrogate::kLawson && rec.accepted) {
+      for (std::size_t s = 0; s < set.size(); ++s) lawson_update(set[s].w, residuals[s]);
+    }
+    for (const Witness& w : worst.per_trigger) {
+      if (w.value < kAdmitFraction * worst.best.value || w.value <= rec.active_max) continue;
+      int count = 0;
+      for (const ActiveInput& a : set) count += a.trigger == w.trigger;
+      if (count >= o.max_per_trigger) {
+        const auto old = std::find_if(set.begin(), set.end(), [&](const ActiveInput& a) {
+          return a.trigger == w.trigger && !a.initial;
+        });
+        if (old != set.end()) set.erase(old);
+      }
+      set.push_back(make_active(task, w.trigger, w.content, false));
+    }
+    rec.active_size = static_cast<int>(set.size());
+    rec.elapsed = seconds_since(t0);
+    result.history.push_back(rec);
+    if (progress) progress(rec, current);
+
+    // 6. stopping
+    if (best_feasible <= o.target_loss) {
+      result.stop_reason = "target loss reached";
+      result.converged = true;
+      break;
+    }
+    const bool gap_closed = worst.best.value <= (1 + o.adversary_tolerance) * rec.active_max;
+    const bool settled = prev_objective > 0 && std::abs(objective - prev_objective) <=
+                                                   kLawsonObjectiveTolerance * prev_objective;
+    if (o.surrogate == Surrogate::kLawson && rec.accepted && gap_closed && settled && feasible) {
+      result.stop_reason = "adversary within tolerance";
+      result.converged = true;
+      break;
+    }
+    prev_objective = objective;
+    if (rec.elapsed > o.time_limit_seconds) {
+      result.stop_reason = "time limit";
+      break;
+    }
+  }
+  result.feasible = std::isfinite(best_feasible);
+  result.seconds = seconds_since(t0);
+  return result;
+}
+
+JacobianTiming time_row_jacobian(const Model<double>& model, const Task& task, int repeats) {
+  const int n = task.n, i = task.L - 1;
+  TaskSampler sampler(task, 1);
+  const Sample smp = sampler.next();
+  const Matrix<double> Y = make_target(smp.X, smp.trigger, TargetKind::kPlain);
+  std::vector<double> A(n * n), M(n * n), w(n, 1.0);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) {
+      A[r * n + c] = model.layers[0][0].A(r, c);
+      M[r * n + c] = model.layers[0][0].M(r, c);
+    }
+  const double* params[2] = {A.data(), M.data()};
+  std::vector<double> r1(n), r2(n), ja(n * n * n), jm(n * n * n), ka(n * n * n), km(n * n * n);
+  double* ja_ptrs[2] = {ja.data(), jm.data()};
+  double* ka_ptrs[2] = {ka.data(), km.data()};
+  RowCost analytic(&smp.X, &Y, i, w.data(), model.attention);
+  auto* functor = new RowFunctor{&smp.X, &Y, i, model.attention};
+  ceres::DynamicAutoDiffCostFunction<RowFunctor, 16> jet(functor);
+  jet.AddParameterBlock(n * n);
+  jet.AddParameterBlock(n * n);
+  jet.SetNumResiduals(n);
+  JacobianTiming t;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < repeats; ++k) analytic.Evaluate(params, r1.data(), ja_ptrs);
+  t.analytic_seconds = seconds_since(t0) / repeats;
+  t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < repeats; ++k) jet.Evaluate(params, r2.data(), ka_ptrs);
+  t.jet_seconds = seconds_since(t0) / repeats;
+  for (std::size_t k = 0; k < ja.size(); ++k) {
+    t.max_difference =
+        std::max({t.max_difference, std::abs(ja[k] - ka[k]), std::abs(jm[k] - km[k])});
+  }
+  return t;
+}
+
+}  // namespace sinkcert::search

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+//
+// The minimax: minimize over the weights the worst-case l_inf loss
+//   min_theta max_{j, C} max_{i,d} |f_theta(X(j, C))_{i,d} - y_{i,d}|
+// for a single-layer, single-head model (any attention kind; Theorem 1 uses
+// softmax).
+//
+// Parametrization: theta = (A, M), 2 n^2 numbers, s_ik = x_i^T A x_k and
+// o_i = M sum_k a_ik x_k (model.h). Every output says so (kParametrization).
+//
+// Algorithm (an exchange method):
+//  1. Active set: for every trigger position j, `initial_per_trigger` inputs
+//     (content all +1, all -1, then seeded random vertices), each contributing
+//     all L n residuals r_{X,i,d} = f(X)_{i,d} - y_{i,d}.
+//  2. Inner solve: Ceres Levenberg-Marquardt (dense normal Cholesky, one
+//     thread) on sum w r^2 over the active set, at most `lm_iterations`
+//     iterations, the trust-region radius carried over from round to round.
+//  3. Surrogate: plain least squares (all w = 1; the descent path, where the
+//     infimum is 0 and every residual must fall) or Lawson reweighting
+//     (linf_surrogate.h; the frontier, where the minimax value is positive).
+//  4. Adversary (adversary.h) on the new weights, warm-started from the
+//     previous witnesses. Its best witness of every trigger position whose
+//     error exceeds kAdmitFraction of the round's worst case joins the active
+//     set with the largest weight (at most `max_per_trigger` per j; beyond
+//     that the oldest non-initial input of that j is replaced).
+//  5. Trust control against the worst case, not only the active set: if the
+//     adversary's worst case exceeds kRejectFactor (least squares) or
+//     kLawsonRejectFactor (Lawson) times the best so far, the
+//     step is rejected (weights restored) and the radius divided by
+//     kRadiusShrink; the witnesses are kept.
+//  6. Stop when the adversary cannot raise the maximum above the active set's
+//     by more than `adversary_tolerance` (relative) for a Lawson solve whose
+//     weighted objective no longer moves, or the worst case is below
+//     `target_loss`, or `max_rounds` / `time_limit_seconds` is reached.
+//  7. Scale continuation (TECHNIQUES.md), optional: once the rounds stall
+//     (worst case not below kStallRatio times the previous), A is scaled by
+//     `scale_factor`, M re-solved on the active set with A held, and the step
+//     kept only if the adversary's worst case falls.
+// Derivatives: analytic Jacobians (the A-block of row i is the rank-one
+// x_i G_d^T with G_d = sum_k g_k x_k, g = dphi/ds as in adversary.h). The
+// benchmark compares their cost with Jets.
+// Optional constraint (the frontier): mean BOS mass over a fixed probe set
+// at non-trigger positions <= ceiling, as a penalty residual
+// rho * max(0, mean - ceiling), rho raised by kPenaltyGrowth while violated.
+// The returned worst case is SEARCH(lower bound) for the returned model.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/adversary.h"
+#include "src/bos_statistics.h"
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/task.h"
+
+namespace sinkcert::search {
+
+inline constexpr const char* kParametrization =
+    "(A, M): s_ik = x_i^T A x_k, o_i = M sum_k a_ik x_k (A = W_Q^T W_K, M = W_O W_V)";
+
+enum class Surrogate { kLeastSquares, kLawson };
+std::string to_string(Surrogate s);
+
+struct MinimaxOptions {
+  std::uint64_t seed = 0;
+  Surrogate surrogate = Surrogate::kLeastSquares;
+  int max_rounds = 60;
+  int lm_iterations = 8;
+  double adversary_tolerance = 0.02;  // relative gap adversary vs active set
+  double target_loss = 1e-10;
+  double time_limit_seconds = 600;
+  int initial_per_trigger = 3;
+  int max_per_trigger = 10;
+  bool scale_continuation = false;
+  double scale_factor = 1.3;
+  // Entries of M held at their initial values (row-major indices d * n + e).
+  std::vector<int> frozen_m;
+  // Frontier constraint: mean non-trigger BOS mass over `probes` <= ceiling.
+  std::optional<double> bos_ceiling;
+  const ProbeSet* probes = nullptr;
+  AdversaryOptions adversary;
+};
+
+struct MinimaxRecord {
+  int round = 0;
+  double worst_case = 0;  // SEARCH(lower bound), adversary on this round's model
+  double active_max = 0;  // NUMERIC(53), max |r| over the active set
+  int active_size = 0;    // inputs
+  double elapsed = 0;     // seconds since the start
+  double max_abs_A = 0;   // NUMERIC(53)
+  double mean_bos = -1;   // over the probe set if one is given, else -1
+  bool accepted = true;   // step kept (false: rejected by the trust control)
+  std::string event;      // "lm", "scale", "reject"
+};
+
+struct MinimaxResult {
+  Model<double> model;  // the best model by worst case
+  Witness worst;        // its adversary witness
+  Evidence evidence = Evidence::search("lower bound");
+  std::vector<MinimaxRecord> history;
+  bool converged = false;  // stopping rule 6 met (not a time/round limit)
+  bool feasible = true;    // model meets the BOS ceiling (false: none did; model = init)
+  std::string stop_reason;
+  double seconds = 0;
+  long jacobian_evaluations = 0;
+};
+
+// Called after every round with its record and that round's model.
+using MinimaxProgress = std::function<void(const MinimaxRecord&, const Model<double>&)>;
+
+MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& options,
+                      const MinimaxProgress& progress = {});
+
+// Mean BOS mass over every non-trigger position i >= 1 of the probe set.
+double mean_probe_bos(const Model<double>& model, const ProbeSet& probes);
+
+// Time (seconds) of one analytic Jacobian evaluation of one residual row
+// block (n residuals), averaged over `repeats`, and the same with Jets
+// (ceres::DynamicAutoDiffCostFunction). For the benchmark.
+struct JacobianTiming {
+  double analytic_seconds = 0;
+  double jet_seconds = 0;
+  double max_difference = 0;  // largest |analytic - jet| entry
+};
+JacobianTiming time_row_jacobian(const Model<double>& model, const Task& task, int repeats);
+
+}  // namespace sinkcert::search

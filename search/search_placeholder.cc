@@ -1,3 +1,0 @@
-// SPDX-License-Identifier: MIT
-// Placeholder translation unit until the first search component lands.
-namespace sinkcert::search {}

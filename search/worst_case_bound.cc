@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+#include "search/worst_case_bound.h"
+
+#include <chrono>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+#include "search/adversary.h"
+#include "src/forward.h"
+#include "src/linf_error.h"
+
+namespace sinkcert::search {
+
+namespace {
+
+Matrix<Mpfi> box_input(const Task& task, const ContentBox& box) {
+  const int cd = task.content_dim();
+  Matrix<Mpfi> content(task.L - 1, cd);
+  for (int k = 1; k < task.L; ++k) {
+    for (int c = 0; c < cd; ++c) {
+      const int m = (k - 1) * cd + c;
+      content(k - 1, c) = Mpfi(Mpfr(box.lo[m]), Mpfr(box.hi[m]));
+    }
+  }
+  return make_input<Mpfi>(task, box.trigger, content);
+}
+
+Mpfr magnitude(const Mpfi& x) {
+  const Mpfr a = bmp::abs(Mpfr(bmp::lower(x))), b = bmp::abs(Mpfr(bmp::upper(x)));
+  return a > b ? a : b;
+}
+
+Matrix<Mpfi> content_matrix(const Task& task, const std::vector<double>& content) {
+  const int cd = task.content_dim();
+  Matrix<Mpfi> C(task.L - 1, cd);
+  for (int k = 1; k < task.L; ++k) {
+    for (int c = 0; c < cd; ++c) C(k - 1, c) = Mpfi(content[(k - 1) * cd + c]);
+  }
+  return C;
+}
+
+// Attention enclosures wider than this come from the content, not from
+// rounding (MPFI at >= 64 bits leaves widths near 2^-60 relative).
+constexpr double kContentDependentWidth = 1e-15;
+
+bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
+  for (const auto& a : attention) {
+    for (int i = 0; i < a.rows(); ++i) {
+      for (int k = 0; k <= i; ++k) {
+        if (Mpfr(bmp::upper(a(i, k)) - bmp::lower(a(i, k))) > kContentDependentWidth) return true;
+      }
+    }
+  }
+  return false;
+}
+
+Mpfi intersect(const Mpfi& a, const Mpfi& b) {
+  const Mpfr lo = bmp::lower(a) > bmp::lower(b) ? bmp::lower(a) : bmp::lower(b);
+  const Mpfr hi = bmp::upper(a) < bmp::upper(b) ? bmp::upper(a) : bmp::upper(b);
+  // both contain the true range, so they overlap; guard against rounding
+  return lo <= hi ? Mpfi(lo, hi) : a;
+}
+
+// Centered form of phi = (f - y)_{i,d} over the box:
+//   phi(B) in phi(c) + sum_m dphi/dx_m(B) (B_m - c_m),
+// softmax gradient (single layer, heads h, v_h = M_h[d, :]):
+//   z_k = v_h . x_k,  g_k = a_k (z_k - sum_m a_m z_m)
+//   dphi/dx_k = sum_h a_k v_h + g_k A_h^T x_i      (k <= i)
+//   dphi/dx_i += sum_h sum_{k<=i} g_k A_h x_k
+//   minus [i = j, 1 <= k <= j] e_d / j             (the target)
+Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, const std::vector<Matrix<Mpfi>>& attention,
+                  const Matrix<Mpfi>& X, const std::vector<Matrix<Mpfi>>& AX,
+                  const std::vector<Matrix<Mpfi>>& ATX, const Task& task, const ContentBox& box,
+                  const std::vector<double>& centre, const Mpfi& value_at_centre, int i, int d,
+                  std::vector<double>* grad_magnitude = nullptr) {
+  const int n = task.n, cd = task.content_dim(), j = box.trigger;
+  Matrix<Mpfi> grad = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+  for (std::size_t h = 0; h < heads.size(); ++h) {
+    const auto v = heads[h].M.row(d);
+    std::vector<Mpfi> z(i + 1);
+    Mpfi mean(0);
+    for (int k = 0; k <= i; ++k) {
+      z[k] = v.dot(X.row(k));
+      mean += attention[h](i, k) * z[k];
+    }
+    for (int k = 0; k <= i; ++k) {
+      const Mpfi a = attention[h](i, k);
+      // g_k = a_k (z_k - sum_m a_m z_m)
+      const Mpfi g = a * (z[k] - mean);
+      grad.row(k) += a * v + g * ATX[h].row(i);
+      grad.row(i) += g * AX[h].row(k);
+    }
+  }
+  if (i == j && d >= kFirstContent && d < kFirstContent + cd) {
+    const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+    for (int k = 1; k <= j; ++k) grad(k, d) -= inv_j;
+  }
+  Mpfi range = value_at_centre;
+  for (int k = 1; k <= i; ++k) {
+    for (int c = 0; c < cd; ++c) {
+      const int m = (k - 1) * cd + c;
+      const Mpfi offset(Mpfr(box.lo[m] - centre[m]), Mpfr(box.hi[m] - centre[m]));
+      range += grad(k, kFirstContent + c) * offset;
+      if (grad_magnitude) {
+        (*grad_magnitude)[m] = magnitude(grad(k, kFirstContent + c)).convert_to<double>();
+      }
+    }
+  }
+  return range;
+}
+
+void check_model(const Model<double>& model, const Task& task) {
+  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) {
+    throw std::invalid_argument("worst-case bound: only single-layer models are supported");
+  }
+  if (model.n != task.n) throw std::invalid_argument("worst-case bound: model n != task n");
+  task.validate();
+}
+
+struct Node {
+  ContentBox box;
+  BoxBound bound;
+};
+
+struct ByUpper {
+  bool operator()(const Node& a, const Node& b) const { return a.bound.upper < b.bound.upper; }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The loop shared by bound_worst_case and check_upper_bound; `done(lower,
+// upper)` says when to stop.
+WorstCaseBound branch_and_bound(const Model<double>& model_d, const Task& task,
+                                const WorstCaseOptions& options,
+                                const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  check_model(model_d, task);
+  const auto t0 = std::chrono::steady_clock::now();
+  PrecisionScope scope(options.bits);
+  const Model<Mpfi> model = model_d.cast<Mpfi>();
+  WorstCaseBound out;
+  out.bits = PrecisionScope::current_bits();
+  out.evidence = Evidence::certified(out.bits);
+  out.lower = Mpfr(-1);
+  std::priority_queue<Node, std::vector<Node>, ByUpper> heap;
+  auto offer_witness = [&](int trigger, const std::vector<double>& content) {
+    const Mpfr low = certified_error_lower(model, task, trigger, content);
+    if (low > out.lower) {
+      out.lower = low;
+      out.witness_trigger = trigger;
+      out.witness_content = content;
+    }
+  };
+  auto evaluate = [&](ContentBox box) {
+    Node node{std::move(box), {}};
+    node.bound = bound_box(model, task, node.box);
+    ++out.boxes;
+    offer_witness(node.box.trigger, node.bound.vertex);
+    std::vector<double> centre(node.box.lo.size());
+    for (std::size_t m = 0; m < centre.size(); ++m) {
+      centre[m] = 0.5 * (node.box.lo[m] + node.box.hi[m]);
+    }
+    offer_witness(node.box.trigger, centre);
+    return node;
+  };
+  std::vector<int> triggers = options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  if (triggers.empty()) throw std::invalid_argument("worst-case bound: no trigger positions");
+  if (options.adversary_witnesses) {
+    AdversaryOptions ao;
+    ao.triggers = triggers;
+    for (const Witness& w : maximize_error(model_d, task, ao).per_trigger) {
+      // variable m = (k - 1) (n - 3) + c holds content(k - 1, c)
+      std::vector<double> content;
+      for (int r = 0; r < w.content.rows(); ++r) {
+        for (int c = 0; c < w.content.cols(); ++c) content.push_back(w.content(r, c));
+      }
+      offer_witness(w.trigger, content);
+    }
+  }
+  for (int j : triggers) heap.push(evaluate(full_content_box(task, j)));
+  double last_progress = 0.0;
+  while (true) {
+    const Node& top = heap.top();
+    out.upper = top.bound.upper > out.lower ? top.bound.upper : out.lower;
+    if (done(out.lower, out.upper)) {
+      out.verdict = Verdict::kVerified;
+      break;
+    }
+    out.seconds = seconds_since(t0);
+    if (out.boxes >= options.max_boxes || out.seconds >= options.max_seconds) {
+      out.budget_exhausted = true;
+      break;
+    }
+    if (options.progress && out.seconds - last_progress >= 1.0) {
+      last_progress = out.seconds;
+      options.progress(out.boxes, out.lower.convert_to<double>(), out.upper.convert_to<double>());
+    }
+    Node node = top;
+    heap.pop();
+    // bisect the coordinate with the largest width_m * weight_m, the
+    // widest if every weight is 0 (Ratz-Csendes rule C)
+    int split = -1;
+    double best_score = -1.0;
+    for (std::size_t m = 0; m < node.box.lo.size(); ++m) {
+      const double w = node.box.hi[m] - node.box.lo[m];
+      const double score = w * node.bound.weight[m];
+      if (w > 0 && score > best_score) {
+        best_score = score;
+        split = static_cast<int>(m);
+      }
+    }
+    if (best_score <= 0) {
+      for (std::size_t m = 0; m < node.box.lo.size(); ++m) {
+        const double w = node.box.hi[m] - node.box.lo[m];
+        if (w > 0 && (split < 0 || w > node.box.hi[split] - node.box.lo[split])) {
+          split = static_cast<int>(m);
+        }
+      }
+    }
+    if (split < 0) {  // no content coordinates: the box is a point, bound is final
+      out.budget_exhausted = true;
+      heap.push(node);
+      break;
+    }
+    const double mid = 0.5 * (node.box.lo[split] + node.box.hi[split]);
+    ContentBox left = node.box, right = node.box;
+    left.hi[split] = mid;
+    right.lo[split] = mid;
+    for (ContentBox* child : {&left, &right}) {
+      Node c = evaluate(*child);
+      if (c.bound.upper > out.lower) heap.push(std::move(c));
+    }
+    if (heap.empty()) {  // every box fell below the witness: E = lower
+      out.upper = out.lower;
+      out.verdict = done(out.lower, out.upper) ? Verdict::kVerified : Verdict::kUndecided;
+      break;
+    }
+  }
+  out.seconds = seconds_since(t0);
+  PrecisionScope wide(2 * out.bits);
+  out.relative_gap =
+      out.lower > 0 ? Mpfr((out.upper - out.lower) / out.lower).convert_to<double>() : INFINITY;
+  return out;
+}
+
+}  // namespace
+
+ContentBox full_content_box(const Task& task, int trigger) {
+  const int vars = (task.L - 1) * task.content_dim();
+  return ContentBox{trigger, std::vector<double>(vars, -1.0), std::vector<double>(vars, 1.0)};
+}
+
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box) {
+  const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
+  const Matrix<Mpfi> X = box_input(task, box);
+  const auto r = forward(model, X);
+  const auto& heads = model.layers[0];
+  BoxBound best;
+  best.upper = Mpfr(-1);
+  const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+  // Centered form, softmax only: needs the value at the box centre and
+  // the gradient enclosure over the box (see the header).
+  const bool centered = (model.attention == AttentionKind::kSoftmax ||
+                         model.attention == AttentionKind::kSoftmaxOffByOne) &&
+                        attention_depends_on_content(r.attention[0]);
+  Matrix<Mpfi> centre_error;
+  std::vector<double> centre(box.lo.size());
+  for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
+  // (MPFI products are coefficient-based: Eigen's blocked kernels give NaN
+  // for MPFI at some sizes, see forward.h)
+  std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
+  std::vector<Matrix<Mpfi>> ATX; // ATX[h] row i = (A_h^T x_i)^T over the box
+  if (centered) {
+    const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
+    centre_error = forward(model, Xc, false).output -
+                   make_target(Xc, j, TargetKind::kPlain);
+    for (const auto& h : heads) {
+      AX.push_back(X.lazyProduct(h.A.transpose()));
+      ATX.push_back(X.lazyProduct(h.A));
+    }
+  }
+  // G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j
+  auto coefficient_matrix = [&](int i, int k) {
+    Matrix<Mpfi> G = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
+    for (std::size_t h = 0; h < heads.size(); ++h) G += r.attention[0][h](i, k) * heads[h].M;
+    if (i == j && k >= 1 && k <= j) {
+      for (int d = 0; d < n; ++d) G(d, d) -= inv_j;
+    }
+    return G;
+  };
+  for (int i = 0; i < L; ++i) {
+    Vector<Mpfi> e = Vector<Mpfi>::Constant(n, Mpfi(0));
+    if (heads.size() == 1 && i != j) {
+      // one head, no target term: f(X)_i = M (sum_k a_ik x_k) already uses
+      // every content variable once, at O(i n + n^2) instead of O(i n^2)
+      Vector<Mpfi> v = Vector<Mpfi>::Constant(n, Mpfi(0));
+      for (int k = 0; k <= i; ++k) v += r.attention[0][0](i, k) * X.row(k).transpose();
+      e = heads[0].M.lazyProduct(v);
+    } else {
+      // f(X)_i - y_i = sum_{k<=i} G_ik x_k
+      for (int k = 0; k <= i; ++k) e += coefficient_matrix(i, k).lazyProduct(X.row(k).transpose());
+    }
+    if (centered) {
+      for (int d = 0; d < n; ++d) {
+        const Mpfi c = centred_term(heads, r.attention[0], X, AX, ATX, task, box, centre,
+                                    centre_error(i, d), i, d);
+        e(d) = intersect(e(d), c);
+      }
+    }
+    for (int d = 0; d < n; ++d) {
+      const Mpfr mag = magnitude(e(d));
+      if (mag > best.upper) {
+        best.upper = mag;
+        best.position = i;
+        best.coordinate = d;
+        // sign of the term: maximize sigma (f - y)_{i,d}
+        const bool positive = bmp::upper(e(d)) >= -bmp::lower(e(d));
+        best.vertex.assign(box.lo.size(), 0.0);
+        best.weight.assign(box.lo.size(), 0.0);
+        for (int k = 1; k <= i; ++k) {
+          const Matrix<Mpfi> G = coefficient_matrix(i, k);
+          for (int c = 0; c < cd; ++c) {
+            const int m = (k - 1) * cd + c;
+            const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
+            best.weight[m] = std::abs(g);
+            best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
+          }
+        }
+        if (centered) {
+          // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
+          centred_term(heads, r.attention[0], X, AX, ATX, task, box, centre, centre_error(i, d), i,
+                       d, &best.weight);
+        }
+        // variables after i do not enter row i: take their centre
+        for (int k = i + 1; k < L; ++k) {
+          for (int c = 0; c < cd; ++c) {
+            const int m = (k - 1) * cd + c;
+            best.vertex[m] = 0.5 * (box.lo[m] + box.hi[m]);
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
+                           const std::vector<double>& content) {
+  const int cd = task.content_dim();
+  Matrix<Mpfi> C(task.L - 1, cd);
+  for (int k = 1; k < task.L; ++k) {
+    for (int c = 0; c < cd; ++c) C(k - 1, c) = Mpfi(content[(k - 1) * cd + c]);
+  }
+  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, C);
+  const auto r = forward(model, X, false);
+  const Matrix<Mpfi> Y = make_target(X, trigger, TargetKind::kPlain);
+  return bmp::lower(linf_error(r.output, Y).value);
+}
+
+WorstCaseBound bound_worst_case(const Model<double>& model, const Task& task,
+                                const WorstCaseOptions& options) {
+  const double gap = options.relative_gap;
+  return branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
+    // upper <= lower (1 + gap)
+    return lower > 0 && upper <= lower * (1 + Mpfr(gap));
+  });
+}
+
+UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
+                                  const WorstCaseOptions& options) {
+  UpperBoundCheck out;
+  out.claimed = claimed;
+  const Mpfr c(claimed);
+  out.bound = branch_and_bound(model, task, options, [&c](const Mpfr& lower, const Mpfr& upper) {
+    return upper <= c || lower > c;
+  });
+  out.evidence = out.bound.evidence;
+  if (out.bound.upper <= c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
+  } else if (out.bound.lower > c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.lower - c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+}  // namespace sinkcert::search

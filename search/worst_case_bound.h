@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+//
+// Certified worst-case loss by interval branch-and-bound over the content box.
+//
+//   E(theta) = max_j sup_{C in [-1,1]^((L-1)(n-3))} e(X(j, C)),
+//   e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|     (single-layer models, plain target)
+//
+// Upper bound on a box B of content (trigger j fixed). Write the error of a
+// single-layer model as one linear form in the token coordinates:
+//   f(X)_i - y_i = sum_{k<=i} G_ik x_k,
+//   G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j.
+// The attention weights a^h_ik are enclosed over B by forward<Mpfi> on the
+// interval input (the exact softmax range of attention.h, with scores
+// s_ik = x_i^T A x_k enclosed by interval arithmetic); then G_ik is an
+// interval matrix and the sum is evaluated in MPFI. Every content variable
+// occurs once in each (i, d) term, so, when the attention does not depend on
+// the content (scores reading flags only, as for the sink family and the
+// ReLU construction), this is the exact range of f - y over B up to outward
+// rounding, and one box per trigger certifies E (TECHNIQUES.md). Otherwise
+// the looseness comes from the attention's enclosure and shrinks with B.
+//   upper(B) = max_{i,d} max |enclosure of (f - y)_{i,d}|
+// Lower bound: a witness X, evaluated on the point input in MPFI; the lower
+// end of its enclosure of e(X) is a certified lower bound on E. Each box
+// offers the vertex of B that maximizes its worst term's linear form
+// (x_m = hi where sign(term) * mid(G) > 0, else lo) and the box's centre;
+// before branching, the adversary's best input per trigger is offered too.
+// Branch and bound: a max-heap of boxes by upper(B) over all triggers; pop
+// the top, stop once top.upper <= lower (1 + relative_gap), otherwise bisect
+// the coordinate with the largest width_m * |dphi/dx_m| (Ratz-Csendes rule C;
+// |mid G| without a centered form; the widest if all are 0) and push the
+// children whose upper bound exceeds the best lower bound (others cannot hold
+// the maximum). On stopping, every live box has upper <= top.upper, so
+//   lower <= E(theta) <= upper = top.upper          CERTIFIED
+// If the budget (boxes, seconds) runs out first, upper is still a valid
+// bound (max over live boxes), only the gap is larger than requested.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/scalar_traits.h"
+#include "src/task.h"
+
+namespace sinkcert::search {
+
+// Content box for one trigger: variable m = (k - 1) (n - 3) + c holds
+// x_k[2 + c], bounds [lo[m], hi[m]] (dyadic, so exact in double).
+struct ContentBox {
+  int trigger = 1;
+  std::vector<double> lo, hi;
+};
+
+ContentBox full_content_box(const Task& task, int trigger);
+
+// One box's certified bound (computed in the current PrecisionScope).
+struct BoxBound {
+  Mpfr upper;                  // >= e(X) for every X in the box
+  int position = 0, coordinate = 0;  // the (i, d) attaining upper
+  std::vector<double> vertex;  // the vertex maximizing that term's linear form
+  std::vector<double> weight;  // |mid G| per variable for that term
+};
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box);
+
+// Certified lower bound: the lower end of the MPFI enclosure of e(X).
+Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
+                           const std::vector<double>& content);
+
+struct WorstCaseOptions {
+  double relative_gap = 0.01;  // stop when upper <= lower (1 + relative_gap)
+  long max_boxes = 200000;     // evaluated boxes, budget
+  double max_seconds = 120.0;  // budget
+  int bits = 128;              // MPFI precision
+  std::vector<int> triggers;   // empty = every position of the convention
+  // Also offer the adversary's witnesses (search/adversary.h, seed 0) as
+  // lower-bound candidates before branching.
+  bool adversary_witnesses = true;
+  // Called about once a second with (boxes so far, lower, upper).
+  std::function<void(long, double, double)> progress;
+};
+
+struct WorstCaseBound {
+  Verdict verdict = Verdict::kUndecided;  // kVerified: gap reached
+  Evidence evidence = Evidence::certified(0);
+  Mpfr lower, upper;              // lower <= E(theta) <= upper, both certified
+  double relative_gap = 0.0;      // (upper - lower) / lower
+  int witness_trigger = 0;
+  std::vector<double> witness_content;  // attains e(X) >= lower
+  long boxes = 0;
+  double seconds = 0.0;
+  bool budget_exhausted = false;
+  int bits = 0;
+};
+
+// Throws std::invalid_argument unless the model is single-layer with
+// dimension task.n.
+WorstCaseBound bound_worst_case(const Model<double>& model, const Task& task,
+                                const WorstCaseOptions& options);
+
+// A claim "E(theta) <= claimed": VERIFIED if the certified upper bound is at
+// or below it, NOT VERIFIED (with the witness) if the certified lower bound
+// is above it, UNDECIDED otherwise. Runs the branch and bound with the
+// relative gap it needs to decide, within the options' budget.
+struct UpperBoundCheck {
+  Verdict verdict = Verdict::kUndecided;
+  Evidence evidence = Evidence::certified(0);
+  double claimed = 0.0;
+  double margin = 0.0;  // claimed - upper (VERIFIED) or lower - claimed (NOT VERIFIED)
+  WorstCaseBound bound;
+};
+UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
+                                  const WorstCaseOptions& options);
+
+}  // namespace sinkcert::search

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+#include "src/certified_eval.h"
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "src/forward.h"
+#include "src/linf_error.h"
+#include "src/task.h"
+
+namespace sinkcert {
+
+namespace {
+
+// floor(-log10(r)) for a positive ratio r given as an Mpfr, clamped to
+// [0, kExactDigits].
+int digits_of_ratio(const Mpfr& ratio) {
+  if (ratio <= 0) return kExactDigits;
+  // -log10(r), evaluated in MPFR because r may be far below double's range
+  const Mpfr d = -bmp::log10(ratio);
+  if (d <= 0) return 0;
+  if (d >= kExactDigits) return kExactDigits;
+  return static_cast<int>(bmp::floor(d).convert_to<long>());
+}
+
+// Binary precision of a value (Boost reports decimal digits).
+int bits_of(const Mpfr& x) { return static_cast<int>(mpfr_get_prec(x.backend().data())); }
+
+Mpfr min_magnitude(const Mpfi& x) {
+  const Mpfr lo = bmp::abs(Mpfr(bmp::lower(x))), hi = bmp::abs(Mpfr(bmp::upper(x)));
+  return lo < hi ? lo : hi;
+}
+
+bool contains_zero(const Mpfi& x) { return bmp::lower(x) <= 0 && bmp::upper(x) >= 0; }
+
+}  // namespace
+
+int certified_digits(const Mpfi& x) {
+  const Mpfr lo = bmp::lower(x), hi = bmp::upper(x);
+  if (bmp::isnan(lo) || bmp::isnan(hi)) return 0;  // an invalid enclosure certifies nothing
+  if (lo == hi) return kExactDigits;
+  if (contains_zero(x)) return 0;
+  // (hi - lo) / min(|lo|, |hi|), rounded up so the digits are not overstated
+  PrecisionScope scope(std::max(64, 2 * bits_of(lo)));
+  const Mpfr width = hi - lo;
+  return digits_of_ratio(width / min_magnitude(x));
+}
+
+int correct_digits(const Mpfr& approximation, const Mpfi& truth) {
+  const Mpfr lo = bmp::lower(truth), hi = bmp::upper(truth);
+  if (bmp::isnan(lo) || bmp::isnan(hi) || bmp::isnan(approximation)) return 0;
+  if (contains_zero(truth)) {
+    return (lo == 0 && hi == 0 && approximation == 0) ? kExactDigits : 0;
+  }
+  PrecisionScope scope(std::max(64, 2 * std::max(bits_of(lo), bits_of(approximation))));
+  // max(|v - lo|, |v - hi|) / min(|lo|, |hi|)
+  const Mpfr a = bmp::abs(Mpfr(approximation - lo)), b = bmp::abs(Mpfr(approximation - hi));
+  const int digits = digits_of_ratio((a > b ? a : b) / min_magnitude(truth));
+  return std::min(digits, certified_digits(truth));
+}
+
+AdaptiveResult certify_adaptively(const std::function<std::vector<Mpfi>()>& evaluate,
+                                  const AdaptiveOptions& options) {
+  if (options.start_bits < 2 || options.step_bits < 1 || options.max_bits < options.start_bits) {
+    throw std::invalid_argument("adaptive precision: need 2 <= start <= cap and step >= 1");
+  }
+  AdaptiveResult result;
+  for (int bits = options.start_bits;; bits += options.step_bits) {
+    if (bits > options.max_bits) break;
+    PrecisionScope scope(bits);
+    result.values = evaluate();
+    result.bits = bits;
+    ++result.attempts;
+    int digits = kExactDigits;
+    for (const Mpfi& v : result.values) digits = std::min(digits, certified_digits(v));
+    result.digits = digits;
+    if (digits >= options.digits) {
+      result.reached = true;
+      break;
+    }
+  }
+  return result;
+}
+
+CertifiedEvaluation certify_forward(const Model<double>& model, const Matrix<double>& X,
+                                    int trigger, const AdaptiveOptions& options) {
+  const int L = static_cast<int>(X.rows());
+  CertifiedEvaluation out;
+  auto evaluate = [&]() {
+    const Model<Mpfi> m = model.cast<Mpfi>();
+    const Matrix<Mpfi> Xi = X.unaryExpr([](double v) { return Mpfi(v); });
+    auto r = forward(m, Xi);
+    const Matrix<Mpfi> Y = make_target(Xi, trigger, target_kind_of(model.kind));
+    const LinfError<Mpfi> e = linf_error(r.output, Y);
+    out.output = r.output;
+    out.linf_error = e.value;
+    out.error_position = e.position;
+    out.error_coordinate = e.coordinate;
+    out.bos_deficit.assign(r.attention.size(), {});
+    out.max_bos_deficit.assign(r.attention.size(), {});
+    std::vector<Mpfi> quantities{e.value};
+    for (std::size_t l = 0; l < r.attention.size(); ++l) {
+      for (const Matrix<Mpfi>& a : r.attention[l]) {
+        std::vector<Mpfi> deficit(L);
+        Mpfi worst(0);
+        bool first = true;
+        for (int i = 0; i < L; ++i) {
+          // 1 - a_i0
+          deficit[i] = Mpfi(1) - a(i, 0);
+          if (i == 0 || i == trigger) continue;
+          quantities.push_back(deficit[i]);
+          worst = first ? deficit[i] : max_of(worst, deficit[i]);
+          first = false;
+        }
+        out.bos_deficit[l].push_back(std::move(deficit));
+        out.max_bos_deficit[l].push_back(worst);
+      }
+    }
+    return quantities;
+  };
+  const AdaptiveResult r = certify_adaptively(evaluate, options);
+  out.bits = r.bits;
+  out.digits = r.digits;
+  out.reached = r.reached;
+  return out;
+}
+
+}  // namespace sinkcert

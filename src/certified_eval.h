@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+//
+// Certified evaluation at adaptive precision (CAPD style).
+//
+// An enclosure X = [lo, hi] certifies
+//   digits(X) = floor(-log10((hi - lo) / min(|lo|, |hi|)))
+// relative decimal digits when 0 is not in X (a point [v, v] certifies all
+// of them, reported as kExactDigits; an interval straddling 0 certifies none).
+// An approximation v of a value enclosed by X has
+//   correct_digits(v, X) = floor(-log10(max(|v - lo|, |v - hi|) / min(|lo|, |hi|)))
+// correct digits, at most digits(X) (the enclosure cannot vouch for more).
+//
+// Adaptive precision: evaluate every requested quantity in MPFI at p bits,
+// p = start, start + 64, ..., up to a cap, and stop at the first p where
+// every quantity certifies the requested digits. The result reports p, the
+// precision that was needed. Intervals keep the precision they were created
+// with when copied out of the scope (Boost copies preserve mpfi precision).
+//
+// For a model on one input (certify_forward):
+//   outputs f(X)_{i,d},  e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|,
+//   BOS deficit 1 - a_i0 at every non-trigger position i >= 1 of every head,
+// and the requested digits are demanded of e(X) and every BOS deficit (the
+// numbers the tables quote); outputs are reported at the final precision.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "src/model.h"
+#include "src/scalar_traits.h"
+
+namespace sinkcert {
+
+// digits(X) of a point enclosure [v, v].
+constexpr int kExactDigits = 100000;
+
+int certified_digits(const Mpfi& x);
+int correct_digits(const Mpfr& approximation, const Mpfi& truth);
+
+struct AdaptiveOptions {
+  int digits = 10;       // relative decimal digits demanded of every quantity
+  int start_bits = 64;   // first MPFI precision tried
+  int step_bits = 64;    // raise by this much while undecided
+  int max_bits = 4096;   // cap
+};
+
+struct AdaptiveResult {
+  std::vector<Mpfi> values;  // enclosures at the final precision
+  int bits = 0;              // precision used last (= needed when reached)
+  int digits = 0;            // min over values of certified_digits
+  bool reached = false;      // every value certifies options.digits
+  int attempts = 0;
+};
+
+// Calls `evaluate` (which computes its enclosures in the current
+// PrecisionScope) at rising precision until all certify options.digits.
+AdaptiveResult certify_adaptively(const std::function<std::vector<Mpfi>()>& evaluate,
+                                  const AdaptiveOptions& options);
+
+struct CertifiedEvaluation {
+  Matrix<Mpfi> output;                            // L x n
+  Mpfi linf_error;                                // e(X)
+  int error_position = 0, error_coordinate = 0;   // where e(X) is attained
+  // bos_deficit[l][h][i] = 1 - a_i0, i = 0..L-1 (the trigger's and position
+  // 0's entries are computed but not part of max_bos_deficit).
+  std::vector<std::vector<std::vector<Mpfi>>> bos_deficit;
+  // max over non-trigger i >= 1 of 1 - a_i0, per layer and head.
+  std::vector<std::vector<Mpfi>> max_bos_deficit;
+  int bits = 0;
+  int digits = 0;
+  bool reached = false;
+};
+
+// Enclosures of the model on X (trigger at `trigger`) with options.digits
+// certified in e(X) and every BOS deficit, at the lowest multiple-of-step
+// precision that achieves it. Softmax, relu, sigmoid, every model kind.
+CertifiedEvaluation certify_forward(const Model<double>& model, const Matrix<double>& X,
+                                    int trigger, const AdaptiveOptions& options);
+
+}  // namespace sinkcert

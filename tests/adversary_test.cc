@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "search/adversary.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "src/constructions.h"
+#include "src/forward.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::search {
+namespace {
+
+using testing::near;
+using testing::random_model;
+
+// Analytic vs forward-mode Jet gradients: both are exact derivatives of the
+// same double computation, differing only by rounding of O(L n) terms of
+// size O(1).
+constexpr double kGradientAgreement = 1e-10;
+// The adversary's value at a vertex vs the same vertex evaluated directly:
+// identical arithmetic up to the sin/asin round trip of +-1 (a few ulps).
+constexpr double kVertexValue = 1e-12;
+
+TEST_CASE("analytic and Jet gradients of the refined term agree for every attention kind") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kRelu,
+                             AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
+    const Model<double> m = random_model(task.n, kind, 0.7, 3, 1, 2);
+    TaskSampler sampler(task, 5);
+    const Sample s = sampler.next();
+    const Matrix<double> C = s.X.block(1, kFirstContent, task.L - 1, task.content_dim());
+    for (int kindterm : {0, 1}) {
+      RefinedTerm t;
+      t.kind = kindterm;
+      t.trigger = s.trigger;
+      t.position = kindterm == 0 ? s.trigger : (s.trigger == 3 ? 4 : 3);
+      t.coordinate = kindterm == 0 ? 3 : 1;
+      t.sign = -1;
+      Matrix<double> ga, gj;
+      const double va = term_value_and_gradient(m, task, t, C, &ga, true);
+      const double vj = term_value_and_gradient(m, task, t, C, &gj, false);
+      CHECK(near(va, vj, kGradientAgreement));
+      for (int k = 0; k < ga.rows(); ++k)
+        for (int c = 0; c < ga.cols(); ++c) CHECK(near(ga(k, c), gj(k, c), kGradientAgreement));
+    }
+  }
+}
+
+// Scores that read the flags only (the sink family's A) make every output
+// affine in the content, so the worst case is a vertex: enumerating all
+// 2^((L-1)(n-3)) vertices for every trigger gives it independently.
+TEST_CASE("the adversary finds the enumerated worst vertex of an affine-in-content model") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  Model<double> m = sink_family<double>(task.n, 1.5);
+  m.layers[0][0].M = random_model(task.n, AttentionKind::kSoftmax, 1.0, 17).layers[0][0].M;
+  const int rows = task.L - 1, cols = task.content_dim(), bits = rows * cols;
+  double worst = 0;
+  for (int j : task.trigger_positions()) {
+    for (long mask = 0; mask < (1L << bits); ++mask) {
+      Matrix<double> C(rows, cols);
+      for (int p = 0; p < bits; ++p) C(p / cols, p % cols) = (mask >> p) & 1 ? 1.0 : -1.0;
+      worst = std::max(worst, score_error(m, task, j, C).value);
+    }
+  }
+  AdversaryOptions o;
+  o.seed = 1;
+  const AdversaryResult r = maximize_error(m, task, o);
+  CHECK(r.evidence.label() == "SEARCH(lower bound)");
+  CHECK(near(r.best.value, worst, kVertexValue));
+  // the witness attains the value it reports
+  CHECK(near(score_error(m, task, r.best.trigger, r.best.content).value, r.best.value, 0));
+  MESSAGE("enumerated worst " << worst << ", adversary " << r.best.value);
+}
+
+TEST_CASE("sink family: worst error and smallest BOS mass in closed form") {
+  const Task task{7, 8, TriggerRange::kPaper};
+  const double beta = 3.0, L1 = task.L - 1;
+  const Model<double> m = sink_family<double>(task.n, beta);
+  // worst error (L-1) / (e^beta + L-1) at row L-1 (any j < L-1);
+  // smallest BOS mass e^beta / (e^beta + L-1), same row.
+  const double e = std::exp(beta);
+  const AdversaryResult err = maximize_error(m, task, {});
+  CHECK(near(err.best.value, L1 / (e + L1), kVertexValue));
+  CHECK(err.best.position == task.L - 1);
+  const AdversaryResult bos = minimize_bos_mass(m, task, {});
+  CHECK(bos.evidence.label() == "SEARCH(upper bound)");
+  CHECK(near(bos.best.value, e / (e + L1), kVertexValue));
+}
+
+// Content-dependent scores: interior maxima exist. The adversary must do at
+// least as well as dense random sampling, and be reproducible from its seed.
+TEST_CASE("the adversary beats random sampling and is deterministic") {
+  const Task task{6, 6, TriggerRange::kReferenceCode};
+  const Model<double> m = random_model(task.n, AttentionKind::kSoftmax, 1.0, 23);
+  TaskSampler sampler(task, 99);
+  double sampled = 0, sampled_bos = 2;
+  for (int s = 0; s < 3000; ++s) {
+    const Sample x = sampler.next();
+    const Matrix<double> C = x.X.block(1, kFirstContent, task.L - 1, task.content_dim());
+    sampled = std::max(sampled, score_error(m, task, x.trigger, C).value);
+  }
+  AdversaryOptions o;
+  o.seed = 4;
+  const AdversaryResult a = maximize_error(m, task, o);
+  const AdversaryResult b = maximize_error(m, task, o);
+  CHECK(a.best.value >= sampled);
+  CHECK(a.best.value == b.best.value);
+  CHECK(a.best.trigger >= 2);
+  CHECK(a.per_trigger.size() == task.trigger_positions().size());
+  const AdversaryResult lo = minimize_bos_mass(m, task, o);
+  TaskSampler sampler2(task, 98);
+  for (int s = 0; s < 300; ++s) {
+    const Sample x = sampler2.next();
+    for (int i = 1; i < task.L; ++i) {
+      if (i == x.trigger) continue;
+      sampled_bos = std::min(sampled_bos, forward(m, x.X).attention[0][0](i, 0));
+    }
+  }
+  CHECK(lo.best.value <= sampled_bos);
+  MESSAGE("sampled " << sampled << " adversary " << a.best.value << "; BOS sampled " << sampled_bos
+                     << " adversary " << lo.best.value);
+}
+
+TEST_CASE("residual models go through the Jet path") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m =
+      random_model(task.n, AttentionKind::kSoftmax, 0.5, 8, 2, 2, ModelKind::kResidual);
+  const AdversaryResult r = maximize_error(m, task, {});
+  CHECK(r.best.value > 0);
+  CHECK(near(score_error(m, task, r.best.trigger, r.best.content).value, r.best.value, 0));
+  const AdversaryResult b = minimize_bos_mass(m, task, {});
+  CHECK(b.best.value >= 0);
+  CHECK(b.best.value <= 1);
+}
+
+}  // namespace
+}  // namespace sinkcert::search

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+//
+// The appendix tables on precision (issue 4).
+//
+// P1, the softmax sink family at n = L = 16 (constructions.h):
+//   score beta (x_i[n-1] - x_i[1]) x_k[0],  M = I except M e_0 = 0.
+// Claim: its worst-case loss and its largest BOS deficit are both
+//   E(beta) = max_{i >= 1 non-trigger} (1 - a_i0) = (L-1) / (e^beta + L-1),
+// attained in row L-1 with any trigger j < L-1 and content all +1 (or -1).
+// Why the worst case is at that vertex: the scores read flags only, so the
+// attention a_ik does not depend on the content; then each output term
+//   (f - y)_{i,d} = sum_k (a_ik M - [i = j, 1 <= k <= j] I / j)_{d,.} x_k
+// is affine in the content, each content variable entering with one
+// coefficient, and |affine| is maximized over a box at a vertex. Every
+// coefficient of a content variable in row i has one sign (all a_ik > 0 off
+// the trigger row; a_jk - 1/j < 0 for all k <= j in it), so the maximizing
+// vertex is content all +1 or all -1. The witness set W = {(j, +-1) : j}
+// therefore attains E.
+// Certification: E is enclosed as [max_W lower(e), max_j upper(box_j)], the
+// first from MPFI at the witnesses, the second by search::bound_box over the
+// whole content box of each trigger, which is exact up to rounding here
+// because no content variable repeats (worst_case_bound.h); the BOS deficit
+// 1 - a_i0 is enclosed from the attention over the whole box. Both at the
+// adaptive precision of certified_eval.h (start 64 bits, +64 while fewer than
+// kP1Digits digits are certified).
+// Each floating type T in {float, double, Float128, 256-bit MPFR} evaluates
+// max_W e(X) and max_W max_i (T(1) - a_i0) in T, and its number of correct
+// digits is measured against the enclosure (correct_digits). In double,
+// 1 - a_i0 is 0 once (L-1) e^-beta < 2^-53, i.e. beta >= 37.
+//
+// P4, "beyond double": the scale path A -> s A of a single-layer softmax model
+// (M kept), at each s the certified max over W of e(X) (witness-set loss)
+// and of 1 - a_i0 (i >= 1 non-trigger), and the bits needed. For the sink
+// family, s A is the family at s beta: base beta 10, s up to 32.
+//
+// P3, the ReLU certificate (theorems/relu_exact_checker.h) across (n, L).
+// P2, the Theorem 1 search models: read from <dir>/*.json weight files when
+// present (hook; see p2_table).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "search/worst_case_bound.h"
+#include "src/certified_eval.h"
+#include "src/model.h"
+#include "src/table_writer.h"
+#include "src/task.h"
+
+namespace sinkcert::theorems {
+
+// Digits demanded of every P1 enclosure: more than a 256-bit number has
+// (77), so the correct digits of every column can be measured.
+constexpr int kP1Digits = 80;
+
+struct NumericValue {
+  std::string precision;  // "float (24)", ...
+  int bits = 0;
+  Mpfr value;             // as computed in that precision, converted exactly
+  int correct_digits = 0;
+};
+
+struct PrecisionRow {
+  double beta = 0.0;
+  Mpfi loss;       // CERTIFIED enclosure of E(beta) over the whole box
+  Mpfi deficit;    // CERTIFIED enclosure of max over box, j, i of 1 - a_i0
+  int loss_bits = 0, deficit_bits = 0;  // precision that was needed
+  int loss_digits = 0, deficit_digits = 0;  // digits certified
+  std::vector<NumericValue> loss_numeric, deficit_numeric;
+  double seconds = 0.0;
+};
+
+using Progress = std::function<void(const std::string&)>;
+
+// P1 rows for the sink family on `task` at each beta.
+std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
+                                                     const std::vector<double>& betas,
+                                                     int digits = kP1Digits,
+                                                     const Progress& progress = {});
+
+// The witness set W: per trigger of the task, content all +1 and all -1.
+std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task);
+
+// Certified max over `witnesses` of e(X) and of 1 - a_i0 (non-trigger
+// i >= 1, every head), at adaptive precision (options.digits).
+struct WitnessCertificate {
+  Mpfi loss, deficit;
+  int bits = 0, digits = 0;
+  bool reached = false;
+};
+WitnessCertificate certify_witnesses(const Model<double>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options);
+
+struct ScaleRow {
+  double scale = 1.0;
+  WitnessCertificate cert;
+};
+// The scale path A -> s A (single-layer softmax models).
+std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
+                                 const std::vector<double>& scales, const AdaptiveOptions& options,
+                                 const Progress& progress = {});
+
+struct ReluRow {
+  int n = 0, L = 0;
+  std::string verdict, evidence;
+  std::string margin;
+  double seconds = 0.0;
+};
+std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>>& sizes,
+                                           const Progress& progress = {});
+
+Table p1_loss_table(const std::vector<PrecisionRow>& rows, const Task& task);
+Table p1_bos_table(const std::vector<PrecisionRow>& rows, const Task& task);
+Table p3_table(const std::vector<ReluRow>& rows);
+Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name, const Task& task,
+               double base_beta);
+
+// B1, the branch and bound's reach: (model, n, L) -> [lower, upper], gap,
+// boxes, seconds. Default: the sink family (beta 10) at (5,4), (8,8),
+// (16,16) and a content-dependent random softmax model at (5,4).
+struct BoundRow {
+  std::string model;
+  int n = 0, L = 0;
+  search::WorstCaseBound bound;
+};
+std::vector<BoundRow> worst_case_bound_rows(bool full, const Progress& progress = {});
+Table b1_table(const std::vector<BoundRow>& rows);
+
+// P2 hook: every weight file <dir>/*.json (sorted by name) of a single-layer
+// softmax model. Task length from metadata "L" or metadata.task.L (else 16),
+// search loss from metadata "worst_case_loss" / "search_loss" (else "-").
+// Certified: loss and 1 - min BOS at the vertex witness set; the branch and
+// bound when n = 5 and L = 4 (budget `bound_seconds`); the scale path A -> s A.
+struct SearchModelRow {
+  std::string file;
+  int n = 0, L = 0;
+  std::string search_loss;
+  WitnessCertificate witness;
+  bool bounded = false;
+  search::WorstCaseBound bound;
+  std::vector<ScaleRow> path;
+};
+std::vector<SearchModelRow> search_model_rows(const std::string& dir, double bound_seconds,
+                                              const Progress& progress = {});
+Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& dir);
+
+// Figure F1 (gnuplot): 1 - min BOS mass against beta, certified and as
+// computed in each precision (a computed 0 is missing on the log axis).
+std::string p1_figure_data(const std::vector<PrecisionRow>& rows, const RunInfo& info);
+std::string p1_figure_script(const std::string& data_path, const std::string& pdf_path);
+
+// The standalone LaTeX document: \input of every table (stems, relative to
+// the document's folder) and \includegraphics of every figure; compiles from
+// the document's folder and from its parent (\input@path, \graphicspath).
+std::string appendix_document(const std::vector<std::string>& table_stems,
+                              const std::vector<std::string>& figures, const RunInfo& info,
+                              const std::string& folder_name);
+
+}  // namespace sinkcert::theorems

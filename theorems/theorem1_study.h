@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+//
+// Theorem 1 (single-layer softmax), studied by search: as the worst-case
+// loss E(theta) -> 0, the BOS mass at every non-trigger position -> 1.
+//
+// Three parts, all for single-layer single-head softmax in (A, M)
+// (search/minimax.h, kParametrization):
+//  1. Descent path. From `starts` initializations (start 0: the paper's,
+//     i.i.d. normal std 0.02; start s > 0: normal std 0.02 * 5^s), the
+//     least-squares exchange method (minimax.h) runs to `path_target`. Every
+//     round records the worst case E_search (SEARCH, lower bound on that
+//     model's E), the sampled l_inf (max and mean over the probe set) and the
+//     BOS mass (mean, min over the probe set): NUMERIC(53).
+//  2. Frontier. For each delta, minimize E subject to
+//        mean_{probes, non-trigger i >= 1} a_i0 <= 1 - delta
+//     (Lawson surrogate, penalty for the ceiling), started from the best path
+//     model with A scaled down (bisection) until it meets the ceiling: the
+//     path model is saturated, and there the ceiling has no gradient.
+//     eps(delta) = E_search of the best feasible model found. It is a
+//     SEARCH value in both directions at once: a lower bound on that
+//     model's E, and that model (with its certifiable E) is an upper-bound
+//     witness for eps*(delta). The log-log slope of eps against delta is
+//     fitted by least squares; its uncertainty here is the fit's standard
+//     error (the spread across seeds needs several runs).
+//  3. "With high probability" (SPEC section 4): for the path model and the
+//     frontier models, BOS mass against content scale t: probes with the
+//     content multiplied by t in [0, 1]. Inputs with small content need no
+//     sink: a capped model spends its BOS deficit there.
+// Verdict:
+//   COUNTEREXAMPLE CANDIDATE  some feasible frontier model has E_search below
+//                             kCandidateLoss (a tiny loss without a sink;
+//                             still only a candidate until certified)
+//   CONSISTENT                every frontier point is at least kCandidateLoss
+//                             and eps is non-decreasing in delta up to
+//                             kMonotoneSlack, and the path reached a low loss
+//                             with a sink
+//   INCONCLUSIVE              otherwise (e.g. the search did not converge)
+//   NOT APPLICABLE            no non-trigger position exists (L = 2)
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "search/adversary.h"
+#include "search/minimax.h"
+#include "src/bos_statistics.h"
+#include "src/run_info.h"
+#include "src/task.h"
+
+namespace sinkcert::theorems {
+
+// A feasible frontier model below this worst case would have a tiny loss
+// without a sink: a counterexample candidate. 1e-6 is far below every
+// frontier point seen (>= 1e-3 at delta = 0.005) and far above double's
+// resolution of the loss.
+constexpr double kCandidateLoss = 1e-6;
+// eps(delta) may exceed eps(delta') for delta < delta' by this relative
+// amount before the frontier counts as non-monotone (search noise).
+constexpr double kMonotoneSlack = 0.25;
+
+struct Theorem1Options {
+  Task task;
+  std::uint64_t seed = 0;
+  int starts = 3;
+  double path_target = 1e-10;
+  int path_rounds = 60;
+  // Safety limits only: a run that hits one is no longer reproducible from
+  // its seed (the round count then depends on the machine); the JSON says so
+  // in each stop_reason.
+  double path_time_limit = 600;  // seconds per start
+  std::vector<double> deltas = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005};
+  int frontier_rounds = 12;
+  double frontier_time_limit = 600;  // seconds per point (safety, see above)
+  int probe_count = kDefaultProbeCount;
+  std::vector<double> content_scales = {0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0};
+  int nuance_samples = 100;  // probes per content scale
+};
+
+// The options of `sinkcert theorem1 --quick`: fewer starts and rounds.
+Theorem1Options quick_options(const Task& task, std::uint64_t seed);
+
+struct PathPoint {
+  int start = 0, round = 0;
+  std::string event;
+  double elapsed = 0;
+  double worst_case = 0;                     // SEARCH(lower bound)
+  double sampled_max = 0, sampled_mean = 0;  // NUMERIC(53)
+  double bos_mean = 0, bos_min = 0;          // NUMERIC(53)
+  int active_size = 0;
+  double max_abs_A = 0;
+};
+
+struct PathRun {
+  int start = 0;
+  double init_std = 0;
+  search::MinimaxResult result;
+  BosStatistics stats;  // of the best model, on the probe set
+  // Smallest non-trigger BOS mass the adversary finds on the best model:
+  // SEARCH(upper bound) on the infimum over all inputs.
+  search::AdversaryResult min_bos;
+};
+
+struct FrontierPoint {
+  double delta = 0, ceiling = 0;
+  double eps = 0;       // E_search of the best feasible model
+  double bos_mean = 0;  // its mean non-trigger BOS mass (NUMERIC(53))
+  bool feasible = false;
+  bool converged = false;
+  search::MinimaxResult result;
+};
+
+struct NuancePoint {
+  std::string model;  // "path", "frontier delta=..."
+  double scale = 0;   // content multiplied by this
+  double bos_mean = 0, bos_min = 0, error_max = 0;
+};
+
+struct Theorem1Study {
+  Theorem1Options options;
+  std::vector<PathRun> runs;
+  std::vector<PathPoint> path;
+  std::vector<FrontierPoint> frontier;
+  double slope = 0, slope_stderr = 0;  // log eps = a + slope log delta
+  std::vector<NuancePoint> nuance;
+  std::string verdict;  // CONSISTENT / COUNTEREXAMPLE CANDIDATE / INCONCLUSIVE / NOT APPLICABLE
+  std::string reason;
+  double seconds = 0;
+};
+
+using StudyProgress = std::function<void(const std::string&)>;
+
+Theorem1Study run_theorem1_study(const Theorem1Options& options,
+                                 const StudyProgress& progress = {});
+
+// Sets study.verdict and study.reason from its frontier and path (the rule
+// in the header comment); exposed so that tests can feed it made-up studies.
+void decide_verdict(Theorem1Study& study);
+
+nlohmann::json to_json(const Theorem1Study& study, const RunInfo& info);
+std::string path_csv(const Theorem1Study& study, const RunInfo& info);
+std::string frontier_csv(const Theorem1Study& study, const RunInfo& info);
+std::string nuance_csv(const Theorem1Study& study, const RunInfo& info);
+
+// Writes theorem1.json, path.csv, frontier.csv, nuance.csv, the weight files
+// of the path and frontier models, gnuplot scripts and (if gnuplot runs)
+// PNG and PDF figures into `dir`, every file atomically. Returns the paths
+// written; figures that gnuplot failed to render are listed in `skipped`.
+std::vector<std::string> write_theorem1_outputs(const Theorem1Study& study, const RunInfo& info,
+                                                const std::string& dir,
+                                                std::vector<std::string>* skipped = nullptr);
+
+}  // namespace sinkcert::theorems
