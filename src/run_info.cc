@@ -13,6 +13,21 @@
 namespace sinkcert {
 
 std::string build_revision() {
+  // The checkout's state now (a binary can outlive the configure step that
+  // stamped SINKCERT_GIT_REVISION, and results are often regenerated after a
+  // commit); the configure-time stamp when git or the checkout is absent.
+#ifdef SINKCERT_SOURCE_DIR
+  const std::string cmd = std::string("git -C '") + SINKCERT_SOURCE_DIR +
+                          "' describe --always --dirty --abbrev=12 2>/dev/null";
+  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
+    char buf[128] = {0};
+    const bool got = std::fgets(buf, sizeof buf, pipe) != nullptr;
+    const int status = ::pclose(pipe);
+    std::string rev = got ? buf : "";
+    while (!rev.empty() && (rev.back() == '\n' || rev.back() == '\r')) rev.pop_back();
+    if (status == 0 && !rev.empty()) return rev;
+  }
+#endif
 #ifdef SINKCERT_GIT_REVISION
   return SINKCERT_GIT_REVISION;
 #else

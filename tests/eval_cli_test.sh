@@ -6,23 +6,7 @@
 set -u
 bin="$1"
 data=tests/data/numpy
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-# expect RC PATTERN ARGS...: runs sinkcert ARGS, requires exit code RC and
-# PATTERN (grep -E) in stdout+stderr.
-expect() {
-  want_rc=$1 pattern=$2
-  shift 2
-  "$bin" "$@" > "$tmp/out" 2>&1
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$tmp/out"; then
-    echo "FAIL: sinkcert $* -> exit $rc (want $want_rc), pattern '$pattern'; output:"
-    head -20 "$tmp/out"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 
 W="$data/softmax_single.weights.json"
 X="$data/softmax_single.input.json"
@@ -51,8 +35,4 @@ expect 2 'command line: --L: no trigger position' \
   eval --weights "$W" --samples 5 --L 2 --trigger-range reference-code
 expect 2 'command line: --trigger-range' eval --weights "$W" --samples 5 --trigger-range papr
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures eval CLI check(s) failed"
-  exit 1
-fi
-echo "all eval CLI checks passed"
+finish eval

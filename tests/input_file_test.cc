@@ -11,6 +11,7 @@
 
 #include "src/input_error.h"
 #include "src/task.h"
+#include "tests/test_util.h"
 
 namespace sinkcert {
 namespace {
@@ -19,16 +20,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // Per-process scratch directory, removed when the test binary exits.
-struct ScratchDir {
-  fs::path path =
-      fs::temp_directory_path() / ("sinkcert_input_file_test_" + std::to_string(::getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-const ScratchDir kScratch;
+const testing::ScratchDir kScratch("sinkcert_input_file_test");
 
 // A valid input for n = 5, L = 5 with the trigger at 2.
 json valid_doc() {

@@ -4,14 +4,35 @@
 // and random models.
 #pragma once
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <random>
+#include <string>
 
 #include "src/model.h"
 #include "src/task.h"
 
 namespace sinkcert::testing {
+
+// A per-process scratch directory under the system temp dir, removed (with
+// its contents) when the object is destroyed.
+struct ScratchDir {
+  std::filesystem::path path;
+  explicit ScratchDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() /
+             (name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
 
 // |a - b| <= tol * max(1, |a|, |b|); NaN never matches; equal infinities match.
 inline bool near(double a, double b, double tol) {
@@ -21,7 +42,8 @@ inline bool near(double a, double b, double tol) {
   return std::abs(a - b) <= tol * scale;
 }
 
-// A single-layer model with i.i.d. normal(0, std) entries of A and M.
+// A model (single-layer by default; `layers` x `heads`, residual when asked)
+// with i.i.d. normal(0, std) entries of every A and M.
 inline Model<double> random_model(int n, AttentionKind kind, double std, std::uint64_t seed,
                                   int layers = 1, int heads = 1,
                                   ModelKind model_kind = ModelKind::kSingleLayer) {

@@ -6,23 +6,7 @@
 # (run from the source root, as ctest does).
 set -u
 bin="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-# expect RC PATTERN ARGS...: runs sinkcert ARGS, requires exit code RC and
-# PATTERN (grep -E) in stdout+stderr.
-expect() {
-  want_rc=$1 pattern=$2
-  shift 2
-  "$bin" "$@" > "$tmp/out" 2>&1
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$tmp/out"; then
-    echo "FAIL: sinkcert $* -> exit $rc (want $want_rc), pattern '$pattern'; output:"
-    head -20 "$tmp/out"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 
 # weights N ATTENTION SCALE CONTENT_SCORE: the construction as a weight file
 # (A, M given), M = SCALE I, and A[3][2] = CONTENT_SCORE.
@@ -88,8 +72,4 @@ expect 2 '--n: an integer >= 3' verify relu --n 2
 expect 2 "--n: the weight file's n = 6" verify relu --weights "$tmp/ok.json" --n 7
 expect 2 'missing\.json: \(file\): expected a readable file' verify relu --weights "$tmp/missing.json"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "verify_cli_test: all checks passed"
+finish verify

@@ -23,16 +23,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // Per-process scratch directory, removed when the test binary exits.
-struct ScratchDir {
-  fs::path path =
-      fs::temp_directory_path() / ("sinkcert_weight_file_test_" + std::to_string(::getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-const ScratchDir kScratch;
+const testing::ScratchDir kScratch("sinkcert_weight_file_test");
 
 fs::path temp_dir() { return kScratch.path; }
 
