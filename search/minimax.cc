@@ -33,9 +33,6 @@ constexpr double kRejectFactor = 3.0;
 constexpr double kLawsonRejectFactor = 1.1;
 // Trust-region radius divisor after a rejected round.
 constexpr double kRadiusShrink = 8.0;
-// Rounds "stall" (scale continuation triggers) when the worst case is not
-// below this fraction of the previous round's.
-constexpr double kStallRatio = 0.9;
 // Lawson rounds have converged when the weighted objective's relative change
 // over a round is below this (and the adversary gap is within tolerance).
 constexpr double kLawsonObjectiveTolerance = 1e-3;
@@ -325,7 +322,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   result.worst = worst.best;
   // best_worst: the best worst case so far (trust control); best_feasible:
   // the best among models meeting the BOS ceiling (the result)
-  double best_worst = worst.best.value, prev_worst = best_worst;
+  double best_worst = worst.best.value;
   const bool init_feasible = !o.bos_ceiling || mean_probe_bos(current, *o.probes) <= *o.bos_ceiling;
   double best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
   double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
@@ -336,14 +333,6 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     MinimaxRecord rec;
     rec.round = round;
     rec.event = "lm";
-    bool scaled = false;
-    if (o.scale_continuation && round > 2 && prev_worst > kStallRatio * best_worst &&
-        prev_worst <= best_worst) {
-      // 7. scale continuation: A <- s A, then M re-solved with A held
-      for (double& v : A) v *= o.scale_factor;
-      scaled = true;
-      rec.event = "scale";
-    }
     // 2. inner solve
     ceres::Problem::Options popt;
     ceres::Problem problem(popt);
@@ -362,7 +351,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // saturated region where softmax has no gradient
     const bool m_only = round == 1;
     if (m_only) rec.event = "M-only";
-    if (scaled || m_only) problem.SetParameterBlockConstant(A.data());
+    if (m_only) problem.SetParameterBlockConstant(A.data());
     if (!o.frozen_m.empty()) {
       problem.SetManifold(M.data(), new ceres::SubsetManifold(n * n, o.frozen_m));
     }
@@ -378,7 +367,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     ceres::Solver::Summary summary;
     ceres::Solve(sopt, &problem, &summary);
     result.jacobian_evaluations += summary.num_jacobian_evaluations;
-    if (!summary.iterations.empty() && !scaled && !m_only) {
+    if (!summary.iterations.empty() && !m_only) {
       radius = std::max(1e-8, summary.iterations.back().trust_region_radius);
     }
     const double objective = summary.final_cost;
@@ -400,10 +389,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // 5. trust control against the worst case
     const double reject_factor =
         o.surrogate == Surrogate::kLawson ? kLawsonRejectFactor : kRejectFactor;
-    if (std::isfinite(worst.best.value) && scaled && worst.best.value >= best_worst) {
-      rec.accepted = false;
-      rec.event = "scale-reject";
-    } else if (!std::isfinite(worst.best.value) || worst.best.value > reject_factor * best_worst) {
+    if (!std::isfinite(worst.best.value) || worst.best.value > reject_factor * best_worst) {
       rec.accepted = false;
       rec.event = "reject";
       radius /= kRadiusShrink;
@@ -421,7 +407,6 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       A = saved_A;
       M = saved_M;
     }
-    prev_worst = rec.accepted ? worst.best.value : prev_worst;
     if (o.bos_ceiling && !feasible) rho = std::min(kMaxPenalty, rho * kPenaltyGrowth);
 
     // 3. surrogate weights; 4. admit witnesses
