@@ -12,10 +12,14 @@
 
 namespace sinkcert {
 
-std::string build_revision() {
-  // The checkout's state now (a binary can outlive the configure step that
-  // stamped SINKCERT_GIT_REVISION, and results are often regenerated after a
-  // commit); the configure-time stamp when git or the checkout is absent.
+namespace {
+
+// The checkout's state when first asked (a binary can outlive the configure
+// step that stamped SINKCERT_GIT_REVISION, and results are often regenerated
+// after a commit); the configure-time stamp when git or the checkout is
+// absent. Asked once per process, so that every artifact of one run carries
+// the same revision even as the run's own outputs make the tree dirty.
+std::string read_revision() {
 #ifdef SINKCERT_SOURCE_DIR
   const std::string cmd = std::string("git -C '") + SINKCERT_SOURCE_DIR +
                           "' describe --always --dirty --abbrev=12 2>/dev/null";
@@ -33,6 +37,13 @@ std::string build_revision() {
 #else
   return "unknown";
 #endif
+}
+
+}  // namespace
+
+std::string build_revision() {
+  static const std::string revision = read_revision();
+  return revision;
 }
 
 std::string utc_now() {

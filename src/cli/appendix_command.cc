@@ -117,16 +117,23 @@ void run_appendix(const AppendixOptions& opt, Context& ctx) {
   }
   emit(theorems::p2_table(p2, p2_dir), make_run_info(ctx.argv, 0, "MPFI adaptive, 6 digits"));
 
-  // other helpers' figures already in <out>/figures (pdf, png)
+  // figures already in <out>/figures (pdf, png) and the Theorem 1 study's
+  // figures in <out>/theorem1 (pdf)
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(figures, ec)) {
-    const std::string name = entry.path().filename().string();
-    const std::string ext = entry.path().extension().string();
-    const std::string rel = "figures/" + name;
-    if ((ext == ".pdf" || ext == ".png") && name.find(".tmp") == std::string::npos &&
-        std::find(figure_files.begin(), figure_files.end(), rel) == figure_files.end()) {
-      figure_files.push_back(rel);
+  for (const std::string sub : {"figures", "theorem1"}) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(opt.out + "/" + sub, ec)) {
+      const std::string name = entry.path().filename().string();
+      const std::string ext = entry.path().extension().string();
+      const std::string rel = sub + "/" + name;
+      const bool wanted = ext == ".pdf" || (sub == "figures" && ext == ".png");
+      if (wanted && name.find(".tmp") == std::string::npos &&
+          std::find(figure_files.begin(), figure_files.end(), rel) == figure_files.end()) {
+        found.push_back(rel);
+      }
     }
+    std::sort(found.begin(), found.end());
+    figure_files.insert(figure_files.end(), found.begin(), found.end());
   }
   const std::string folder = fs::path(opt.out).filename().string();
   write_file_atomically(opt.out + "/appendix.tex",
