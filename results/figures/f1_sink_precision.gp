@@ -1,4 +1,4 @@
-# build-d/sinkcert appendix (revision 0ee18e536129-dirty)
+# build/sinkcert appendix (revision f4be2ab3c31e)
 set terminal pdfcairo size 5in,3.2in font "Helvetica,10"
 set output 'results/figures/f1_sink_precision.pdf.tmp.pdf'
 set datafile missing '?'
