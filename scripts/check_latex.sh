@@ -10,16 +10,7 @@ cd "$(dirname "$0")/.."
 doc="${1:-results/appendix.tex}"
 
 packages=(texlive-latex-extra texlive-science)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "check_latex.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install_packages.sh check_latex.sh "${packages[@]}"
 
 if [ ! -f "$doc" ]; then
   echo "check_latex.sh: $doc not found; run: build/sinkcert appendix" >&2
