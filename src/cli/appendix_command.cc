@@ -1,159 +1,28 @@
 // SPDX-License-Identifier: MIT
 //
-// sinkcert appendix [--out results] [--full]
-// Regenerates every appendix table (LaTeX, CSV, JSON) and figure under --out
-// and the standalone document <out>/appendix.tex. Default size: under five
-// minutes on two cores; --full: larger branch-and-bound budgets and sizes.
-// Progress goes to stderr; each artifact is stamped with a RunInfo and written
-// atomically.
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
+// sinkcert appendix [--out results] [--full]: regenerates every appendix
+// table and figure and <out>/appendix.tex (theorems/appendix.h); progress on
+// stderr.
 #include <iostream>
 #include <memory>
 
 #include "src/cli/commands.h"
-#include "src/constructions.h"
-#include "src/run_info.h"
-#include "src/table_writer.h"
-#include "theorems/precision_tables.h"
+#include "theorems/appendix.h"
 
 namespace sinkcert::cli {
 
-namespace {
-
-struct AppendixOptions {
-  std::string out = "results";
-  bool full = false;
-  double p2_bound_seconds = 8.0;  // per n = 5, L = 4 model; keeps the default run < 5 min
-};
-
-// Single quotes for the shell, with embedded quotes closed and escaped.
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-void run_appendix(const AppendixOptions& opt, Context& ctx) {
-  namespace fs = std::filesystem;
-  using theorems::kP1Digits;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  auto progress = [&](const std::string& msg) {
-    std::cerr << "[appendix " << static_cast<int>(elapsed()) << " s] " << msg << std::endl;
-  };
-  const std::string tables = opt.out + "/tables", figures = opt.out + "/figures";
-  std::vector<std::string> stems, figure_files;
-  auto emit = [&](const Table& t, const RunInfo& info) {
-    for (const auto& path : write_table(t, info, tables)) progress("wrote " + path);
-    stems.push_back("tables/" + t.name);
-  };
-
-  // P1
-  const Task p1_task{16, 16, TriggerRange::kPaper};
-  const std::vector<double> betas{5, 10, 20, 40, 80, 160, 320};
-  progress("P1: sink family, n = L = 16, 7 values of beta, " + std::to_string(kP1Digits) +
-           " certified digits");
-  const auto p1 = theorems::sink_family_precision_rows(p1_task, betas, kP1Digits, progress);
-  const RunInfo p1_info = make_run_info(
-      ctx.argv, 0,
-      "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
-          std::to_string(kP1Digits) + " digits");
-  emit(theorems::p1_loss_table(p1, p1_task), p1_info);
-  emit(theorems::p1_bos_table(p1, p1_task), p1_info);
-
-  // F1 figure
-  const std::string data = figures + "/f1_sink_precision.dat";
-  const std::string script = figures + "/f1_sink_precision.gp";
-  const std::string pdf = figures + "/f1_sink_precision.pdf";
-  write_file_atomically(data, theorems::p1_figure_data(p1, p1_info));
-  const std::string tmp_pdf = pdf + ".tmp.pdf";
-  write_file_atomically(script, "# " + p1_info.command_line + " (revision " + p1_info.revision +
-                                    ")\n" + theorems::p1_figure_script(data, tmp_pdf));
-  const std::string cmd = "gnuplot " + shell_quote(script) + " 2>/dev/null";
-  if (std::system(cmd.c_str()) == 0 && fs::exists(tmp_pdf)) {
-    fs::rename(tmp_pdf, pdf);
-    figure_files.push_back("figures/f1_sink_precision.pdf");
-    progress("wrote " + pdf);
-  } else {
-    progress("gnuplot failed or missing: figure F1 skipped (data in " + data + ")");
-  }
-
-  // P3
-  std::vector<std::pair<int, int>> sizes{{5, 4}, {8, 8}, {16, 16}, {32, 64}, {64, 256}};
-  progress("P3: ReLU certificate, 5 sizes");
-  const auto p3 = theorems::relu_certificate_rows(sizes, progress);
-  emit(theorems::p3_table(p3), make_run_info(ctx.argv, 0, "exact (GMP rationals)"));
-
-  // P4
-  progress("P4: scale path of the sink family, base beta = 10");
-  AdaptiveOptions p4_options;
-  p4_options.digits = 10;
-  const auto p4 = theorems::scale_path(sink_family<double>(16, 10.0), p1_task,
-                                       {1, 2, 4, 8, 16, 24, 32}, p4_options, progress);
-  emit(theorems::p4_table(p4, "the sink family", p1_task, 10.0),
-       make_run_info(ctx.argv, 0, "MPFI adaptive from 64 bits, +64, 10 digits"));
-
-  // B1
-  progress("B1: branch and bound reach");
-  const auto b1 = theorems::worst_case_bound_rows(opt.full, progress);
-  emit(theorems::b1_table(b1), make_run_info(ctx.argv, 21, "MPFI 128 bits"));
-
-  // P2: the n = L = 16 study's models, and the n = 5, L = 4 edge models
-  // (where the branch and bound reaches)
-  const std::string p2_dir = opt.out + "/theorem1";
-  std::vector<theorems::SearchModelRow> p2;
-  for (const std::string& dir : {p2_dir, p2_dir + "/edges/n5_L4_paper"}) {
-    progress("P2: search models in " + dir);
-    auto rows = theorems::search_model_rows(dir, opt.full ? 300.0 : opt.p2_bound_seconds,
-                                            progress);
-    for (auto& r : rows) {
-      if (dir != p2_dir) r.file = "edges/n5_L4_paper/" + r.file;
-      p2.push_back(std::move(r));
-    }
-  }
-  emit(theorems::p2_table(p2, p2_dir), make_run_info(ctx.argv, 0, "MPFI adaptive, 6 digits"));
-
-  // figures already in <out>/figures (pdf, png) and the Theorem 1 study's
-  // figures in <out>/theorem1 (pdf)
-  std::error_code ec;
-  for (const std::string sub : {"figures", "theorem1"}) {
-    std::vector<std::string> found;
-    for (const auto& entry : fs::directory_iterator(opt.out + "/" + sub, ec)) {
-      const std::string name = entry.path().filename().string();
-      const std::string ext = entry.path().extension().string();
-      const std::string rel = sub + "/" + name;
-      const bool wanted = ext == ".pdf" || (sub == "figures" && ext == ".png");
-      if (wanted && name.find(".tmp") == std::string::npos &&
-          std::find(figure_files.begin(), figure_files.end(), rel) == figure_files.end()) {
-        found.push_back(rel);
-      }
-    }
-    std::sort(found.begin(), found.end());
-    figure_files.insert(figure_files.end(), found.begin(), found.end());
-  }
-  const std::string folder = fs::path(opt.out).filename().string();
-  write_file_atomically(opt.out + "/appendix.tex",
-                        theorems::appendix_document(stems, figure_files,
-                                                    make_run_info(ctx.argv, 0, "see each table"),
-                                                    folder.empty() ? "." : folder));
-  progress("wrote " + opt.out + "/appendix.tex");
-  std::cout << "appendix: " << stems.size() << " tables, " << figure_files.size()
-            << " figures under " << opt.out << " in " << elapsed() << " s\n";
-}
-
-}  // namespace
-
 void add_appendix_command(CLI::App& app, Context& ctx) {
-  auto opt = std::make_shared<AppendixOptions>();
+  auto opt = std::make_shared<theorems::AppendixOptions>();
   CLI::App* cmd = app.add_subcommand(
       "appendix", "regenerate every appendix table (LaTeX, CSV, JSON) and figure, and appendix.tex");
   cmd->add_option("--out", opt->out, "output folder")->capture_default_str();
   cmd->add_flag("--full", opt->full, "paper-size runs (larger branch-and-bound budgets)");
-  cmd->callback([opt, &ctx] { run_appendix(*opt, ctx); });
+  cmd->callback([opt, &ctx] {
+    const auto summary = theorems::generate_appendix(
+        *opt, ctx.argv, [](const std::string& line) { std::cerr << line << std::endl; });
+    std::cout << "appendix: " << summary.tables.size() << " tables, " << summary.figures.size()
+              << " figures under " << opt->out << " in " << summary.seconds << " s\n";
+  });
 }
 
 }  // namespace sinkcert::cli

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+//
+// The appendix: every table (P1 sink family in five precisions beside MPFI
+// enclosures, P2 search models, P3 ReLU certificates, P4 beyond double, B1
+// branch-and-bound reach) in LaTeX, CSV and JSON, the figures, and the
+// standalone document <out>/appendix.tex that \input's them. Each artifact is
+// stamped with a RunInfo and written atomically. Default size: under five
+// minutes on two cores; `full`: larger branch-and-bound budgets.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "theorems/precision_tables.h"
+
+namespace sinkcert::theorems {
+
+struct AppendixOptions {
+  std::string out = "results";
+  bool full = false;
+  double p2_bound_seconds = 8.0;  // per n = 5, L = 4 model; keeps the default run < 5 min
+};
+
+struct AppendixSummary {
+  std::vector<std::string> tables;   // stems relative to out, e.g. tables/p1_sink_loss
+  std::vector<std::string> figures;  // relative to out
+  double seconds = 0.0;
+};
+
+// Regenerates everything under opt.out; `argv` is recorded as the command
+// line of every artifact; `progress` receives one line per step.
+AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
+                                  const Progress& progress = {});
+
+}  // namespace sinkcert::theorems
