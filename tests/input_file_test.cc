@@ -11,6 +11,7 @@
 
 #include "src/input_error.h"
 #include "src/task.h"
+#include "tests/input_error_check.h"
 #include "tests/test_util.h"
 
 namespace sinkcert {
@@ -45,12 +46,7 @@ std::string error_of_text(const std::string& text, int n = 5) {
 
 std::string error_of(const json& doc, int n = 5) { return error_of_text(doc.dump(), n); }
 
-void check_error(const std::string& message, const std::string& field,
-                 const std::string& expected) {
-  INFO("message: " << message);
-  CHECK(message.find(": " + field + ": ") != std::string::npos);
-  CHECK(message.find(expected) != std::string::npos);
-}
+using testing::check_error;
 
 TEST_CASE("a valid input file reads with its trigger") {
   REQUIRE(error_of(valid_doc()) == "");

@@ -14,6 +14,7 @@
 #include "src/forward.h"
 #include "src/input_error.h"
 #include "src/internal/json_reader.h"
+#include "tests/input_error_check.h"
 #include "tests/test_util.h"
 
 namespace sinkcert {
@@ -76,13 +77,7 @@ std::string error_of_text(const std::string& text) {
 
 std::string error_of(const json& doc) { return error_of_text(doc.dump(1)); }
 
-// The error names the field and says what was expected.
-void check_error(const std::string& message, const std::string& field,
-                 const std::string& expected) {
-  INFO("message: " << message);
-  CHECK(message.find(": " + field + ": ") != std::string::npos);
-  CHECK(message.find(expected) != std::string::npos);
-}
+using testing::check_error;
 
 TEST_CASE("the valid base document reads, with both head styles") {
   REQUIRE(error_of(valid_doc()) == "");

@@ -9,12 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "src/task.h"
+
 namespace sinkcert::cli {
 
 struct Context {
   std::vector<std::string> argv;  // for provenance (RunInfo)
   int exit_code = 0;
 };
+
+// --trigger-range as a TriggerRange; InputError naming the option otherwise.
+TriggerRange trigger_range_option(const std::string& text);
+// InputError unless --n >= 3 and --L >= 2.
+void check_task_options(const Task& task);
 
 void add_eval_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);

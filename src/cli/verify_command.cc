@@ -47,12 +47,7 @@ int exit_code_for(Verdict v) {
 void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   const std::string cli = "command line";
   Task task;
-  try {
-    task.range = parse_trigger_range(opt.trigger_range);
-  } catch (const std::invalid_argument&) {
-    throw InputError(cli, "--trigger-range",
-                     "paper or reference-code, got '" + opt.trigger_range + "'");
-  }
+  task.range = trigger_range_option(opt.trigger_range);
   std::optional<WeightFile> file;
   if (!opt.weights.empty()) file = read_weight_file(opt.weights);
   task.n = opt.n;
@@ -65,8 +60,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
     task.n = file->n;
   }
   task.L = opt.L;
-  if (task.n < 3) throw InputError(cli, "--n", "an integer >= 3, got " + std::to_string(task.n));
-  if (task.L < 2) throw InputError(cli, "--L", "an integer >= 2, got " + std::to_string(task.L));
+  check_task_options(task);
   if (task.trigger_positions().empty()) {
     throw InputError(cli, "--L",
                      "L >= 3 under the reference-code convention (L = " + std::to_string(task.L) +
