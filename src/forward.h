@@ -43,33 +43,17 @@ ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_at
     if (keep_attention) result.attention.emplace_back();
     for (const auto& head : layer) {
       // W = X (X A)^T = S^T: column i holds s_i0..s_ii contiguously
-      if constexpr (ScalarTraits<T>::kIsInterval) {
-        // MPFI: coefficient-based products only. Eigen's blocked GEMM also
-        // yields NaN entries for MPFI at sizes that are not multiples of its
-        // register blocks (e.g. 8x6 times 6x6; tests/certified_eval_test.cc)
-        W.noalias() = x.lazyProduct(x.lazyProduct(head.A).transpose());
-      } else {
-        W.noalias() = x * (x * head.A).transpose();
-      }
+      W.noalias() = matrix_product(x, matrix_product(x, head.A).transpose());
       // a_i. = attention_row(s_i.), in place in column i; a_ik = 0 for k > i
       for (int i = 0; i < L; ++i) {
         attention_row(model.attention, i, &W(0, i), &W(0, i));
         W.col(i).tail(L - 1 - i).setZero();
       }
-      // V_i = sum_{k<=i} a_ik x_k, i.e. V = W^T X
-      // (a plain product: Eigen's triangular kernels read padding that is
-      // NaN for default-constructed MPFI values)
-      if constexpr (ScalarTraits<T>::kIsInterval) {
-        V.noalias() = W.transpose().lazyProduct(x);
-      } else {
-        V.noalias() = W.transpose() * x;
-      }
+      // V_i = sum_{k<=i} a_ik x_k, i.e. V = W^T X (zeros above the diagonal
+      // of W^T; a general product, see matrix_product on triangular kernels)
+      V.noalias() = matrix_product(W.transpose(), x);
       // o = V M^T (row i: M V_i)
-      if constexpr (ScalarTraits<T>::kIsInterval) {
-        delta.noalias() += V.lazyProduct(head.M.transpose());
-      } else {
-        delta.noalias() += V * head.M.transpose();
-      }
+      delta.noalias() += matrix_product(V, head.M.transpose());
       if (keep_attention) result.attention.back().push_back(W.transpose());
     }
     if (model.kind == ModelKind::kResidual) {

@@ -240,6 +240,20 @@ double to_double(const T& x) {
   }
 }
 
+// The matrix product a * b. For intervals only Eigen's coefficient-based
+// product is used: its blocked GEMM and triangular kernels pad with
+// default-constructed scalars, which for MPFI are NaN, and return NaN entries
+// at sizes that are not multiples of the register blocks (e.g. 8x6 times 6x6;
+// tests/certified_eval_test.cc).
+template <class A, class B>
+auto matrix_product(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b) {
+  if constexpr (ScalarTraits<typename A::Scalar>::kIsInterval) {
+    return a.lazyProduct(b);
+  } else {
+    return a * b;
+  }
+}
+
 // Lower and upper end of the enclosure (a point value is its own enclosure).
 // Exact for every scalar except Jet, whose derivative part is dropped.
 template <class T>
