@@ -110,7 +110,8 @@ Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, const std::vector<Matrix
   return range;
 }
 
-void check_model(const Model<double>& model, const Task& task) {
+template <class T>
+void check_model(const Model<T>& model, const Task& task) {
   if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) {
     throw std::invalid_argument("worst-case bound: only single-layer models are supported");
   }
@@ -132,14 +133,17 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The loop shared by bound_worst_case and check_upper_bound; `done(lower,
-// upper)` says when to stop.
-WorstCaseBound branch_and_bound(const Model<double>& model_d, const Task& task,
+// upper)` says when to stop. T = double or Mpfr: the model's entries are
+// enclosed in MPFI at options.bits (exactly when they fit, else outward), and
+// the adversary searches its double rounding for lower-bound candidates.
+template <class T>
+WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
                                 const WorstCaseOptions& options,
                                 const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
-  check_model(model_d, task);
+  check_model(model_in, task);
   const auto t0 = std::chrono::steady_clock::now();
   PrecisionScope scope(options.bits);
-  const Model<Mpfi> model = model_d.cast<Mpfi>();
+  const Model<Mpfi> model = model_in.template cast<Mpfi>();
   WorstCaseBound out;
   out.bits = PrecisionScope::current_bits();
   out.evidence = Evidence::certified(out.bits);
@@ -170,6 +174,7 @@ WorstCaseBound branch_and_bound(const Model<double>& model_d, const Task& task,
   if (options.adversary_witnesses) {
     AdversaryOptions ao;
     ao.triggers = triggers;
+    const Model<double> model_d = model_in.template cast<double>();
     for (const Witness& w : maximize_error(model_d, task, ao).per_trigger) {
       // variable m = (k - 1) (n - 3) + c holds content(k - 1, c)
       std::vector<double> content;
@@ -359,7 +364,8 @@ Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigg
   return bmp::lower(linf_error(r.output, Y).value);
 }
 
-WorstCaseBound bound_worst_case(const Model<double>& model, const Task& task,
+template <class T>
+WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
                                 const WorstCaseOptions& options) {
   const double gap = options.relative_gap;
   return branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
@@ -367,6 +373,11 @@ WorstCaseBound bound_worst_case(const Model<double>& model, const Task& task,
     return lower > 0 && upper <= lower * (1 + Mpfr(gap));
   });
 }
+
+template WorstCaseBound bound_worst_case(const Model<double>&, const Task&,
+                                         const WorstCaseOptions&);
+template WorstCaseBound bound_worst_case(const Model<Mpfr>&, const Task&,
+                                         const WorstCaseOptions&);
 
 UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options) {

@@ -95,8 +95,10 @@ struct WorstCaseBound {
 };
 
 // Throws std::invalid_argument unless the model is single-layer with
-// dimension task.n.
-WorstCaseBound bound_worst_case(const Model<double>& model, const Task& task,
+// dimension task.n. T = double or Mpfr (a model refined beyond double,
+// least_squares_refiner.h; its entries are enclosed at options.bits).
+template <class T>
+WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
                                 const WorstCaseOptions& options);
 
 // A claim "E(theta) <= claimed": VERIFIED if the certified upper bound is at

@@ -37,6 +37,44 @@
 #include <string>
 #include <type_traits>
 
+// Eigen's NumTraits for MPFR. Boost 1.74's generic specialization lacks
+// digits(), min_exponent() and max_exponent(), which Eigen's blueNorm (used
+// by its MINPACK Levenberg-Marquardt) needs; this full specialization adds
+// them for the current precision and MPFR's exponent range. lowest() is the
+// most negative value, as Eigen defines it (Boost's returns the smallest
+// positive one); the rest says what Boost's does.
+namespace Eigen {
+template <>
+struct NumTraits<boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<0>,
+                                               boost::multiprecision::et_off>> {
+  using Real = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<0>,
+                                             boost::multiprecision::et_off>;
+  using NonInteger = Real;
+  using Literal = double;
+  using Nested = Real;
+  enum {
+    IsComplex = 0,
+    IsInteger = 0,
+    ReadCost = 1,
+    AddCost = 4,
+    MulCost = 8,
+    IsSigned = 1,
+    RequireInitialization = 1,
+  };
+  static Real epsilon() { return std::numeric_limits<Real>::epsilon(); }
+  static Real dummy_precision() { return 1000 * epsilon(); }
+  static Real highest() { return (std::numeric_limits<Real>::max)(); }
+  static Real lowest() { return -(std::numeric_limits<Real>::max)(); }
+  static int digits10() { return static_cast<int>(Real::default_precision()); }
+  // Bits of the current default precision.
+  static int digits() { return static_cast<int>(mpfr_get_prec(epsilon().backend().data())); }
+  // Exponents (base 2) MPFR represents; blueNorm's scaling constants are
+  // powers of two near the square roots of these, representable in MPFR.
+  static int min_exponent() { return static_cast<int>(mpfr_get_emin()); }
+  static int max_exponent() { return static_cast<int>(mpfr_get_emax()); }
+};
+}  // namespace Eigen
+
 namespace sinkcert {
 
 namespace bmp = boost::multiprecision;

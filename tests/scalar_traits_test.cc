@@ -67,5 +67,24 @@ TEST_CASE("interval exp encloses the high-precision value") {
   CHECK(Mpfr(bmp::upper(e)) >= reference);
 }
 
+TEST_CASE("Eigen's NumTraits for MPFR follow the current precision") {
+  PrecisionScope scope(256);
+  using Traits = Eigen::NumTraits<Mpfr>;
+  CHECK(Traits::digits() == PrecisionScope::current_bits());
+  CHECK(Traits::lowest() < 0);
+  CHECK(Traits::min_exponent() < -1000000);
+  CHECK(Traits::max_exponent() > 1000000);
+  // blueNorm (Eigen's scaled 2-norm, used by its Levenberg-Marquardt) agrees
+  // with the plain norm for magnitudes far outside double's range;
+  // kTolerance = 1e-70 is a few hundred ulps at 257 bits.
+  constexpr double kTolerance = 1e-70;
+  Vector<Mpfr> v(3);
+  v << Mpfr("3e-400"), Mpfr("4e-400"), Mpfr("1e-500");
+  const Mpfr blue = v.blueNorm();
+  const Mpfr plain = bmp::sqrt(v.squaredNorm());
+  CHECK(bmp::abs(blue - plain) / plain < Mpfr(kTolerance));
+  CHECK(bmp::abs(blue / Mpfr("5e-400") - 1) < Mpfr(1e-50));
+}
+
 }  // namespace
 }  // namespace sinkcert

@@ -90,6 +90,25 @@ TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound
   CHECK(b.upper.convert_to<double>() >= sampled - kDoubleSlack);
 }
 
+TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded at its own value") {
+  // (L-1) e^-60 ~ 2.6e-26: in double the model is the same, but its loss is
+  // below double's resolution of outputs near 1; in MPFR the bound holds it.
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(256);
+  const Model<Mpfr> m = sink_family<Mpfr>(5, Mpfr(60));
+  WorstCaseOptions options;
+  options.bits = 256;
+  options.relative_gap = 0.01;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 60.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  CHECK(b.upper <= truth * Mpfr(1.01));
+}
+
 TEST_CASE("multi-layer models are refused") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.5, 1, 2, 1,

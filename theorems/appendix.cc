@@ -9,10 +9,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "src/constructions.h"
 #include "src/run_info.h"
 #include "src/table_writer.h"
+#include "src/weight_file.h"
+#include "theorems/refined_path.h"
 
 namespace sinkcert::theorems {
 
@@ -108,6 +111,28 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
     }
   }
   emit(p2_table(p2, p2_dir), make_run_info(argv, 0, "MPFI adaptive, 6 digits"));
+
+  // P5: beyond double for a search model (n = 5, L = 4, where the fit set
+  // holds a quarter of the vertices and W every vertex)
+  const std::string p5_file = p2_dir + "/edges/n5_L4_paper/path_start0.weights.json";
+  if (fs::exists(p5_file)) {
+    progress("P5: refined scale path of " + p5_file);
+    RefinedPathOptions p5_options;
+    if (opt.full) {
+      p5_options.scales = {1, 2, 4, 8, 12};
+      p5_options.bits = 1024;
+    }
+    const Task p5_task{5, 4, TriggerRange::kPaper};
+    const RefinedPath p5 =
+        refined_path(to_model<double>(read_weight_file(p5_file)), p5_task, p5_options, progress);
+    std::ostringstream precision;
+    precision << "refinement MPFR " << p5.bits << " bits; MPFI adaptive from 64 bits, +64, "
+              << p5_options.certify.digits << " digits";
+    emit(p5_table(p5, "the search model edges/n5_L4_paper/path_start0", p5_task, p5_options),
+         make_run_info(argv, p5_options.seed, precision.str()));
+  } else {
+    progress("P5 skipped: " + p5_file + " is missing (run sinkcert theorem1 first)");
+  }
 
   // figures already in <out>/figures (pdf, png) and the Theorem 1 study's
   // figures in <out>/theorem1 (pdf)

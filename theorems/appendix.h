@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
 // The appendix: every table (P1 sink family in five precisions beside MPFI
-// enclosures, P2 search models, P3 ReLU certificates, P4 beyond double, B1
-// branch-and-bound reach) in LaTeX, CSV and JSON, the figures, and the
-// standalone document <out>/appendix.tex that \input's them. Each artifact is
-// stamped with a RunInfo and written atomically. Default size: under five
-// minutes on two cores; `full`: larger branch-and-bound budgets.
+// enclosures, P2 search models, P3 ReLU certificates, P4 beyond double, P5
+// beyond double for a search model, B1 branch-and-bound reach) in LaTeX, CSV
+// and JSON, the figures, and the standalone document <out>/appendix.tex that
+// \input's them. Each artifact is stamped with a RunInfo and written
+// atomically. Default size: under five minutes on two cores; `full`: larger
+// branch-and-bound budgets and the P5 path to s = 12 in 1024-bit MPFR.
 #pragma once
 
 #include <string>

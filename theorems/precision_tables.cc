@@ -95,6 +95,8 @@ Cell numeric_cell(const NumericValue& v, int certified) {
   return Cell(value + " (" + digits + ")", latex_number(value) + " (" + digits_tex + ")");
 }
 
+}  // namespace
+
 Cell interval_cell(const Mpfi& x, int digits) {
   const std::string text = format_interval(x, digits);
   return Cell(text, latex_interval(text));
@@ -104,8 +106,6 @@ std::string task_string(const Task& task) {
   return "n = " + std::to_string(task.n) + ", L = " + std::to_string(task.L) + ", triggers " +
          to_string(task.range);
 }
-
-}  // namespace
 
 std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task) {
   std::vector<std::pair<int, Matrix<double>>> out;
@@ -117,13 +117,19 @@ std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task) {
   return out;
 }
 
-WitnessCertificate certify_witnesses(const Model<double>& model, const Task& task,
-                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
-                                     const AdaptiveOptions& options) {
+namespace {
+
+// T = double or Mpfr: the model's entries are enclosed in MPFI at each
+// precision tried (exactly once it holds them).
+template <class T>
+WitnessCertificate certify_witnesses_of(const Model<T>& model, const Task& task,
+                                        const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                        const AdaptiveOptions& options) {
   WitnessCertificate out;
   const AdaptiveResult r = certify_adaptively(
       [&] {
-        const auto [loss, deficit] = witness_values(model.cast<Mpfi>(), task, witnesses);
+        const auto [loss, deficit] =
+            witness_values(model.template cast<Mpfi>(), task, witnesses);
         return std::vector<Mpfi>{loss, deficit};
       },
       options);
@@ -133,6 +139,20 @@ WitnessCertificate certify_witnesses(const Model<double>& model, const Task& tas
   out.digits = r.digits;
   out.reached = r.reached;
   return out;
+}
+
+}  // namespace
+
+WitnessCertificate certify_witnesses(const Model<double>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options) {
+  return certify_witnesses_of(model, task, witnesses, options);
+}
+
+WitnessCertificate certify_witnesses(const Model<Mpfr>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options) {
+  return certify_witnesses_of(model, task, witnesses, options);
 }
 
 std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,

@@ -79,6 +79,11 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
                                                      int digits = kP1Digits,
                                                      const Progress& progress = {});
 
+// A table cell "[lo, hi]" (digits significant, outward) and its LaTeX form.
+Cell interval_cell(const Mpfi& x, int digits);
+// "n = 5, L = 4, triggers paper".
+std::string task_string(const Task& task);
+
 // The witness set W: per trigger of the task, content all +1 and all -1.
 std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task);
 
@@ -90,6 +95,10 @@ struct WitnessCertificate {
   bool reached = false;
 };
 WitnessCertificate certify_witnesses(const Model<double>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options);
+// The same for a model beyond double (theorems/refined_path.h).
+WitnessCertificate certify_witnesses(const Model<Mpfr>& model, const Task& task,
                                      const std::vector<std::pair<int, Matrix<double>>>& witnesses,
                                      const AdaptiveOptions& options);
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/refined_path.h"
+
+#include <doctest/doctest.h>
+
+#include "src/constructions.h"
+#include "src/forward.h"
+#include "src/linf_error.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+// A stand-in for a double search result: the sink family at beta = 25 (loss
+// ~ 4e-11, where the double searches stop) with
+// every entry of A and M moved by N(0, 1e-6) noise (content-dependent scores,
+// M off the identity), as the search's models are.
+Model<double> search_like_model() {
+  Model<double> m = sink_family<double>(5, 25.0);
+  const Model<double> noise = testing::random_model(5, AttentionKind::kSoftmax, 1e-6, 11);
+  m.layers[0][0].A += noise.layers[0][0].A;
+  m.layers[0][0].M += noise.layers[0][0].M;
+  return m;
+}
+
+RefinedPathOptions small_options() {
+  RefinedPathOptions o;
+  o.scales = {1, 2};
+  o.bits = 256;
+  o.evaluations = 12;
+  return o;
+}
+
+TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const RefinedPathOptions o = small_options();
+  const RefinedPath path = refined_path(search_like_model(), task, o);
+  REQUIRE(path.rows.size() == 2);
+  // F: 2 + 14 per trigger and 16 samples; W: 64 vertices per trigger and 64
+  CHECK(path.fit_size == 3 * 16 + 16);
+  CHECK(path.check_size == 3 * 64 + 64);
+  for (const auto& r : path.rows) CHECK(r.cert.reached);
+  // the target: certified loss at W below 1e-30 with certified
+  // 1 - min BOS below 1e-29 (upper ends of the enclosures)
+  const WitnessCertificate& last = path.rows.back().cert;
+  CHECK(bmp::upper(last.loss) < Mpfr(1e-30));
+  CHECK(bmp::upper(last.deficit) < Mpfr(1e-29));
+  CHECK(bmp::upper(last.loss) < bmp::lower(path.rows.front().cert.loss));
+  // An independent check of the enclosure: W holds every vertex, so the
+  // 1024-bit MPFR loss of the last model at any vertex lies at or below the
+  // certified upper end; at the worst vertex it is inside the enclosure's
+  // relative width (6 digits certified).
+  PrecisionScope high(1024);
+  Mpfr worst(0);
+  for (int j : task.trigger_positions()) {
+    for (double v : {1.0, -1.0}) {
+      const Matrix<Mpfr> X =
+          make_input<Mpfr>(task, j, Matrix<Mpfr>::Constant(task.L - 1, task.content_dim(), Mpfr(v)));
+      const auto out = forward(path.last, X, false).output;
+      const Mpfr e = linf_error(out, make_target(X, j, TargetKind::kPlain)).value;
+      if (e > worst) worst = e;
+    }
+  }
+  CHECK(worst <= bmp::upper(last.loss));
+  CHECK(worst > 0);
+}
+
+TEST_CASE("the refined path refuses scales that do not increase") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  RefinedPathOptions o = small_options();
+  o.scales = {1, 1};
+  CHECK_THROWS_WITH_AS(refined_path(search_like_model(), task, o),
+                       doctest::Contains("scales must increase"), std::invalid_argument);
+  o.scales = {0, 1};
+  CHECK_THROWS_WITH_AS(refined_path(search_like_model(), task, o),
+                       doctest::Contains("scales must start positive"), std::invalid_argument);
+}
+
+TEST_CASE("table P5 labels every column and says what the loss at W bounds") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  RefinedPathOptions o = small_options();
+  o.scales = {1};
+  const RefinedPath path = refined_path(search_like_model(), task, o);
+  const Table t = p5_table(path, "a test model", task, o);
+  CHECK(t.name == "p5_refined_search_path");
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].size() == t.columns.size());
+  CHECK(t.columns[4].text == "loss at W CERTIFIED");
+  CHECK(t.columns[3].text == "max |r| on F NUMERIC(257)");
+  bool says_lower = false;
+  for (const auto& note : t.notes) {
+    says_lower |= note.find("lower bound on the worst-case loss E") != std::string::npos;
+  }
+  CHECK(says_lower);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+//
+// P5, beyond double for a search model: the scale path with the active-set
+// problem re-solved in MPFR at every step (issue 4, part 2).
+//
+// Start: theta_0 = (A, M), a single-layer softmax model found by the double
+// search (theorem1_study.h). Step k with scale s_k (s_0 = 1 < s_1 < ...):
+//   A <- (s_k / s_{k-1}) A_{k-1}                (sharpen the sink)
+//   theta_k = LM refinement of (A, M) on the fit set F, in `bits`-bit MPFR
+//             (search/least_squares_refiner.h, `evaluations` residual
+//             evaluations)
+// and then, in MPFI at adaptive precision (certified_eval.h), the model
+// theta_k itself (its MPFR entries, exactly) is certified at the check set W:
+//   loss(W)    = max_{X in W} max_{i,d} |f(X)_{i,d} - y_{i,d}|
+//   deficit(W) = max_{X in W} max_{i >= 1, i != j} (1 - a_i0)
+// Theorem 1 predicts that any family whose worst-case loss tends to 0 has
+// deficit -> 0; the table shows both falling together, far below double.
+//
+// Sets (seeded, reproducible): F = per trigger, content all +1, all -1 and
+// `fit_vertices` random vertices, plus `fit_samples` uniform sequences;
+// W = per trigger every vertex of the content box when there are at most
+// 2^kMaxVertexBits of them (else all +1, all -1 and 64 random vertices), plus
+// `check_samples` uniform sequences from a stream F does not use.
+// What is and is not certified: loss(W) is a certified value at W, hence a
+// CERTIFIED lower bound on the worst-case loss E(theta_k) over the whole box,
+// not an upper bound (the branch and bound does not reach these models:
+// their content-dependent scores make the interval attention loose).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/certified_eval.h"
+#include "src/model.h"
+#include "src/table_writer.h"
+#include "src/task.h"
+#include "theorems/precision_tables.h"
+
+namespace sinkcert::theorems {
+
+// W holds every vertex when (L-1)(n-3) <= kMaxVertexBits.
+constexpr int kMaxVertexBits = 10;
+
+struct RefinedPathOptions {
+  // s = 6 takes the loss near 1e-115, clear of the 512-bit floor (2^-512 ~
+  // 7e-155), where the refinement's steps would be rounding noise.
+  std::vector<double> scales{1, 2, 4, 6};
+  int bits = 512;         // working precision of the refinement
+  int evaluations = 12;   // LM residual evaluations per step
+  int fit_vertices = 14;  // random vertices per trigger in F
+  int fit_samples = 16;
+  int check_samples = 64;
+  std::uint64_t seed = 0;
+  AdaptiveOptions certify{6, 64, 64, 4096};
+};
+
+struct RefinedPathRow {
+  double scale = 1.0;
+  int evaluations = 0;
+  double max_abs_a = 0.0;  // max |A_pq| after the step
+  Mpfr fit_max;            // NUMERIC(bits): max |r| over F after the step
+  WitnessCertificate cert; // CERTIFIED at W
+  double seconds = 0.0;
+};
+
+struct RefinedPath {
+  std::vector<RefinedPathRow> rows;
+  int fit_size = 0, check_size = 0;  // sequences in F and W
+  int bits = 0;                       // refinement precision used
+  Model<Mpfr> last;                   // theta of the last step
+};
+
+// Throws std::invalid_argument unless the model is single-layer, single-head
+// softmax of dimension task.n and the scales increase from a positive start.
+RefinedPath refined_path(const Model<double>& model, const Task& task,
+                         const RefinedPathOptions& options, const Progress& progress = {});
+
+Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,
+               const RefinedPathOptions& options);
+
+}  // namespace sinkcert::theorems
