@@ -62,6 +62,39 @@ Mpfi intersect(const Mpfi& a, const Mpfi& b) {
   return lo <= hi ? Mpfi(lo, hi) : a;
 }
 
+// Softmax from score differences, for content-dependent scores:
+//   a_ik = 1 / (1 + sum_{m<=i, m!=k} exp(s_im - s_ik)),
+//   s_im - s_ik = x_i^T A (x_m - x_k).
+// Each difference is enclosed with x_m - x_k formed first (the flags of two
+// tokens of one kind cancel exactly), so a term shared by every score of row
+// i, such as the query's content times A's flag columns, cancels instead of
+// entering each score's enclosure independently (the dependency problem of
+// forward<Mpfi>'s per-score softmax range). The result is intersected with
+// `a`, which holds the per-score enclosure: both contain the true range.
+void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>& a) {
+  const int L = static_cast<int>(X.rows());
+  for (int i = 0; i < L; ++i) {
+    const Vector<Mpfi> query = X.row(i).transpose();
+    for (int k = 0; k <= i; ++k) {
+      // enclosures of sum_m exp(lo d_m) and sum_m exp(hi d_m)
+      Mpfi low_sum(0), high_sum(0);
+      for (int m = 0; m <= i; ++m) {
+        if (m == k) continue;
+        const Vector<Mpfi> delta = (X.row(m) - X.row(k)).transpose();
+        // d_m = x_i^T A (x_m - x_k)
+        const Mpfi e = exp_of(Mpfi(query.dot(A.lazyProduct(delta))));
+        low_sum += Mpfi(bmp::lower(e));
+        high_sum += Mpfi(bmp::upper(e));
+      }
+      // a_ik in [1 / (1 + sum exp(hi d)), 1 / (1 + sum exp(lo d))]
+      const Mpfi low = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::upper(high_sum)));
+      const Mpfi high = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::lower(low_sum)));
+      const Mpfi range(bmp::lower(low), bmp::upper(high));
+      a(i, k) = intersect(a(i, k), range);
+    }
+  }
+}
+
 // Centered form of phi = (f - y)_{i,d} over the box:
 //   phi(B) in phi(c) + sum_m dphi/dx_m(B) (B_m - c_m),
 // softmax gradient (single layer, heads h, v_h = M_h[d, :]):
@@ -204,13 +237,17 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     Node node = top;
     heap.pop();
-    // bisect the coordinate with the largest width_m * weight_m, the
-    // widest if every weight is 0 (Ratz-Csendes rule C)
+    // bisect, at even depth, the coordinate with the largest
+    // width_m * weight_m (Ratz-Csendes rule C), at odd depth the widest
+    // coordinate with weight_m > 0 (one that enters the worst term); the
+    // widest of all if every weight is 0
     int split = -1;
     double best_score = -1.0;
+    const bool widest_rule = node.box.depth % 2 == 1;
     for (std::size_t m = 0; m < node.box.lo.size(); ++m) {
       const double w = node.box.hi[m] - node.box.lo[m];
-      const double score = w * node.bound.weight[m];
+      const double weight = node.bound.weight[m];
+      const double score = widest_rule ? (weight > 0 ? w : 0.0) : w * weight;
       if (w > 0 && score > best_score) {
         best_score = score;
         split = static_cast<int>(m);
@@ -231,6 +268,8 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     const double mid = 0.5 * (node.box.lo[split] + node.box.hi[split]);
     ContentBox left = node.box, right = node.box;
+    ++left.depth;
+    ++right.depth;
     left.hi[split] = mid;
     right.lo[split] = mid;
     for (ContentBox* child : {&left, &right}) {
@@ -262,6 +301,11 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   const Matrix<Mpfi> X = box_input(task, box);
   const auto r = forward(model, X);
   const auto& heads = model.layers[0];
+  const bool content_dependent = attention_depends_on_content(r.attention[0]);
+  std::vector<Matrix<Mpfi>> attention = r.attention[0];
+  if (model.attention == AttentionKind::kSoftmax && content_dependent) {
+    for (std::size_t h = 0; h < heads.size(); ++h) tighten_softmax(heads[h].A, X, attention[h]);
+  }
   BoxBound best;
   best.upper = Mpfr(-1);
   const Mpfi inv_j = Mpfi(1) / Mpfi(j);
@@ -269,7 +313,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   // the gradient enclosure over the box (see the header).
   const bool centered = (model.attention == AttentionKind::kSoftmax ||
                          model.attention == AttentionKind::kSoftmaxOffByOne) &&
-                        attention_depends_on_content(r.attention[0]);
+                        content_dependent;
   Matrix<Mpfi> centre_error;
   std::vector<double> centre(box.lo.size());
   for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
@@ -289,7 +333,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   // G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j
   auto coefficient_matrix = [&](int i, int k) {
     Matrix<Mpfi> G = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
-    for (std::size_t h = 0; h < heads.size(); ++h) G += r.attention[0][h](i, k) * heads[h].M;
+    for (std::size_t h = 0; h < heads.size(); ++h) G += attention[h](i, k) * heads[h].M;
     if (i == j && k >= 1 && k <= j) {
       for (int d = 0; d < n; ++d) G(d, d) -= inv_j;
     }
@@ -301,7 +345,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       // one head, no target term: f(X)_i = M (sum_k a_ik x_k) already uses
       // every content variable once, at O(i n + n^2) instead of O(i n^2)
       Vector<Mpfi> v = Vector<Mpfi>::Constant(n, Mpfi(0));
-      for (int k = 0; k <= i; ++k) v += r.attention[0][0](i, k) * X.row(k).transpose();
+      for (int k = 0; k <= i; ++k) v += attention[0](i, k) * X.row(k).transpose();
       e = heads[0].M.lazyProduct(v);
     } else {
       // f(X)_i - y_i = sum_{k<=i} G_ik x_k
@@ -309,7 +353,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
     if (centered) {
       for (int d = 0; d < n; ++d) {
-        const Mpfi c = centred_term(heads, r.attention[0], X, AX, ATX, task, box, centre,
+        const Mpfi c = centred_term(heads, attention, X, AX, ATX, task, box, centre,
                                     centre_error(i, d), i, d);
         e(d) = intersect(e(d), c);
       }
@@ -335,7 +379,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
         }
         if (centered) {
           // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
-          centred_term(heads, r.attention[0], X, AX, ATX, task, box, centre, centre_error(i, d), i,
+          centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i,
                        d, &best.weight);
         }
         // variables after i do not enter row i: take their centre

@@ -18,6 +18,12 @@
 // ReLU construction), this is the exact range of f - y over B up to outward
 // rounding, and one box per trigger certifies E (TECHNIQUES.md). Otherwise
 // the looseness comes from the attention's enclosure and shrinks with B.
+// For content-dependent softmax scores that enclosure is also taken from
+// score differences and intersected with the per-score one:
+//   a_ik = 1 / (1 + sum_{m != k} exp(x_i^T A (x_m - x_k))),
+// in which a term shared by all scores of row i (the query's content times
+// A's flag columns) cancels; the sink models of the Theorem 1 search are of
+// this kind, and per-score ranges left their bound at 6e-3 against E ~ 2e-11.
 //   upper(B) = max_{i,d} max |enclosure of (f - y)_{i,d}|
 // Lower bound: a witness X, evaluated on the point input in MPFI; the lower
 // end of its enclosure of e(X) is a certified lower bound on E. Each box
@@ -26,8 +32,11 @@
 // before branching, the adversary's best input per trigger is offered too.
 // Branch and bound: a max-heap of boxes by upper(B) over all triggers; pop
 // the top, stop once top.upper <= lower (1 + relative_gap), otherwise bisect
-// the coordinate with the largest width_m * |dphi/dx_m| (Ratz-Csendes rule C;
-// |mid G| without a centered form; the widest if all are 0) and push the
+// (at even depth) the coordinate with the largest width_m * |dphi/dx_m|
+// (Ratz-Csendes rule C; |mid G| without a centered form) or (at odd depth)
+// the widest coordinate that enters the worst term (rule C alone stalls on
+// the sink models, the widest rule alone on random ones; the widest of all
+// if no weight is positive) and push the
 // children whose upper bound exceeds the best lower bound (others cannot hold
 // the maximum). On stopping, every live box has upper <= top.upper, so
 //   lower <= E(theta) <= upper = top.upper          CERTIFIED
@@ -51,6 +60,7 @@ namespace sinkcert::search {
 struct ContentBox {
   int trigger = 1;
   std::vector<double> lo, hi;
+  int depth = 0;  // bisections from the full box
 };
 
 ContentBox full_content_box(const Task& task, int trigger);

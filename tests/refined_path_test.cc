@@ -46,6 +46,14 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   CHECK(bmp::upper(last.loss) < Mpfr(1e-30));
   CHECK(bmp::upper(last.deficit) < Mpfr(1e-29));
   CHECK(bmp::upper(last.loss) < bmp::lower(path.rows.front().cert.loss));
+  // the branch and bound over the whole box: sound (its upper end is at or
+  // above the certified loss at W, a lower bound on E) and, with the
+  // score-difference softmax enclosure, below 1e-30 as well
+  const RefinedPathRow& row = path.rows.back();
+  REQUIRE(row.bounded);
+  CHECK(row.bound.upper >= Mpfr(bmp::lower(last.loss)));
+  CHECK(row.bound.upper < Mpfr(1e-30));
+  CHECK(row.bound.evidence.label() == "CERTIFIED");
   // An independent check of the enclosure: W holds every vertex, so the
   // 1024-bit MPFR loss of the last model at any vertex lies at or below the
   // certified upper end; at the worst vertex it is inside the enclosure's

@@ -90,6 +90,28 @@ TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound
   CHECK(b.upper.convert_to<double>() >= sampled - kDoubleSlack);
 }
 
+TEST_CASE("a score shift shared by every key of a row costs the bound nothing") {
+  // The sink family plus 0.5 x_i[2] (x_k[0] + x_k[1] + x_k[n-1]): every token
+  // has exactly one flag, so all scores of row i move by 0.5 c_i and the
+  // softmax, hence E, is the sink family's. Per-score interval ranges would
+  // widen each score by +-0.5 (the bound ~ e^2 times E in the first box); the
+  // score-difference enclosure cancels the shift, so one box per trigger
+  // certifies E to 1 %.
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<double> m = sink_family<double>(5, 10.0);
+  for (int q : {kBosFlag, kTriggerFlag, ordinary_flag(5)}) m.layers[0][0].A(kFirstContent, q) = 0.5;
+  WorstCaseOptions options;
+  options.relative_gap = 0.01;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.boxes == 3);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 10.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+}
+
 TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded at its own value") {
   // (L-1) e^-60 ~ 2.6e-26: in double the model is the same, but its loss is
   // below double's resolution of outputs near 1; in MPFR the bound holds it.

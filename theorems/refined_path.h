@@ -21,16 +21,18 @@
 // W = per trigger every vertex of the content box when there are at most
 // 2^kMaxVertexBits of them (else all +1, all -1 and 64 random vertices), plus
 // `check_samples` uniform sequences from a stream F does not use.
-// What is and is not certified: loss(W) is a certified value at W, hence a
-// CERTIFIED lower bound on the worst-case loss E(theta_k) over the whole box,
-// not an upper bound (the branch and bound does not reach these models:
-// their content-dependent scores make the interval attention loose).
+// What is certified: loss(W) is a certified value at W, hence a CERTIFIED
+// lower bound on the worst-case loss E(theta_k) over the whole box. The upper
+// bound comes from the branch and bound (search/worst_case_bound.h) run on
+// theta_k itself at cert.bits + 64 bits, within `bound_seconds`:
+//   lower <= E(theta_k) <= upper     CERTIFIED, over the whole content box.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
 #include "src/model.h"
 #include "src/table_writer.h"
@@ -53,6 +55,8 @@ struct RefinedPathOptions {
   int check_samples = 64;
   std::uint64_t seed = 0;
   AdaptiveOptions certify{6, 64, 64, 4096};
+  double bound_seconds = 10.0;  // branch-and-bound budget per step; 0 = skip
+  double bound_gap = 0.1;       // stop at upper <= lower (1 + gap)
 };
 
 struct RefinedPathRow {
@@ -61,6 +65,8 @@ struct RefinedPathRow {
   double max_abs_a = 0.0;  // max |A_pq| after the step
   Mpfr fit_max;            // NUMERIC(bits): max |r| over F after the step
   WitnessCertificate cert; // CERTIFIED at W
+  bool bounded = false;
+  search::WorstCaseBound bound;  // CERTIFIED over the whole box
   double seconds = 0.0;
 };
 
