@@ -1,4 +1,4 @@
-# build/sinkcert appendix (revision f4be2ab3c31e)
+# build/sinkcert appendix (revision 9d85d9e5c10f-dirty)
 set terminal pdfcairo size 5in,3.2in font "Helvetica,10"
 set output 'results/figures/f1_sink_precision.pdf.tmp.pdf'
 set datafile missing '?'
