@@ -79,6 +79,16 @@ std::string latex_escape(const std::string& text) {
       case '\\':
         out += "\\textbackslash{}";
         break;
+      // OT1 fonts print these three as other glyphs ("|" as a dash)
+      case '|':
+        out += "\\textbar{}";
+        break;
+      case '<':
+        out += "\\textless{}";
+        break;
+      case '>':
+        out += "\\textgreater{}";
+        break;
       default:
         out += c;
     }

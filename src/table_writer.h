@@ -45,7 +45,8 @@ struct Table {
   bool fit_width = false;             // LaTeX: scale the tabular to \linewidth
 };
 
-// Escapes the LaTeX specials & % $ # _ { } ~ ^ \ of plain text.
+// Escapes the LaTeX specials & % $ # _ { } ~ ^ \ of plain text, and | < >,
+// which OT1 fonts print as other glyphs.
 std::string latex_escape(const std::string& text);
 
 std::string to_latex(const Table& table, const RunInfo& info);

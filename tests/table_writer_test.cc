@@ -88,6 +88,8 @@ TEST_CASE("JSON writer: golden output") {
 TEST_CASE("LaTeX escaping covers every special character") {
   CHECK(latex_escape("a&b%c$d#e_f{g}h~i^j\\k") ==
         "a\\&b\\%c\\$d\\#e\\_f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k");
+  CHECK(latex_escape("|A| -> s A, x < 1") ==
+        "\\textbar{}A\\textbar{} -\\textgreater{} s A, x \\textless{} 1");
 }
 
 TEST_CASE("directed formatting: the printed interval still encloses the value") {

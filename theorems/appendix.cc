@@ -128,7 +128,7 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
     std::ostringstream precision;
     precision << "refinement MPFR " << p5.bits << " bits; MPFI adaptive from 64 bits, +64, "
               << p5_options.certify.digits << " digits";
-    emit(p5_table(p5, "the search model edges/n5_L4_paper/path_start0", p5_task, p5_options),
+    emit(p5_table(p5, "edges/n5_L4_paper/path_start0", p5_task, p5_options),
          make_run_info(argv, p5_options.seed, precision.str()));
   } else {
     progress("P5 skipped: " + p5_file + " is missing (run sinkcert theorem1 first)");

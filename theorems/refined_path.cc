@@ -152,8 +152,8 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
   t.name = "p5_refined_search_path";
   t.fit_width = true;
   std::ostringstream cap;
-  cap << "P5: beyond double for a search model. " << model_name << " (" << task_string(task)
-      << "): at each step A is scaled to s times the start and (A, M) is re-solved by "
+  cap << "P5: beyond double for a search model, " << model_name << " (" << task_string(task)
+      << "). At each step A is scaled to s times the start and (A, M) is re-solved by "
       << "Levenberg-Marquardt in " << path.bits << "-bit MPFR on a fit set F of "
       << path.fit_size << " sequences; the resulting model is certified at a check set W of "
       << path.check_size << " sequences.";
