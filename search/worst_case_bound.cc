@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <queue>
+#include <sstream>
 #include <stdexcept>
 
 #include "search/adversary.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
+#include "src/table_writer.h"
 
 namespace sinkcert::search {
 
@@ -442,6 +444,62 @@ UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, 
     out.verdict = Verdict::kUndecided;
   }
   return out;
+}
+
+namespace {
+
+// The enclosure lines shared by both reports.
+void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& task) {
+  PrecisionScope scope(b.bits > 0 ? b.bits : 128);
+  s << "worst-case loss E over the whole content box, n = " << task.n << ", L = " << task.L
+    << ", triggers " << to_string(task.range) << "\n";
+  s << "E >= " << format_down(b.lower, 6) << "  [CERTIFIED] witness: trigger j = "
+    << b.witness_trigger << ", content";
+  const auto old_precision = s.precision(17);  // the witness, reproducibly
+  for (double c : b.witness_content) s << " " << c;
+  s.precision(old_precision);
+  s << "\n";
+  s << "E <= " << format_up(b.upper, 6) << "  [CERTIFIED] branch and bound, " << b.boxes
+    << " boxes, " << b.seconds << " s" << (b.budget_exhausted ? " (budget exhausted)" : "")
+    << "\n";
+  s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
+}
+
+}  // namespace
+
+std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
+  std::ostringstream s;
+  bound_lines(s, bound, task);
+  s << "verdict: " << to_string(bound.verdict) << "  margin (requested gap " << requested_gap
+    << " - achieved) = ";
+  if (bound.verdict == Verdict::kVerified) {
+    s << requested_gap - bound.relative_gap;
+  } else {
+    s << "n/a";
+  }
+  s << "  precision: " << bound.bits << " bits  evidence: " << bound.evidence.label() << "\n";
+  return s.str();
+}
+
+std::string summary_text(const UpperBoundCheck& check, const Task& task) {
+  std::ostringstream s;
+  bound_lines(s, check.bound, task);
+  s << "claim: E <= " << check.claimed << "\n";
+  s << "verdict: " << to_string(check.verdict) << "  margin ";
+  switch (check.verdict) {
+    case Verdict::kVerified:
+      s << "(claim - upper) = " << check.margin;
+      break;
+    case Verdict::kNotVerified:
+      s << "(lower - claim, at the witness) = " << check.margin;
+      break;
+    case Verdict::kUndecided:
+      s << "n/a (lower <= claim < upper when the budget ran out)";
+      break;
+  }
+  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label()
+    << "\n";
+  return s.str();
 }
 
 }  // namespace sinkcert::search

@@ -125,4 +125,11 @@ struct UpperBoundCheck {
 UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options);
 
+// Reports ending in the verdict line (verdict, margin, precision, evidence):
+// lower rounded down, upper rounded up, the witness of the lower bound. For
+// a bound, VERIFIED means the requested relative gap was reached (margin =
+// requested - achieved gap); for a claim, as check_upper_bound says.
+std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap);
+std::string summary_text(const UpperBoundCheck& check, const Task& task);
+
 }  // namespace sinkcert::search

@@ -5,6 +5,11 @@
 // Theorem 3's exact certificate (theorems/relu_exact_checker.h) for the ReLU
 // construction of SPEC section 4, or for a single-layer ReLU weight file.
 // Prints the summary; writes the JSON certificate atomically to --out.
+// sinkcert verify bound --weights W.json --L L [--trigger-range ...]
+//                       [--claim E] [--gap G] [--seconds S] [--bits B]
+// The certified worst-case loss of a single-layer weight file over the whole
+// content box (search/worst_case_bound.h): lower <= E <= upper to a relative
+// gap G, or, with --claim, whether E <= claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
 #include <iomanip>
 #include <iostream>
@@ -17,6 +22,7 @@
 #include "src/input_error.h"
 #include "src/run_info.h"
 #include "src/weight_file.h"
+#include "search/worst_case_bound.h"
 #include "theorems/relu_exact_checker.h"
 
 namespace sinkcert::cli {
@@ -94,6 +100,56 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   ctx.exit_code = exit_code_for(cert.verdict);
 }
 
+struct VerifyBoundOptions {
+  std::string weights;
+  int L = 0;
+  std::string trigger_range = "paper";
+  std::optional<double> claim;
+  double gap = 0.01;
+  double seconds = 60.0;
+  int bits = 128;
+};
+
+void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
+  const std::string cli = "command line";
+  if (!(opt.gap > 0)) throw InputError(cli, "--gap", "a relative gap > 0");
+  if (!(opt.seconds > 0)) throw InputError(cli, "--seconds", "a time budget > 0");
+  if (opt.bits < 53) throw InputError(cli, "--bits", "an MPFI precision >= 53 bits");
+  const WeightFile file = read_weight_file(opt.weights);
+  if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
+    throw InputError(opt.weights, "kind",
+                     "single-layer (the bound handles single-layer models, any heads and "
+                     "attention)");
+  }
+  Task task;
+  task.n = file.n;
+  task.L = opt.L;
+  task.range = trigger_range_option(opt.trigger_range);
+  check_task_options(task);
+  if (task.trigger_positions().empty()) {
+    throw InputError(cli, "--L", "L >= 3 under the reference-code convention");
+  }
+  search::WorstCaseOptions options;
+  options.relative_gap = opt.gap;
+  options.max_seconds = opt.seconds;
+  options.bits = opt.bits;
+  options.progress = [](long boxes, double lower, double upper) {
+    std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
+  };
+  const Model<double> model = to_model<double>(file);
+  std::cout << "weights: " << opt.weights << "\n";
+  if (opt.claim) {
+    const search::UpperBoundCheck check =
+        search::check_upper_bound(model, task, *opt.claim, options);
+    std::cout << search::summary_text(check, task);
+    ctx.exit_code = exit_code_for(check.verdict);
+  } else {
+    const search::WorstCaseBound bound = search::bound_worst_case(model, task, options);
+    std::cout << search::summary_text(bound, task, opt.gap);
+    ctx.exit_code = exit_code_for(bound.verdict);
+  }
+}
+
 }  // namespace
 
 void add_verify_command(CLI::App& app, Context& ctx) {
@@ -114,6 +170,25 @@ void add_verify_command(CLI::App& app, Context& ctx) {
                    "a single-layer ReLU weight file (default: the construction)");
   relu->add_option("--out", opt->out, "write the JSON certificate here (atomically)");
   relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
+
+  CLI::App* bound = verify->add_subcommand(
+      "bound",
+      "certified worst-case loss of a single-layer weight file over the whole content box by "
+      "interval branch and bound: lower <= E <= upper, or with --claim whether E <= claim "
+      "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+  auto bopt = std::make_shared<VerifyBoundOptions>();
+  bound->add_option("--weights", bopt->weights, "a single-layer weight file")->required();
+  bound->add_option("--L", bopt->L, "sequence length")->required();
+  bound->add_option("--trigger-range", bopt->trigger_range,
+                    "paper (j in 1..L-1) or reference-code (j in 2..L-1)")
+      ->capture_default_str();
+  bound->add_option_function<double>(
+      "--claim", [bopt](const double& c) { bopt->claim = c; },
+      "check E <= CLAIM instead of enclosing E to --gap");
+  bound->add_option("--gap", bopt->gap, "stop at upper <= lower (1 + gap)")->capture_default_str();
+  bound->add_option("--seconds", bopt->seconds, "time budget")->capture_default_str();
+  bound->add_option("--bits", bopt->bits, "MPFI precision")->capture_default_str();
+  bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
 }
 
 }  // namespace sinkcert::cli

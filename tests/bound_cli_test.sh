@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# End-to-end checks of `sinkcert verify bound`: the sink family at beta = 10,
+# n = 5, L = 4, whose worst-case loss is E = 3 / (e^10 + 3) = 1.361813e-4
+# (theorems/precision_tables.h): enclosed to the requested gap, a true claim
+# VERIFIED (exit 0), a false one NOT VERIFIED with a witness (exit 3), bad
+# input refused (exit 2). Usage: bound_cli_test.sh SINKCERT (from the source
+# root, as ctest does).
+set -u
+bin="$1"
+. "$(dirname "$0")/cli_expect.sh"
+
+# sink KIND: the sink family as a weight file, A[4][0] = 10, A[1][0] = -10,
+# M = I except M[0][0] = 0.
+sink() {
+  cat <<JSON
+{"format": "sinkcert-weights", "version": 1, "kind": "$1", "attention": "softmax",
+ "n": 5, "layers": 1, "heads": 1,
+ "weights": [[{"A": [[0, 0, 0, 0, 0], [-10, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0],
+                     [10, 0, 0, 0, 0]],
+               "M": [[0, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0],
+                     [0, 0, 0, 0, 1]]}]]}
+JSON
+}
+sink single-layer > "$tmp/sink.json"
+sink residual > "$tmp/residual.json"
+
+expect 0 '^E <= 1\.3618[1-2]e-04  \[CERTIFIED\]' verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^verdict: VERIFIED .*precision: 128 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.37e-4
+expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
+expect 3 '^E >= 1\.3618[0-1]e-04  \[CERTIFIED\] witness: trigger j = [1-3], content' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
+expect 2 'command line: --gap: a relative gap > 0' \
+  verify bound --weights "$tmp/sink.json" --L 4 --gap 0
+expect 2 'residual.json: kind: single-layer' verify bound --weights "$tmp/residual.json" --L 4
+expect 2 'L is required|--L' verify bound --weights "$tmp/sink.json"
+expect 2 'nope.json' verify bound --weights "$tmp/nope.json" --L 4
+
+finish "verify bound"
