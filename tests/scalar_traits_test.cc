@@ -67,6 +67,22 @@ TEST_CASE("interval exp encloses the high-precision value") {
   CHECK(Mpfr(bmp::upper(e)) >= reference);
 }
 
+TEST_CASE("an MPFR value converted to a narrower MPFI is enclosed, not rounded") {
+  // P5 certifies models whose entries are 513-bit MPFR numbers starting at
+  // 64-bit MPFI: the conversion must enclose the exact entry.
+  Mpfr x;
+  {
+    PrecisionScope wide(513);
+    x = Mpfr(1) + bmp::ldexp(Mpfr(1), -500);
+  }
+  PrecisionScope narrow(64);
+  const Mpfi y(x);
+  CHECK(bmp::lower(y) < bmp::upper(y));
+  PrecisionScope check(1024);
+  CHECK(Mpfr(bmp::lower(y)) < x);
+  CHECK(x < Mpfr(bmp::upper(y)));
+}
+
 TEST_CASE("Eigen's NumTraits for MPFR follow the current precision") {
   PrecisionScope scope(256);
   using Traits = Eigen::NumTraits<Mpfr>;
