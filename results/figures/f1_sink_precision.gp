@@ -1,4 +1,4 @@
-# build/sinkcert appendix (revision bba8a604feda)
+# build/sinkcert appendix (revision 77ee28708f0c)
 set terminal pdfcairo size 5in,3.2in font "Helvetica,10"
 set output 'results/figures/f1_sink_precision.pdf.tmp.pdf'
 set datafile missing '?'
