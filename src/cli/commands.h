@@ -20,7 +20,7 @@ struct Context {
 
 // --trigger-range as a TriggerRange; InputError naming the option otherwise.
 TriggerRange trigger_range_option(const std::string& text);
-// InputError unless --n >= 3 and --L >= 2.
+// InputError unless --n >= 3, --L >= 2 and the task has a trigger position.
 void check_task_options(const Task& task);
 
 void add_eval_command(CLI::App& app, Context& ctx);

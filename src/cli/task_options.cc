@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // The --trigger-range, --n and --L options shared by the task-sized commands
-// (verify relu, theorem1), checked once with one set of messages.
+// (verify relu, verify bound, theorem1), checked once with one set of
+// messages.
 #include "src/cli/commands.h"
 #include "src/input_error.h"
 
@@ -22,6 +23,11 @@ void check_task_options(const Task& task) {
   }
   if (task.L < 2) {
     throw InputError("command line", "--L", "an integer >= 2, got " + std::to_string(task.L));
+  }
+  if (task.trigger_positions().empty()) {
+    throw InputError("command line", "--L",
+                     "L >= 3 under the reference-code convention (L = " + std::to_string(task.L) +
+                         " has no trigger position)");
   }
 }
 

@@ -13,7 +13,6 @@
 #include <memory>
 
 #include "src/cli/commands.h"
-#include "src/input_error.h"
 #include "src/run_info.h"
 #include "theorems/theorem1_study.h"
 
@@ -31,15 +30,11 @@ struct Theorem1CliOptions {
 };
 
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
-  const std::string cli = "command line";
   Task task;
   task.range = trigger_range_option(opt.trigger_range);
   task.n = opt.n;
   task.L = opt.L;
   check_task_options(task);
-  if (task.trigger_positions().empty()) {
-    throw InputError(cli, "--L", "L >= 3 under the reference-code convention");
-  }
   theorems::Theorem1Options o;
   if (opt.quick) {
     o = theorems::quick_options(task, opt.seed);

@@ -67,11 +67,6 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   }
   task.L = opt.L;
   check_task_options(task);
-  if (task.trigger_positions().empty()) {
-    throw InputError(cli, "--L",
-                     "L >= 3 under the reference-code convention (L = " + std::to_string(task.L) +
-                         " has no trigger position, nothing to verify)");
-  }
   const Model<Rational> model =
       file ? to_model<Rational>(*file) : relu_construction<Rational>(task.n);
   if (file) {
@@ -126,9 +121,6 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
   task.L = opt.L;
   task.range = trigger_range_option(opt.trigger_range);
   check_task_options(task);
-  if (task.trigger_positions().empty()) {
-    throw InputError(cli, "--L", "L >= 3 under the reference-code convention");
-  }
   search::WorstCaseOptions options;
   options.relative_gap = opt.gap;
   options.max_seconds = opt.seconds;
