@@ -14,6 +14,23 @@ namespace {
 // The residual functor in Eigen's NonLinearOptimization form. theta holds A
 // then M, each row-major (A[p,q] at p n + q); residuals are ordered input by
 // input, then position i, then coordinate d.
+// theta = (A row-major, M row-major): A[p,q] at p n + q, M[p,q] at n^2 + p n + q.
+template <class T>
+Vector<T> theta_of(const Head<T>& head) {
+  const Eigen::Index nn = head.A.size();
+  Vector<T> theta(2 * nn);
+  theta.head(nn) = head.A.transpose().reshaped();
+  theta.tail(nn) = head.M.transpose().reshaped();
+  return theta;
+}
+
+template <class T>
+Head<T> head_of(const Vector<T>& theta, int n) {
+  const Eigen::Index nn = static_cast<Eigen::Index>(n) * n;
+  Head<T> head{theta.head(nn).reshaped(n, n).transpose(), theta.tail(nn).reshaped(n, n).transpose()};
+  return head;
+}
+
 template <class T>
 class ResidualFunctor {
  public:
@@ -43,13 +60,9 @@ class ResidualFunctor {
  private:
   void evaluate(const Vector<T>& theta, Vector<T>& r, Matrix<T>* J) const {
     const int n = task_.n, L = task_.L, nn = n * n;
-    Matrix<T> A(n, n), M(n, n);
-    for (int p = 0; p < n; ++p) {
-      for (int q = 0; q < n; ++q) {
-        A(p, q) = theta(p * n + q);
-        M(p, q) = theta(nn + p * n + q);
-      }
-    }
+    const Head<T> head = head_of(theta, n);
+    const Matrix<T>& A = head.A;
+    const Matrix<T>& M = head.M;
     if (J) J->setZero(values(), inputs());
     std::vector<T> s(L), a(L);
     int row = 0;
@@ -105,21 +118,6 @@ void check_model(const Model<T>& model, const Task& task) {
   }
 }
 
-// theta = (A row-major, M row-major)
-template <class T>
-Vector<T> theta_of(const Model<T>& model) {
-  const int n = model.n, nn = n * n;
-  const Head<T>& h = model.layers[0][0];
-  Vector<T> theta(2 * nn);
-  for (int p = 0; p < n; ++p) {
-    for (int q = 0; q < n; ++q) {
-      theta(p * n + q) = h.A(p, q);
-      theta(nn + p * n + q) = h.M(p, q);
-    }
-  }
-  return theta;
-}
-
 template <class T>
 void build_inputs(const Task& task, const std::vector<std::pair<int, Matrix<double>>>& inputs,
                   std::vector<Matrix<T>>& X, std::vector<Matrix<T>>& Y) {
@@ -146,7 +144,7 @@ Vector<T> refine_residuals(const Model<T>& model, const Task& task,
   std::vector<Matrix<T>> X, Y;
   build_inputs(task, inputs, X, Y);
   const ResidualFunctor<T> functor(task, X, Y);
-  const Vector<T> theta = theta_of(model);
+  const Vector<T> theta = theta_of(model.layers[0][0]);
   Vector<T> r(functor.values());
   functor(theta, r);
   if (jacobian) functor.df(theta, *jacobian);
@@ -158,7 +156,6 @@ RefineResult<T> refine_least_squares(const Model<T>& start, const Task& task,
                                      const std::vector<std::pair<int, Matrix<double>>>& inputs,
                                      const RefineOptions& options) {
   check_model(start, task);
-  const int n = task.n, nn = n * n;
   std::vector<Matrix<T>> X, Y;
   build_inputs(task, inputs, X, Y);
   ResidualFunctor<T> functor(task, X, Y);
@@ -168,7 +165,7 @@ RefineResult<T> refine_least_squares(const Model<T>& start, const Task& task,
         " residuals for " + std::to_string(functor.inputs()) +
         " parameters; give at least as many residuals (inputs x L x n) as parameters (2 n^2)");
   }
-  Vector<T> theta = theta_of(start);
+  Vector<T> theta = theta_of(start.layers[0][0]);
   RefineResult<T> out;
   Vector<T> r(functor.values());
   functor(theta, r);
@@ -190,13 +187,7 @@ RefineResult<T> refine_least_squares(const Model<T>& start, const Task& task,
   functor(theta, r);
   out.final_max = max_abs(r);
   out.model = start;
-  Head<T>& o = out.model.layers[0][0];
-  for (int p = 0; p < n; ++p) {
-    for (int q = 0; q < n; ++q) {
-      o.A(p, q) = theta(p * n + q);
-      o.M(p, q) = theta(nn + p * n + q);
-    }
-  }
+  out.model.layers[0][0] = head_of(theta, task.n);
   return out;
 }
 

@@ -75,6 +75,13 @@ Mpfi intersect(const Mpfi& a, const Mpfi& b) {
 // `a`, which holds the per-score enclosure: both contain the true range.
 void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>& a) {
   const int L = static_cast<int>(X.rows());
+  // key_delta[m L + k] = A (x_m - x_k), shared by every query row i >= m, k
+  std::vector<Vector<Mpfi>> key_delta(static_cast<std::size_t>(L) * L);
+  for (int m = 0; m < L; ++m) {
+    for (int k = 0; k < L; ++k) {
+      if (m != k) key_delta[m * L + k] = A.lazyProduct((X.row(m) - X.row(k)).transpose());
+    }
+  }
   for (int i = 0; i < L; ++i) {
     const Vector<Mpfi> query = X.row(i).transpose();
     for (int k = 0; k <= i; ++k) {
@@ -82,9 +89,8 @@ void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>&
       Mpfi low_sum(0), high_sum(0);
       for (int m = 0; m <= i; ++m) {
         if (m == k) continue;
-        const Vector<Mpfi> delta = (X.row(m) - X.row(k)).transpose();
         // d_m = x_i^T A (x_m - x_k)
-        const Mpfi e = exp_of(Mpfi(query.dot(A.lazyProduct(delta))));
+        const Mpfi e = exp_of(Mpfi(query.dot(key_delta[m * L + k])));
         low_sum += Mpfi(bmp::lower(e));
         high_sum += Mpfi(bmp::upper(e));
       }

@@ -13,6 +13,12 @@ namespace {
 
 using Inputs = std::vector<std::pair<int, Matrix<double>>>;
 
+// W holds every vertex of the content box when it has at most
+// 2^kMaxVertexBits of them per trigger.
+bool check_set_has_every_vertex(const Task& task) {
+  return (task.L - 1) * task.content_dim() <= kMaxVertexBits;
+}
+
 Matrix<double> content_of(const Task& task, const Matrix<double>& X) {
   return X.block(1, kFirstContent, task.L - 1, task.content_dim());
 }
@@ -45,7 +51,7 @@ Inputs check_set(const Task& task, const RefinedPathOptions& o) {
   Inputs out;
   const int vars = (task.L - 1) * task.content_dim();
   TaskSampler sampler(task, o.seed + 1);
-  if (vars <= kMaxVertexBits) {
+  if (check_set_has_every_vertex(task)) {
     for (int j : task.trigger_positions()) {
       for (long v = 0; v < (1L << vars); ++v) {
         Matrix<double> C(task.L - 1, task.content_dim());
@@ -182,7 +188,7 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
   sets << "F: per trigger content all +1, all -1 and " << options.fit_vertices
        << " random vertices, plus " << options.fit_samples
        << " uniform sequences (seed " << options.seed << "). W: per trigger "
-       << ((task.L - 1) * task.content_dim() <= kMaxVertexBits
+       << (check_set_has_every_vertex(task)
                ? "every vertex of the content box"
                : "content all +1, all -1 and 64 random vertices")
        << ", plus " << options.check_samples << " uniform sequences (seed " << options.seed + 1
