@@ -11,7 +11,12 @@
 namespace sinkcert {
 
 InputFile read_input_file(const std::string& path, int n) {
-  const nlohmann::json doc = internal::read_json_file(path);
+  return input_file_from_document(internal::read_json_document(path), n);
+}
+
+InputFile input_file_from_document(const internal::JsonDocument& parsed, int n) {
+  const nlohmann::json& doc = parsed.root;
+  const std::string& path = parsed.file;
   internal::require_object(doc, path, "");
   internal::reject_unknown_members(doc, {"format", "version", "tokens", "metadata"}, path, "");
   const std::string format =
@@ -26,25 +31,25 @@ InputFile read_input_file(const std::string& path, int n) {
   }
   InputFile in;
   in.path = path;
-  in.tokens =
-      internal::require_matrix(internal::require_member(doc, "tokens", path, ""), path, "tokens",
-                               -1, n, "L x n (n = " + std::to_string(n) + ", the model's n)");
+  in.tokens = internal::require_rational_matrix(
+      parsed, internal::require_member(doc, "tokens", path, ""), "tokens", -1, n,
+      "L x n (n = " + std::to_string(n) + ", the model's n)");
   try {
     in.trigger = validate_input(in.tokens, n);
-  } catch (const std::invalid_argument& e) {
-    // validate_input says "<field>: <what was expected>".
-    const std::string msg = e.what();
-    const auto colon = msg.find(": ");
-    if (colon == std::string::npos) throw InputError(path, "tokens", msg);
-    throw InputError(path, msg.substr(0, colon), msg.substr(colon + 2));
+  } catch (const InvalidInput& e) {
+    throw InputError(path, e.field(), e.expected());
   }
   return in;
 }
 
-std::string input_file_text(const Matrix<double>& tokens) {
+std::string input_file_text(const Matrix<Rational>& tokens) {
   return std::string("{\n  \"format\": \"") + kInputFormat +
          "\",\n  \"version\": " + std::to_string(kInputFormatVersion) +
-         ",\n  \"tokens\": " + internal::format_matrix17(tokens, 2) + "\n}\n";
+         ",\n  \"tokens\": " + internal::format_exact_matrix(tokens, 2) + "\n}\n";
+}
+
+std::string input_file_text(const Matrix<double>& tokens) {
+  return input_file_text(matrix_cast<Rational>(tokens));
 }
 
 void write_input_file(const std::string& path, const Matrix<double>& tokens) {

@@ -58,7 +58,8 @@ struct Model {
   int num_layers() const { return static_cast<int>(layers.size()); }
   int num_heads() const { return layers.empty() ? 0 : static_cast<int>(layers[0].size()); }
 
-  // The same model in another scalar type (each entry converted by U(x)).
+  // The same model in another scalar type, each entry converted by
+  // scalar_cast<U> (from Rational: exact, enclosed in Mpfi, rounded otherwise).
   template <class U>
   Model<U> cast() const {
     Model<U> out;
@@ -69,8 +70,8 @@ struct Model {
       out.layers.emplace_back();
       for (const auto& h : layer) {
         Head<U> hu;
-        hu.A = h.A.unaryExpr([](const T& x) { return U(x); });
-        hu.M = h.M.unaryExpr([](const T& x) { return U(x); });
+        hu.A = matrix_cast<U>(h.A);
+        hu.M = matrix_cast<U>(h.M);
         out.layers.back().push_back(std::move(hu));
       }
     }

@@ -238,9 +238,31 @@ T relu_of(const T& x) {
   }
 }
 
-// max(a, b); for intervals the exact range [max(la, lb), max(ua, ub)].
+// Whether x is (or, for an interval, has an end that is) NaN. Rationals
+// never are.
+template <class T>
+bool is_nan(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::isnan(bmp::lower(x)) || bmp::isnan(bmp::upper(x));
+  } else if constexpr (ScalarTraits<T>::kIsExact) {
+    (void)x;
+    return false;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return std::isnan(x);
+  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, Float128>) {
+    return bmp::isnan(x);
+  } else {
+    return std::isnan(x.a);  // ceres::Jet
+  }
+}
+
+// max(a, b), NaN if either is NaN (a NaN is never dropped from a maximum);
+// for intervals the exact range [max(la, lb), max(ua, ub)], NaN-valued when
+// either end of either argument is NaN.
 template <class T>
 T max_of(const T& a, const T& b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
   if constexpr (ScalarTraits<T>::kIsInterval) {
     const Mpfr la = bmp::lower(a), lb = bmp::lower(b);
     const Mpfr ua = bmp::upper(a), ub = bmp::upper(b);
@@ -278,18 +300,80 @@ double to_double(const T& x) {
   }
 }
 
-// The matrix product a * b. For intervals only Eigen's coefficient-based
-// product is used: its blocked GEMM and triangular kernels pad with
-// default-constructed scalars, which for MPFI are NaN, and return NaN entries
-// at sizes that are not multiples of the register blocks (e.g. 8x6 times 6x6;
-// tests/certified_eval_test.cc).
+// The matrix product a * b, valid for every scalar type at every size.
+// Eigen's blocked GEMM and triangular kernels pad with default-constructed
+// scalars; for MPFI those are NaN and poison the result at sizes that are not
+// multiples of the register blocks (e.g. 8x6 times 6x6;
+// tests/scalar_traits_test.cc). So only the built-in arithmetic types use
+// Eigen's GEMM; every class type (intervals, MPFR, rationals, Jets) uses the
+// coefficient-based product, whose sums start from an actual coefficient.
 template <class A, class B>
 auto matrix_product(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b) {
-  if constexpr (ScalarTraits<typename A::Scalar>::kIsInterval) {
-    return a.lazyProduct(b);
+  using Scalar = typename A::Scalar;
+  if constexpr (std::is_arithmetic_v<Scalar>) {
+    return Matrix<Scalar>(a * b);
   } else {
-    return a * b;
+    return Matrix<Scalar>(a.lazyProduct(b));
   }
+}
+
+// x converted to U. From Rational (the exact value a file denotes):
+//   Rational  exact;   Mpfi  the enclosure of x at the current precision
+//   (mpfi_set_q rounds outward);   Mpfr  x rounded to nearest at the current
+//   precision;   double / float / Float128 / Jet  x rounded to nearest
+//   (through MPFR at the target's precision; subnormals may round twice).
+// Into Rational: a double or an MPFR value exactly (both are dyadic).
+// From any other type: U(x) (a point converted into an interval is exact
+// when U is Mpfi and x is a double or an MPFR value of no more bits).
+template <class U, class T>
+U scalar_cast(const T& x) {
+  if constexpr (std::is_same_v<T, Rational> && !std::is_same_v<U, Rational>) {
+    if constexpr (std::is_same_v<U, Mpfi>) {
+      U out;
+      mpfi_set_q(out.backend().data(), x.backend().data());
+      return out;
+    } else if constexpr (std::is_same_v<U, Mpfr>) {
+      U out;
+      mpfr_set_q(out.backend().data(), x.backend().data(), MPFR_RNDN);
+      return out;
+    } else {
+      // double, float, Float128, Jet: round once to the target's precision.
+      constexpr int kBits = std::is_same_v<U, float> ? 24 : std::is_same_v<U, Float128> ? 113 : 53;
+      mpfr_t r;
+      mpfr_init2(r, kBits);
+      mpfr_set_q(r, x.backend().data(), MPFR_RNDN);
+      U out;
+      if constexpr (std::is_same_v<U, Float128>) {
+        // r = d0 + d1 + d2 exactly (three doubles hold 159 >= 113 bits); the
+        // Float128 sum of the three is r itself.
+        out = 0;
+        for (int part = 0; part < 3; ++part) {
+          const double d = mpfr_get_d(r, MPFR_RNDN);
+          out += Float128(d);
+          mpfr_sub_d(r, r, d, MPFR_RNDN);
+        }
+      } else if constexpr (std::is_same_v<U, float>) {
+        out = mpfr_get_flt(r, MPFR_RNDN);
+      } else {
+        out = U(mpfr_get_d(r, MPFR_RNDN));
+      }
+      mpfr_clear(r);
+      return out;
+    }
+  } else if constexpr (std::is_same_v<U, Rational> && std::is_same_v<T, Mpfr>) {
+    U out;  // an MPFR value is a dyadic rational: exact
+    mpfr_get_q(out.backend().data(), x.backend().data());
+    return out;
+  } else {
+    return U(x);  // double -> Rational is exact (mpq_set_d)
+  }
+}
+
+// A matrix converted entry by entry with scalar_cast.
+template <class U, class Derived>
+Matrix<U> matrix_cast(const Eigen::MatrixBase<Derived>& m) {
+  using T = typename Derived::Scalar;
+  return m.unaryExpr([](const T& x) { return scalar_cast<U>(x); });
 }
 
 // Lower and upper end of the enclosure (a point value is its own enclosure).

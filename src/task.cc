@@ -83,47 +83,47 @@ Sample TaskSampler::next() {
   return next_with_trigger(j);
 }
 
-int validate_input(const Matrix<double>& X, int n) {
+template <class T>
+int validate_input(const Matrix<T>& X, int n) {
   auto fail = [](int row, int col, const std::string& what) {
-    std::ostringstream os;
-    os << "tokens[" << row << "][" << col << "]: " << what;
-    throw std::invalid_argument(os.str());
+    throw InvalidInput("tokens[" + std::to_string(row) + "][" + std::to_string(col) + "]", what);
   };
   if (X.cols() != n) {
-    throw std::invalid_argument("tokens: expected rows of length n = " +
-                                std::to_string(n) + ", got " +
-                                std::to_string(X.cols()));
+    throw InvalidInput("tokens", "expected rows of length n = " + std::to_string(n) + ", got " +
+                                     std::to_string(X.cols()));
   }
   if (X.rows() < 2) {
-    throw std::invalid_argument("tokens: expected at least 2 rows (L >= 2), got " +
-                                std::to_string(X.rows()));
+    throw InvalidInput("tokens", "expected at least 2 rows (L >= 2), got " +
+                                     std::to_string(X.rows()));
   }
   const int L = static_cast<int>(X.rows());
   const int ord = ordinary_flag(n);
   for (int i = 0; i < L; ++i) {
     for (int d = 0; d < n; ++d) {
-      if (!std::isfinite(X(i, d))) fail(i, d, "expected a finite number");
+      if (is_nan(X(i, d)) || !std::isfinite(to_double(X(i, d)))) {
+        fail(i, d, "expected a finite number");
+      }
     }
   }
   for (int d = 0; d < n; ++d) {
-    const double want = d == kBosFlag ? 1.0 : 0.0;
+    const T want = d == kBosFlag ? T(1) : T(0);
     if (X(0, d) != want) {
       fail(0, d, "position 0 must be the BOS token e_0: expected " +
-                     std::to_string(static_cast<int>(want)));
+                     std::to_string(d == kBosFlag ? 1 : 0));
     }
   }
   int trigger = -1;
   for (int i = 1; i < L; ++i) {
-    if (X(i, kBosFlag) != 0.0) fail(i, kBosFlag, "BOS flag must be 0 after position 0");
-    const double t = X(i, kTriggerFlag), o = X(i, ord);
-    if (t != 0.0 && t != 1.0) fail(i, kTriggerFlag, "trigger flag must be 0 or 1");
-    if (o != 0.0 && o != 1.0) fail(i, ord, "ordinary flag must be 0 or 1");
-    if (t + o != 1.0) {
-      fail(i, t == 1.0 ? ord : kTriggerFlag,
+    if (X(i, kBosFlag) != T(0)) fail(i, kBosFlag, "BOS flag must be 0 after position 0");
+    const T t = X(i, kTriggerFlag), o = X(i, ord);
+    if (t != T(0) && t != T(1)) fail(i, kTriggerFlag, "trigger flag must be 0 or 1");
+    if (o != T(0) && o != T(1)) fail(i, ord, "ordinary flag must be 0 or 1");
+    if (T(t + o) != T(1)) {
+      fail(i, t == T(1) ? ord : kTriggerFlag,
            "exactly one of the trigger flag (column 1) and the ordinary flag "
            "(column n-1) must be 1");
     }
-    if (t == 1.0) {
+    if (t == T(1)) {
       if (trigger >= 0) {
         fail(i, kTriggerFlag, "a second trigger (first at position " +
                                   std::to_string(trigger) + "): expected exactly one");
@@ -131,13 +131,16 @@ int validate_input(const Matrix<double>& X, int n) {
       trigger = i;
     }
     for (int d = kFirstContent; d < ord; ++d) {
-      if (X(i, d) < -1.0 || X(i, d) > 1.0) fail(i, d, "content must lie in [-1, 1]");
+      if (X(i, d) < T(-1) || X(i, d) > T(1)) fail(i, d, "content must lie in [-1, 1]");
     }
   }
   if (trigger < 0) {
-    throw std::invalid_argument("tokens: no trigger token (column 1 = 1): expected exactly one");
+    throw InvalidInput("tokens", "no trigger token (column 1 = 1): expected exactly one");
   }
   return trigger;
 }
+
+template int validate_input(const Matrix<double>& X, int n);
+template int validate_input(const Matrix<Rational>& X, int n);
 
 }  // namespace sinkcert

@@ -113,11 +113,25 @@ class TaskSampler {
   std::mt19937_64 engine_;
 };
 
+// A defect of a task input: the field (e.g. "tokens[3][1]") and what was
+// expected; what() is "field: expected".
+class InvalidInput : public std::invalid_argument {
+ public:
+  InvalidInput(const std::string& field, const std::string& expected)
+      : std::invalid_argument(field + ": " + expected), field_(field), expected_(expected) {}
+  const std::string& field() const { return field_; }
+  const std::string& expected() const { return expected_; }
+
+ private:
+  std::string field_, expected_;
+};
+
 // Checks that X is a valid task input for dimension n: shape, BOS row,
 // exactly one trigger, flags in {0,1} consistent with the row's role, content
-// in [-1, 1]. Returns the trigger position; on failure throws
-// std::invalid_argument whose message names row and column and what was
-// expected.
-int validate_input(const Matrix<double>& X, int n);
+// in [-1, 1]. Returns the trigger position; on failure throws InvalidInput
+// naming row and column and what was expected. T = double or Rational (the
+// exact values of an input file).
+template <class T>
+int validate_input(const Matrix<T>& X, int n);
 
 }  // namespace sinkcert

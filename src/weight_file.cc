@@ -3,6 +3,7 @@
 // Reading, validating and writing weight files (format in weight_file.h).
 #include "src/weight_file.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "src/input_error.h"
@@ -24,7 +25,9 @@ constexpr int kMaxHeads = 1024;
 
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 
-HeadWeights read_head(const json& v, const std::string& file, const std::string& field, int n) {
+HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const std::string& field,
+                      int n) {
+  const std::string& file = doc.file;
   internal::require_object(v, file, field);
   internal::reject_unknown_members(v, {"W_Q", "W_K", "W_V", "W_O", "A", "M"}, file, field);
   const bool any_factor =
@@ -44,8 +47,8 @@ HeadWeights read_head(const json& v, const std::string& file, const std::string&
   if (!h.factored) {
     const json& A = internal::require_member(v, "A", file, field);
     const json& M = internal::require_member(v, "M", file, field);
-    h.A = internal::require_matrix(A, file, field_join(field, "A"), n, n, nn);
-    h.M = internal::require_matrix(M, file, field_join(field, "M"), n, n, nn);
+    h.A = internal::require_rational_matrix(doc, A, field_join(field, "A"), n, n, nn);
+    h.M = internal::require_rational_matrix(doc, M, field_join(field, "M"), n, n, nn);
     return h;
   }
   for (const char* key : {"W_Q", "W_K", "W_V", "W_O"}) {
@@ -55,16 +58,16 @@ HeadWeights read_head(const json& v, const std::string& file, const std::string&
     }
   }
   // W_Q: d_k x n, d_k free; W_K must match it.
-  h.W_Q = internal::require_matrix(v["W_Q"], file, field_join(field, "W_Q"), -1, n,
+  h.W_Q = internal::require_rational_matrix(doc, v["W_Q"], field_join(field, "W_Q"), -1, n,
                                    "d_k x n (n = " + std::to_string(n) + ")");
   const int dk = static_cast<int>(h.W_Q.rows());
-  h.W_K = internal::require_matrix(v["W_K"], file, field_join(field, "W_K"), dk, n,
+  h.W_K = internal::require_rational_matrix(doc, v["W_K"], field_join(field, "W_K"), dk, n,
                                    "d_k x n = " + dims(dk, n) + " (the shape of W_Q)");
   // W_V: d_v x n, d_v free; W_O: n x d_v.
-  h.W_V = internal::require_matrix(v["W_V"], file, field_join(field, "W_V"), -1, n,
+  h.W_V = internal::require_rational_matrix(doc, v["W_V"], field_join(field, "W_V"), -1, n,
                                    "d_v x n (n = " + std::to_string(n) + ")");
   const int dv = static_cast<int>(h.W_V.rows());
-  h.W_O = internal::require_matrix(v["W_O"], file, field_join(field, "W_O"), n, dv,
+  h.W_O = internal::require_rational_matrix(doc, v["W_O"], field_join(field, "W_O"), n, dv,
                                    "n x d_v = " + dims(n, dv) + " (d_v = rows of W_V)");
   return h;
 }
@@ -81,7 +84,16 @@ auto parse_enum(const json& v, const std::string& file, const std::string& field
 
 }  // namespace
 
-WeightFile weight_file_from_json(const json& doc, const std::string& file) {
+WeightFile weight_file_from_json(const json& root, const std::string& file) {
+  internal::JsonDocument parsed;
+  parsed.root = root;
+  parsed.file = file;
+  return weight_file_from_document(parsed);
+}
+
+WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
+  const json& doc = parsed.root;
+  const std::string& file = parsed.file;
   internal::require_object(doc, file, "");
   internal::reject_unknown_members(
       doc,
@@ -131,7 +143,7 @@ WeightFile weight_file_from_json(const json& doc, const std::string& file) {
     }
     w.layers.emplace_back();
     for (int h = 0; h < heads; ++h) {
-      w.layers.back().push_back(read_head(layer[h], file, field_index(lf, h), w.n));
+      w.layers.back().push_back(read_head(parsed, layer[h], field_index(lf, h), w.n));
     }
   }
   if (doc.contains("metadata")) w.metadata = doc["metadata"];
@@ -139,10 +151,13 @@ WeightFile weight_file_from_json(const json& doc, const std::string& file) {
 }
 
 WeightFile read_weight_file(const std::string& path) {
-  return weight_file_from_json(internal::read_json_file(path), path);
+  return weight_file_from_document(internal::read_json_document(path));
 }
 
-WeightFile weight_file_from_model(const Model<double>& m, const json& metadata) {
+namespace {
+
+template <class T>
+WeightFile weight_file_from_any_model(const Model<T>& m, const json& metadata) {
   if (m.layers.empty() || m.num_heads() == 0) {
     throw std::invalid_argument("weight_file_from_model: the model has no heads");
   }
@@ -155,6 +170,16 @@ WeightFile weight_file_from_model(const Model<double>& m, const json& metadata) 
   w.attention = m.attention;
   w.n = m.n;
   w.metadata = metadata;
+  const auto exact = [](const Matrix<T>& x) {
+    for (int r = 0; r < x.rows(); ++r) {
+      for (int c = 0; c < x.cols(); ++c) {
+        if (is_nan(x(r, c)) || !std::isfinite(to_double(x(r, c)))) {
+          throw std::invalid_argument("weight_file_from_model: a non-finite entry");
+        }
+      }
+    }
+    return matrix_cast<Rational>(x);
+  };
   for (const auto& layer : m.layers) {
     if (static_cast<int>(layer.size()) != m.num_heads()) {
       throw std::invalid_argument("weight_file_from_model: layers have different head counts");
@@ -167,12 +192,24 @@ WeightFile weight_file_from_model(const Model<double>& m, const json& metadata) 
       }
       HeadWeights hw;
       hw.factored = false;
-      hw.A = head.A;
-      hw.M = head.M;
+      hw.A = exact(head.A);
+      hw.M = exact(head.M);
       w.layers.back().push_back(std::move(hw));
     }
   }
   return w;
+}
+
+}  // namespace
+
+WeightFile weight_file_from_model(const Model<double>& m, const json& metadata) {
+  return weight_file_from_any_model(m, metadata);
+}
+WeightFile weight_file_from_model(const Model<Mpfr>& m, const json& metadata) {
+  return weight_file_from_any_model(m, metadata);
+}
+WeightFile weight_file_from_model(const Model<Rational>& m, const json& metadata) {
+  return weight_file_from_any_model(m, metadata);
 }
 
 std::string weight_file_text(const WeightFile& w) {
@@ -191,7 +228,7 @@ std::string weight_file_text(const WeightFile& w) {
     const auto& layer = w.layers[l];
     for (std::size_t h = 0; h < layer.size(); ++h) {
       const HeadWeights& hw = layer[h];
-      std::vector<std::pair<const char*, const Matrix<double>*>> mats;
+      std::vector<std::pair<const char*, const Matrix<Rational>*>> mats;
       if (hw.factored) {
         mats = {{"W_Q", &hw.W_Q}, {"W_K", &hw.W_K}, {"W_V", &hw.W_V}, {"W_O", &hw.W_O}};
       } else {
@@ -200,7 +237,7 @@ std::string weight_file_text(const WeightFile& w) {
       out += "      {\n";
       for (std::size_t k = 0; k < mats.size(); ++k) {
         out += std::string("        \"") + mats[k].first +
-               "\": " + internal::format_matrix17(*mats[k].second, 8) +
+               "\": " + internal::format_exact_matrix(*mats[k].second, 8) +
                (k + 1 < mats.size() ? ",\n" : "\n");
       }
       out += h + 1 < layer.size() ? "      },\n" : "      }\n";

@@ -8,8 +8,14 @@
 //   W_Q, W_K: d_k x n,  W_V: d_v x n,  W_O: n x d_v   (d_k = d_v = n in the paper)
 // or by the two products that alone define the function (model.h),
 //   A = W_Q^T W_K  (n x n, s_ik = x_i^T A x_k),   M = W_O W_V  (n x n).
-// to_model<T> multiplies the factors out in T: exactly for Rational, as an
-// enclosure for Mpfi, rounded once per operation in double/Mpfr.
+// Every entry is the exact rational its decimal literal denotes (a JSON number
+// or a decimal string; json_reader.h), so a file describes one exact model.
+// to_model<T> makes it in T: entries exactly for Rational, enclosed for Mpfi,
+// rounded to nearest for double/Mpfr; factored heads are multiplied out in T
+// (exactly for Rational, as an enclosure for Mpfi, rounded once per operation
+// in double/Mpfr, which is then NUMERIC(p)). sinkcert writes every entry as
+// its exact decimal expansion, so a file it writes from a double or MPFR
+// model denotes exactly that model.
 // Reading validates everything and throws InputError(file, field, expected)
 // with the field as a path, e.g. weights[0][1].W_K[3][2].
 #pragma once
@@ -18,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "src/internal/json_reader.h"
 #include "src/model.h"
 #include "src/scalar_traits.h"
 
@@ -29,7 +36,7 @@ inline constexpr int kWeightFormatVersion = 1;
 
 struct HeadWeights {     // as stored in a file, y = W x (rows = outputs)
   bool factored = true;  // true: W_Q, W_K, W_V, W_O given; false: A, M given
-  Matrix<double> W_Q, W_K, W_V, W_O, A, M;
+  Matrix<Rational> W_Q, W_K, W_V, W_O, A, M;  // the exact values
 };
 
 struct WeightFile {
@@ -51,19 +58,18 @@ struct WeightFile {
 // keys mixed in one head).
 WeightFile read_weight_file(const std::string& path);
 // The same validation on an already parsed document; `file` names it in errors.
+// Numbers in a document built in memory are doubles, taken exactly.
 WeightFile weight_file_from_json(const nlohmann::json& doc, const std::string& file);
+WeightFile weight_file_from_document(const internal::JsonDocument& doc);
 
-// A = W_Q^T W_K and M = W_O W_V, computed in T.
+// A = W_Q^T W_K and M = W_O W_V, computed in T from the exact entries.
 template <class T>
 Head<T> to_head(const HeadWeights& h) {
-  const auto cast = [](const Matrix<double>& W) {
-    return Matrix<T>(W.unaryExpr([](double x) { return T(x); }));
-  };
-  if (!h.factored) return Head<T>{cast(h.A), cast(h.M)};
+  if (!h.factored) return Head<T>{matrix_cast<T>(h.A), matrix_cast<T>(h.M)};
   // A = W_Q^T W_K
-  Matrix<T> A = cast(h.W_Q).transpose() * cast(h.W_K);
+  Matrix<T> A = matrix_product(matrix_cast<T>(h.W_Q).transpose(), matrix_cast<T>(h.W_K));
   // M = W_O W_V
-  Matrix<T> M = cast(h.W_O) * cast(h.W_V);
+  Matrix<T> M = matrix_product(matrix_cast<T>(h.W_O), matrix_cast<T>(h.W_V));
   return Head<T>{std::move(A), std::move(M)};
 }
 
@@ -80,12 +86,17 @@ Model<T> to_model(const WeightFile& w) {
   return m;
 }
 
-// A file holding the model's (A, M) per head (unfactored). Throws
+// A file holding the model's (A, M) per head (unfactored), each entry the
+// exact value of the model's (double, MPFR or rational) entry. Throws
 // std::invalid_argument if the model is empty, ragged or non-finite.
 WeightFile weight_file_from_model(const Model<double>& m, const nlohmann::json& metadata = nullptr);
+WeightFile weight_file_from_model(const Model<Mpfr>& m, const nlohmann::json& metadata = nullptr);
+WeightFile weight_file_from_model(const Model<Rational>& m,
+                                  const nlohmann::json& metadata = nullptr);
 
-// The file's text: fixed key order, one matrix row per line, doubles with 17
-// significant digits so that reading gives back the identical bits.
+// The file's text: fixed key order, one matrix row per line, every entry
+// written as its exact decimal expansion (a JSON number), so that reading
+// gives back exactly the same model (for a double, the identical bits).
 std::string weight_file_text(const WeightFile& w);
 // Writes weight_file_text(w) atomically (write_file_atomically).
 void write_weight_file(const std::string& path, const WeightFile& w);

@@ -90,8 +90,8 @@ TEST_CASE("every malformed input file gives an InputError naming its field") {
   SUBCASE("shape and numbers") {
     check_error(error_of(valid_doc(), 6), "tokens[0]", "row of 6 numbers");
     json d = valid_doc();
-    d["tokens"][3][2] = "0.5";
-    check_error(error_of(d), "tokens[3][2]", "finite number, got string");
+    d["tokens"][3][2] = "half";
+    check_error(error_of(d), "tokens[3][2]", "decimal number");
     d = valid_doc();
     d["tokens"] = json::array({json::array({1, 0, 0, 0, 0})});
     check_error(error_of(d), "tokens", "at least 2 rows");
@@ -121,6 +121,24 @@ TEST_CASE("every malformed input file gives an InputError naming its field") {
   }
 }
 
+TEST_CASE("input entries are the exact rationals their literals denote") {
+  std::string text = valid_doc().dump();
+  const auto with = [&](const std::string& literal) {
+    std::string t = text;
+    t.replace(t.find("0.25"), 4, literal);
+    return t;
+  };
+  // 1e-400 is a valid content value, not 0
+  REQUIRE(error_of_text(with("1e-400")) == "");
+  const InputFile in = read_input_file((kScratch.path / "input.json").string(), 5);
+  CHECK(in.tokens(2, 3) > 0);
+  CHECK(in.tokens_as<double>()(2, 3) == 0.0);  // what a double makes of it
+  // 1.00000000000000001 lies outside the content box, although its double is 1
+  check_error(error_of_text(with("1.00000000000000001")), "tokens[2][3]", "[-1, 1]");
+  // a decimal string is read exactly too
+  REQUIRE(error_of_text(with("\"-0.3333333333333333333333333333333\"")) == "");
+}
+
 TEST_CASE("write_input_file round-trips bit-identically and pins its text") {
   const Task task{7, 9, TriggerRange::kReferenceCode};
   TaskSampler sampler(task, 3);
@@ -130,7 +148,8 @@ TEST_CASE("write_input_file round-trips bit-identically and pins its text") {
   const InputFile in = read_input_file(path, task.n);
   CHECK(in.trigger == s.trigger);
   REQUIRE(in.tokens.rows() == s.X.rows());
-  CHECK(std::memcmp(in.tokens.data(), s.X.data(), sizeof(double) * s.X.size()) == 0);
+  const Matrix<double> back = in.tokens_as<double>();
+  CHECK(std::memcmp(back.data(), s.X.data(), sizeof(double) * s.X.size()) == 0);
 
   Matrix<double> X(2, 3);
   X << 1, 0, 0, 0, 1, 0;

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <random>
 
 #include "src/forward.h"
 #include "src/input_error.h"
@@ -87,7 +89,7 @@ TEST_CASE("the valid base document reads, with both head styles") {
   CHECK(w.num_heads() == 2);
   CHECK_FALSE(w.layers[0][0].factored);
   CHECK(w.layers[0][1].factored);
-  CHECK(w.layers[0][0].A(0, 0) == 0.125);
+  CHECK(w.layers[0][0].A(0, 0) == Rational(1, 8));
   CHECK(w.metadata.is_null());
 }
 
@@ -122,12 +124,63 @@ TEST_CASE("every malformed weight file gives an InputError naming its field") {
   }
   SUBCASE("string NaN") {
     check_error(error_of_text(replaced("\"NaN\"")), "weights[0][0].A[0][0]",
-                "expected a finite number, got string");
+                "expected a decimal number such as -1.25e-3, got \"NaN\"");
   }
   SUBCASE("string Infinity deeper in a factor") {
     json d = valid_doc();
     d["weights"][0][1]["W_K"][3][2] = "Infinity";
-    check_error(error_of(d), "weights[0][1].W_K[3][2]", "finite number");
+    check_error(error_of(d), "weights[0][1].W_K[3][2]", "decimal number");
+  }
+  SUBCASE("a decimal string beyond the double range") {
+    check_error(error_of_text(replaced("\"-2e308\"")), "weights[0][0].A[0][0]",
+                "within the double range");
+  }
+  SUBCASE("an exponent beyond the literal limit") {
+    check_error(error_of_text(replaced("1e-20000")), "weights[0][0].A[0][0]",
+                "exponent beyond");
+  }
+  SUBCASE("a duplicate key, at the top and inside a head") {
+    std::string t = text;
+    t.insert(1, "\"attention\": \"relu\",");
+    check_error(error_of_text(t), "attention", "duplicate key");
+    t = text;
+    const auto pos = t.find("\"M\":");
+    REQUIRE(pos != std::string::npos);
+    t.insert(pos, "\"A\": [[1]], ");
+    check_error(error_of_text(t), "weights[0][0].A", "duplicate key");
+  }
+  SUBCASE("a NUL byte, even after the document") {
+    check_error(error_of_text(text + std::string(1, '\0') + "garbage"), "(file)", "NUL byte");
+  }
+  SUBCASE("metadata nested deeper than the limit") {
+    std::string t = text;
+    t.pop_back();  // drop the closing brace
+    std::string deep;
+    for (int k = 0; k < internal::kMaxDepth + 5; ++k) deep += "[";
+    for (int k = 0; k < internal::kMaxDepth + 5; ++k) deep += "]";
+    const std::string e = error_of_text(t + ", \"metadata\": " + deep + "}");
+    CHECK(e.find(": metadata[0]") != std::string::npos);
+    CHECK(e.find("nested more than 64 deep") != std::string::npos);
+  }
+  SUBCASE("a directory, a character device, an oversized file") {
+    const auto error_of_path = [](const std::string& path) -> std::string {
+      try {
+        read_weight_file(path);
+      } catch (const InputError& e) {
+        return e.what();
+      }
+      return "";
+    };
+    check_error(error_of_path(temp_dir().string()), "(file)", "got a directory");
+    check_error(error_of_path("/dev/zero"), "(file)", "got a device, FIFO or socket");
+    const std::string big = (temp_dir() / "big.json").string();
+    {
+      std::ofstream out(big, std::ios::binary);
+      out.seekp(static_cast<std::streamoff>(internal::kMaxFileBytes));
+      out.put(' ');
+    }
+    check_error(error_of_path(big), "(file)", "at most 64 MiB");
+    fs::remove(big);
   }
   SUBCASE("null, boolean entries") {
     json d = valid_doc();
@@ -275,7 +328,9 @@ TEST_CASE("a written weight file reads back bit-identically, with identical outp
     for (int h = 0; h < 2; ++h) {
       for (int r = 0; r < 6; ++r) {
         for (int c = 0; c < 6; ++c) {
-          CHECK(same_bits(back.layers[l][h].A(r, c), m.layers[l][h].A(r, c)));
+          // -0.0 and 0.0 denote the same rational and are written as 0
+          const double a = m.layers[l][h].A(r, c);
+          CHECK(same_bits(back.layers[l][h].A(r, c), a == 0 ? 0.0 : a));
           CHECK(same_bits(back.layers[l][h].M(r, c), m.layers[l][h].M(r, c)));
         }
       }
@@ -299,13 +354,13 @@ TEST_CASE("factored heads round-trip and multiply out exactly in Rational, enclo
   std::mt19937_64 eng(9);
   std::normal_distribution<double> normal(0.0, 1.0);
   // d_k = 3, d_v = 2 (PyTorch heads narrower than n).
-  h.W_Q = Matrix<double>(3, 5);
-  h.W_K = Matrix<double>(3, 5);
-  h.W_V = Matrix<double>(2, 5);
-  h.W_O = Matrix<double>(5, 2);
-  for (Matrix<double>* W : {&h.W_Q, &h.W_K, &h.W_V, &h.W_O}) {
+  h.W_Q = Matrix<Rational>(3, 5);
+  h.W_K = Matrix<Rational>(3, 5);
+  h.W_V = Matrix<Rational>(2, 5);
+  h.W_O = Matrix<Rational>(5, 2);
+  for (Matrix<Rational>* W : {&h.W_Q, &h.W_K, &h.W_V, &h.W_O}) {
     for (int r = 0; r < W->rows(); ++r) {
-      for (int c = 0; c < W->cols(); ++c) (*W)(r, c) = normal(eng);
+      for (int c = 0; c < W->cols(); ++c) (*W)(r, c) = Rational(normal(eng));
     }
   }
   const std::string path = (temp_dir() / "factored.json").string();
@@ -320,7 +375,7 @@ TEST_CASE("factored heads round-trip and multiply out exactly in Rational, enclo
     for (int c = 0; c < 5; ++c) {
       // A_rc = sum_k W_Q[k][r] W_K[k][c], exactly
       Rational a = 0;
-      for (int k = 0; k < 3; ++k) a += Rational(h.W_Q(k, r)) * Rational(h.W_K(k, c));
+      for (int k = 0; k < 3; ++k) a += h.W_Q(k, r) * h.W_K(k, c);
       CHECK(he.A(r, c) == a);
     }
   }
@@ -343,6 +398,8 @@ TEST_CASE("factored heads round-trip and multiply out exactly in Rational, enclo
   }
 }
 
+// The golden digits are Python's decimal.Decimal(0.1), Decimal(1e-20) and
+// Decimal(1e300): the exact values of those doubles, computed independently.
 TEST_CASE("the written text is pinned (golden)") {
   Matrix<double> A(3, 3), M(3, 3);
   A << 0, 1, -0.0, 0.1, 1e-20, 2.5, -3, 1e300, 0.5;
@@ -361,9 +418,9 @@ TEST_CASE("the written text is pinned (golden)") {
     [
       {
         "A": [
-          [0, 1, -0.0],
-          [0.10000000000000001, 9.9999999999999995e-21, 2.5],
-          [-3, 1.0000000000000001e+300, 0.5]
+          [0, 1, 0],
+          [0.1000000000000000055511151231257827021181583404541015625, 9.99999999999999945153271454209571651729503702787392447107715776066783064379706047475337982177734375e-21, 2.5],
+          [-3, 1000000000000000052504760255204420248704468581108159154915854115511802457988908195786371375080447864043704443832883878176942523235360430575644792184786706982848387200926575803737830233794788090059368953234970799945081119038967640880074652742780142494579258788820056842838115669472196386865459400540160, 0.5]
         ],
         "M": [
           [1, 0, 0],
@@ -392,6 +449,167 @@ TEST_CASE("writing refuses non-finite values and leaves no file") {
   CHECK_FALSE(fs::exists(path));
   Model<double> empty;
   CHECK_THROWS_AS(weight_file_from_model(empty), std::invalid_argument);
+}
+
+
+// A head with W_Q column 1 and W_K column 2 given, W_K[0][1] = W_K[0][4] = 1
+// (so A[1][1] = A[1][4] = 1: query reads the trigger flag, key "is non-BOS")
+// and W_V = W_O = I: the Theorem 3 ReLU construction at n = 5 plus the
+// content-dependent entry A[1][2] = sum_k W_Q[k][1] W_K[k][2].
+std::string demo_file(const std::string& name, const std::vector<std::string>& q_col,
+                      const std::vector<std::string>& k_col) {
+  std::string t = R"({"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
+    "attention": "relu", "n": 5, "layers": 1, "heads": 1, "weights": [[{)";
+  const auto matrix = [](const std::function<std::string(int, int)>& entry) {
+    std::string m = "[";
+    for (int r = 0; r < 5; ++r) {
+      m += r ? ", [" : "[";
+      for (int c = 0; c < 5; ++c) m += (c ? ", " : "") + entry(r, c);
+      m += "]";
+    }
+    return m + "]";
+  };
+  t += "\"W_Q\": " + matrix([&](int r, int c) { return c == 1 ? q_col[r] : "0"; });
+  t += ", \"W_K\": " + matrix([&](int r, int c) {
+    if (c == 2) return k_col[r];
+    return std::string(r == 0 && (c == 1 || c == 4) ? "1" : "0");
+  });
+  const auto eye = matrix([](int r, int c) { return std::string(r == c ? "1" : "0"); });
+  t += ", \"W_V\": " + eye + ", \"W_O\": " + eye + "}]]}";
+  return write_text(name, t);
+}
+
+// 2^-60 as an exact decimal literal.
+const std::string kTwoToMinus60 = "8.67361737988403547205962240695953369140625e-19";
+
+TEST_CASE("factored heads are multiplied out exactly: 2^-60 survives, a cancellation stays 0") {
+  const Rational two_m60 = internal::parse_decimal(kTwoToMinus60);
+  CHECK(two_m60 == Rational(1) / Rational(1152921504606846976));  // 2^60
+  // Exact A[1][2] = 1 + 2^-60 - 1 + 1 - 1 = 2^-60 (double sums lose it).
+  const WeightFile lost = read_weight_file(
+      demo_file("lost.json", {"1", kTwoToMinus60, "1", "1", "1"}, {"1", "1", "-1", "1", "-1"}));
+  const Model<Rational> exact = to_model<Rational>(lost);
+  CHECK(exact.layers[0][0].A(1, 2) == two_m60);
+  CHECK(exact.layers[0][0].A(1, 1) == 1);
+  CHECK(exact.layers[0][0].A(1, 4) == 1);
+  {
+    PrecisionScope scope(64);
+    const Mpfi a = to_model<Mpfi>(lost).layers[0][0].A(1, 2);
+    CHECK(bmp::lower(a) > 0);  // the enclosure excludes the double's 0
+    CHECK(bmp::lower(a) <= Mpfr(std::ldexp(1.0, -60)));
+    CHECK(bmp::upper(a) >= Mpfr(std::ldexp(1.0, -60)));
+  }
+  // Exact A[1][2] = 1 - 1 + 2^-60 + 0 - 2^-60 = 0: the Theorem 3
+  // construction, although a double product in Eigen's order gives -2^-60.
+  const WeightFile kept = read_weight_file(demo_file(
+      "kept.json", {"1", "1", kTwoToMinus60, "0", kTwoToMinus60}, {"1", "-1", "1", "0", "-1"}));
+  CHECK(to_model<Rational>(kept).layers[0][0].A(1, 2) == 0);
+  PrecisionScope scope(64);
+  const Mpfi a = to_model<Mpfi>(kept).layers[0][0].A(1, 2);
+  CHECK(bmp::lower(a) <= 0);
+  CHECK(bmp::upper(a) >= 0);
+}
+
+TEST_CASE("every number means the exact rational its literal denotes") {
+  json d = valid_doc();
+  const std::string text = d.dump(1);
+  const auto with = [&](const std::string& literal) {
+    std::string t = text;
+    const auto pos = t.find("0.125");
+    REQUIRE(pos != std::string::npos);
+    t.replace(pos, 5, literal);
+    return read_weight_file(write_text("exact.json", t)).layers[0][0].A(0, 0);
+  };
+  CHECK(with("0.1") == Rational(1, 10));
+  CHECK(with("0.1") != Rational(0.1));  // not the double nearest to 1/10
+  // 1e-400 is not 0 (a double would underflow to 0)
+  const Rational tiny = with("1e-400");
+  CHECK(tiny > 0);
+  CHECK(tiny * internal::parse_decimal("1e400") == 1);
+  CHECK(with("1.00000000000000001") - 1 == internal::parse_decimal("1e-17"));
+  CHECK(with("-12.5E+2") == -1250);
+  CHECK(with("18446744073709551617") == internal::parse_decimal("18446744073709551617"));
+  CHECK(with("18446744073709551617") - 18446744073709551615ull == 2);  // beyond uint64
+  // a decimal string with 200 significant digits
+  const std::string digits200 = "0." + std::string(199, '3') + "7";
+  const Rational q = with("\"" + digits200 + "\"");
+  CHECK(q * internal::parse_decimal("1e200") == internal::parse_decimal(digits200.substr(2)));
+}
+
+TEST_CASE("parse_decimal and exact_decimal are inverse on doubles and MPFR values") {
+  std::mt19937_64 eng(17);
+  std::uniform_real_distribution<double> mant(-1.0, 1.0);
+  std::uniform_int_distribution<int> ex(-1074, 1023);
+  for (int k = 0; k < 2000; ++k) {
+    const double x = std::ldexp(mant(eng), ex(eng));
+    const Rational q(x);
+    const std::string text = internal::exact_decimal(q);
+    CHECK(internal::parse_decimal(text) == q);
+    CHECK(std::strtod(text.c_str(), nullptr) == x);  // and it reads back as the same double
+  }
+  PrecisionScope scope(513);
+  const Mpfr third = Mpfr(1) / 3;
+  const Rational q = scalar_cast<Rational>(third);
+  CHECK(internal::parse_decimal(internal::exact_decimal(q)) == q);
+  CHECK_THROWS_AS(internal::exact_decimal(Rational(1, 3)), std::invalid_argument);
+  for (const char* bad : {"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "1.5x", "0x10", " 1"}) {
+    CHECK_THROWS_AS(internal::parse_decimal(bad), std::invalid_argument);
+  }
+  CHECK(internal::exact_decimal(Rational(-1, 8)) == "-0.125");
+  CHECK(internal::exact_decimal(Rational(5, 1)) == "5");
+  CHECK(internal::exact_decimal(internal::parse_decimal("1e-30")) == "1e-30");
+  CHECK(internal::exact_decimal(internal::parse_decimal("-2.5e-12")) == "-2.5e-12");
+  CHECK(internal::exact_decimal(internal::parse_decimal("0.000001")) == "0.000001");
+}
+
+// Random factored heads, d = 3..40 (past the sizes where Eigen switches to
+// its blocked GEMM, whose padding is NaN for MPFI), multiplied out in T: the
+// MPFI product must enclose the exact rational product; point types must be
+// within their rounding of it.
+template <class T>
+double product_tolerance() {
+  // |error| <= d * 2^-p * sum |terms| <= 40 * 2^-p * 40 (entries in [-1, 1])
+  return 1600.0 * std::ldexp(1.0, -ScalarTraits<T>::bits());
+}
+
+TEST_CASE_TEMPLATE("to_head multiplies factored heads validly in every scalar type", T, double,
+                   float, Float128, Mpfr, Mpfi, Rational, ceres::Jet<double, 2>) {
+  std::mt19937_64 eng(23);
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  PrecisionScope scope(80);
+  for (const int d : {3, 7, 8, 16, 17, 33, 40}) {
+    HeadWeights h;
+    h.factored = true;
+    const auto random = [&](int r, int c) {
+      Matrix<Rational> W(r, c);
+      for (int i = 0; i < r; ++i) {
+        for (int k = 0; k < c; ++k) W(i, k) = Rational(unif(eng));
+      }
+      return W;
+    };
+    h.W_Q = random(d + 1, d);
+    h.W_K = random(d + 1, d);
+    h.W_V = random(d - 1, d);
+    h.W_O = random(d, d - 1);
+    const Head<Rational> exact = to_head<Rational>(h);
+    const Head<T> got = to_head<T>(h);
+    for (int r = 0; r < d; ++r) {
+      for (int c = 0; c < d; ++c) {
+        for (const auto& [e, g] : {std::pair{exact.A(r, c), got.A(r, c)},
+                                   std::pair{exact.M(r, c), got.M(r, c)}}) {
+          if constexpr (ScalarTraits<T>::kIsInterval) {
+            PrecisionScope wide(4096);
+            CHECK(Mpfr(bmp::lower(g)) <= scalar_cast<Mpfr>(e));
+            CHECK(scalar_cast<Mpfr>(e) <= Mpfr(bmp::upper(g)));
+          } else if constexpr (ScalarTraits<T>::kIsExact) {
+            CHECK(g == e);
+          } else {
+            CHECK(std::abs(to_double(g) - scalar_cast<double>(e)) <= product_tolerance<T>());
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -8,22 +8,66 @@
 // this path while it reads, so even a number that overflows a double
 // (1e400, which nlohmann::json refuses) or a syntax error is reported at its
 // field. Every failure is an InputError(file, field, expected).
+//
+// Exact numbers. A number in a file means the exact rational its decimal
+// literal denotes: "0.1" is 1/10, not the double nearest to it, and "1e-400"
+// is 10^-400, not 0. The parser keeps the literal text of every number that
+// is not an integer (JsonDocument::literals, keyed by field path), and
+// require_rational reads it exactly:
+//   [-] digits [. digits] [(e|E) [+|-] digits]  ->  +-(mantissa) * 10^(exp - #fraction digits)
+// An entry may also be a JSON string in the same grammar, with as many digits
+// as needed (sinkcert writes high-precision models that way).
+//
+// Hostile files. A file is read only if it is a regular file of at most
+// kMaxFileBytes; it must not contain a NUL byte; objects and arrays nest at
+// most kMaxDepth deep; an object must not repeat a key; nothing may follow
+// the document. Each violation is an InputError naming the limit.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "src/scalar_traits.h"
 
 namespace sinkcert::internal {
 
+// Limits on what the reader accepts (see above).
+inline constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;  // 64 MiB
+inline constexpr int kMaxDepth = 64;
+// Limits on one exact decimal literal: digits of the mantissa and magnitude of
+// the exponent (10^-10000 has a 33 kbit denominator; P5's 513-bit models need
+// about 160 digits).
+inline constexpr int kMaxLiteralDigits = 10000;
+inline constexpr int kMaxLiteralExponent = 10000;
+
+// A parsed file: the document and the literal text of its non-integer
+// numbers, keyed by field path (e.g. "weights[0][1].W_K[3][2]").
+struct JsonDocument {
+  nlohmann::json root;
+  std::string file;
+  std::unordered_map<std::string, std::string> literals;
+};
+
 // Reads and parses the whole file. InputError when it cannot be opened, is
-// not JSON (with byte offset and field), or holds a number out of the double
-// range.
-nlohmann::json read_json_file(const std::string& path);
+// not a regular file, is too large, is not JSON (with byte offset and field),
+// breaks one of the limits above, or holds a number out of the double range.
+JsonDocument read_json_document(const std::string& path);
 // Parses `text` as if it were the contents of `file` (same errors).
+JsonDocument parse_json_document(const std::string& text, const std::string& file);
+// The same, keeping only the document (numbers as doubles).
+nlohmann::json read_json_file(const std::string& path);
 nlohmann::json parse_json_text(const std::string& text, const std::string& file);
+
+// The exact rational a decimal literal denotes, in the grammar above.
+// std::invalid_argument naming what is wrong (syntax, too many digits,
+// exponent out of range).
+Rational parse_decimal(const std::string& text);
+// The shortest decimal literal whose exact value is x (x's full expansion,
+// which is finite when the denominator divides a power of 10, e.g. every
+// double and every MPFR value). std::invalid_argument otherwise.
+std::string exact_decimal(const Rational& x);
 
 // "weights[0]" + key "W_K" -> "weights[0].W_K"; "" + "n" -> "n".
 std::string field_join(const std::string& parent, const std::string& key);
@@ -47,6 +91,17 @@ int require_int(const nlohmann::json& v, const std::string& file, const std::str
                 int hi);
 // A finite JSON number, converted to double.
 double require_finite(const nlohmann::json& v, const std::string& file, const std::string& field);
+// The exact value of a number field: a JSON number (its literal text when
+// `doc` holds one for `field`, else its value, which is then exact: an
+// integer, or a double built in memory), or a decimal string. Values beyond
+// the double range (|x| > DBL_MAX) are rejected, so every exact entry also
+// has a finite double rounding.
+Rational require_rational(const JsonDocument& doc, const nlohmann::json& v,
+                          const std::string& field);
+// A matrix of exact entries, validated like require_matrix.
+Matrix<Rational> require_rational_matrix(const JsonDocument& doc, const nlohmann::json& v,
+                                         const std::string& field, int rows, int cols,
+                                         const std::string& shape_hint);
 // A matrix given as a non-empty array of equally long non-empty rows of finite
 // numbers. rows/cols < 0 accept any size; otherwise the size must match and
 // the message quotes `shape_hint` (e.g. "n x n = 5 x 5").
@@ -60,5 +115,7 @@ Matrix<double> require_matrix(const nlohmann::json& v, const std::string& file,
 std::string format_double17(double x);
 // A matrix as JSON text, one row per line, rows indented by `indent` spaces.
 std::string format_matrix17(const Matrix<double>& m, int indent);
+// The same with exact entries, each written as exact_decimal (a JSON number).
+std::string format_exact_matrix(const Matrix<Rational>& m, int indent);
 
 }  // namespace sinkcert::internal
