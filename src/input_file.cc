@@ -5,6 +5,7 @@
 
 #include "src/input_error.h"
 #include "src/internal/json_reader.h"
+#include "src/limits.h"
 #include "src/run_info.h"
 #include "src/task.h"
 
@@ -31,9 +32,15 @@ InputFile input_file_from_document(const internal::JsonDocument& parsed, int n) 
   }
   InputFile in;
   in.path = path;
-  in.tokens = internal::require_rational_matrix(
-      parsed, internal::require_member(doc, "tokens", path, ""), "tokens", -1, n,
-      "L x n (n = " + std::to_string(n) + ", the model's n)");
+  const nlohmann::json& tokens = internal::require_member(doc, "tokens", path, "");
+  if (tokens.is_array() && tokens.size() > static_cast<std::size_t>(kMaxL)) {
+    throw InputError(path, "tokens",
+                     "expected at most L = " + std::to_string(kMaxL) + " rows, got " +
+                         std::to_string(tokens.size()));
+  }
+  in.tokens = internal::require_rational_matrix(parsed, tokens, "tokens", -1, n,
+                                                "L x n (n = " + std::to_string(n) +
+                                                    ", the model's n)");
   try {
     in.trigger = validate_input(in.tokens, n);
   } catch (const InvalidInput& e) {

@@ -8,6 +8,7 @@
 
 #include "src/input_error.h"
 #include "src/internal/json_reader.h"
+#include "src/limits.h"
 #include "src/run_info.h"
 
 namespace sinkcert {
@@ -18,10 +19,6 @@ using json = nlohmann::json;
 using internal::field_index;
 using internal::field_join;
 
-// Generous bounds: they only keep a typo from allocating gigabytes.
-constexpr int kMaxDimension = 4096;
-constexpr int kMaxLayers = 1024;
-constexpr int kMaxHeads = 1024;
 
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 
@@ -55,6 +52,15 @@ HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const st
     if (!v.contains(key)) {
       throw InputError(file, field_join(field, key),
                        "missing required field (a factored head needs W_Q, W_K, W_V and W_O)");
+    }
+  }
+  // d_k and d_v are free up to kMaxN, checked before anything is allocated.
+  for (const char* key : {"W_Q", "W_V"}) {
+    if (v[key].is_array() && v[key].size() > static_cast<std::size_t>(kMaxN)) {
+      throw InputError(file, field_join(field, key),
+                       std::string("expected at most ") + std::to_string(kMaxN) + " rows (" +
+                           (key[2] == 'Q' ? "d_k" : "d_v") + " <= " + std::to_string(kMaxN) +
+                           "), got " + std::to_string(v[key].size()));
     }
   }
   // W_Q: d_k x n, d_k free; W_K must match it.
@@ -114,7 +120,7 @@ WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
   w.attention = parse_enum(internal::require_member(doc, "attention", file, ""), file, "attention",
                            parse_attention_kind);
   w.n = internal::require_int(internal::require_member(doc, "n", file, ""), file, "n", 3,
-                              kMaxDimension);
+                              kMaxN);
   const int layers = internal::require_int(internal::require_member(doc, "layers", file, ""), file,
                                            "layers", 1, kMaxLayers);
   const int heads = internal::require_int(internal::require_member(doc, "heads", file, ""), file,

@@ -2,6 +2,9 @@
 #include "theorems/refined_path.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "src/constructions.h"
 #include "src/forward.h"
@@ -71,6 +74,23 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   }
   CHECK(worst <= bmp::upper(last.loss));
   CHECK(worst > 0);
+  // The row's weight file denotes exactly the certified model: read back,
+  // every entry equals the MPFR entry as a rational.
+  const std::string path_file =
+      (std::filesystem::temp_directory_path() / ("sinkcert_p5_" + std::to_string(::getpid()) +
+                                                 ".weights.json"))
+          .string();
+  write_weight_file(path_file, refined_path_weight_file(row, path, task, "search-like"));
+  const Model<Rational> back = to_model<Rational>(read_weight_file(path_file));
+  std::filesystem::remove(path_file);
+  CHECK(refined_path_file_name(row) == "p5_refined_s" + std::to_string(static_cast<int>(row.scale)) +
+                                           ".weights.json");
+  for (int r = 0; r < task.n; ++r) {
+    for (int c = 0; c < task.n; ++c) {
+      CHECK(back.layers[0][0].A(r, c) == scalar_cast<Rational>(row.model.layers[0][0].A(r, c)));
+      CHECK(back.layers[0][0].M(r, c) == scalar_cast<Rational>(row.model.layers[0][0].M(r, c)));
+    }
+  }
 }
 
 TEST_CASE("the refined path refuses scales that do not increase") {

@@ -179,7 +179,7 @@ TEST_CASE("every malformed weight file gives an InputError naming its field") {
       out.seekp(static_cast<std::streamoff>(internal::kMaxFileBytes));
       out.put(' ');
     }
-    check_error(error_of_path(big), "(file)", "at most 64 MiB");
+    check_error(error_of_path(big), "(file)", "at most 16 MiB");
     fs::remove(big);
   }
   SUBCASE("null, boolean entries") {

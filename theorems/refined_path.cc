@@ -135,6 +135,7 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
       row.bounded = true;
     }
     row.seconds = seconds_since(t0);
+    row.model = current;
     if (progress) {
       std::ostringstream msg;
       msg << "P5 scale " << s << ": fit max " << refined.final_max.convert_to<double>()
@@ -150,6 +151,36 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
   }
   path.last = std::move(current);
   return path;
+}
+
+std::string refined_path_file_name(const RefinedPathRow& row) {
+  std::ostringstream name;
+  name << "p5_refined_s" << row.scale << ".weights.json";
+  return name.str();
+}
+
+WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath& path,
+                                    const Task& task, const std::string& start_model) {
+  PrecisionScope scope(path.bits);
+  const auto text = [](const Mpfi& x) {
+    return "[" + format_down(bmp::lower(x), 6) + ", " + format_up(bmp::upper(x), 6) + "]";
+  };
+  nlohmann::json meta = {{"study", "P5 refined scale path"},
+                         {"start_model", start_model},
+                         {"scale", row.scale},
+                         {"refinement_bits", path.bits},
+                         {"n", task.n},
+                         {"L", task.L},
+                         {"trigger_range", to_string(task.range)},
+                         {"loss_at_check_set", text(row.cert.loss)},
+                         {"bos_deficit_at_check_set", text(row.cert.deficit)},
+                         {"certified_bits", row.cert.bits},
+                         {"evidence", "CERTIFIED (MPFI), about exactly the entries of this file"}};
+  if (row.bounded) {
+    meta["worst_case_upper"] = format_up(row.bound.upper, 6);
+    meta["worst_case_lower"] = format_down(row.bound.lower, 6);
+  }
+  return weight_file_from_model(row.model, meta);
 }
 
 Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,

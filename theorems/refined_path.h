@@ -37,6 +37,7 @@
 #include "src/model.h"
 #include "src/table_writer.h"
 #include "src/task.h"
+#include "src/weight_file.h"
 #include "theorems/precision_tables.h"
 
 namespace sinkcert::theorems {
@@ -68,6 +69,9 @@ struct RefinedPathRow {
   bool bounded = false;
   search::WorstCaseBound bound;  // CERTIFIED over the whole box
   double seconds = 0.0;
+  // theta after the step: the certificates above are about exactly this
+  // model, and refined_path_weight_file writes it exactly.
+  Model<Mpfr> model;
 };
 
 struct RefinedPath {
@@ -81,6 +85,14 @@ struct RefinedPath {
 // softmax of dimension task.n and the scales increase from a positive start.
 RefinedPath refined_path(const Model<double>& model, const Task& task,
                          const RefinedPathOptions& options, const Progress& progress = {});
+
+// The weight file of a row's model, every MPFR entry written as its exact
+// decimal expansion (so `verify bound` on the file re-checks the row), with
+// the row's certificates in the metadata.
+WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath& path,
+                                    const Task& task, const std::string& start_model);
+// "p5_refined_s2.weights.json" for the row with scale 2.
+std::string refined_path_file_name(const RefinedPathRow& row);
 
 Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,
                const RefinedPathOptions& options);

@@ -32,9 +32,14 @@ class PathTrackingSax {
   bool boolean(bool v) { return scalar(dom_.boolean(v)); }
   bool number_integer(json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
   bool number_unsigned(json::number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
-  // The literal text is kept: it, not the rounded double, is the number.
+  // Inside "weights" and "tokens" the literal text is kept: it, not the
+  // rounded double, is the number.
   bool number_float(json::number_float_t v, const json::string_t& s) {
-    doc_.literals[path()] = s;
+    if (frames_.size() >= 2 && !frames_[0].is_array &&
+        (frames_[0].key == "weights" || frames_[0].key == "tokens")) {
+      json::string_t literal = kLiteralMarker + s;
+      return scalar(dom_.string(literal));
+    }
     return scalar(dom_.number_float(v, s));
   }
   bool string(json::string_t& v) { return scalar(dom_.string(v)); }
@@ -416,19 +421,18 @@ Rational require_rational(const JsonDocument& doc, const json& v, const std::str
     q = Rational(static_cast<unsigned long>(v.get<std::uint64_t>()));
   } else if (v.is_number_integer()) {
     q = Rational(static_cast<long>(v.get<std::int64_t>()));
-  } else if (v.is_number_float() || v.is_string()) {
-    const auto it = doc.literals.find(field);
-    if (v.is_number_float() && it == doc.literals.end()) {
-      // built in memory: the double itself is the exact value
-      const double x = v.get<double>();
-      if (!std::isfinite(x)) throw InputError(doc.file, field, "expected a finite number");
-      q = Rational(x);
-    } else {
-      try {
-        q = parse_decimal(v.is_string() ? v.get<std::string>() : it->second);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(doc.file, field, e.what());
-      }
+  } else if (v.is_number_float()) {
+    // built in memory: the double itself is the exact value
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) throw InputError(doc.file, field, "expected a finite number");
+    q = Rational(x);
+  } else if (v.is_string()) {
+    const std::string& text = v.get_ref<const std::string&>();
+    const bool literal = !text.empty() && text[0] == kLiteralMarker;
+    try {
+      q = parse_decimal(literal ? text.substr(1) : text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(doc.file, field, e.what());
     }
   } else {
     throw InputError(doc.file, field,

@@ -11,8 +11,9 @@
 //
 // Exact numbers. A number in a file means the exact rational its decimal
 // literal denotes: "0.1" is 1/10, not the double nearest to it, and "1e-400"
-// is 10^-400, not 0. The parser keeps the literal text of every number that
-// is not an integer (JsonDocument::literals, keyed by field path), and
+// is 10^-400, not 0. Inside the top-level "weights" and "tokens" members the
+// parser keeps the literal text of every non-integer number (stored in the
+// document as a string that starts with kLiteralMarker), and
 // require_rational reads it exactly:
 //   [-] digits [. digits] [(e|E) [+|-] digits]  ->  +-(mantissa) * 10^(exp - #fraction digits)
 // An entry may also be a JSON string in the same grammar, with as many digits
@@ -26,7 +27,6 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "src/scalar_traits.h"
@@ -34,7 +34,7 @@
 namespace sinkcert::internal {
 
 // Limits on what the reader accepts (see above).
-inline constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;  // 64 MiB
+inline constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;  // 16 MiB
 inline constexpr int kMaxDepth = 64;
 // Limits on one exact decimal literal: digits of the mantissa and magnitude of
 // the exponent (10^-10000 has a 33 kbit denominator; P5's 513-bit models need
@@ -42,12 +42,13 @@ inline constexpr int kMaxDepth = 64;
 inline constexpr int kMaxLiteralDigits = 10000;
 inline constexpr int kMaxLiteralExponent = 10000;
 
-// A parsed file: the document and the literal text of its non-integer
-// numbers, keyed by field path (e.g. "weights[0][1].W_K[3][2]").
+// Marks a number's literal text kept in place of its double (see above).
+inline constexpr char kLiteralMarker = '\x01';
+
+// A parsed file and its name (for errors).
 struct JsonDocument {
   nlohmann::json root;
   std::string file;
-  std::unordered_map<std::string, std::string> literals;
 };
 
 // Reads and parses the whole file. InputError when it cannot be opened, is
@@ -91,9 +92,9 @@ int require_int(const nlohmann::json& v, const std::string& file, const std::str
                 int hi);
 // A finite JSON number, converted to double.
 double require_finite(const nlohmann::json& v, const std::string& file, const std::string& field);
-// The exact value of a number field: a JSON number (its literal text when
-// `doc` holds one for `field`, else its value, which is then exact: an
-// integer, or a double built in memory), or a decimal string. Values beyond
+// The exact value of a number field: a JSON number (its kept literal text,
+// or its value, which is then exact: an integer, or a double in a document
+// built in memory), or a decimal string. Values beyond
 // the double range (|x| > DBL_MAX) are rejected, so every exact entry also
 // has a finite double rounding.
 Rational require_rational(const JsonDocument& doc, const nlohmann::json& v,
