@@ -55,6 +55,12 @@ def matrix(rows):
     return [[entry(v) for v in row] for row in rows]
 
 
+def mp(q):
+    """The rational q at the working precision (one correctly rounded division)."""
+    q = Fraction(q)
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
 def matvec(W, x):
     return [sum(w * v for w, v in zip(row, x)) for row in W]
 
@@ -88,12 +94,12 @@ def evaluate(weights, tokens, digits):
         for i in range(L):
             s = [score(i, m) for m in range(i + 1)]
             top = max(s)
-            w = [mpmath.exp(mpmath.mpf(si - top)) for si in s]  # exact shift by the row max
+            w = [mpmath.exp(mp(si - top)) for si in s]  # exact shift by the row max
             total = mpmath.fsum(w)
             a = [wi / total for wi in w]
             per_head.append(1 - a[0])
             dim = len(value(0))
-            mixed = [mpmath.fsum(a[m] * mpmath.mpf(value(m)[d]) for m in range(i + 1))
+            mixed = [mpmath.fsum(a[m] * mp(value(m)[d]) for m in range(i + 1))
                      for d in range(dim)]
             o = project(mixed)
             for d in range(n):
@@ -103,7 +109,7 @@ def evaluate(weights, tokens, digits):
     for i in range(L):
         for d in range(n):
             y = sum(X[k][d] for k in range(1, trigger + 1)) / trigger if i == trigger else 0
-            err = max(err, abs(out[i][d] - mpmath.mpf(y)))
+            err = max(err, abs(out[i][d] - mp(y)))
     return err, deficits, trigger
 
 

@@ -10,6 +10,7 @@
 
 #include "src/forward.h"
 #include "src/linf_error.h"
+#include "src/scalar_traits.h"
 
 namespace sinkcert::search {
 
@@ -351,11 +352,20 @@ AdversaryResult run(const Model<double>& model, const Task& task, const Adversar
       if (better(cand, result.per_trigger[slot])) result.per_trigger[slot] = cand;
     }
   }
+  // 5. certify the witnesses the search chose (in double)
+  const WitnessQuantity quantity = bos ? WitnessQuantity::kBosMass : WitnessQuantity::kError;
+  for (Witness& w : result.per_trigger) certify_witness(model, task, w, quantity);
   result.best = result.per_trigger.front();
   for (const Witness& w : result.per_trigger) {
     if (better(w, result.best)) result.best = w;
   }
   return result;
+}
+
+// Rounds an MPFR value to a double in the given direction (MPFR_RNDD: the
+// largest double <= x; MPFR_RNDU: the smallest double >= x).
+double round_to_double(const Mpfr& x, mpfr_rnd_t direction) {
+  return mpfr_get_d(x.backend().data(), direction);
 }
 
 }  // namespace
@@ -366,6 +376,61 @@ Witness score_error(const Model<double>& model, const Task& task, int j, const M
   const auto e = linf_error<double>(r.output, make_target(X, j, target_kind_of(model.kind)));
   return Witness{j, C, e.value, e.position, e.coordinate, 0};
 }
+
+bool differ_in_first_digit(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return true;
+  if (a == b) return false;
+  const double big = std::max(std::abs(a), std::abs(b));
+  if (std::isinf(big)) return true;
+  // half a unit of the first significant digit of the larger magnitude
+  const double unit = std::pow(10.0, std::floor(std::log10(big)));
+  return std::abs(a - b) >= 0.5 * unit;
+}
+
+template <class T>
+void certify_witness(const Model<T>& model, const Task& task, Witness& w,
+                     WitnessQuantity quantity) {
+  const bool bos = quantity == WitnessQuantity::kBosMass;
+  for (int bits = kCertifyStartBits;; bits += kCertifyStepBits) {
+    PrecisionScope scope(bits);
+    // the model's doubles and the content are binary rationals, converted
+    // exactly; a Rational model's entries are enclosed
+    const Model<Mpfi> m = model.template cast<Mpfi>();
+    const Matrix<Mpfi> X = make_input<Mpfi>(task, w.trigger, matrix_cast<Mpfi>(w.content));
+    const auto r = forward(m, X, bos);
+    w.certified_bits = PrecisionScope::current_bits();
+    if (bos) {
+      // min over the terms of upper(a_i0): an upper bound on min a_i0 at X
+      bool any = false;
+      Mpfr upper;
+      for (const auto& layer : r.attention) {
+        for (const Matrix<Mpfi>& a : layer) {
+          for (int i = 1; i < task.L; ++i) {
+            if (i == w.trigger) continue;
+            Mpfr u = bmp::upper(a(i, 0));
+            if (bmp::isnan(u)) u = std::numeric_limits<Mpfr>::infinity();
+            if (!any || u < upper) upper = u;
+            any = true;
+          }
+        }
+      }
+      w.certified =
+          any ? round_to_double(upper, MPFR_RNDU) : std::numeric_limits<double>::quiet_NaN();
+      w.double_disagrees = any && differ_in_first_digit(w.value, w.certified);
+      return;
+    }
+    // lower(e(X)); a NaN end certifies nothing beyond E >= 0
+    const Matrix<Mpfi> Y = make_target(X, w.trigger, target_kind_of(model.kind));
+    Mpfr lower = bmp::lower(linf_error(r.output, Y).value);
+    if (bmp::isnan(lower) || lower < 0) lower = 0;
+    w.certified = round_to_double(lower, MPFR_RNDD);
+    w.double_disagrees = differ_in_first_digit(w.value, w.certified);
+    if (lower > 0 || !(w.value > 0) || bits + kCertifyStepBits > kCertifyMaxBits) return;
+  }
+}
+
+template void certify_witness(const Model<double>&, const Task&, Witness&, WitnessQuantity);
+template void certify_witness(const Model<Rational>&, const Task&, Witness&, WitnessQuantity);
 
 double term_value_and_gradient(const Model<double>& model, const Task& task,
                                const RefinedTerm& term, const Matrix<double>& C,

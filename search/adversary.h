@@ -34,6 +34,23 @@
 //     kVertexShrink before refinement (the exact vertex was already scored).
 //  4. Every refined point is re-scored on its full l_inf error (any (i, d)),
 //     and the best per trigger and overall are returned.
+//  5. Certification (certify_witness), once per returned witness: the search
+//     runs in double, and near double's noise floor a double value can lie
+//     ABOVE the true e(X) (the sink family at beta = 40, n = L = 16: 3.3e-16
+//     for a true 6.4e-17), i.e. be wrong in the stated direction. So each
+//     witness input is re-evaluated in MPFI. The model's doubles and the
+//     content are exact binary rationals, hence enclosed exactly, and
+//       certified = lower end of the enclosure of e(X), rounded down
+//                   (error: a true lower bound on e(X) <= E),
+//       certified = min over the terms of the upper end of the enclosure of
+//                   a^{l,h}_{i0}, rounded up (BOS mass: a true upper bound on
+//                   the smallest BOS mass at X, hence on its infimum).
+//     Start at kCertifyStartBits; while the lower end of the error's
+//     enclosure is <= 0 but the double value is > 0, raise by
+//     kCertifyStepBits up to kCertifyMaxBits. Values printed or written as
+//     SEARCH(lower bound) / SEARCH(upper bound) are these, never `value`.
+//     The witnesses are the ones the double search chose; certification
+//     only re-evaluates them.
 // Derivatives: analytic for single-layer models (every attention kind):
 //   phi = sum_h sum_{k<=i} a^h_ik (v_h . x_k) [- sigma y_{i,d}],  v_h = sigma M_h[d, :]
 //   (for the BOS mass v_h = e_0 on the chosen head only), z_k = v_h . x_k,
@@ -49,6 +66,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "src/evidence.h"
@@ -70,33 +88,64 @@ struct AdversaryOptions {
   std::vector<std::pair<int, Matrix<double>>> warm_starts;
 };
 
+// What a witness's value measures.
+enum class WitnessQuantity { kError, kBosMass };
+
 // One input and the value it attains.
 struct Witness {
   int trigger = 0;         // j
   Matrix<double> content;  // (L-1) x (n-3), row k-1 = c_k
-  double value = 0;        // error, or BOS mass
+  double value = 0;        // error, or BOS mass, computed in double: NUMERIC(53)
   int position = 0;        // i where it is attained
   int coordinate = 0;      // d (error) or head (BOS mass)
   int layer = 0;           // layer (BOS mass)
+  // Filled by certify_witness: the value at this input enclosed in MPFI,
+  // lower end rounded down (error) or upper end rounded up (BOS mass); NaN
+  // until certified (and for a BOS witness without non-trigger positions).
+  double certified = std::numeric_limits<double>::quiet_NaN();
+  int certified_bits = 0;         // MPFI precision of that enclosure
+  bool double_disagrees = false;  // value and certified differ in the first digit
 };
 
+// MPFI precision schedule of certify_witness (see the header comment).
+constexpr int kCertifyStartBits = 128;
+constexpr int kCertifyStepBits = 64;
+constexpr int kCertifyMaxBits = 1024;
+
+// Certifies `witness` in place (step 5 of the header): sets certified,
+// certified_bits and double_disagrees.
+// T = double (the search's models) or Rational (the exact model a weight file
+// denotes, whose entries are enclosed in MPFI).
+template <class T>
+void certify_witness(const Model<T>& model, const Task& task, Witness& witness,
+                     WitnessQuantity quantity = WitnessQuantity::kError);
+
+// Whether a and b differ in the first significant digit: |a - b| is at least
+// half a unit of the first significant digit of the larger magnitude
+// (3.3e-16 against 6.4e-17: yes; 0.99999 against 1.00001: no). NaN differs
+// from everything.
+bool differ_in_first_digit(double a, double b);
+
 struct AdversaryResult {
-  Witness best;
-  std::vector<Witness> per_trigger;  // best witness of each trigger searched
+  Witness best;                      // certified (certify_witness)
+  std::vector<Witness> per_trigger;  // best witness of each trigger searched, certified
   Evidence evidence;                 // SEARCH(lower bound) / SEARCH(upper bound)
   long evaluations = 0;              // forward passes (values and gradients)
   int refinements = 0;
 };
 
-// Inputs maximizing the l_inf error (target by model kind).
+// Inputs maximizing the l_inf error (target by model kind); best and
+// per_trigger are certified.
 AdversaryResult maximize_error(const Model<double>& model, const Task& task,
                                const AdversaryOptions& options = {});
 
-// Inputs minimizing the BOS mass at non-trigger positions (every layer/head).
+// Inputs minimizing the BOS mass at non-trigger positions (every layer/head);
+// best and per_trigger are certified.
 AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
                                   const AdversaryOptions& options = {});
 
-// The l_inf error of one input and where it occurs (NUMERIC(53)).
+// The l_inf error of one input and where it occurs (NUMERIC(53), not
+// certified).
 Witness score_error(const Model<double>& model, const Task& task, int trigger,
                     const Matrix<double>& content);
 

@@ -380,7 +380,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     adv.seed = o.adversary.seed + static_cast<std::uint64_t>(round);
     worst = maximize_error(current, task, adv);
     const auto residuals = active_residuals(current, set);
-    rec.worst_case = worst.best.value;
+    rec.worst_case = worst.best.certified;
+    rec.worst_case_double = worst.best.value;
+    rec.double_disagrees = worst.best.double_disagrees;
     rec.active_max = max_abs(residuals);
     rec.max_abs_A = current.layers[0][0].A.cwiseAbs().maxCoeff();
     if (o.probes) rec.mean_bos = mean_probe_bos(current, *o.probes);

@@ -41,7 +41,9 @@
 // Optional constraint (the frontier): mean BOS mass over a fixed probe set
 // at non-trigger positions <= ceiling, as a penalty residual
 // rho * max(0, mean - ceiling), rho raised by kPenaltyGrowth while violated.
-// The returned worst case is SEARCH(lower bound) for the returned model.
+// The returned worst case is SEARCH(lower bound) for the returned model:
+// the adversary's witness re-evaluated in MPFI, lower end rounded down
+// (adversary.h, certify_witness); the search itself runs in double.
 #pragma once
 
 #include <functional>
@@ -83,19 +85,23 @@ struct MinimaxOptions {
 
 struct MinimaxRecord {
   int round = 0;
-  double worst_case = 0;  // SEARCH(lower bound), adversary on this round's model
-  double active_max = 0;  // NUMERIC(53), max |r| over the active set
-  int active_size = 0;    // inputs
-  double elapsed = 0;     // seconds since the start
-  double max_abs_A = 0;   // NUMERIC(53)
-  double mean_bos = -1;   // over the probe set if one is given, else -1
-  bool accepted = true;   // step kept (false: rejected by the trust control)
-  std::string event;      // "M-only", "lm", "reject"
+  // SEARCH(lower bound): the adversary's best witness on this round's model,
+  // certified at the witness (Witness::certified)
+  double worst_case = 0;
+  double worst_case_double = 0;   // the same witness's value in double, NUMERIC(53)
+  bool double_disagrees = false;  // they differ in the first significant digit
+  double active_max = 0;          // NUMERIC(53), max |r| over the active set
+  int active_size = 0;            // inputs
+  double elapsed = 0;             // seconds since the start
+  double max_abs_A = 0;           // NUMERIC(53)
+  double mean_bos = -1;           // over the probe set if one is given, else -1
+  bool accepted = true;           // step kept (false: rejected by the trust control)
+  std::string event;              // "M-only", "lm", "reject"
 };
 
 struct MinimaxResult {
   Model<double> model;  // the best model by worst case
-  Witness worst;        // its adversary witness
+  Witness worst;        // its adversary witness; worst.certified is the reported value
   Evidence evidence = Evidence::search("lower bound");
   std::vector<MinimaxRecord> history;
   bool converged = false;  // stopping rule 6 met (not a time/round limit)

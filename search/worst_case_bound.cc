@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "search/worst_case_bound.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <queue>
 #include <sstream>
 #include <stdexcept>
@@ -28,9 +31,19 @@ Matrix<Mpfi> box_input(const Task& task, const ContentBox& box) {
   return make_input<Mpfi>(task, box.trigger, content);
 }
 
+// max |x| over the enclosure; +inf when an end is NaN (a NaN enclosure
+// bounds nothing, and `a > b` is false for NaN, which would hide it).
 Mpfr magnitude(const Mpfi& x) {
   const Mpfr a = bmp::abs(Mpfr(bmp::lower(x))), b = bmp::abs(Mpfr(bmp::upper(x)));
+  if (bmp::isnan(a) || bmp::isnan(b)) return std::numeric_limits<Mpfr>::infinity();
   return a > b ? a : b;
+}
+
+// upper - lower of an enclosure, +inf if an end is NaN or infinite.
+Mpfr width_of(const Mpfi& x) {
+  const Mpfr w = Mpfr(bmp::upper(x)) - Mpfr(bmp::lower(x));
+  if (bmp::isnan(w) || bmp::isinf(w)) return std::numeric_limits<Mpfr>::infinity();
+  return w;
 }
 
 Matrix<Mpfi> content_matrix(const Task& task, const std::vector<double>& content) {
@@ -163,52 +176,123 @@ void check_model(const Model<T>& model, const Task& task) {
 struct Node {
   ContentBox box;
   BoxBound bound;
+  int bits = 0;   // precision the bound was computed at
+  Mpfr rounding;  // width of the enclosure of e(X) at the box's vertex
 };
 
+// Max-heap by upper bound; among equal bounds (e.g. +inf) the deeper box
+// first, so that a box that cannot be split is reached instead of the heap
+// cycling through its siblings.
 struct ByUpper {
-  bool operator()(const Node& a, const Node& b) const { return a.bound.upper < b.bound.upper; }
+  bool operator()(const Node& a, const Node& b) const {
+    if (a.bound.upper < b.bound.upper) return true;
+    if (b.bound.upper < a.bound.upper) return false;
+    return a.box.depth < b.box.depth;
+  }
 };
+
+// The variable to bisect: at even depth the largest width_m * weight_m
+// (Ratz-Csendes rule C), at odd depth the widest with weight_m > 0 (one that
+// enters the worst term); the widest of all if every score is 0 (or NaN).
+// Only variables whose midpoint is strictly inside count; -1 if none.
+int choose_split(const Node& node) {
+  const ContentBox& box = node.box;
+  const auto splittable = [&box](std::size_t m) {
+    const double mid = 0.5 * (box.lo[m] + box.hi[m]);
+    return box.lo[m] < mid && mid < box.hi[m];
+  };
+  int split = -1;
+  double best_score = -1.0;
+  const bool widest_rule = box.depth % 2 == 1;
+  for (std::size_t m = 0; m < box.lo.size(); ++m) {
+    if (!splittable(m)) continue;
+    const double w = box.hi[m] - box.lo[m];
+    const double weight = node.bound.weight.empty() ? 0.0 : node.bound.weight[m];
+    const double score = widest_rule ? (weight > 0 ? w : 0.0) : w * weight;
+    if (score > best_score) {
+      best_score = score;
+      split = static_cast<int>(m);
+    }
+  }
+  if (best_score > 0) return split;
+  split = -1;
+  for (std::size_t m = 0; m < box.lo.size(); ++m) {
+    if (!splittable(m)) continue;
+    const double w = box.hi[m] - box.lo[m];
+    if (split < 0 || w > box.hi[split] - box.lo[split]) split = static_cast<int>(m);
+  }
+  return split;
+}
+
+// bits + log2(rounding / (kRoundingShare * relative_gap * lower)), rounded up
+// to a multiple of 64; 0 when lower <= 0 or the rounding is not finite.
+int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, double relative_gap) {
+  if (!(lower > 0) || bmp::isinf(rounding) || !(rounding > 0)) return 0;
+  const Mpfr target = lower * Mpfr(kRoundingShare * relative_gap);
+  const double extra = Mpfr(bmp::log2(Mpfr(rounding / target))).convert_to<double>();
+  const int needed = bits + std::max(64, static_cast<int>(std::ceil(extra)));
+  return (needed + 63) / 64 * 64;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The loop shared by bound_worst_case and check_upper_bound; `done(lower,
-// upper)` says when to stop. T = double or Mpfr: the model's entries are
-// enclosed in MPFI at options.bits (exactly when they fit, else outward), and
-// the adversary searches its double rounding for lower-bound candidates.
+// upper)` says when to stop. T = double, Mpfr or Rational: the model's
+// entries are enclosed in MPFI at the working precision (exactly when they
+// fit, else outward), and the adversary searches its double rounding for
+// lower-bound candidates.
 template <class T>
 WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
                                 const WorstCaseOptions& options,
                                 const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
   check_model(model_in, task);
+  if (options.bits < 2 || options.step_bits < 1) {
+    throw std::invalid_argument("worst-case bound: need bits >= 2 and step_bits >= 1");
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  PrecisionScope scope(options.bits);
-  const Model<Mpfi> model = model_in.template cast<Mpfi>();
+  const int cap = std::max(options.bits, options.max_bits);
+  int bits = options.bits;
+  std::optional<PrecisionScope> scope;
+  scope.emplace(bits);
+  Model<Mpfi> model = model_in.template cast<Mpfi>();
   WorstCaseBound out;
+  out.bits_requested = options.bits;
   out.bits = PrecisionScope::current_bits();
-  out.evidence = Evidence::certified(out.bits);
   out.lower = Mpfr(-1);
   std::priority_queue<Node, std::vector<Node>, ByUpper> heap;
   auto offer_witness = [&](int trigger, const std::vector<double>& content) {
-    const Mpfr low = certified_error_lower(model, task, trigger, content);
+    const Mpfi e = certified_error(model, task, trigger, content);
+    const Mpfr low = bmp::lower(e);
     if (low > out.lower) {
       out.lower = low;
       out.witness_trigger = trigger;
       out.witness_content = content;
     }
+    return e;
   };
   auto evaluate = [&](ContentBox box) {
-    Node node{std::move(box), {}};
+    Node node{std::move(box), {}, out.bits, Mpfr(0)};
     node.bound = bound_box(model, task, node.box);
     ++out.boxes;
-    offer_witness(node.box.trigger, node.bound.vertex);
+    // the enclosure at a point is rounding only
+    node.rounding = width_of(offer_witness(node.box.trigger, node.bound.vertex));
     std::vector<double> centre(node.box.lo.size());
     for (std::size_t m = 0; m < centre.size(); ++m) {
       centre[m] = 0.5 * (node.box.lo[m] + node.box.hi[m]);
     }
     offer_witness(node.box.trigger, centre);
     return node;
+  };
+  // raise the precision by one step: later pops re-evaluate older boxes
+  auto raise_precision = [&]() {
+    bits += options.step_bits;
+    scope.reset();
+    scope.emplace(bits);
+    out.bits = PrecisionScope::current_bits();
+    model = model_in.template cast<Mpfi>();
+    if (!out.witness_content.empty()) offer_witness(out.witness_trigger, out.witness_content);
   };
   std::vector<int> triggers = options.triggers.empty() ? task.trigger_positions() : options.triggers;
   if (triggers.empty()) throw std::invalid_argument("worst-case bound: no trigger positions");
@@ -232,11 +316,14 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     out.upper = top.bound.upper > out.lower ? top.bound.upper : out.lower;
     if (done(out.lower, out.upper)) {
       out.verdict = Verdict::kVerified;
+      out.stop_reason = "decided";
       break;
     }
     out.seconds = seconds_since(t0);
     if (out.boxes >= options.max_boxes || out.seconds >= options.max_seconds) {
       out.budget_exhausted = true;
+      out.stop_reason = out.boxes >= options.max_boxes ? "budget exhausted (boxes)"
+                                                       : "budget exhausted (seconds)";
       break;
     }
     if (options.progress && out.seconds - last_progress >= 1.0) {
@@ -245,51 +332,60 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     Node node = top;
     heap.pop();
-    // bisect, at even depth, the coordinate with the largest
-    // width_m * weight_m (Ratz-Csendes rule C), at odd depth the widest
-    // coordinate with weight_m > 0 (one that enters the worst term); the
-    // widest of all if every weight is 0
-    int split = -1;
-    double best_score = -1.0;
-    const bool widest_rule = node.box.depth % 2 == 1;
-    for (std::size_t m = 0; m < node.box.lo.size(); ++m) {
-      const double w = node.box.hi[m] - node.box.lo[m];
-      const double weight = node.bound.weight[m];
-      const double score = widest_rule ? (weight > 0 ? w : 0.0) : w * weight;
-      if (w > 0 && score > best_score) {
-        best_score = score;
-        split = static_cast<int>(m);
-      }
+    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
+      heap.push(evaluate(node.box));
+      continue;
     }
-    if (best_score <= 0) {
-      for (std::size_t m = 0; m < node.box.lo.size(); ++m) {
-        const double w = node.box.hi[m] - node.box.lo[m];
-        if (w > 0 && (split < 0 || w > node.box.hi[split] - node.box.lo[split])) {
-          split = static_cast<int>(m);
-        }
+    const bool finite = !bmp::isinf(node.bound.upper);
+    // rounding at a point of the box is a large share of the gap: no
+    // bisection can close it at this precision
+    const Mpfr gap = out.upper - out.lower;
+    const bool rounding_limited =
+        finite && !bmp::isinf(node.rounding) && node.rounding >= gap * Mpfr(kRoundingShare);
+    const int split = rounding_limited ? -1 : choose_split(node);
+    if (split >= 0) {
+      ContentBox left, right;
+      bisect(node.box, split, left, right);
+      for (ContentBox* child : {&left, &right}) {
+        Node c = evaluate(*child);
+        if (c.bound.upper > out.lower) heap.push(std::move(c));
       }
+      if (heap.empty()) {  // every box fell below the witness: E = lower
+        out.upper = out.lower;
+        out.verdict = done(out.lower, out.upper) ? Verdict::kVerified : Verdict::kUndecided;
+        out.stop_reason = "every box fell below the witness";
+        break;
+      }
+      continue;
     }
-    if (split < 0) {  // no content coordinates: the box is a point, bound is final
-      out.budget_exhausted = true;
-      heap.push(node);
+    if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
+      if (bits + options.step_bits <= cap) {
+        raise_precision();
+        heap.push(std::move(node));
+        continue;
+      }
+      out.precision_floor = true;
+      out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
+      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
+                        " bits (the cap) rounding is at least half the gap";
+      heap.push(std::move(node));
       break;
     }
-    const double mid = 0.5 * (node.box.lo[split] + node.box.hi[split]);
-    ContentBox left = node.box, right = node.box;
-    ++left.depth;
-    ++right.depth;
-    left.hi[split] = mid;
-    right.lo[split] = mid;
-    for (ContentBox* child : {&left, &right}) {
-      Node c = evaluate(*child);
-      if (c.bound.upper > out.lower) heap.push(std::move(c));
-    }
-    if (heap.empty()) {  // every box fell below the witness: E = lower
-      out.upper = out.lower;
-      out.verdict = done(out.lower, out.upper) ? Verdict::kVerified : Verdict::kUndecided;
-      break;
-    }
+    // the box cannot be split: its coordinates are adjacent doubles, and
+    // rounding is not what limits its bound (more precision cannot help)
+    out.box_unsplittable = true;
+    out.stop_reason = finite ? "cannot split a box whose coordinates are adjacent doubles"
+                             : "cannot split a box whose coordinates are adjacent doubles and "
+                               "whose bound is not finite";
+    heap.push(std::move(node));
+    break;
   }
+  if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
+    out.lower = 0;
+    out.witness_trigger = 0;
+    out.witness_content.clear();
+  }
+  out.evidence = Evidence::certified(out.bits);
   out.seconds = seconds_since(t0);
   PrecisionScope wide(2 * out.bits);
   out.relative_gap =
@@ -302,6 +398,18 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
 ContentBox full_content_box(const Task& task, int trigger) {
   const int vars = (task.L - 1) * task.content_dim();
   return ContentBox{trigger, std::vector<double>(vars, -1.0), std::vector<double>(vars, 1.0)};
+}
+
+bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right) {
+  const double mid = 0.5 * (box.lo[m] + box.hi[m]);
+  if (!(box.lo[m] < mid && mid < box.hi[m])) return false;  // adjacent doubles
+  left = box;
+  right = box;
+  ++left.depth;
+  ++right.depth;
+  left.hi[m] = mid;
+  right.lo[m] = mid;
+  return true;
 }
 
 BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box) {
@@ -367,7 +475,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       }
     }
     for (int d = 0; d < n; ++d) {
-      const Mpfr mag = magnitude(e(d));
+      const Mpfr mag = magnitude(e(d));  // +inf for a NaN enclosure: never pruned
       if (mag > best.upper) {
         best.upper = mag;
         best.position = i;
@@ -403,35 +511,41 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   return best;
 }
 
-Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
-                           const std::vector<double>& content) {
-  const int cd = task.content_dim();
-  Matrix<Mpfi> C(task.L - 1, cd);
-  for (int k = 1; k < task.L; ++k) {
-    for (int c = 0; c < cd; ++c) C(k - 1, c) = Mpfi(content[(k - 1) * cd + c]);
-  }
-  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, C);
+Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
+                     const std::vector<double>& content) {
+  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, content_matrix(task, content));
   const auto r = forward(model, X, false);
   const Matrix<Mpfi> Y = make_target(X, trigger, TargetKind::kPlain);
-  return bmp::lower(linf_error(r.output, Y).value);
+  return linf_error(r.output, Y).value;
+}
+
+Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
+                           const std::vector<double>& content) {
+  return bmp::lower(certified_error(model, task, trigger, content));
 }
 
 template <class T>
 WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
                                 const WorstCaseOptions& options) {
   const double gap = options.relative_gap;
-  return branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
-    // upper <= lower (1 + gap)
-    return lower > 0 && upper <= lower * (1 + Mpfr(gap));
-  });
+  WorstCaseBound out =
+      branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
+        // upper <= lower (1 + gap)
+        return lower > 0 && upper <= lower * (1 + Mpfr(gap));
+      });
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
 }
 
 template WorstCaseBound bound_worst_case(const Model<double>&, const Task&,
                                          const WorstCaseOptions&);
 template WorstCaseBound bound_worst_case(const Model<Mpfr>&, const Task&,
                                          const WorstCaseOptions&);
+template WorstCaseBound bound_worst_case(const Model<Rational>&, const Task&,
+                                         const WorstCaseOptions&);
 
-UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
+template <class T>
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options) {
   UpperBoundCheck out;
   out.claimed = claimed;
@@ -440,6 +554,7 @@ UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, 
     return upper <= c || lower > c;
   });
   out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
   if (out.bound.upper <= c) {
     out.verdict = Verdict::kVerified;
     out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
@@ -452,6 +567,13 @@ UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, 
   return out;
 }
 
+template UpperBoundCheck check_upper_bound(const Model<double>&, const Task&, double,
+                                           const WorstCaseOptions&);
+template UpperBoundCheck check_upper_bound(const Model<Mpfr>&, const Task&, double,
+                                           const WorstCaseOptions&);
+template UpperBoundCheck check_upper_bound(const Model<Rational>&, const Task&, double,
+                                           const WorstCaseOptions&);
+
 namespace {
 
 // The enclosure lines shared by both reports.
@@ -459,15 +581,34 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
   PrecisionScope scope(b.bits > 0 ? b.bits : 128);
   s << "worst-case loss E over the whole content box, n = " << task.n << ", L = " << task.L
     << ", triggers " << to_string(task.range) << "\n";
-  s << "E >= " << format_down(b.lower, 6) << "  [CERTIFIED] witness: trigger j = "
-    << b.witness_trigger << ", content";
-  const auto old_precision = s.precision(17);  // the witness, reproducibly
-  for (double c : b.witness_content) s << " " << c;
-  s.precision(old_precision);
-  s << "\n";
+  s << "E >= " << format_down(b.lower, 6) << "  [CERTIFIED] ";
+  if (b.witness_trigger == 0) {
+    s << "(no witness had a finite enclosure: E >= 0 only)\n";
+  } else {
+    s << "witness: trigger j = " << b.witness_trigger << ", content";
+    const auto old_precision = s.precision(17);  // the witness, reproducibly
+    for (double c : b.witness_content) s << " " << c;
+    s.precision(old_precision);
+    s << "\n";
+  }
   s << "E <= " << format_up(b.upper, 6) << "  [CERTIFIED] branch and bound, " << b.boxes
-    << " boxes, " << b.seconds << " s" << (b.budget_exhausted ? " (budget exhausted)" : "")
-    << "\n";
+    << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
+  if (bmp::isinf(b.upper)) {
+    s << "no finite upper bound: the interval evaluation of some box overflowed or gave NaN\n";
+  }
+  if (b.bits != b.bits_requested) {
+    s << "precision raised from " << b.bits_requested << " to " << b.bits
+      << " bits (rounding, not the box, limited the bound)\n";
+  }
+  if (b.precision_floor) {
+    s << "precision floor: the bound is limited by rounding at " << b.bits << " bits, not by the "
+      << "box; ";
+    if (b.bits_suggested > 0) {
+      s << "about --bits " << b.bits_suggested << " would reach the requested gap (estimate)\n";
+    } else {
+      s << "more than --bits " << b.bits << " is needed\n";
+    }
+  }
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
 }
 

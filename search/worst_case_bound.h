@@ -42,6 +42,26 @@
 //   lower <= E(theta) <= upper = top.upper          CERTIFIED
 // If the budget (boxes, seconds) runs out first, upper is still a valid
 // bound (max over live boxes), only the gap is larger than requested.
+// NaN: an enclosure with a NaN (or infinite) end bounds nothing, so such a
+// term counts as +inf: the box is never pruned, and upper = +inf, never a
+// finite number, while any live box has one.
+// Precision: the bound is limited by rounding, not by the box, when the
+// width of the point enclosure of e(X) at the box's vertex (pure rounding)
+// is at least kRoundingShare of the current gap upper - lower; no bisection
+// can then close the gap (the sink family at beta = 100 with 128 bits: the
+// trigger row's a_jk - 1/j is rounding noise of 1e-38 against E ~ 1e-43).
+// Then the precision is raised by options.step_bits and the search goes on:
+// boxes evaluated at a lower precision keep their (valid) bounds and are
+// re-evaluated when they reach the top of the heap. At the cap
+// max(options.bits, options.max_bits) the search stops with a precision
+// floor, and the report estimates the precision that would help:
+//   bits + log2(rounding width / (kRoundingShare * relative_gap * lower)),
+// rounded up to a multiple of 64. A box whose coordinates are all adjacent
+// doubles cannot be split (the midpoint rounds to an end: a child would be
+// its parent); if rounding does not limit its bound, more precision cannot
+// help either, and the search stops with that reason (never loops).
+// The report states the precision used at the end. If no witness has a
+// valid enclosure (NaN), lower = 0 (E >= 0 always) and there is no witness.
 #pragma once
 
 #include <functional>
@@ -65,24 +85,40 @@ struct ContentBox {
 
 ContentBox full_content_box(const Task& task, int trigger);
 
+// Share of the gap upper - lower that rounding must reach before the
+// precision, not the box, counts as the limit (see the header comment).
+constexpr double kRoundingShare = 0.5;
+
+// Bisects variable m at its midpoint into left (hi[m] = mid) and right
+// (lo[m] = mid), depth + 1. Returns false, leaving left and right unchanged,
+// when the midpoint rounds to an end (lo[m] and hi[m] equal or adjacent
+// doubles): one child would be the parent itself.
+bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right);
+
 // One box's certified bound (computed in the current PrecisionScope).
 struct BoxBound {
-  Mpfr upper;                  // >= e(X) for every X in the box
+  Mpfr upper;                        // >= e(X) for every X in the box; +inf if any
+                                     // term's enclosure has a NaN or infinite end
   int position = 0, coordinate = 0;  // the (i, d) attaining upper
-  std::vector<double> vertex;  // the vertex maximizing that term's linear form
-  std::vector<double> weight;  // |mid G| per variable for that term
+  std::vector<double> vertex;        // the vertex maximizing that term's linear form
+  std::vector<double> weight;        // |mid G| per variable for that term
 };
 BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box);
 
-// Certified lower bound: the lower end of the MPFI enclosure of e(X).
+// The MPFI enclosure of e(X) at one input (content as in ContentBox), and
+// its lower end, a certified lower bound on E (NaN when the enclosure is).
+Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
+                     const std::vector<double>& content);
 Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
                            const std::vector<double>& content);
 
 struct WorstCaseOptions {
   double relative_gap = 0.01;  // stop when upper <= lower (1 + relative_gap)
-  long max_boxes = 200000;     // evaluated boxes, budget
+  long max_boxes = 200000;     // evaluated boxes (re-evaluations count), budget
   double max_seconds = 120.0;  // budget
-  int bits = 128;              // MPFI precision
+  int bits = 128;              // MPFI precision to start with
+  int step_bits = 64;          // raise by this much while rounding limits the bound
+  int max_bits = 1024;         // cap of the raises (the cap is max(bits, max_bits))
   std::vector<int> triggers;   // empty = every position of the convention
   // Also offer the adversary's witnesses (search/adversary.h, seed 0) as
   // lower-bound candidates before branching.
@@ -92,21 +128,35 @@ struct WorstCaseOptions {
 };
 
 struct WorstCaseBound {
-  Verdict verdict = Verdict::kUndecided;  // kVerified: gap reached
-  Evidence evidence = Evidence::certified(0);
-  Mpfr lower, upper;              // lower <= E(theta) <= upper, both certified
-  double relative_gap = 0.0;      // (upper - lower) / lower
-  int witness_trigger = 0;
-  std::vector<double> witness_content;  // attains e(X) >= lower
+  Verdict verdict = Verdict::kUndecided;       // kVerified: gap reached
+  Evidence evidence = Evidence::certified(0);  // at the precision used at the end
+  Mpfr lower, upper;                           // lower <= E(theta) <= upper, both certified
+  double relative_gap = 0.0;                   // (upper - lower) / lower
+  int witness_trigger = 0;                     // 0: no witness (lower = 0)
+  std::vector<double> witness_content;         // attains e(X) >= lower
   long boxes = 0;
   double seconds = 0.0;
-  bool budget_exhausted = false;
-  int bits = 0;
+  bool budget_exhausted = false;  // stopped by max_boxes or max_seconds
+  // Stopped because rounding, not the box, limits the bound at the cap (or a
+  // box at adjacent doubles could not be split there).
+  bool precision_floor = false;
+  // With precision_floor: an estimate of the starting precision (--bits)
+  // that would shrink the rounding enough; 0 when it cannot be estimated
+  // (lower <= 0).
+  int bits_suggested = 0;
+  // Stopped at a box that cannot be split (coordinates at adjacent doubles).
+  bool box_unsplittable = false;
+  std::string stop_reason;  // why the search stopped, for the report
+  int bits_requested = 0;   // options.bits
+  int bits = 0;             // precision used at the end (after any raises)
 };
 
 // Throws std::invalid_argument unless the model is single-layer with
-// dimension task.n. T = double or Mpfr (a model refined beyond double,
-// least_squares_refiner.h; its entries are enclosed at options.bits).
+// dimension task.n. T = double, Mpfr (a model refined beyond double,
+// least_squares_refiner.h) or Rational (the exact model a weight file
+// denotes); the entries are enclosed in MPFI at the working precision
+// (matrix_cast), and the adversary's lower-bound candidates come from the
+// model rounded to double.
 template <class T>
 WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
                                 const WorstCaseOptions& options);
@@ -122,7 +172,9 @@ struct UpperBoundCheck {
   double margin = 0.0;  // claimed - upper (VERIFIED) or lower - claimed (NOT VERIFIED)
   WorstCaseBound bound;
 };
-UpperBoundCheck check_upper_bound(const Model<double>& model, const Task& task, double claimed,
+// T = double, Mpfr or Rational, as for bound_worst_case.
+template <class T>
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options);
 
 // Reports ending in the verdict line (verdict, margin, precision, evidence):

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 
+#include "src/evaluation.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
 
@@ -37,14 +39,23 @@ double quantile_sorted(const std::vector<double>& sorted, double p) {
   const double h = static_cast<double>(sorted.size() - 1) * p;
   const std::size_t lo = static_cast<std::size_t>(std::floor(h));
   if (lo + 1 >= sorted.size()) return sorted.back();
+  if (sorted[lo] == sorted[lo + 1]) return sorted[lo];  // also inf: no inf - inf
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
 }
 
 BosSummary summarize(std::vector<double> values) {
   BosSummary s;
   if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
   s.count = static_cast<long>(values.size());
+  // A NaN value makes min, mean and every quantile NaN (as numpy's min,
+  // mean and quantile do); it is never sorted away or skipped.
+  if (std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    s.min = s.mean = nan;
+    s.quantiles.fill(nan);
+    return s;
+  }
+  std::sort(values.begin(), values.end());
   s.min = values.front();
   // mean = (1/N) sum v
   double sum = 0;
@@ -87,8 +98,11 @@ BosStatistics bos_statistics(const Model<double>& m, const ProbeSet& probes) {
     }
     const Matrix<double> y = make_target(sample.X, sample.trigger, target_kind_of(m.kind));
     const LinfError<double> e = linf_error(r.output, y);
+    // sum and max propagate NaN: the first NaN probe is the max and its
+    // location, and the mean is NaN
     error_sum += e.value;
-    if (e.value > st.error_max) {
+    const bool max_is_nan = std::isnan(st.error_max);
+    if (!max_is_nan && (std::isnan(e.value) || e.value > st.error_max)) {
       st.error_max = e.value;
       st.error_max_sample = static_cast<int>(s);
       st.error_max_trigger = sample.trigger;
@@ -122,8 +136,14 @@ nlohmann::json to_json(const BosSummary& s) {
   static const char* const kNames[] = {"0", "0.01", "0.1", "0.5", "0.9", "0.99", "1"};
   static_assert(std::size(kNames) == kQuantileLevels.size());
   nlohmann::json q = nlohmann::json::object();
-  for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) q[kNames[k]] = s.quantiles[k];
-  return {{"count", s.count}, {"min", s.min}, {"mean", s.mean}, {"quantiles", q}};
+  // json_number: a NaN is the string "NaN", never null
+  for (std::size_t k = 0; k < kQuantileLevels.size(); ++k) {
+    q[kNames[k]] = json_number(s.quantiles[k], 17);
+  }
+  return {{"count", s.count},
+          {"min", json_number(s.min, 17)},
+          {"mean", json_number(s.mean, 17)},
+          {"quantiles", q}};
 }
 
 nlohmann::json to_json(const BosStatistics& s) {
@@ -157,8 +177,8 @@ nlohmann::json to_json(const BosStatistics& s) {
       {"sampled_error",
        {{"statistic", "max_{i,d} |f(X)_{i,d} - y_{i,d}| over the probe set"},
         {"bound", "sampled: the max is a lower bound on the worst-case error, not an upper bound"},
-        {"max", s.error_max},
-        {"mean", s.error_mean},
+        {"max", json_number(s.error_max, 17)},
+        {"mean", json_number(s.error_mean, 17)},
         {"argmax",
          {{"sample", s.error_max_sample},
           {"trigger", s.error_max_trigger},

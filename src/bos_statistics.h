@@ -14,6 +14,9 @@
 //   Q(p) = v_floor(h) + (h - floor(h)) (v_floor(h)+1 - v_floor(h)).
 // Sampled error: e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}| (target by model
 // kind), its max (with where) and mean over the probes. All NUMERIC(53).
+// NaN is never dropped: a NaN BOS mass makes min, mean and every quantile
+// of its summaries NaN, a NaN error makes the mean NaN and the max NaN at
+// the first such probe; JSON writes them as "NaN" (or "Infinity").
 #pragma once
 
 #include <array>

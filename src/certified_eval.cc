@@ -71,7 +71,7 @@ AdaptiveResult certify_adaptively(const std::function<std::vector<Mpfi>()>& eval
     if (bits > options.max_bits) break;
     PrecisionScope scope(bits);
     result.values = evaluate();
-    result.bits = bits;
+    result.bits = PrecisionScope::current_bits();
     ++result.attempts;
     int digits = kExactDigits;
     for (const Mpfi& v : result.values) digits = std::min(digits, certified_digits(v));
@@ -84,13 +84,15 @@ AdaptiveResult certify_adaptively(const std::function<std::vector<Mpfi>()>& eval
   return result;
 }
 
-CertifiedEvaluation certify_forward(const Model<double>& model, const Matrix<double>& X,
+template <class ModelScalar, class InputScalar>
+CertifiedEvaluation certify_forward(const Model<ModelScalar>& model, const Matrix<InputScalar>& X,
                                     int trigger, const AdaptiveOptions& options) {
   const int L = static_cast<int>(X.rows());
   CertifiedEvaluation out;
   auto evaluate = [&]() {
-    const Model<Mpfi> m = model.cast<Mpfi>();
-    const Matrix<Mpfi> Xi = X.unaryExpr([](double v) { return Mpfi(v); });
+    // enclosed at this attempt's precision (exact for doubles)
+    const Model<Mpfi> m = model.template cast<Mpfi>();
+    const Matrix<Mpfi> Xi = matrix_cast<Mpfi>(X);
     auto r = forward(m, Xi);
     const Matrix<Mpfi> Y = make_target(Xi, trigger, target_kind_of(model.kind));
     const LinfError<Mpfi> e = linf_error(r.output, Y);
@@ -126,5 +128,14 @@ CertifiedEvaluation certify_forward(const Model<double>& model, const Matrix<dou
   out.reached = r.reached;
   return out;
 }
+
+template CertifiedEvaluation certify_forward(const Model<double>&, const Matrix<double>&, int,
+                                             const AdaptiveOptions&);
+template CertifiedEvaluation certify_forward(const Model<double>&, const Matrix<Rational>&, int,
+                                             const AdaptiveOptions&);
+template CertifiedEvaluation certify_forward(const Model<Rational>&, const Matrix<double>&, int,
+                                             const AdaptiveOptions&);
+template CertifiedEvaluation certify_forward(const Model<Rational>&, const Matrix<Rational>&, int,
+                                             const AdaptiveOptions&);
 
 }  // namespace sinkcert

@@ -12,15 +12,23 @@
 //
 // Adaptive precision: evaluate every requested quantity in MPFI at p bits,
 // p = start, start + 64, ..., up to a cap, and stop at the first p where
-// every quantity certifies the requested digits. The result reports p, the
-// precision that was needed. Intervals keep the precision they were created
-// with when copied out of the scope (Boost copies preserve mpfi precision).
+// every quantity certifies the requested digits. The result reports the
+// precision that was used at the last attempt (the bits Boost allocated for
+// p, e.g. 257 for 256; see scalar_traits.h), which is the precision needed
+// when the digits were reached. Intervals keep the precision they were
+// created with when copied out of the scope (Boost copies preserve mpfi
+// precision).
 //
 // For a model on one input (certify_forward):
 //   outputs f(X)_{i,d},  e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|,
 //   BOS deficit 1 - a_i0 at every non-trigger position i >= 1 of every head,
 // and the requested digits are demanded of e(X) and every BOS deficit (the
 // numbers the tables quote); outputs are reported at the final precision.
+// The location of e(X) is the term whose enclosure has the largest upper
+// end, compared as MPFR values (linf_error.h), so it is right below 1e-308.
+// The model and the input may be doubles or exact rationals (the model a
+// weight file denotes); each entry is enclosed in MPFI at the working
+// precision of every attempt (exactly when it is a double).
 #pragma once
 
 #include <algorithm>
@@ -47,7 +55,7 @@ struct AdaptiveOptions {
 
 struct AdaptiveResult {
   std::vector<Mpfi> values;  // enclosures at the final precision
-  int bits = 0;              // precision used last (= needed when reached)
+  int bits = 0;              // precision used last, in bits (= needed when reached)
   int digits = 0;            // min over values of certified_digits
   bool reached = false;      // every value certifies options.digits
   int attempts = 0;
@@ -67,7 +75,7 @@ struct CertifiedEvaluation {
   std::vector<std::vector<std::vector<Mpfi>>> bos_deficit;
   // max over non-trigger i >= 1 of 1 - a_i0, per layer and head.
   std::vector<std::vector<Mpfi>> max_bos_deficit;
-  int bits = 0;
+  int bits = 0;  // MPFI precision used at the last attempt, in bits
   int digits = 0;
   bool reached = false;
 };
@@ -75,7 +83,9 @@ struct CertifiedEvaluation {
 // Enclosures of the model on X (trigger at `trigger`) with options.digits
 // certified in e(X) and every BOS deficit, at the lowest multiple-of-step
 // precision that achieves it. Softmax, relu, sigmoid, every model kind.
-CertifiedEvaluation certify_forward(const Model<double>& model, const Matrix<double>& X,
+// Instantiated for ModelScalar, InputScalar in {double, Rational}.
+template <class ModelScalar, class InputScalar>
+CertifiedEvaluation certify_forward(const Model<ModelScalar>& model, const Matrix<InputScalar>& X,
                                     int trigger, const AdaptiveOptions& options);
 
 }  // namespace sinkcert

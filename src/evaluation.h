@@ -7,11 +7,17 @@
 // Printing: a p-bit binary number round-trips through
 //   digits(p) = 1 + ceil(p log10 2)
 // significant decimal digits (17 for double), which format_decimal uses.
+// Non-finite values are never hidden: a NaN term is the l_inf error and its
+// location (linf_error.h), find_non_finite reports the first NaN or infinity
+// of a forward pass, and both the text and the JSON forms write them as
+// "NaN", "Infinity" and "-Infinity" (JSON has no such numbers; nlohmann
+// would write null).
 #pragma once
 
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -40,15 +46,78 @@ Evaluation<T> evaluate(const Model<T>& m, const Matrix<T>& X, int trigger) {
   return e;
 }
 
+// "NaN", "Infinity" or "-Infinity" if x is not finite (for an interval: an
+// end is NaN, or an end is infinite), else "".
+template <class T>
+std::string non_finite_name(const T& x) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+    return "";
+  } else if constexpr (ScalarTraits<T>::kIsExact) {
+    (void)x;
+    return "";
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
+    if (is_nan(x)) return "NaN";
+    const Mpfr hi = boost::multiprecision::upper(x), lo = boost::multiprecision::lower(x);
+    if (boost::multiprecision::isinf(hi) && hi > 0) return "Infinity";
+    if (boost::multiprecision::isinf(lo) && lo < 0) return "-Infinity";
+    return "";
+  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, Float128>) {
+    // in the type itself: MPFR's exponent range is far wider than double's
+    if (boost::multiprecision::isnan(x)) return "NaN";
+    if (boost::multiprecision::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+    return "";
+  } else {
+    return non_finite_name(x.a);  // ceres::Jet: its value
+  }
+}
+
+// The first non-finite value of an evaluation: where ("output" or
+// "attention layer l head h"), its row and column, and its name.
+struct NonFiniteValue {
+  std::string where;
+  int row = 0, col = 0;
+  std::string value;  // "NaN", "Infinity" or "-Infinity"
+};
+
+template <class T>
+std::optional<NonFiniteValue> find_non_finite(const Matrix<T>& m, const std::string& where) {
+  for (int i = 0; i < m.rows(); ++i) {
+    for (int k = 0; k < m.cols(); ++k) {
+      const std::string name = non_finite_name(m(i, k));
+      if (!name.empty()) return NonFiniteValue{where, i, k, name};
+    }
+  }
+  return std::nullopt;
+}
+
+// Output first (row i = position, column = coordinate), then every
+// attention matrix; nullopt when every value is finite.
+template <class T>
+std::optional<NonFiniteValue> find_non_finite(const Evaluation<T>& e) {
+  if (auto v = find_non_finite(e.result.output, "output")) return v;
+  for (std::size_t l = 0; l < e.result.attention.size(); ++l) {
+    for (std::size_t h = 0; h < e.result.attention[l].size(); ++h) {
+      const std::string where =
+          "attention layer " + std::to_string(l) + " head " + std::to_string(h);
+      if (auto v = find_non_finite(e.result.attention[l][h], where)) return v;
+    }
+  }
+  return std::nullopt;
+}
+
 // Significant decimal digits that round-trip a p-bit binary float.
 inline int decimal_digits_for_bits(int bits) {
   // digits(p) = 1 + ceil(p log10 2)
   return 1 + static_cast<int>(std::ceil(bits * std::log10(2.0)));
 }
 
-// x with `digits` significant digits ("%.*g" style).
+// x with `digits` significant digits ("%.*g" style); "NaN", "Infinity",
+// "-Infinity" if x is not finite.
 template <class T>
 std::string format_decimal(const T& x, int digits) {
+  if (std::string name = non_finite_name(x); !name.empty()) return name;
   if constexpr (std::is_same_v<T, double>) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*g", digits, x);
@@ -61,8 +130,10 @@ std::string format_decimal(const T& x, int digits) {
 // A number for a JSON document: a JSON number for double (nlohmann writes
 // the shortest decimal that reads back to the same double), otherwise a
 // decimal string with `digits` significant digits (JSON numbers are doubles).
+// A non-finite value is the string "NaN", "Infinity" or "-Infinity".
 template <class T>
 nlohmann::json json_number(const T& x, int digits) {
+  if (std::string name = non_finite_name(x); !name.empty()) return name;
   if constexpr (std::is_same_v<T, double>) {
     (void)digits;
     return x;

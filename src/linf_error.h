@@ -4,8 +4,14 @@
 //   e(X) = max_{i, d} |f(X)_{i,d} - y_{i,d}|
 // For intervals the value is the exact range of the max over the enclosures
 // of the terms (see max_of in scalar_traits.h), and the location is the term
-// with the largest upper end.
+// with the largest upper end. Locations are chosen by comparing the terms in
+// their own type (MPFR endpoints for intervals), never through a double, so
+// a location below double's range (e(X) ~ 1e-400) is still the right one. A
+// NaN term makes the value NaN and is the location (the first such term).
 #pragma once
+
+#include <optional>
+#include <type_traits>
 
 #include "src/scalar_traits.h"
 
@@ -20,17 +26,29 @@ struct LinfError {
 
 template <class T>
 LinfError<T> linf_error(const Matrix<T>& output, const Matrix<T>& target) {
+  constexpr bool kInterval = ScalarTraits<T>::kIsInterval;
+  // the ordering key of a term: its upper end (intervals) or itself
+  using Key = std::conditional_t<kInterval, Mpfr, T>;
   LinfError<T> e;
-  double best = -1.0;
+  std::optional<Key> best;  // copy-constructed: keeps the key's precision
+  bool have_nan = false;
   for (int i = 0; i < output.rows(); ++i) {
     for (int d = 0; d < output.cols(); ++d) {
       // |f(X)_{i,d} - y_{i,d}|
       const T diff = abs_of(T(output(i, d) - target(i, d)));
-      const double key = ScalarTraits<T>::kIsInterval ? upper_of(diff).template convert_to<double>()
-                                                        : to_double(diff);
       e.value = (i == 0 && d == 0) ? diff : max_of(e.value, diff);
-      if (key > best) {
-        best = key;
+      if (have_nan) continue;
+      const Key key = [&diff]() -> Key {
+        if constexpr (kInterval) {
+          return upper_of(diff);
+        } else {
+          return diff;
+        }
+      }();
+      const bool nan = is_nan(diff);
+      if (nan || !best || key > *best) {
+        best.emplace(key);
+        have_nan = nan;
         e.position = i;
         e.coordinate = d;
       }

@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "src/run_info.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
+
+#include "src/subprocess.h"
 
 namespace sinkcert {
 
@@ -21,16 +17,13 @@ namespace {
 // the same revision even as the run's own outputs make the tree dirty.
 std::string read_revision() {
 #ifdef SINKCERT_SOURCE_DIR
-  const std::string cmd = std::string("git -C '") + SINKCERT_SOURCE_DIR +
-                          "' describe --always --dirty --abbrev=12 2>/dev/null";
-  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
-    char buf[128] = {0};
-    const bool got = std::fgets(buf, sizeof buf, pipe) != nullptr;
-    const int status = ::pclose(pipe);
-    std::string rev = got ? buf : "";
-    while (!rev.empty() && (rev.back() == '\n' || rev.back() == '\r')) rev.pop_back();
-    if (status == 0 && !rev.empty()) return rev;
-  }
+  RunOptions options;
+  options.capture = RunOptions::Capture::kStdout;
+  const ProgramResult git = run_program(
+      {"git", "-C", SINKCERT_SOURCE_DIR, "describe", "--always", "--dirty", "--abbrev=12"},
+      options);
+  std::string rev = git.output.substr(0, git.output.find_first_of("\r\n"));
+  if (git.ok() && !rev.empty()) return rev;
 #endif
 #ifdef SINKCERT_GIT_REVISION
   return SINKCERT_GIT_REVISION;
@@ -75,29 +68,6 @@ nlohmann::json to_json(const RunInfo& info) {
                         {"time_utc", info.time_utc},
                         {"seed", info.seed},
                         {"precision", info.precision}};
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot open for writing");
-    out << content;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw std::runtime_error(path + ": write failed");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(path + ": cannot rename temporary file into place");
-  }
 }
 
 }  // namespace sinkcert

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
 // Provenance stamped on every artifact: command line, git revision, UTC time,
-// seed and precision. And the atomic file writer every artifact goes through
-// (write to a temporary in the same directory, then rename, so a reader never
-// sees a partial file and a failed run leaves no output).
+// seed and precision. The atomic file writer every artifact goes through,
+// write_file_atomically, lives in src/output_files.h (included here).
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "src/output_files.h"
 
 namespace sinkcert {
 
@@ -18,7 +19,7 @@ struct RunInfo {
   std::string revision;      // git revision the binary was built from
   std::string time_utc;      // ISO 8601, e.g. 2026-11-29T22:39:08Z
   std::uint64_t seed = 0;
-  std::string precision;     // e.g. "double", "mpfi 257 bits", "exact"
+  std::string precision;  // e.g. "double", "mpfi 257 bits", "exact"
 };
 
 // The revision compiled into the library (git describe at configure time).
@@ -30,9 +31,5 @@ RunInfo make_run_info(const std::vector<std::string>& argv, std::uint64_t seed,
                       const std::string& precision);
 
 nlohmann::json to_json(const RunInfo& info);
-
-// Writes `content` to `path` atomically (temp file + rename). Creates missing
-// parent directories. Throws std::runtime_error naming the path on failure.
-void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace sinkcert

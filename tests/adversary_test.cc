@@ -123,6 +123,63 @@ TEST_CASE("the adversary beats random sampling and is deterministic") {
                      << " adversary " << lo.best.value);
 }
 
+TEST_CASE("first-digit disagreement: the rule and its false cases") {
+  CHECK(differ_in_first_digit(3.33e-16, 6.37e-17));
+  CHECK(differ_in_first_digit(1e-20, 0.0));
+  CHECK(differ_in_first_digit(std::nan(""), 1.0));
+  CHECK_FALSE(differ_in_first_digit(0.99999, 1.00001));
+  CHECK_FALSE(differ_in_first_digit(6.5e-17, 6.49e-17));
+  CHECK_FALSE(differ_in_first_digit(2.0e-11, 2.0e-11));
+}
+
+// The sink family at beta = 40, n = L = 16 (constructions.h): E = 15 / (e^40
+// + 15) = 6.37e-17 at row 15 (trigger j < 15, content +-1), and the smallest
+// BOS mass is e^40 / (e^40 + 15). In double the trigger row's a_jk - 1/j is
+// rounding noise of about 2^-53 > E, so the search's double value lies ABOVE
+// the true worst case: a wrong lower bound. The certified value must not.
+TEST_CASE("sink family at beta = 40: the certified SEARCH lower bound is below the true E") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  const double beta = 40.0;
+  const Model<double> m = sink_family<double>(task.n, beta);
+  const AdversaryOptions o;  // seed 0, every trigger position
+  const AdversaryResult r = maximize_error(m, task, o);
+  PrecisionScope high(1024);
+  const Mpfr truth = Mpfr(15) / (bmp::exp(Mpfr(beta)) + 15);
+  MESSAGE("double " << r.best.value << ", certified " << r.best.certified << " at "
+                    << r.best.certified_bits << " bits, true " << truth.convert_to<double>());
+  // the defect: the double value is above the true worst case
+  CHECK(Mpfr(r.best.value) > truth);
+  // the fix: certified <= E, and it is flagged as differing in the first digit
+  CHECK(Mpfr(r.best.certified) <= truth);
+  CHECK(r.best.certified > 0);
+  CHECK(r.best.double_disagrees);
+  CHECK(r.best.certified_bits >= kCertifyStartBits);
+  for (const Witness& w : r.per_trigger) CHECK(Mpfr(w.certified) <= truth);
+  // SEARCH(upper bound) on the BOS mass: the certified value is above the
+  // true smallest mass (double rounds it to 1, which happens to be safe)
+  const AdversaryResult b = minimize_bos_mass(m, task, o);
+  const Mpfr mass = bmp::exp(Mpfr(beta)) / (bmp::exp(Mpfr(beta)) + 15);
+  CHECK(Mpfr(b.best.certified) >= mass);
+  CHECK(Mpfr(b.best.certified) <= Mpfr(1));
+}
+
+// certify_witness fed a witness whose recorded value is false: the certified
+// value is recomputed from the input, not copied.
+TEST_CASE("certify_witness recomputes the value at the witness") {
+  const Task task{7, 8, TriggerRange::kPaper};
+  const double beta = 3.0;
+  const Model<double> m = sink_family<double>(task.n, beta);
+  Witness w = score_error(m, task, 2, Matrix<double>::Constant(task.L - 1, task.content_dim(), 1));
+  w.value = 0.5;  // a wrong double value
+  certify_witness(m, task, w);
+  const double e = std::exp(beta), truth = 7 / (e + 7);
+  // the MPFI lower end, rounded down: within rounding of the true value
+  constexpr double kRounding = 1e-15;
+  CHECK(w.certified <= truth);
+  CHECK(w.certified >= truth * (1 - kRounding));
+  CHECK(w.double_disagrees);
+}
+
 TEST_CASE("residual models go through the Jet path") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> m =

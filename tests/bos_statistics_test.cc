@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "src/constructions.h"
 #include "src/forward.h"
@@ -175,6 +176,65 @@ TEST_CASE("multi-layer statistics are kept per layer and head") {
   CHECK(j["probe_set"]["fixed_trigger"].is_null());
   CHECK_THROWS_AS(bos_statistics(testing::random_model(6, AttentionKind::kSoftmax, 1.0, 1), probes),
                   std::invalid_argument);
+}
+
+TEST_CASE("a NaN value makes min, mean and every quantile NaN") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // NaN first, in the middle and last: sorting must not move it away
+  for (const std::vector<double>& v :
+       {std::vector<double>{nan, 0.5, 1.0}, std::vector<double>{0.5, nan, 1.0},
+        std::vector<double>{0.5, 1.0, nan}}) {
+    const BosSummary s = summarize(v);
+    CHECK(s.count == 3);
+    CHECK(std::isnan(s.min));
+    CHECK(std::isnan(s.mean));
+    for (double q : s.quantiles) CHECK(std::isnan(q));
+    const nlohmann::json j = to_json(s);
+    CHECK(j["min"] == "NaN");
+    CHECK(j["mean"] == "NaN");
+    CHECK(j["quantiles"]["0.5"] == "NaN");
+  }
+  // infinities are ordinary values: the ends of the order, no inf - inf
+  const double inf = std::numeric_limits<double>::infinity();
+  const BosSummary s = summarize({inf, 1.0, inf, -inf});
+  CHECK(s.min == -inf);
+  CHECK(s.quantiles.back() == inf);
+  CHECK(s.quantiles[5] == inf);  // q0.99 between two infinities
+  CHECK(to_json(s)["min"] == "-Infinity");
+  CHECK(to_json(s)["quantiles"]["1"] == "Infinity");
+}
+
+TEST_CASE("a probe whose forward pass overflows is NaN in the max, the mean and the BOS mass") {
+  // Scores x_i^T A x_k with A[2][0] = A[3][0] = 1e308: an ordinary token
+  // (flag x[3] = 1) with content x[2] > 0.8 scores more than 1.8e308 = inf
+  // on BOS; softmax's s - max is inf - inf = NaN, so that row's attention
+  // and output are NaN. Other rows stay finite.
+  const int n = 4;
+  Matrix<double> A = Matrix<double>::Zero(n, n);
+  A(2, 0) = 1e308;
+  A(3, 0) = 1e308;
+  const Model<double> m =
+      single_head_model<double>(AttentionKind::kSoftmax, A, Matrix<double>::Identity(n, n));
+  const ProbeSet probes = make_probe_set(Task{n, 4, TriggerRange::kPaper}, 200, 3, 1);
+  int first_nan = -1;
+  for (std::size_t s = 0; s < probes.samples.size() && first_nan < 0; ++s) {
+    const ForwardResult<double> r = forward(m, probes.samples[s].X);
+    if (r.output.array().isNaN().any()) first_nan = static_cast<int>(s);
+  }
+  REQUIRE(first_nan > 0);  // some probes before it are finite
+  const BosStatistics st = bos_statistics(m, probes);
+  CHECK(std::isnan(st.error_max));
+  CHECK(std::isnan(st.error_mean));
+  CHECK(st.error_max_sample == first_nan);
+  const HeadBosStatistics& h = st.heads[0][0];
+  CHECK(std::isnan(h.overall.min));
+  CHECK(std::isnan(h.overall.mean));
+  for (double q : h.overall.quantiles) CHECK(std::isnan(q));
+  const nlohmann::json j = to_json(st);
+  CHECK(j["sampled_error"]["max"] == "NaN");
+  CHECK(j["sampled_error"]["mean"] == "NaN");
+  CHECK(j["bos_mass"]["heads"][0]["overall"]["min"] == "NaN");
+  CHECK(j.dump().find("null") == std::string::npos);
 }
 
 }  // namespace

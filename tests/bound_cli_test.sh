@@ -4,7 +4,8 @@
 # n = 5, L = 4, whose worst-case loss is E = 3 / (e^10 + 3) = 1.361813e-4
 # (theorems/precision_tables.h): enclosed to the requested gap, a true claim
 # VERIFIED (exit 0), a false one NOT VERIFIED with a witness (exit 3), bad
-# input refused (exit 2). Usage: bound_cli_test.sh SINKCERT (from the source
+# input refused (exit 2); at beta = 100 the precision is raised past 128 bits
+# and the bits used are reported. Usage: bound_cli_test.sh SINKCERT (from the source
 # root, as ctest does).
 set -u
 bin="$1"
@@ -24,6 +25,9 @@ JSON
 }
 sink single-layer > "$tmp/sink.json"
 sink residual > "$tmp/residual.json"
+# the same family at beta = 100: E = 3 / (e^100 + 3) = 1.116e-43, below the
+# rounding of 128-bit intervals in the trigger row (~1e-38)
+sed 's/10,/100,/' "$tmp/sink.json" > "$tmp/sink100.json"
 
 expect 0 '^E <= 1\.3618[1-2]e-04  \[CERTIFIED\]' verify bound --weights "$tmp/sink.json" --L 4
 expect 0 '^verdict: VERIFIED .*precision: 128 bits  evidence: CERTIFIED' \
@@ -34,7 +38,13 @@ expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \
   verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
 expect 3 '^E >= 1\.3618[0-1]e-04  \[CERTIFIED\] witness: trigger j = [1-3], content' \
   verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
-expect 2 'command line: --gap: a relative gap > 0' \
+# rounding limits 128 bits: the bound raises the precision itself and
+# reports the bits it used (192 requested, 194 allocated)
+expect 0 '^precision raised from 128 to 194 bits' verify bound --weights "$tmp/sink100.json" --L 4
+expect 0 '^E <= 1\.11603e-43  \[CERTIFIED\]' verify bound --weights "$tmp/sink100.json" --L 4
+expect 0 '^verdict: VERIFIED .*precision: 194 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink100.json" --L 4
+expect 2 'command line: --gap: .*> 0' \
   verify bound --weights "$tmp/sink.json" --L 4 --gap 0
 expect 2 'residual.json: kind: single-layer' verify bound --weights "$tmp/residual.json" --L 4
 expect 2 'L is required|--L' verify bound --weights "$tmp/sink.json"

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "tests/test_util.h"
 
 namespace sinkcert::search {
@@ -62,6 +64,15 @@ TEST_CASE("the minimax reaches a small worst case with a sink, deterministically
   CHECK(mean_probe_bos(a.model, probes) >= kSinkMass);
   CHECK(a.worst.value == b.worst.value);
   CHECK(a.model.layers[0][0].A == b.model.layers[0][0].A);
+  // the reported worst case is the certified one (adversary.h). It agrees
+  // with the double value up to double's rounding of O(1) outputs, far below
+  // this absolute slack; an unfilled record (0 or NaN) would not.
+  constexpr double kRoundingAgreement = 1e-13;
+  CHECK(a.worst.certified <= kReachable);
+  for (const MinimaxRecord& rec : a.history) {
+    CHECK(rec.worst_case > 0);
+    CHECK(std::abs(rec.worst_case - rec.worst_case_double) <= kRoundingAgreement);
+  }
   MESSAGE("worst case " << a.worst.value << " in " << a.history.size() << " rounds, " << a.seconds
                         << " s");
 }

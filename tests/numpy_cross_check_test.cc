@@ -35,7 +35,7 @@ constexpr double kCrossCheck = 1e-12;
 // Largest relative-or-absolute deviation |a - b| / max(1, |a|, |b|) between
 // sinkcert's forward pass (on `model`) and the reference of one case.
 double max_deviation(const Model<double>& model, const InputFile& in, const json& ref) {
-  const ForwardResult<double> r = forward(model, in.tokens);
+  const ForwardResult<double> r = forward(model, in.tokens_as<double>());
   double worst = 0;
   const auto dev = [&](double a, double b) {
     const double scale = std::max({1.0, std::abs(a), std::abs(b)});

@@ -101,6 +101,12 @@ TEST_CASE("P3 rows and table for a small size") {
   const Table t = p3_table(rows);
   CHECK(t.columns.size() == 6u);
   CHECK(t.rows[0][2].text == "VERIFIED");
+  // the note states the checker's argument (coefficients, kernel), not an
+  // affinely spanning set of content points, which it does not use
+  REQUIRE(t.notes.size() == 1u);
+  CHECK(t.notes[0].find("kernel") != std::string::npos);
+  CHECK(t.notes[0].find("content block") != std::string::npos);
+  CHECK(t.notes[0].find("affinely spanning") == std::string::npos);
 }
 
 }  // namespace
@@ -164,20 +170,24 @@ TEST_CASE("P2 hook reads search-model weight files and certifies them") {
   const std::string dir = std::string(SINKCERT_BINARY_DIR) + "/precision_tables_test_p2";
   fs::remove_all(dir);
   CHECK(search_model_rows(dir, 1.0).empty());  // a missing folder is no error
-  write_weight_file(dir + "/sink5.json",
-                    weight_file_from_model(sink_family<double>(5, 10.0),
-                                           {{"L", 4}, {"search_loss", 1.4e-4}}));
+  // a recorded loss above the true E = 1.3618e-4 (as a double search could
+  // write near its noise floor): P2 must not print it
+  write_weight_file(
+      dir + "/sink5.json",
+      weight_file_from_model(sink_family<double>(5, 10.0), {{"L", 4}, {"worst_case_loss", 2e-4}}));
   write_file_atomically(dir + "/broken.json", "{not json");
   const auto rows = search_model_rows(dir, 10.0);
   REQUIRE(rows.size() == 1u);  // the broken file is skipped
   CHECK(rows[0].L == 4);
-  CHECK(rows[0].search_loss == "0.00014");
+  // re-evaluated and certified at its witness: 1.3618e-4 rounded down
+  CHECK(rows[0].search_loss == "1.361e-04");
   REQUIRE(rows[0].bounded);
   CHECK(rows[0].bound.verdict == Verdict::kVerified);
   PrecisionScope scope(256);
   const Mpfr truth = Mpfr(3) / (bmp::exp(Mpfr(10)) + 3);
   CHECK(rows[0].bound.lower <= truth);
   CHECK(rows[0].bound.upper >= truth);
+  CHECK(Mpfr(rows[0].search.certified) <= truth);
   CHECK(bmp::lower(rows[0].witness.loss) <= truth);
   CHECK(bmp::upper(rows[0].witness.loss) >= truth);
   const Table t = p2_table(rows, dir);

@@ -3,42 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 namespace sinkcert {
 namespace {
-
-namespace fs = std::filesystem;
-
-TEST_CASE("write_file_atomically writes the content and leaves no temporary") {
-  const fs::path dir = fs::temp_directory_path() / "sinkcert_run_info_test" / "nested";
-  fs::remove_all(dir.parent_path());
-  const std::string path = (dir / "out.txt").string();
-  write_file_atomically(path, "first\n");
-  write_file_atomically(path, "second\n");
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == "second\n");
-  int entries = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    (void)e;
-    ++entries;
-  }
-  CHECK(entries == 1);
-  fs::remove_all(dir.parent_path());
-}
-
-TEST_CASE("write_file_atomically names the path when it cannot write") {
-  try {
-    write_file_atomically("/proc/sinkcert-cannot-write/x.txt", "x");
-    FAIL("expected an error");
-  } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()).find("/proc/sinkcert-cannot-write/x.txt") != std::string::npos);
-  }
-}
 
 TEST_CASE("run info carries command line, revision, time, seed and precision") {
   const RunInfo info = make_run_info({"sinkcert", "appendix", "--full"}, 42, "double");

@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
+
+#include "src/weight_file.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -12,6 +15,7 @@ Theorem1Study made_up(const std::vector<std::pair<double, double>>& delta_eps) {
   Theorem1Study st;
   PathRun run;
   run.result.worst.value = 1e-11;
+  run.result.worst.certified = 1e-11;
   HeadBosStatistics h;
   h.overall.mean = 1 - 1e-11;
   h.overall.count = 1000;
@@ -22,6 +26,7 @@ Theorem1Study made_up(const std::vector<std::pair<double, double>>& delta_eps) {
     p.delta = delta;
     p.ceiling = 1 - delta;
     p.eps = eps;
+    p.eps_double = eps;
     p.bos_mean = 1 - delta;
     p.feasible = true;
     st.frontier.push_back(p);
@@ -52,6 +57,49 @@ TEST_CASE("the verdict rule: consistent, counterexample candidate, inconclusive"
   vacuous.runs[0].stats.heads[0][0].overall.count = 0;
   decide_verdict(vacuous);
   CHECK(vacuous.verdict == "NOT APPLICABLE");
+  // the verdict reads the certified worst case, not the double one: a path
+  // whose double value looks low but whose certified value is not
+  Theorem1Study noisy = made_up({{0.5, 0.6}, {0.1, 0.15}, {0.01, 0.02}});
+  noisy.runs[0].result.worst.certified = 1e-3;
+  decide_verdict(noisy);
+  CHECK(noisy.verdict == "INCONCLUSIVE");
+}
+
+TEST_CASE("printed bounds are rounded in their direction") {
+  // nearest rounding would print 6.373e-17, above a lower bound of 6.37259e-17
+  CHECK(format_bound(6.37259e-17, true, 4) == "6.372e-17");
+  CHECK(format_bound(6.37251e-17, false, 4) == "6.373e-17");
+  CHECK(format_bound(std::nan(""), true, 4) == "nan");
+}
+
+TEST_CASE("reports: certified values, the double disagreement, frontier points retitled") {
+  Theorem1Study st = made_up({{0.5, 0.6}, {0.1, 0.15}});
+  st.frontier[1].eps_double = 0.9;  // the search's double value, differing in the first digit
+  st.frontier[1].double_disagrees = true;
+  st.runs[0].result.worst.value = 2e-11;  // the path's double value, differing
+  st.runs[0].result.worst.double_disagrees = true;
+  decide_verdict(st);
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  const std::string csv = frontier_csv(st, info);
+  CHECK(csv.find("eps(delta)") == std::string::npos);
+  CHECK(csv.find("no bound on eps*(delta)") != std::string::npos);
+  CHECK(csv.find("\n0.10000000000000001,0.90000000000000002,0.14999999999999999,") !=
+        std::string::npos);
+  CHECK(csv.find(",0.90000000000000002,1\n") != std::string::npos);
+  CHECK(csv.find(",0.59999999999999998,0\n") != std::string::npos);
+  const nlohmann::json j = to_json(st, info);
+  CHECK(j["frontier"][1]["eps"] == 0.15);
+  CHECK(j["frontier"][1]["eps_double"] == 0.9);
+  CHECK(j["frontier"][1]["eps_double_disagrees"] == true);
+  CHECK(j["frontier"][0]["eps_double_disagrees"] == false);
+  CHECK(j["evidence"]["eps"].get<std::string>().find("no bound on eps*(delta)") !=
+        std::string::npos);
+  CHECK(j["path"][0]["worst_case"] == 1e-11);
+  CHECK(j["path"][0]["worst_case_double"] == 2e-11);
+  CHECK(j["path"][0]["worst_case_double_disagrees"] == true);
+  // the verdict's reason quotes the certified value rounded down (the double
+  // nearest 1e-11 is 9.99999999999999939e-12)
+  CHECK(st.reason.find("path worst case (SEARCH, lower bound) 9.99999e-12") != std::string::npos);
 }
 
 TEST_CASE("a small study runs end to end and writes its files") {
@@ -71,6 +119,8 @@ TEST_CASE("a small study runs end to end and writes its files") {
     CHECK(p.eps > kCandidateLoss);
   }
   CHECK(st.runs[0].result.worst.value <= 1e-6);
+  CHECK(st.runs[0].result.worst.certified <= 1e-6);
+  CHECK(st.runs[0].result.worst.certified > 0);
   CHECK(st.verdict == "CONSISTENT");
   CHECK(st.nuance.size() == 3 * 3);
   const std::string dir =
@@ -80,9 +130,15 @@ TEST_CASE("a small study runs end to end and writes its files") {
   const auto files = write_theorem1_outputs(st, info, dir);
   CHECK(std::filesystem::exists(dir + "/theorem1.json"));
   CHECK(std::filesystem::exists(dir + "/frontier_delta_0.5.weights.json"));
+  // the metadata holds the certified worst case and the witness that attains it
+  const WeightFile w = read_weight_file(dir + "/frontier_delta_0.5.weights.json");
+  CHECK(w.metadata["worst_case_loss"].get<double>() == st.frontier[0].eps);
+  CHECK(w.metadata["worst_case_witness"]["trigger"] == st.frontier[0].result.worst.trigger);
+  CHECK(w.metadata["worst_case_witness"]["content"].size() == 3u);
   const std::string csv = frontier_csv(st, info);
   CHECK(csv.rfind("# Theorem 1 frontier", 0) == 0);
-  CHECK(csv.find("\ndelta,bos_ceiling,eps,mean_bos,feasible,converged\n0.5,0.5,") !=
+  CHECK(csv.find("\ndelta,bos_ceiling,frontier_model_worst_case,mean_bos,feasible,converged,"
+                 "frontier_model_worst_case_double,double_disagrees\n0.5,0.5,") !=
         std::string::npos);
   std::filesystem::remove_all(dir);
 }

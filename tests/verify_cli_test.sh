@@ -67,8 +67,8 @@ expect 4 '^verdict: UNDECIDED' verify relu --weights "$tmp/softmax.json" --L 5
 expect 2 '--L: L >= 3 under the reference-code' verify relu --n 5 --L 2 \
   --trigger-range reference-code --out "$tmp/none.json"
 [ ! -e "$tmp/none.json" ] || { echo "FAIL: output written on error"; failures=$((failures + 1)); }
-expect 2 '--trigger-range: paper or reference-code' verify relu --trigger-range foo
-expect 2 '--n: an integer >= 3' verify relu --n 2
+expect 2 '--trigger-range: expected paper or reference-code' verify relu --trigger-range foo
+expect 2 '--n: expected an integer in \[3, ' verify relu --n 2
 expect 2 "--n: the weight file's n = 6" verify relu --weights "$tmp/ok.json" --n 7
 expect 2 'missing\.json: \(file\): expected a readable file' verify relu --weights "$tmp/missing.json"
 

@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 
 #include "src/constructions.h"
 #include "src/forward.h"
@@ -129,6 +132,156 @@ TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded 
   CHECK(b.lower <= truth);
   CHECK(b.upper >= truth);
   CHECK(b.upper <= truth * Mpfr(1.01));
+}
+
+// A NaN enclosure bounds nothing. A model with a NaN entry (here in M, so
+// every output coordinate 2 of every box is NaN) must never be given a
+// finite upper bound: the term counts as +inf, the box is never pruned.
+// (MPFR's exponent range is so large that doubles such as 1e308 in A or M
+// overflow nothing: those models get finite, valid bounds; see below.)
+TEST_CASE("a NaN in the interval evaluation never gives a finite upper bound") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  Model<Mpfr> m = sink_family<Mpfr>(5, Mpfr(10));
+  m.layers[0][0].M(2, 2) = std::numeric_limits<Mpfr>::quiet_NaN();
+  const BoxBound box = bound_box(m.cast<Mpfi>(), task, full_content_box(task, 1));
+  CHECK(bmp::isinf(box.upper));
+  WorstCaseOptions options;
+  options.max_boxes = 40;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(bmp::isinf(b.upper));
+  CHECK(b.verdict != Verdict::kVerified);
+  CHECK(b.lower >= 0);
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("E <= inf") != std::string::npos);
+  CHECK(text.find("no finite upper bound") != std::string::npos);
+}
+
+TEST_CASE("entries of 1e308 give a finite bound that is still sound") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  Matrix<double> A(5, 5), M = Matrix<double>::Constant(5, 5, 1e308);
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 5; ++c) A(r, c) = (r + c) % 2 ? -1e308 : 1e308;
+  }
+  const Model<double> m = single_head_model<double>(AttentionKind::kSoftmax, A, M);
+  WorstCaseOptions options;
+  options.max_boxes = 40;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  PrecisionScope scope(128);
+  CHECK(b.lower > Mpfr(1e308));
+  CHECK(b.upper >= b.lower);
+  // every vertex of the box of trigger 1 is below the upper bound
+  for (int v = 0; v < 64; ++v) {
+    std::vector<double> content(6);
+    for (int m_ = 0; m_ < 6; ++m_) content[m_] = (v >> m_) & 1 ? 1.0 : -1.0;
+    CHECK(certified_error_lower(m.cast<Mpfi>(), task, 1, content) <= b.upper);
+  }
+}
+
+// The sink family at beta = 100: E = 3 / (e^100 + 3) ~ 1.1e-43, but at 128
+// bits the trigger row's a_jk - 1/j is enclosed only to ~1e-38 (rounding),
+// at every point: bisection cannot help, 64 more bits can.
+TEST_CASE("sink family at beta = 100: rounding limits 128 bits, the precision is raised") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK_FALSE(b.precision_floor);
+  CHECK(b.bits_requested == 128);
+  // 192 bits requested, 194 allocated (scalar_traits.h): the bits used
+  const int used = bits_for_digits10(digits10_for_bits(192));
+  CHECK(b.bits == used);
+  CHECK(b.evidence.bits == used);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 100.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("precision raised from 128 to " + std::to_string(used)) != std::string::npos);
+  CHECK(text.find("precision: " + std::to_string(used) + " bits") != std::string::npos);
+}
+
+TEST_CASE("at the precision cap the report names the precision floor and the bits needed") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  options.max_bits = 128;  // no raise allowed
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
+  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.precision_floor);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK(b.bits == 128);
+  // the rounding width ~1e-38 against 0.5 * 0.01 * 1.1e-43: 2^18 more, so
+  // 128 + 64 bits
+  CHECK(b.bits_suggested == 192);
+  CHECK(b.boxes == 3);  // no bisection of boxes that rounding limits
+  PrecisionScope high(1024);
+  CHECK(b.upper >= sink_worst_case(4, 100.0));
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("precision floor") != std::string::npos);
+  CHECK(text.find("--bits 192") != std::string::npos);
+  CHECK(text.find("budget") == std::string::npos);
+}
+
+TEST_CASE("bisect refuses a coordinate at adjacent doubles") {
+  ContentBox box{1, {-1.0, 0.5}, {1.0, std::nextafter(0.5, 1.0)}, 0};
+  ContentBox left, right;
+  CHECK_FALSE(bisect(box, 1, left, right));
+  CHECK(left.lo.empty());  // untouched
+  REQUIRE(bisect(box, 0, left, right));
+  CHECK(left.hi[0] == 0.0);
+  CHECK(right.lo[0] == 0.0);
+  CHECK(left.depth == 1);
+  CHECK(right.hi[1] == box.hi[1]);
+}
+
+// One content variable (n = 4, L = 2) and a model whose softmax saturates
+// between adjacent doubles (A of 1e308): bisection reaches a box at
+// adjacent doubles whose bound rounding does not limit. The search must stop
+// there, not split it into itself until the budget runs out.
+TEST_CASE("a box at adjacent doubles stops the search instead of looping") {
+  const Task task{4, 2, TriggerRange::kPaper};
+  Matrix<double> A(4, 4), M = Matrix<double>::Constant(4, 4, 1e308);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) A(r, c) = (r + c) % 2 ? -1e308 : 1e308;
+  }
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  options.max_boxes = 100000;
+  const WorstCaseBound b =
+      bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options);
+  CHECK(b.box_unsplittable);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK(b.boxes < 5000);
+  CHECK(b.bits == 128);  // more precision would not help: not raised
+  CHECK(b.stop_reason.find("adjacent doubles") != std::string::npos);
+}
+
+// The exact model a weight file denotes: beta = 100/7 is not a double. Its
+// entries are enclosed in MPFI, so the bound encloses the exact model's E,
+// and not that of the model rounded to double (E differs by ~1e-15
+// relative, the enclosure is ~1e-38 wide).
+TEST_CASE("an exact rational model is bounded as itself") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Rational beta(100, 7);
+  const Model<Rational> m = sink_family<Rational>(5, beta);
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  PrecisionScope high(1024);
+  const Mpfr truth = Mpfr(3) / (bmp::exp(scalar_cast<Mpfr>(beta)) + 3);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  const Mpfr rounded = Mpfr(3) / (bmp::exp(Mpfr(scalar_cast<double>(beta))) + 3);
+  CHECK_FALSE((b.lower <= rounded && rounded <= b.upper));
+  const UpperBoundCheck claim =
+      check_upper_bound(m, task, 1.01 * truth.convert_to<double>(), options);
+  CHECK(claim.verdict == Verdict::kVerified);
 }
 
 TEST_CASE("multi-layer models are refused") {

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/precision_tables.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <optional>
+#include <random>
 #include <sstream>
 
+#include "search/adversary.h"
 #include "search/worst_case_bound.h"
 #include "src/constructions.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "src/weight_file.h"
 #include "theorems/relu_exact_checker.h"
-
-#include <algorithm>
-#include <filesystem>
-#include <random>
 
 namespace sinkcert::theorems {
 
@@ -84,6 +85,34 @@ void numeric_columns(const Task& task, double beta, const std::string& name, int
   row.deficit_numeric.push_back({name, bits, exact_mpfr(deficit), 0});
 }
 
+// The metadata's "worst_case_witness" {trigger, content rows} when it is a
+// valid task input for `task` (else none: the file predates it or is foreign).
+std::optional<std::pair<int, Matrix<double>>> recorded_witness(const nlohmann::json& meta,
+                                                               const Task& task) {
+  if (!meta.is_object() || !meta.contains("worst_case_witness")) return std::nullopt;
+  const nlohmann::json& w = meta["worst_case_witness"];
+  if (!w.is_object() || !w.contains("trigger") || !w["trigger"].is_number_integer() ||
+      !w.contains("content") || !w["content"].is_array()) {
+    return std::nullopt;
+  }
+  const int j = w["trigger"].get<int>();
+  const auto triggers = task.trigger_positions();
+  if (std::find(triggers.begin(), triggers.end(), j) == triggers.end()) return std::nullopt;
+  const nlohmann::json& rows = w["content"];
+  Matrix<double> C(task.L - 1, task.content_dim());
+  if (static_cast<int>(rows.size()) != C.rows()) return std::nullopt;
+  for (int r = 0; r < C.rows(); ++r) {
+    if (!rows[r].is_array() || static_cast<int>(rows[r].size()) != C.cols()) return std::nullopt;
+    for (int c = 0; c < C.cols(); ++c) {
+      if (!rows[r][c].is_number()) return std::nullopt;
+      const double v = rows[r][c].get<double>();
+      if (!(v >= -1 && v <= 1)) return std::nullopt;
+      C(r, c) = v;
+    }
+  }
+  return std::make_pair(j, C);
+}
+
 // "6.37e-17 (3)" and its LaTeX form; ">= d" when the enclosure limits d.
 Cell numeric_cell(const NumericValue& v, int certified) {
   PrecisionScope scope(512);
@@ -96,6 +125,14 @@ Cell numeric_cell(const NumericValue& v, int certified) {
 }
 
 }  // namespace
+
+std::string bound_status(const search::WorstCaseBound& b) {
+  if (b.verdict == Verdict::kVerified) return "gap reached";
+  if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
+  if (bmp::isinf(b.upper)) return "no finite bound";
+  if (b.budget_exhausted) return "budget exhausted";
+  return b.stop_reason;
+}
 
 Cell interval_cell(const Mpfi& x, int digits) {
   const std::string text = format_interval(x, digits);
@@ -150,6 +187,12 @@ WitnessCertificate certify_witnesses(const Model<double>& model, const Task& tas
 }
 
 WitnessCertificate certify_witnesses(const Model<Mpfr>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options) {
+  return certify_witnesses_of(model, task, witnesses, options);
+}
+
+WitnessCertificate certify_witnesses(const Model<Rational>& model, const Task& task,
                                      const std::vector<std::pair<int, Matrix<double>>>& witnesses,
                                      const AdaptiveOptions& options) {
   return certify_witnesses_of(model, task, witnesses, options);
@@ -230,7 +273,8 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
   return rows;
 }
 
-std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
+template <class T>
+std::vector<ScaleRow> scale_path_of(const Model<T>& model, const Task& task,
                                  const std::vector<double>& scales, const AdaptiveOptions& options,
                                  const Progress& progress) {
   if (model.kind != ModelKind::kSingleLayer) {
@@ -239,9 +283,9 @@ std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
   const auto witnesses = vertex_witnesses(task);
   std::vector<ScaleRow> rows;
   for (double s : scales) {
-    Model<double> scaled = model;
-    // A -> s A (M kept)
-    for (auto& head : scaled.layers[0]) head.A *= s;
+    Model<T> scaled = model;
+    // A -> s A (M kept); exact for a Rational model and for s a power of two
+    for (auto& head : scaled.layers[0]) head.A *= scalar_cast<T>(Rational(s));
     ScaleRow row{s, certify_witnesses(scaled, task, witnesses, options)};
     if (progress) {
       std::ostringstream msg;
@@ -251,6 +295,18 @@ std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
+                                 const std::vector<double>& scales, const AdaptiveOptions& options,
+                                 const Progress& progress) {
+  return scale_path_of(model, task, scales, options, progress);
+}
+
+std::vector<ScaleRow> scale_path(const Model<Rational>& model, const Task& task,
+                                 const std::vector<double>& scales, const AdaptiveOptions& options,
+                                 const Progress& progress) {
+  return scale_path_of(model, task, scales, options, progress);
 }
 
 std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>>& sizes,
@@ -334,8 +390,14 @@ Table p3_table(const std::vector<ReluRow>& rows) {
     t.rows.push_back({std::to_string(r.n), std::to_string(r.L), r.verdict, r.evidence, r.margin,
                       secs.str()});
   }
-  t.notes = {"EXACT: affine in the content for each trigger, so equality at an affinely "
-             "spanning set of content points proves it on the box (SPEC section 4)."};
+  t.notes = {
+      "EXACT (theorems/relu_exact_checker.h): the scores read the flags only, so for each "
+      "trigger the error is linear in the tokens, e_i = sum_k B_ik x_k with rational "
+      "B_ik = sum_h a^h_ik M^h - t_ik I. It vanishes on the whole box iff every flag part "
+      "sum_k B_ik f_k is 0 and every content block B_ik[:, C] is 0; the second is a "
+      "membership test of (a^1_ik, .., a^H_ik, t_ik) in the kernel of one small matrix, "
+      "reduced once. max |error| is the exact maximum over the box, attained at a vertex: "
+      "|flag part| + sum |content coefficients|."};
   return t;
 }
 
@@ -409,10 +471,17 @@ Table b1_table(const std::vector<BoundRow>& rows) {
   t.fit_width = true;
   t.caption = "B1: certified worst-case loss E by interval branch and bound over the content box "
               "(every trigger position, paper convention): lower <= E <= upper.";
-  t.columns = {"model", "n", "L", Cell("E lower CERTIFIED", "$E\\geq$ CERTIFIED"),
-               Cell("E upper CERTIFIED", "$E\\leq$ CERTIFIED"), "relative gap", "boxes", "seconds",
+  t.columns = {"model",
+               "n",
+               "L",
+               Cell("E lower CERTIFIED", "$E\\geq$ CERTIFIED"),
+               Cell("E upper CERTIFIED", "$E\\leq$ CERTIFIED"),
+               "relative gap",
+               "boxes",
+               "seconds",
+               "bits",
                "verdict"};
-  t.alignment = "lrrrrrrrl";
+  t.alignment = "lrrrrrrrrl";
   for (const auto& r : rows) {
     PrecisionScope scope(128);
     std::ostringstream gap, secs;
@@ -423,13 +492,15 @@ Table b1_table(const std::vector<BoundRow>& rows) {
     const std::string lo = format_down(r.bound.lower, 4), hi = format_up(r.bound.upper, 4);
     t.rows.push_back({r.model, std::to_string(r.n), std::to_string(r.L), Cell(lo, latex_number(lo)),
                       Cell(hi, latex_number(hi)), gap.str(), std::to_string(r.bound.boxes),
-                      secs.str(),
-                      r.bound.verdict == Verdict::kVerified ? "gap reached" : "budget exhausted"});
+                      secs.str(), std::to_string(r.bound.bits), bound_status(r.bound)});
   }
-  t.notes = {"CERTIFIED: MPFI at 128 bits. Lower: a witness input evaluated in intervals. Upper: "
-             "the largest bound over the live boxes (linear form in the content with enclosed "
-             "attention, intersected with a centered form for content-dependent softmax scores). "
-             "Flags-only scores (sink family) need one box per trigger."};
+  t.notes = {
+      "CERTIFIED: MPFI, starting at 128 bits and raised by 64 while rounding, not the box, "
+      "limits the bound; bits: the precision used at the end. Lower: a witness input "
+      "evaluated in intervals. Upper: the largest bound over the live boxes (linear form in "
+      "the content with enclosed attention, intersected with a centered form for "
+      "content-dependent softmax scores). Flags-only scores (sink family) need one box per "
+      "trigger."};
   return t;
 }
 
@@ -464,30 +535,43 @@ std::vector<SearchModelRow> search_model_rows(const std::string& dir, double bou
           meta["task"]["L"].is_number_integer()) {
         row.L = meta["task"]["L"].get<int>();
       }
-      for (const char* key : {"worst_case_loss", "search_loss"}) {
-        if (meta.contains(key) && meta[key].is_number()) {
-          std::ostringstream v;
-          v.precision(4);
-          v << meta[key].get<double>();
-          row.search_loss = v.str();
-        }
-      }
     }
-    if (row.search_loss.empty()) row.search_loss = "-";
     const Task task{row.n, row.L, TriggerRange::kPaper};
     if (row.n < 3 || row.L < 2) continue;
-    const Model<double> model = to_model<double>(w);
+    // The file's exact model (every CERTIFIED number is about it) and its
+    // rounding to double, in which the adversary searches.
+    const Model<Rational> exact = to_model<Rational>(w);
+    const Model<double> model = exact.cast<double>();
+    // search loss, re-evaluated: the adversary's witnesses and the one the
+    // file records, each certified in MPFI on the exact model (a number
+    // recorded in the metadata may have been computed in double and is not
+    // used)
+    row.search = search::maximize_error(model, task).best;
+    search::certify_witness(exact, task, row.search);
+    if (const auto recorded = recorded_witness(meta, task)) {
+      search::Witness w2 = search::score_error(model, task, recorded->first, recorded->second);
+      search::certify_witness(exact, task, w2);
+      if (w2.certified > row.search.certified) row.search = w2;
+    }
+    {
+      PrecisionScope scope(64);  // holds the double exactly; printed rounded down
+      row.search_loss = format_down(Mpfr(row.search.certified), 4);
+      if (row.search.double_disagrees) {
+        // the search's own double value, which differs in the first digit
+        row.search_loss += " (double " + format_nearest(Mpfr(row.search.value), 2) + ")";
+      }
+    }
     AdaptiveOptions options;
     options.digits = 6;
-    row.witness = certify_witnesses(model, task, vertex_witnesses(task), options);
+    row.witness = certify_witnesses(exact, task, vertex_witnesses(task), options);
     if (row.n == 5 && row.L == 4) {
       search::WorstCaseOptions bo;
       bo.relative_gap = 0.10;
       bo.max_seconds = bound_seconds;
-      row.bound = search::bound_worst_case(model, task, bo);
+      row.bound = search::bound_worst_case(exact, task, bo);
       row.bounded = true;
     }
-    row.path = scale_path(model, task, {1, 2, 4, 8, 16}, options);
+    row.path = scale_path(exact, task, {1, 2, 4, 8, 16}, options);
     if (progress) progress("P2 " + row.file);
     rows.push_back(std::move(row));
   }
@@ -514,10 +598,17 @@ Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& dir) 
     std::string upper = "-";
     if (r.bounded) {
       upper = format_up(r.bound.upper, 3) +
-              (r.bound.verdict == Verdict::kVerified ? "" : " (budget)");
+              (r.bound.verdict == Verdict::kVerified ? "" : " (" + bound_status(r.bound) + ")");
     }
     const std::string scaled = r.path.empty() ? "-" : format_interval(r.path.back().cert.loss, 3);
-    t.rows.push_back({r.file, std::to_string(r.n), std::to_string(r.L), r.search_loss,
+    // "1.361e-04" or "6.245e-17 (double 5.6e-16)": the number in LaTeX form
+    const std::size_t space = r.search_loss.find(' ');
+    const std::string loss_number = r.search_loss.substr(0, space);
+    const Cell loss_cell(
+        r.search_loss,
+        latex_number(loss_number) +
+            (space == std::string::npos ? "" : latex_escape(r.search_loss.substr(space))));
+    t.rows.push_back({r.file, std::to_string(r.n), std::to_string(r.L), loss_cell,
                       interval_cell(r.witness.loss, 3), interval_cell(r.witness.deficit, 3),
                       Cell(upper, r.bounded ? latex_number(format_up(r.bound.upper, 3)) : "-"),
                       Cell(scaled, r.path.empty() ? "-" : latex_interval(scaled))});
@@ -525,9 +616,13 @@ Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& dir) 
   if (rows.empty()) {
     t.rows.push_back({"(no search model weight files found)", "", "", "", "", "", "", ""});
   }
-  t.notes = {"W: content all +1 / all -1 at every trigger; a certified value at W is a lower "
-             "bound on E. E upper: branch and bound (n = 5, L = 4 only). s: score matrix scaled "
-             "A -> s A with M kept."};
+  t.notes = {
+      "search loss: the adversary (seed 0) on the file's model, and the witness input the "
+      "file records if any, re-evaluated in MPFI at the witness (lower end rounded down): a "
+      "certified value at one input, hence a lower bound on E found by search. W: content "
+      "all +1 / all -1 at every trigger; a certified value at W is a lower bound on E. E "
+      "upper: branch and bound (n = 5, L = 4 only). s: score matrix scaled A -> s A with M "
+      "kept."};
   return t;
 }
 

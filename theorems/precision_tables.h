@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "search/adversary.h"
 #include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
 #include "src/model.h"
@@ -101,13 +102,20 @@ WitnessCertificate certify_witnesses(const Model<double>& model, const Task& tas
 WitnessCertificate certify_witnesses(const Model<Mpfr>& model, const Task& task,
                                      const std::vector<std::pair<int, Matrix<double>>>& witnesses,
                                      const AdaptiveOptions& options);
+WitnessCertificate certify_witnesses(const Model<Rational>& model, const Task& task,
+                                     const std::vector<std::pair<int, Matrix<double>>>& witnesses,
+                                     const AdaptiveOptions& options);
 
 struct ScaleRow {
   double scale = 1.0;
   WitnessCertificate cert;
 };
-// The scale path A -> s A (single-layer softmax models).
+// The scale path A -> s A (single-layer softmax models), certified about the
+// model given (a Rational model: the exact model of a weight file).
 std::vector<ScaleRow> scale_path(const Model<double>& model, const Task& task,
+                                 const std::vector<double>& scales, const AdaptiveOptions& options,
+                                 const Progress& progress = {});
+std::vector<ScaleRow> scale_path(const Model<Rational>& model, const Task& task,
                                  const std::vector<double>& scales, const AdaptiveOptions& options,
                                  const Progress& progress = {});
 
@@ -136,16 +144,23 @@ struct BoundRow {
 };
 std::vector<BoundRow> worst_case_bound_rows(bool full, const Progress& progress = {});
 Table b1_table(const std::vector<BoundRow>& rows);
+// "gap reached", "budget exhausted", "precision floor at N bits", ...
+std::string bound_status(const search::WorstCaseBound& bound);
 
 // P2 hook: every weight file <dir>/*.json (sorted by name) of a single-layer
-// softmax model. Task length from metadata "L" or metadata.task.L (else 16),
-// search loss from metadata "worst_case_loss" / "search_loss" (else "-").
+// softmax model. Task length from metadata "L" or metadata.task.L (else 16).
+// Search loss, re-evaluated (a number in the metadata may have been computed
+// in double, where it can lie above the true value): the adversary (seed 0)
+// on the model, and the witness recorded in metadata "worst_case_witness"
+// ({trigger, content}) if present, whichever certifies more; the value is
+// SEARCH(lower bound), certified at its witness (search/adversary.h).
 // Certified: loss and 1 - min BOS at the vertex witness set; the branch and
 // bound when n = 5 and L = 4 (budget `bound_seconds`); the scale path A -> s A.
 struct SearchModelRow {
   std::string file;
   int n = 0, L = 0;
-  std::string search_loss;
+  search::Witness search;   // the witness of the search loss, certified
+  std::string search_loss;  // search.certified, 4 digits
   WitnessCertificate witness;
   bool bounded = false;
   search::WorstCaseBound bound;

@@ -4,14 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "src/evidence.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
+#include "src/subprocess.h"
+#include "src/table_writer.h"
 #include "src/weight_file.h"
 
 namespace sinkcert::theorems {
@@ -35,6 +37,32 @@ std::string fmt(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+// What a frontier point is (JSON field description, CSV header, plot).
+constexpr const char* kFrontierPointMeaning =
+    "worst case of the frontier model at delta: SEARCH(lower bound) on that model's E, certified "
+    "at the adversary's witness; no bound on eps*(delta), for which the model witnesses an upper "
+    "bound only once its E is certified from above and its BOS cap over the whole box";
+
+// " (double value 3.33e-16 differs in the first digit)" when flagged.
+std::string double_note(bool disagrees, double double_value) {
+  if (!disagrees) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (the double value %.3e differs in the first digit)",
+                double_value);
+  return buf;
+}
+
+// The adversary's witness input: trigger and content rows (exact doubles).
+nlohmann::json witness_json(const search::Witness& w) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int r = 0; r < w.content.rows(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int c = 0; c < w.content.cols(); ++c) row.push_back(w.content(r, c));
+    rows.push_back(row);
+  }
+  return {{"trigger", w.trigger}, {"content", rows}};
 }
 
 Model<double> normal_init(int n, double std, std::uint64_t seed) {
@@ -128,6 +156,12 @@ void fit_slope(Theorem1Study& st) {
 
 }  // namespace
 
+std::string format_bound(double value, bool lower_bound, int digits) {
+  if (std::isnan(value)) return "nan";
+  PrecisionScope scope(64);  // holds the double exactly
+  return lower_bound ? format_down(Mpfr(value), digits) : format_up(Mpfr(value), digits);
+}
+
 void decide_verdict(Theorem1Study& st) {
   std::ostringstream why;
   if (!st.runs.empty() && st.runs[0].stats.heads[0][0].overall.count == 0) {
@@ -138,8 +172,9 @@ void decide_verdict(Theorem1Study& st) {
   for (const FrontierPoint& p : st.frontier) {
     if (p.feasible && p.eps < kCandidateLoss) {
       st.verdict = "COUNTEREXAMPLE CANDIDATE";
-      why << "delta " << p.delta << ": worst case (SEARCH, lower bound) " << p.eps << " < "
-          << kCandidateLoss << " with mean BOS " << p.bos_mean << " <= " << p.ceiling;
+      why << "delta " << p.delta << ": worst case (SEARCH, lower bound) "
+          << format_bound(p.eps, true, 6) << " < " << kCandidateLoss << " with mean BOS "
+          << p.bos_mean << " <= " << p.ceiling;
       st.reason = why.str();
       return;
     }
@@ -156,25 +191,28 @@ void decide_verdict(Theorem1Study& st) {
     const FrontierPoint &big = st.frontier[k - 1], &small = st.frontier[k];
     if (big.feasible && small.feasible && small.eps > big.eps * (1 + kMonotoneSlack)) {
       ok = false;
-      why << "eps(" << small.delta << ") = " << small.eps << " > eps(" << big.delta
-          << ") = " << big.eps << "; ";
+      why << "frontier model worst case at delta " << small.delta << " = "
+          << format_bound(small.eps, true, 6) << " > at delta " << big.delta << " = "
+          << format_bound(big.eps, true, 6) << " (SEARCH, lower bounds); ";
     }
   }
+  // worst cases as reported: certified at the witness (SEARCH, lower bound)
   const PathRun* best = nullptr;
   for (const PathRun& r : st.runs) {
-    if (!best || r.result.worst.value < best->result.worst.value) best = &r;
+    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
   }
   const double path_bos = best ? best->stats.heads[0][0].overall.mean : 0;
-  if (!best || best->result.worst.value > kPathLowLoss || path_bos < kPathSinkMass) {
+  if (!best || !(best->result.worst.certified <= kPathLowLoss) || path_bos < kPathSinkMass) {
     ok = false;
     why << "path did not reach worst case <= " << kPathLowLoss
         << " with mean BOS >= " << kPathSinkMass << "; ";
   }
   if (ok) {
     st.verdict = "CONSISTENT";
-    why << "every frontier point >= " << kCandidateLoss << " and eps shrinks with delta (slope "
-        << st.slope << " +- " << st.slope_stderr << "); path worst case "
-        << best->result.worst.value << " with mean BOS " << path_bos;
+    why << "every frontier model's worst case (SEARCH, lower bound) >= " << kCandidateLoss
+        << " and they shrink with delta (slope " << st.slope << " +- " << st.slope_stderr
+        << "); path worst case (SEARCH, lower bound) "
+        << format_bound(best->result.worst.certified, true, 6) << " with mean BOS " << path_bos;
   } else {
     st.verdict = "INCONCLUSIVE";
   }
@@ -187,6 +225,8 @@ nlohmann::json record_json(const MinimaxRecord& r) {
   return {{"round", r.round},
           {"event", r.event},
           {"worst_case", r.worst_case},
+          {"worst_case_double", r.worst_case_double},
+          {"worst_case_double_disagrees", r.double_disagrees},
           {"active_max", r.active_max},
           {"active_size", r.active_size},
           {"elapsed", r.elapsed},
@@ -242,24 +282,28 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     run.result =
         search::minimax(init, o.task, mo, [&](const MinimaxRecord& r, const Model<double>& m) {
           const BosStatistics bs = bos_statistics(m, probes);
-          PathPoint p{s,
-                      r.round,
-                      r.event,
-                      r.elapsed,
-                      r.worst_case,
-                      bs.error_max,
-                      bs.error_mean,
-                      bs.heads[0][0].overall.mean,
-                      bs.heads[0][0].overall.min,
-                      r.active_size,
-                      r.max_abs_A};
+          PathPoint p;
+          p.start = s;
+          p.round = r.round;
+          p.event = r.event;
+          p.elapsed = r.elapsed;
+          p.worst_case = r.worst_case;
+          p.worst_case_double = r.worst_case_double;
+          p.double_disagrees = r.double_disagrees;
+          p.sampled_max = bs.error_max;
+          p.sampled_mean = bs.error_mean;
+          p.bos_mean = bs.heads[0][0].overall.mean;
+          p.bos_min = bs.heads[0][0].overall.min;
+          p.active_size = r.active_size;
+          p.max_abs_A = r.max_abs_A;
           st.path.push_back(p);
-          char buf[256];
+          char buf[320];
           std::snprintf(buf, sizeof buf,
-                        "path start %d round %d: worst case %.3e (SEARCH lower bound), sampled "
+                        "path start %d round %d: worst case %s (SEARCH lower bound)%s, sampled "
                         "%.3e, mean BOS %.9f, active set %d, %.1f s",
-                        s, r.round, r.worst_case, bs.error_max, p.bos_mean, r.active_size,
-                        r.elapsed);
+                        s, r.round, format_bound(r.worst_case, true, 4).c_str(),
+                        double_note(r.double_disagrees, r.worst_case_double).c_str(), bs.error_max,
+                        p.bos_mean, r.active_size, r.elapsed);
           say(buf);
         });
     run.stats = bos_statistics(run.result.model, probes);
@@ -270,7 +314,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
   }
   std::size_t best = 0;
   for (std::size_t k = 1; k < st.runs.size(); ++k) {
-    if (st.runs[k].result.worst.value < st.runs[best].result.worst.value) best = k;
+    if (st.runs[k].result.worst.certified < st.runs[best].result.worst.certified) best = k;
   }
   st.nuance = nuance_of("path", st.runs[best].result.model, o);
 
@@ -295,20 +339,28 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     mo.time_limit_seconds = o.frontier_time_limit;
     mo.target_loss = 0;
     p.result = search::minimax(warm, o.task, mo, [&](const MinimaxRecord& r, const Model<double>&) {
-      char buf[256];
+      char buf[320];
       std::snprintf(buf, sizeof buf,
-                    "frontier delta %.3g round %d: worst case %.3e (SEARCH lower bound), mean BOS "
-                    "%.6f (ceiling %.6f), active set %d, %.1f s",
-                    delta, r.round, r.worst_case, r.mean_bos, p.ceiling, r.active_size, r.elapsed);
+                    "frontier delta %.3g round %d: worst case %s (SEARCH lower bound)%s, mean "
+                    "BOS %.6f (ceiling %.6f), active set %d, %.1f s",
+                    delta, r.round, format_bound(r.worst_case, true, 4).c_str(),
+                    double_note(r.double_disagrees, r.worst_case_double).c_str(), r.mean_bos,
+                    p.ceiling, r.active_size, r.elapsed);
       say(buf);
     });
     p.feasible = p.result.feasible;
     p.converged = p.result.converged;
-    p.eps = p.result.worst.value;
+    p.eps = p.result.worst.certified;
+    p.eps_double = p.result.worst.value;
+    p.double_disagrees = p.result.worst.double_disagrees;
     p.bos_mean = search::mean_probe_bos(p.result.model, probes);
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "frontier delta %.3g: eps %.4e (SEARCH), mean BOS %.6f, %s",
-                  delta, p.eps, p.bos_mean, p.feasible ? "feasible" : "NO feasible model");
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "frontier delta %.3g: worst case of the frontier model %s (SEARCH, lower bound "
+                  "on that model's E)%s, mean BOS %.6f, %s",
+                  delta, format_bound(p.eps, true, 5).c_str(),
+                  double_note(p.double_disagrees, p.eps_double).c_str(), p.bos_mean,
+                  p.feasible ? "feasible" : "NO feasible model");
     say(buf);
     points.push_back(std::move(p));
   }
@@ -340,12 +392,12 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                {"trigger_range", to_string(st.options.task.range)}};
   j["parametrization"] = search::kParametrization;
   j["probe_set"] = {{"count", st.options.probe_count}, {"seed", kDefaultProbeSeed}};
-  j["evidence"] = {{"worst_case", search_label},
+  j["evidence"] = {{"worst_case", search_label + ": the adversary's witness re-evaluated in MPFI, "
+                                                 "lower end rounded down"},
+                   {"worst_case_double", numeric + ": the same witness evaluated in double"},
                    {"sampled", numeric},
                    {"bos", numeric},
-                   {"eps",
-                    "SEARCH: lower bound on the frontier model's worst case; the model is "
-                    "an upper-bound witness for eps*(delta)"}};
+                   {"eps", kFrontierPointMeaning}};
   json runs = json::array();
   for (const PathRun& r : st.runs) {
     json h = json::array();
@@ -353,8 +405,10 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
     runs.push_back(
         {{"start", r.start},
          {"init", "normal std " + fmt(r.init_std)},
-         {"worst_case", r.result.worst.value},
+         {"worst_case", r.result.worst.certified},
          {"worst_case_evidence", search_label},
+         {"worst_case_double", r.result.worst.value},
+         {"worst_case_double_disagrees", r.result.worst.double_disagrees},
          {"witness",
           {{"trigger", r.result.worst.trigger},
            {"position", r.result.worst.position},
@@ -363,8 +417,11 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
          {"seconds", r.result.seconds},
          {"bos_statistics", to_json(r.stats)},
          {"min_bos_search",
-          {{"value", r.min_bos.best.value <= 1 ? json(r.min_bos.best.value) : json(nullptr)},
-           {"evidence", r.min_bos.evidence.label()},
+          {{"value", r.min_bos.best.value <= 1 ? json(r.min_bos.best.certified) : json(nullptr)},
+           {"evidence", r.min_bos.evidence.label() +
+                            ": upper end of the MPFI enclosure at the witness, rounded up"},
+           {"value_double", r.min_bos.best.value <= 1 ? json(r.min_bos.best.value) : json(nullptr)},
+           {"double_disagrees", r.min_bos.best.double_disagrees},
            {"trigger", r.min_bos.best.trigger},
            {"position", r.min_bos.best.position}}},
          {"history", h}});
@@ -376,6 +433,8 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                   {"bos_ceiling", p.ceiling},
                   {"eps", p.eps},
                   {"eps_evidence", search_label},
+                  {"eps_double", p.eps_double},
+                  {"eps_double_disagrees", p.double_disagrees},
                   {"mean_bos", p.bos_mean},
                   {"mean_bos_evidence", numeric},
                   {"feasible", p.feasible},
@@ -385,7 +444,9 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                   {"seconds", p.result.seconds}});
   }
   j["frontier"] = fr;
-  j["frontier_fit"] = {{"model", "log eps = a + slope log delta (least squares, feasible points)"},
+  j["frontier_fit"] = {{"model",
+                        "log eps = a + slope log delta (least squares, feasible points); eps: "
+                        "SEARCH lower bounds on the frontier models' E, not eps*(delta)"},
                        {"slope", st.slope},
                        {"slope_stderr", st.slope_stderr},
                        {"uncertainty",
@@ -410,27 +471,32 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
 std::string path_csv(const Theorem1Study& st, const RunInfo& info) {
   std::ostringstream s;
   s << csv_header(info,
-                  "Theorem 1 descent path; worst_case SEARCH(lower bound), others NUMERIC(53)");
+                  "Theorem 1 descent path; worst_case SEARCH(lower bound, certified at the "
+                  "witness), worst_case_double and others NUMERIC(53); double_disagrees = 1 where "
+                  "the two differ in the first significant digit");
   s << "start,round,event,elapsed_s,worst_case,sampled_max,sampled_mean,bos_mean,bos_min,"
-       "active_size,max_abs_A\n";
+       "active_size,max_abs_A,worst_case_double,double_disagrees\n";
   for (const PathPoint& p : st.path) {
     s << p.start << ',' << p.round << ',' << p.event << ',' << fmt(p.elapsed) << ','
       << fmt(p.worst_case) << ',' << fmt(p.sampled_max) << ',' << fmt(p.sampled_mean) << ','
       << fmt(p.bos_mean) << ',' << fmt(p.bos_min) << ',' << p.active_size << ',' << fmt(p.max_abs_A)
-      << '\n';
+      << ',' << fmt(p.worst_case_double) << ',' << (p.double_disagrees ? 1 : 0) << '\n';
   }
   return s.str();
 }
 
 std::string frontier_csv(const Theorem1Study& st, const RunInfo& info) {
   std::ostringstream s;
-  s << csv_header(info,
-                  "Theorem 1 frontier; eps SEARCH(lower bound on the model's worst case), "
-                  "mean_bos NUMERIC(53)");
-  s << "delta,bos_ceiling,eps,mean_bos,feasible,converged\n";
+  s << csv_header(info, std::string("Theorem 1 frontier; frontier_model_worst_case: ") +
+                            kFrontierPointMeaning +
+                            "; mean_bos and frontier_model_worst_case_double NUMERIC(53); "
+                            "double_disagrees = 1 where the two differ in the first digit");
+  s << "delta,bos_ceiling,frontier_model_worst_case,mean_bos,feasible,converged,"
+       "frontier_model_worst_case_double,double_disagrees\n";
   for (const FrontierPoint& p : st.frontier) {
     s << fmt(p.delta) << ',' << fmt(p.ceiling) << ',' << fmt(p.eps) << ',' << fmt(p.bos_mean) << ','
-      << (p.feasible ? 1 : 0) << ',' << (p.converged ? 1 : 0) << '\n';
+      << (p.feasible ? 1 : 0) << ',' << (p.converged ? 1 : 0) << ',' << fmt(p.eps_double) << ','
+      << (p.double_disagrees ? 1 : 0) << '\n';
   }
   return s.str();
 }
@@ -446,15 +512,59 @@ std::string nuance_csv(const Theorem1Study& st, const RunInfo& info) {
   return s.str();
 }
 
-std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const RunInfo& info,
-                                                const std::string& dir,
-                                                std::vector<std::string>* skipped) {
+namespace {
+
+// A file the study writes: a fixed name, or the weight file of a path start
+// (path_start<digits>) or of a frontier point (frontier_delta_<number>).
+// A new output file must be listed here: replace_output_set refuses to
+// install a file that is not part of the set (theorem1_study_test writes
+// the whole set and would say so).
+bool study_file(const std::string& name) {
+  static const std::set<std::string> kFixed{
+      "theorem1.json", "path.csv",   "frontier.csv", "nuance.csv", "path.gp",
+      "frontier.gp",   "nuance.gp",  "path.png",     "path.pdf",   "frontier.png",
+      "frontier.pdf",  "nuance.png", "nuance.pdf"};
+  const std::string suffix = ".weights.json";
+  const auto numbered = [&](const std::string& prefix, const char* chars) {
+    if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      return false;
+    }
+    const std::string middle =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    return middle.find_first_not_of(chars) == std::string::npos;
+  };
+  return kFixed.count(name) > 0 || numbered("path_start", "0123456789") ||
+         numbered("frontier_delta_", "0123456789.e+-");
+}
+
+}  // namespace
+
+OutputSet theorem1_output_set(const std::string& dir) {
+  return OutputSet{dir, [](const std::string& name) {
+                     // and the temporaries of runs killed while writing:
+                     // NAME.tmp.PID, and .STEM.tmp.EXT of the figures
+                     const std::size_t tmp = name.find(".tmp.");
+                     const bool ours =
+                         tmp == std::string::npos
+                             ? study_file(name)
+                             : study_file(name.substr(0, tmp)) ||
+                                   (name[0] == '.' &&
+                                    study_file(name.substr(1, tmp - 1) + name.substr(tmp + 4)));
+                     return ours ? OutputSet::Kind::kFile : OutputSet::Kind::kNotInSet;
+                   }};
+}
+
+namespace {
+
+// Writes the study's files into `staging`; `written` gets their paths in `dir`.
+void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::string& staging,
+                       const std::string& dir, std::vector<std::string>& written,
+                       std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
-  std::vector<std::string> written;
   const auto put = [&](const std::string& name, const std::string& text) {
-    const std::string path = (fs::path(dir) / name).string();
-    write_file_atomically(path, text);
-    written.push_back(path);
+    write_file_atomically((fs::path(staging) / name).string(), text);
+    written.push_back((fs::path(dir) / name).string());
   };
   put("theorem1.json", to_json(st, info).dump(2) + "\n");
   put("path.csv", path_csv(st, info));
@@ -473,8 +583,9 @@ std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const R
   for (const PathRun& r : st.runs) {
     weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
             {{"study", "theorem1 path"},
-             {"worst_case_loss", r.result.worst.value},
-             {"worst_case_evidence", Evidence::search("lower bound").label()}});
+             {"worst_case_loss", r.result.worst.certified},
+             {"worst_case_evidence", Evidence::search("lower bound").label()},
+             {"worst_case_witness", witness_json(r.result.worst)}});
   }
   for (const FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
@@ -485,6 +596,7 @@ std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const R
              {"delta", p.delta},
              {"worst_case_loss", p.eps},
              {"worst_case_evidence", Evidence::search("lower bound").label()},
+             {"worst_case_witness", witness_json(p.result.worst)},
              {"mean_bos", p.bos_mean}});
   }
   // gnuplot: one script per figure, rendered to PNG (pngcairo) and PDF (pdfcairo)
@@ -504,11 +616,15 @@ std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const R
       "BOS, start %d', s)\n";
   const std::string frontier_gp =
       common +
-      "set logscale xy\nset xlabel 'delta (mean BOS <= 1 - delta)'\nset ylabel 'eps(delta)'\n"
-      "set title sprintf('Frontier (SEARCH): slope %.3f +- %.3f', " +
+      "set logscale xy\nset xlabel 'delta (mean BOS <= 1 - delta)'\n"
+      "set ylabel 'worst case of the frontier model (SEARCH, lower bound)'\n"
+      "set title sprintf(\"Worst case of the frontier model at delta (SEARCH: lower bound on that "
+      "model's E,\\nno bound on eps*(delta) until the model is certified); fit slope %.3f +- "
+      "%.3f\", " +
       fmt(st.slope) + ", " + fmt(st.slope_stderr) +
       ")\nset key top left\n"
-      "plot 'frontier.csv' using 1:($5==1 ? $3 : 1/0) with linespoints pt 7 title 'eps(delta)'\n";
+      "plot 'frontier.csv' using 1:($5==1 ? $3 : 1/0) with linespoints pt 7 title 'frontier model "
+      "worst case (SEARCH, lower bound)'\n";
   const std::string nuance_gp =
       common +
       "set xlabel 'content scale t (content multiplied by t)'\nset ylabel 'BOS mass'\n"
@@ -526,18 +642,35 @@ std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const R
     put(stem + ".gp", body);
     for (const auto& [term, ext] : std::vector<std::pair<std::string, std::string>>{
              {"pngcairo size 900,600", "png"}, {"pdfcairo size 6in,4in", "pdf"}}) {
-      // render to a temporary name, then rename: the figure appears atomically
-      const std::string target = stem + "." + ext, tmp = "." + stem + ".tmp." + ext;
-      const std::string cmd = "cd '" + dir + "' && gnuplot -e \"set terminal " + term +
-                              "; set output '" + tmp + "'\" " + stem + ".gp 2>/dev/null";
-      if (std::system(cmd.c_str()) == 0) {
-        fs::rename(fs::path(dir) / tmp, fs::path(dir) / target);
+      // gnuplot runs in the staging folder, without a shell; the command
+      // holds only our own file names
+      const std::string target = stem + "." + ext;
+      RunOptions run;
+      run.working_dir = staging;
+      run.capture = RunOptions::Capture::kStderr;
+      const ProgramResult r = run_program(
+          {"gnuplot", "-e", "set terminal " + term + "; set output '" + target + "'", stem + ".gp"},
+          run);
+      std::error_code ec;
+      if (r.ok() && fs::is_regular_file(fs::path(staging) / target, ec)) {
         written.push_back((fs::path(dir) / target).string());
-      } else if (skipped) {
-        skipped->push_back(target);
+      } else {
+        fs::remove(fs::path(staging) / target, ec);  // a partial figure
+        if (skipped) skipped->push_back(target + " (" + describe_failure(r) + ")");
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const RunInfo& info,
+                                                const std::string& dir,
+                                                std::vector<std::string>* skipped) {
+  std::vector<std::string> written;
+  replace_output_set(theorem1_output_set(dir), [&](const std::string& staging) {
+    write_study_files(st, info, staging, dir, written, skipped);
+  });
   return written;
 }
 

@@ -9,19 +9,24 @@
 //     i.i.d. normal std 0.02; start s > 0: normal std 0.02 * 5^s), the
 //     least-squares exchange method (minimax.h) runs to `path_target`. Every
 //     round records the worst case E_search (SEARCH, lower bound on that
-//     model's E), the sampled l_inf (max and mean over the probe set) and the
-//     BOS mass (mean, min over the probe set): NUMERIC(53).
+//     model's E: the adversary's witness re-evaluated in MPFI, lower end
+//     rounded down; adversary.h), the sampled l_inf (max and mean over the
+//     probe set) and the BOS mass (mean, min over the probe set): NUMERIC(53).
+//     Where the adversary's double value differs from the certified one in
+//     the first significant digit, the reports say so.
 //  2. Frontier. For each delta, minimize E subject to
 //        mean_{probes, non-trigger i >= 1} a_i0 <= 1 - delta
 //     (Lawson surrogate, penalty for the ceiling), started from the best path
 //     model with A scaled down (bisection) until it meets the ceiling: the
 //     path model is saturated, and there the ceiling has no gradient.
-//     eps(delta) = E_search of the best feasible model found. It is a
-//     SEARCH value in both directions at once: a lower bound on that
-//     model's E, and that model (with its certifiable E) is an upper-bound
-//     witness for eps*(delta). The log-log slope of eps against delta is
-//     fitted by least squares; its uncertainty here is the fit's standard
-//     error (the spread across seeds needs several runs).
+//     Each frontier point records E_search of the best feasible model found
+//     at delta (the field `eps`): a SEARCH lower bound on THAT model's E,
+//     and no bound at all on eps*(delta) (SPEC: a search value on one
+//     model's E bounds nothing about eps*). The model becomes a witness of
+//     an upper bound on eps*(delta) only once its E is certified from above
+//     and its BOS cap over the whole box. The log-log slope of these points
+//     against delta is fitted by least squares; its uncertainty here is the
+//     fit's standard error (the spread across seeds needs several runs).
 //  3. "With high probability" (SPEC section 4): for the path model and the
 //     frontier models, BOS mass against content scale t: probes with the
 //     content multiplied by t in [0, 1]. Inputs with small content need no
@@ -46,6 +51,7 @@
 #include "search/adversary.h"
 #include "search/minimax.h"
 #include "src/bos_statistics.h"
+#include "src/output_files.h"
 #include "src/run_info.h"
 #include "src/task.h"
 
@@ -85,7 +91,9 @@ struct PathPoint {
   int start = 0, round = 0;
   std::string event;
   double elapsed = 0;
-  double worst_case = 0;                     // SEARCH(lower bound)
+  double worst_case = 0;                     // SEARCH(lower bound), certified at the witness
+  double worst_case_double = 0;              // the adversary's double value, NUMERIC(53)
+  bool double_disagrees = false;             // the two differ in the first digit
   double sampled_max = 0, sampled_mean = 0;  // NUMERIC(53)
   double bos_mean = 0, bos_min = 0;          // NUMERIC(53)
   int active_size = 0;
@@ -104,7 +112,11 @@ struct PathRun {
 
 struct FrontierPoint {
   double delta = 0, ceiling = 0;
-  double eps = 0;       // E_search of the best feasible model
+  // E_search of the best feasible model: SEARCH(lower bound) on that
+  // model's E, certified at the witness (not a bound on eps*(delta))
+  double eps = 0;
+  double eps_double = 0;          // the adversary's double value, NUMERIC(53)
+  bool double_disagrees = false;  // eps and eps_double differ in the first digit
   double bos_mean = 0;  // its mean non-trigger BOS mass (NUMERIC(53))
   bool feasible = false;
   bool converged = false;
@@ -122,12 +134,19 @@ struct Theorem1Study {
   std::vector<PathRun> runs;
   std::vector<PathPoint> path;
   std::vector<FrontierPoint> frontier;
-  double slope = 0, slope_stderr = 0;  // log eps = a + slope log delta
+  // log eps = a + slope log delta over the feasible frontier points (a fit
+  // of per-model SEARCH lower bounds, not of eps*(delta))
+  double slope = 0, slope_stderr = 0;
   std::vector<NuancePoint> nuance;
   std::string verdict;  // CONSISTENT / COUNTEREXAMPLE CANDIDATE / INCONCLUSIVE / NOT APPLICABLE
   std::string reason;
   double seconds = 0;
 };
+
+// A SEARCH value for printing with `digits` significant digits, rounded in
+// its bound's direction (down for a lower bound, up for an upper bound), so
+// that the printed number is still a bound: "6.372e-17". NaN prints "nan".
+std::string format_bound(double value, bool lower_bound, int digits);
 
 using StudyProgress = std::function<void(const std::string&)>;
 
@@ -143,10 +162,17 @@ std::string path_csv(const Theorem1Study& study, const RunInfo& info);
 std::string frontier_csv(const Theorem1Study& study, const RunInfo& info);
 std::string nuance_csv(const Theorem1Study& study, const RunInfo& info);
 
+// The files of `dir` a study owns (the names write_theorem1_outputs writes,
+// any path_start*/frontier_delta_* weight file, and temporaries of those
+// names); everything else in `dir` (edges/, seeds/, notes) is left alone.
+OutputSet theorem1_output_set(const std::string& dir);
+
 // Writes theorem1.json, path.csv, frontier.csv, nuance.csv, the weight files
 // of the path and frontier models, gnuplot scripts and (if gnuplot runs)
-// PNG and PDF figures into `dir`, every file atomically. Returns the paths
-// written; figures that gnuplot failed to render are listed in `skipped`.
+// PNG and PDF figures into `dir`, replacing the previous study's files as a
+// whole (replace_output_set, src/output_files.h): `dir` ends up with the old
+// set or the new one, never a mix. Returns the paths written; figures that
+// gnuplot did not render are listed in `skipped` with the reason.
 std::vector<std::string> write_theorem1_outputs(const Theorem1Study& study, const RunInfo& info,
                                                 const std::string& dir,
                                                 std::vector<std::string>* skipped = nullptr);

@@ -18,6 +18,9 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--out", opt->out, "output folder")->capture_default_str();
   cmd->add_flag("--full", opt->full, "paper-size runs (larger branch-and-bound budgets)");
   cmd->callback([opt, &ctx] {
+    // before minutes of computation: --out must be writable, its tables/,
+    // figures/ and appendix.tex of the right kind
+    check_output_set(theorems::appendix_output_set(opt->out), "--out");
     const auto summary = theorems::generate_appendix(
         *opt, ctx.argv, [](const std::string& line) { std::cerr << line << std::endl; });
     std::cout << "appendix: " << summary.tables.size() << " tables, " << summary.figures.size()

@@ -13,6 +13,8 @@
 #include <memory>
 
 #include "src/cli/commands.h"
+#include "src/input_error.h"
+#include "src/limits.h"
 #include "src/run_info.h"
 #include "theorems/theorem1_study.h"
 
@@ -23,7 +25,7 @@ namespace {
 struct Theorem1CliOptions {
   int n = 16;
   int L = 16;
-  std::string trigger_range = "paper";
+  TriggerRange range = TriggerRange::kPaper;
   std::uint64_t seed = 0;
   std::string out = "results/theorem1";
   bool quick = false;
@@ -31,10 +33,28 @@ struct Theorem1CliOptions {
 
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   Task task;
-  task.range = trigger_range_option(opt.trigger_range);
+  task.range = opt.range;
   task.n = opt.n;
   task.L = opt.L;
   check_task_options(task);
+  // The dense Levenberg-Marquardt Jacobian must fit the memory budget
+  // (limits.h): 8 * kTheorem1MaxInputsPerTrigger (L - 1) L n * 2 n^2 bytes.
+  const auto jacobian_bytes = [n = double(task.n)](int L) {
+    return 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n;
+  };
+  if (jacobian_bytes(task.L) > static_cast<double>(kMemoryBudgetBytes)) {
+    int max_L = kMinL;
+    while (jacobian_bytes(max_L + 1) <= static_cast<double>(kMemoryBudgetBytes)) ++max_L;
+    const std::string why = " (the search's dense Jacobian, 160 (L-1) L n^3 bytes, must fit " +
+                            std::to_string(kMemoryBudgetBytes >> 30) + " GiB), got ";
+    throw InputError("command line", "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " at --n " +
+                         std::to_string(task.n) + why + std::to_string(task.L));
+  }
+  // before minutes of search: --out must be a writable folder whose study
+  // files are regular files
+  check_output_set(theorems::theorem1_output_set(opt.out), "--out");
+  ctx.activity = "running the search (--n, --L)";
   theorems::Theorem1Options o;
   if (opt.quick) {
     o = theorems::quick_options(task, opt.seed);
@@ -48,28 +68,47 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   std::cout << "parametrization: " << search::kParametrization << "\n";
   const theorems::Theorem1Study st = theorems::run_theorem1_study(
       o, [](const std::string& line) { std::cerr << "theorem1: " << line << "\n"; });
-  char buf[256];
+  // SEARCH values are the certified ones (adversary.h, certify_witness);
+  // where the search's double value differs in the first digit, say so
+  const auto double_note = [](const search::Witness& w) {
+    char note[96] = "";
+    if (w.double_disagrees) {
+      std::snprintf(note, sizeof note, " (the double value %.3e differs in the first digit)",
+                    w.value);
+    }
+    return std::string(note);
+  };
+  char buf[512];
   for (const auto& r : st.runs) {
-    char min_bos[64] = "none (no non-trigger position)";
+    char min_bos[160] = "none (no non-trigger position)";
     if (r.min_bos.best.value <= 1) {
-      std::snprintf(min_bos, sizeof min_bos, "%.12f SEARCH(upper bound)", r.min_bos.best.value);
+      std::snprintf(min_bos, sizeof min_bos, "%s SEARCH(upper bound)%s",
+                    theorems::format_bound(r.min_bos.best.certified, false, 13).c_str(),
+                    double_note(r.min_bos.best).c_str());
     }
     std::snprintf(buf, sizeof buf,
-                  "path start %d (normal std %g): worst case %.3e SEARCH(lower bound), mean BOS "
+                  "path start %d (normal std %g): worst case %s SEARCH(lower bound)%s, mean BOS "
                   "%.12f NUMERIC(53), smallest BOS found %s, %s, %.1f s\n",
-                  r.start, r.init_std, r.result.worst.value, r.stats.heads[0][0].overall.mean,
-                  min_bos, r.result.stop_reason.c_str(), r.result.seconds);
+                  r.start, r.init_std,
+                  theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
+                  double_note(r.result.worst).c_str(), r.stats.heads[0][0].overall.mean, min_bos,
+                  r.result.stop_reason.c_str(), r.result.seconds);
     std::cout << buf;
   }
-  std::cout
-      << "frontier (eps: SEARCH lower bound on the model's worst case; mean BOS NUMERIC(53)):\n";
+  std::cout << "frontier: worst case of the frontier model at each delta (SEARCH, lower bound on "
+               "that model's E; no bound on eps*(delta), for which the model witnesses an upper "
+               "bound only once certified); mean BOS NUMERIC(53):\n";
   for (const auto& p : st.frontier) {
-    std::snprintf(buf, sizeof buf, "  delta %-6g eps %.4e  mean BOS %.6f  %s%s\n", p.delta, p.eps,
-                  p.bos_mean, p.feasible ? "feasible" : "NO FEASIBLE MODEL",
+    std::snprintf(buf, sizeof buf, "  delta %-6g worst case %s%s  mean BOS %.6f  %s%s\n", p.delta,
+                  theorems::format_bound(p.eps, true, 5).c_str(),
+                  double_note(p.result.worst).c_str(), p.bos_mean,
+                  p.feasible ? "feasible" : "NO FEASIBLE MODEL",
                   p.converged ? "" : " (not converged)");
     std::cout << buf;
   }
-  std::snprintf(buf, sizeof buf, "log-log slope of eps(delta): %.3f +- %.3f (fit standard error)\n",
+  std::snprintf(buf, sizeof buf,
+                "log-log slope of the frontier models' worst cases against delta: %.3f +- %.3f "
+                "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
                 st.slope, st.slope_stderr);
   std::cout << buf;
   std::cout << "verdict: " << st.verdict << "\n  " << st.reason << "\n";
@@ -77,8 +116,7 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   std::vector<std::string> skipped;
   const auto written = theorems::write_theorem1_outputs(st, info, opt.out, &skipped);
   std::cout << "wrote " << written.size() << " files to " << opt.out << "\n";
-  for (const auto& s : skipped)
-    std::cout << "  figure not rendered (gnuplot failed): " << s << "\n";
+  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
   std::snprintf(buf, sizeof buf, "time: %.1f s\n", st.seconds);
   std::cout << buf;
   ctx.exit_code = st.verdict == "CONSISTENT" ? 0 : st.verdict == "COUNTEREXAMPLE CANDIDATE" ? 3 : 4;
@@ -90,11 +128,10 @@ void add_theorem1_command(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<Theorem1CliOptions>();
   CLI::App* sub = app.add_subcommand(
       "theorem1", "Theorem 1 by adversarial search: descent path, frontier eps*(delta), verdict");
-  sub->add_option("--n", opt->n, "token dimension")->capture_default_str();
-  sub->add_option("--L", opt->L, "sequence length")->capture_default_str();
-  sub->add_option("--trigger-range", opt->trigger_range, "paper (default) or reference-code");
-  sub->add_option("--seed", opt->seed, "seed of inits, active sets and adversary")
-      ->capture_default_str();
+  add_n_option(sub, &opt->n, kMaxTheorem1N, "token dimension, default 16");
+  add_L_option(sub, &opt->L, kMaxTheorem1L, "sequence length, default 16");
+  add_trigger_range_option(sub, &opt->range, "paper (default) or reference-code");
+  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary, default 0");
   sub->add_option("--out", opt->out, "output directory")->capture_default_str();
   sub->add_flag("--quick", opt->quick, "fewer starts and rounds (e.g. with --n 8 --L 8)");
   sub->callback([opt, &ctx] { run_theorem1(*opt, ctx); });

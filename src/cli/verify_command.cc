@@ -11,6 +11,7 @@
 // content box (search/worst_case_bound.h): lower <= E <= upper to a relative
 // gap G, or, with --claim, whether E <= claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "src/cli/commands.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
+#include "src/limits.h"
 #include "src/run_info.h"
 #include "src/weight_file.h"
 #include "search/worst_case_bound.h"
@@ -32,7 +34,7 @@ namespace {
 struct VerifyReluOptions {
   int n = 16;
   int L = 16;
-  std::string trigger_range = "paper";
+  TriggerRange range = TriggerRange::kPaper;
   std::string weights;
   std::string out;
   CLI::Option* n_option = nullptr;
@@ -53,9 +55,12 @@ int exit_code_for(Verdict v) {
 void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   const std::string cli = "command line";
   Task task;
-  task.range = trigger_range_option(opt.trigger_range);
+  task.range = opt.range;
   std::optional<WeightFile> file;
-  if (!opt.weights.empty()) file = read_weight_file(opt.weights);
+  if (!opt.weights.empty()) {
+    ctx.activity = "reading " + opt.weights;
+    file = read_weight_file(opt.weights);
+  }
   task.n = opt.n;
   if (file) {
     if (opt.n_option->count() > 0 && opt.n != file->n) {
@@ -67,6 +72,21 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   }
   task.L = opt.L;
   check_task_options(task);
+  // H L^3 exact operations (limits.h, kMaxReluWork)
+  const double heads = file ? std::max(1, file->num_heads()) : 1;
+  const auto relu_work = [heads](int L) { return heads * L * double(L) * L; };
+  if (relu_work(task.L) > kMaxReluWork) {
+    int max_L = kMinL;
+    while (relu_work(max_L + 1) <= kMaxReluWork) ++max_L;
+    throw InputError(cli, "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " for a model of " +
+                         std::to_string(static_cast<int>(heads)) +
+                         " heads (the exact check's H L^3 operations are capped at 2^30, about a "
+                         "minute), got " +
+                         std::to_string(task.L));
+  }
+  if (!opt.out.empty()) check_output_file(opt.out, "--out");
+  ctx.activity = "computing the exact certificate (--n, --L)";
   const Model<Rational> model =
       file ? to_model<Rational>(*file) : relu_construction<Rational>(task.n);
   if (file) {
@@ -98,37 +118,69 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
 struct VerifyBoundOptions {
   std::string weights;
   int L = 0;
-  std::string trigger_range = "paper";
+  TriggerRange range = TriggerRange::kPaper;
   std::optional<double> claim;
   double gap = 0.01;
   double seconds = 60.0;
   int bits = 128;
+  CLI::Option *weights_option = nullptr, *L_option = nullptr;
 };
 
 void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
   const std::string cli = "command line";
-  if (!(opt.gap > 0)) throw InputError(cli, "--gap", "a relative gap > 0");
-  if (!(opt.seconds > 0)) throw InputError(cli, "--seconds", "a time budget > 0");
-  if (opt.bits < 53) throw InputError(cli, "--bits", "an MPFI precision >= 53 bits");
+  // Every value was range-checked when parsed (add_*_option, limits.h).
+  require_option(opt.weights_option);
+  require_option(opt.L_option);
+  ctx.activity = "reading " + opt.weights;
   const WeightFile file = read_weight_file(opt.weights);
   if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
     throw InputError(opt.weights, "kind",
                      "single-layer (the bound handles single-layer models, any heads and "
                      "attention)");
   }
+  if (file.n > kMaxBoundN) {
+    throw InputError(opt.weights, "n",
+                     "at most " + std::to_string(kMaxBoundN) +
+                         " for verify bound (its interval forward passes grow as L^3 n), got " +
+                         std::to_string(file.n));
+  }
   Task task;
   task.n = file.n;
   task.L = opt.L;
-  task.range = trigger_range_option(opt.trigger_range);
+  task.range = opt.range;
   check_task_options(task);
+  // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
+  // capped (limits.h, kMaxBoundWork).
+  const auto bound_work = [&](int L) {
+    return double(L) * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
+  };
+  if (bound_work(task.L) > kMaxBoundWork) {
+    int max_L = kMinL;
+    while (bound_work(max_L + 1) <= kMaxBoundWork) ++max_L;
+    throw InputError(cli, "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " for n = " +
+                         std::to_string(file.n) + " at --bits " + std::to_string(opt.bits) +
+                         " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, takes about a "
+                         "minute at the limit), got " +
+                         std::to_string(task.L));
+  }
+  ctx.activity = "running the branch and bound (--L, --bits)";
   search::WorstCaseOptions options;
   options.relative_gap = opt.gap;
   options.max_seconds = opt.seconds;
   options.bits = opt.bits;
+  // Every evaluated box may stay in the heap: its bounds, vertex and
+  // weights are 4 V doubles (V = (L - 1)(n - 3) content variables) plus
+  // two MPFR numbers; the box budget is lowered so they fit
+  // kMemoryBudgetBytes (limits.h). The summary says when it ran out.
+  const double box_bytes = 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0;
+  options.max_boxes = std::min<long>(
+      options.max_boxes, static_cast<long>(static_cast<double>(kMemoryBudgetBytes) / box_bytes));
   options.progress = [](long boxes, double lower, double upper) {
     std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
   };
-  const Model<double> model = to_model<double>(file);
+  // the exact model the file denotes (factored heads multiplied out exactly)
+  const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
   if (opt.claim) {
     const search::UpperBoundCheck check =
@@ -152,14 +204,13 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "Theorem 3, exactly: the single-layer ReLU model has zero error over the whole content "
       "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   auto opt = std::make_shared<VerifyReluOptions>();
-  opt->n_option = relu->add_option("--n", opt->n,
-                                   "token dimension (default 16; from the weight file if given)");
-  relu->add_option("--L", opt->L, "sequence length")->capture_default_str();
-  relu->add_option("--trigger-range", opt->trigger_range,
-                   "paper (j in 1..L-1) or reference-code (j in 2..L-1)")
-      ->capture_default_str();
-  relu->add_option("--weights", opt->weights,
-                   "a single-layer ReLU weight file (default: the construction)");
+  opt->n_option = add_n_option(relu, &opt->n, kMaxReluN,
+                               "token dimension (default 16; from the weight file if given)");
+  add_L_option(relu, &opt->L, kMaxReluL, "sequence length (default 16)");
+  add_trigger_range_option(relu, &opt->range,
+                           "paper (j in 1..L-1, default) or reference-code (j in 2..L-1)");
+  add_text_option(relu, "--weights", &opt->weights, "a file name",
+                  "a single-layer ReLU weight file (default: the construction)");
   relu->add_option("--out", opt->out, "write the JSON certificate here (atomically)");
   relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
 
@@ -169,17 +220,23 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "interval branch and bound: lower <= E <= upper, or with --claim whether E <= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   auto bopt = std::make_shared<VerifyBoundOptions>();
-  bound->add_option("--weights", bopt->weights, "a single-layer weight file")->required();
-  bound->add_option("--L", bopt->L, "sequence length")->required();
-  bound->add_option("--trigger-range", bopt->trigger_range,
-                    "paper (j in 1..L-1) or reference-code (j in 2..L-1)")
-      ->capture_default_str();
-  bound->add_option_function<double>(
-      "--claim", [bopt](const double& c) { bopt->claim = c; },
+  bopt->weights_option = add_text_option(bound, "--weights", &bopt->weights, "a file name",
+                                         "a single-layer weight file (required)");
+  bopt->L_option = add_L_option(bound, &bopt->L, kMaxBoundL, "sequence length (required)");
+  add_trigger_range_option(bound, &bopt->range,
+                           "paper (j in 1..L-1, default) or reference-code (j in 2..L-1)");
+  // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
+  // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0
+  // exactly; verify relu does that for ReLU models).
+  add_real_option(
+      bound, "--claim", [bopt](double c) { bopt->claim = c; }, RealRange{0, false},
       "check E <= CLAIM instead of enclosing E to --gap");
-  bound->add_option("--gap", bopt->gap, "stop at upper <= lower (1 + gap)")->capture_default_str();
-  bound->add_option("--seconds", bopt->seconds, "time budget")->capture_default_str();
-  bound->add_option("--bits", bopt->bits, "MPFI precision")->capture_default_str();
+  add_real_option(bound, "--gap", &bopt->gap, RealRange{0, true},
+                  "stop at upper <= lower (1 + gap), default 0.01");
+  add_real_option(bound, "--seconds", &bopt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
+                  "time budget, default 60");
+  add_int_option(bound, "--bits", &bopt->bits, kMinBoundBits, kMaxBoundBits,
+                 "MPFI precision, default 128");
   bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
 }
 

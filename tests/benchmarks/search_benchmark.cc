@@ -25,12 +25,20 @@
 #include "search/adversary.h"
 #include "search/minimax.h"
 #include "search/paper_recipe.h"
+#include "src/table_writer.h"
 #include "tests/test_util.h"
 
 using namespace sinkcert;
 using namespace sinkcert::search;
 
 namespace {
+
+// A certified SEARCH lower bound printed rounded down (4 digits), so the
+// printed number is still a lower bound.
+std::string lower_bound_text(double x) {
+  PrecisionScope scope(64);
+  return format_down(Mpfr(x), 4);
+}
 
 // Dense Jacobians beyond this are not attempted (the machine is shared).
 constexpr double kMaxJacobianBytes = 1.0e9;
@@ -64,8 +72,8 @@ void thresholds(std::uint64_t seed) {
                   r.stop_reason.c_str());
     }
   }
-  std::printf("   final worst case %.3e SEARCH(lower bound), %zu rounds, %.1f s\n", r.worst.value,
-              r.history.size(), r.seconds);
+  std::printf("   final worst case %s SEARCH(lower bound), %zu rounds, %.1f s\n",
+              lower_bound_text(r.worst.certified).c_str(), r.history.size(), r.seconds);
 
   PaperRecipeOptions p;
   p.seed = seed;
@@ -77,8 +85,8 @@ void thresholds(std::uint64_t seed) {
   std::printf("   %s after %ld steps, %.1f s: batch l_inf %.3e, batch MSE %.3e NUMERIC(53)\n",
               b.reached ? "stopped" : "did NOT reach the criterion", b.steps, b.seconds,
               b.final_batch_linf, b.final_batch_mse);
-  std::printf("   its worst case, same adversary: %.3e SEARCH(lower bound) (trigger %d, row %d)\n",
-              w.best.value, w.best.trigger, w.best.position);
+  std::printf("   its worst case, same adversary: %s SEARCH(lower bound) (trigger %d, row %d)\n",
+              lower_bound_text(w.best.certified).c_str(), w.best.trigger, w.best.position);
 }
 
 void jacobian_cost() {

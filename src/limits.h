@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+//
+// Every size and range limit of sinkcert in one place: the dimensions a
+// weight or input file may declare and the range of every command-line
+// option. A value outside its range is refused (InputError, exit code 2)
+// BEFORE anything of that size is allocated or computed. The limits are
+// generous for the task (the paper uses n = L = 16) and chosen so that
+// nothing that passes them can exhaust memory or run for more than a few
+// minutes before its first result:
+//   memory  a command estimates its largest arrays from the sizes it was
+//           given and refuses more than kMemoryBudgetBytes;
+//   time    where a computation has no budget of its own (the exact check,
+//           the branch and bound's first pass, a forward pass), its
+//           operation count is capped at about a minute of work.
+// Times quoted were measured on the 2-core development machine while other
+// jobs shared it (Release build). README ("Limits and errors") lists the
+// same numbers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace sinkcert {
+
+// --- File dimensions (weight and input files) ------------------------------
+// Token dimension n: 256 is 16 times the paper's n; one head's A and M are
+// 2 n^2 = 131072 doubles (1 MiB).
+inline constexpr int kMaxN = 256;
+// Sequence length L (rows of an input file, --L): 1024 is 64 times the
+// paper's L; one attention matrix is L^2 = 1 Mi entries (8 MiB in double).
+inline constexpr int kMaxL = 1024;
+// Layers and heads per layer of a weight file: 16 each (at n = 256 that is
+// 16 x 16 x 2 n^2 = 33.6 M numbers, beyond what the reader's file-size
+// limit, src/internal/json_reader.h, admits anyway).
+inline constexpr int kMaxLayers = 16;
+inline constexpr int kMaxHeads = 16;
+
+// --- The task (--n, --L) ----------------------------------------------------
+// Smallest task: n = 3 has the three flags and no content, L = 2 is BOS and
+// one token (task.h).
+inline constexpr int kMinN = 3;
+inline constexpr int kMinL = 2;
+
+// --- Memory ----------------------------------------------------------------
+// The largest working set a command may plan for: 4 GiB, a sixth of the
+// 23 GiB development machine. Estimates count the dominant arrays only.
+inline constexpr std::size_t kMemoryBudgetBytes = std::size_t{4} << 30;
+
+// --- verify relu ------------------------------------------------------------
+// O(H L^3) exact rational operations (theorems/relu_exact_checker.h):
+// measured n = 64: L = 256 1.3 s, L = 512 8.8 s; n = 256, L = 1024 53 s.
+// So H L^3 <= 2^30 (one head at L = 1024; a 16-head weight file up to
+// L = 406); n enters only as n^2 per distinct row tuple.
+inline constexpr int kMaxReluN = kMaxN;
+inline constexpr int kMaxReluL = kMaxL;
+inline constexpr double kMaxReluWork = 1073741824.0;  // 2^30 = H L^3
+
+// --- verify bound -----------------------------------------------------------
+// Before its first budget check the branch and bound runs the adversary and
+// one MPFI pass per trigger (search/worst_case_bound.h), whose time grows
+// about as L^3 n^2 and linearly in the precision beyond ~1000 bits;
+// measured at 128 bits: n = L = 16 3 s, n = 16 / L = 32 27 s, n = 64 /
+// L = 16 29 s, n = 32 / L = 32 101 s, n = 16 / L = 64 324 s (whatever
+// --seconds says); 8192 bits costs 10 times 128 bits. So
+//   L^3 n^2 max(1, bits / 1024) <= 2^24
+// (n = 64 / L = 16 or n = 16 / L = 40 at 128 bits, about a minute).
+// Every evaluated box may stay live (4 (L - 1)(n - 3) doubles and two MPFR
+// numbers each), so the CLI lowers the box budget to fit kMemoryBudgetBytes.
+inline constexpr int kMaxBoundN = 64;
+inline constexpr int kMaxBoundL = 64;
+inline constexpr double kMaxBoundWork = 16777216.0;  // 2^24
+// --bits: at least a double's 53 (the weights are enclosed exactly); at most
+// 8192, the cap of eval --certify.
+inline constexpr int kMinBoundBits = 53;
+inline constexpr int kMaxBoundBits = 8192;
+// --seconds: checked between boxes; 10^6 s (11.6 days) is more than any run
+// needs and keeps the deadline arithmetic finite.
+inline constexpr double kMaxBoundSeconds = 1e6;
+
+// --- theorem1 ---------------------------------------------------------------
+// Levenberg-Marquardt with a dense Jacobian (search/minimax.h): up to
+// 10 (L - 1) inputs of L n residuals each, times 2 n^2 parameters,
+//   8 * 10 (L - 1) L n * 2 n^2 bytes = 160 (L - 1) L n^3,
+// which must fit kMemoryBudgetBytes (n = 32 allows L <= 29). One round takes
+// 41 s at n = 32 / L = 16 and 35 s at n = 16 / L = 64, and every start and
+// frontier point stops after 600 s: n <= 32 and L <= 64 keep a full study
+// within hours.
+inline constexpr int kMaxTheorem1N = 32;
+inline constexpr int kMaxTheorem1L = 64;
+inline constexpr int kTheorem1MaxInputsPerTrigger = 10;  // MinimaxOptions::max_per_trigger
+
+// --- eval -------------------------------------------------------------------
+// --samples: at most 10^7 probe sequences; the probe set and the stored BOS
+// masses must also fit the memory budget (1.2 kB per probe at n = 6,
+// L = 16: 1 GB measured for 10^6).
+inline constexpr int kMaxSamples = 10'000'000;
+// Forward passes have no budget of their own: their work
+//   samples x layers x heads x L n (L + n) x cost(precision),
+// cost 1 for double and 1000 max(1, bits / 2048) for MPFR (measured at
+// n = L = 16: 257 bits 1250 times double, 16384 bits 2500, 65536 bits
+// 20000), must stay below 4e9, about two minutes (measured: 10^6 probes at
+// n = 6, L = 16 in 25 s; 2000 at L = 1024 in 346 s, 3.7e7 per second).
+inline constexpr double kMaxEvalWork = 4e9;
+// --precision BITS: MPFR's own limits are far wider; at 65536 bits a number
+// prints as 19729 digits.
+inline constexpr int kMinPrecisionBits = 2;
+inline constexpr int kMaxPrecisionBits = 1 << 16;
+// --certify DIGITS and the precision cap of its adaptive loop (+64 bits from
+// 64 while fewer digits are certified; the cap reached is exit code 4).
+inline constexpr int kMaxCertifyDigits = 1000;
+inline constexpr int kCertifyMaxBits = 8192;
+
+// --- seeds ------------------------------------------------------------------
+// --seed: any 64-bit unsigned integer, written in decimal digits.
+inline constexpr std::uint64_t kMaxSeed = std::numeric_limits<std::uint64_t>::max();
+
+}  // namespace sinkcert
