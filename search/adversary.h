@@ -6,8 +6,8 @@
 // convention, content C in [-1, 1]^((L-1) x (n-3))):
 //   maximize_error:    E_search = max_{j, C} max_{i,d} |f(X)_{i,d} - y_{i,d}|
 //   minimize_bos_mass: B_search = min_{j, C} min_{i >= 1, i != j, l, h} a^{l,h}_{i0}
-// E_search is a SEARCH(lower bound) on the worst-case loss E(theta) of SPEC
-// section 3, B_search a SEARCH(upper bound) on the smallest BOS mass: the
+// E_search is a SEARCH(lower bound) on the worst-case loss E(theta) of README,
+// Definitions 3, B_search a SEARCH(upper bound) on the smallest BOS mass: the
 // witness input attains the value, nothing is claimed about inputs not tried.
 //
 // Method (multi-start local ascent with derivatives):
@@ -16,7 +16,7 @@
 //     positions; signs split at the trigger; alternating by position parity),
 //     random vertices, the zero content and random interior points. Every
 //     start is evaluated exactly; vertices are where the worst cases of
-//     trained models live (TECHNIQUES.md), so they are also candidates.
+//     trained models live, so they are also candidates.
 //  2. The best `ascents_per_trigger` starts of each j, plus the
 //     `extra_ascents` best overall, are refined. The scalar being refined is
 //     the single term that is worst at the start, phi = sigma (f_{i,d} - y_{i,d})

@@ -17,7 +17,7 @@
 // in the trigger row are fitted only to ~1e-16, and scaling A to sharpen the
 // sink amplifies them). Re-solving the active-set problem in MPFR removes
 // them to the working precision, so the path A -> s A can follow the loss far
-// below double precision (issue 4, part 2). The result is a NUMERIC(p) model;
+// below double precision. The result is a NUMERIC(p) model;
 // what it achieves is then certified separately in MPFI.
 #pragma once
 

@@ -12,7 +12,7 @@
 // residuals not on the extremal set decay geometrically. Why Lawson rather
 // than a p-norm continuation or an epigraph form: it keeps the objective a
 // sum of squares, so every solve stays a Gauss-Newton / Levenberg-Marquardt
-// problem (TECHNIQUES.md: the loss must fall geometrically per iteration,
+// problem (the loss must fall geometrically per iteration,
 // which first-order methods on a smoothed max cannot do); residuals enter
 // and leave the extremal set without a penalty parameter to tune; and new
 // adversarial residuals are simply appended with weight kNewWeight, the

@@ -32,7 +32,7 @@
 //     by more than `adversary_tolerance` (relative) for a Lawson solve whose
 //     weighted objective no longer moves, or the worst case is below
 //     `target_loss`, or `max_rounds` / `time_limit_seconds` is reached.
-// Scale continuation (TECHNIQUES.md) is not used: LM alone reaches 1e-10 at
+// Scale continuation (scaling A up between solves) is not used: LM alone reaches 1e-10 at
 // n = L = 16 (search_benchmark), and a first version stalled in a loop of
 // rejected scalings; it is left for later.
 // Derivatives: analytic Jacobians (the A-block of row i is the rank-one

@@ -294,7 +294,8 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     model = model_in.template cast<Mpfi>();
     if (!out.witness_content.empty()) offer_witness(out.witness_trigger, out.witness_content);
   };
-  std::vector<int> triggers = options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  std::vector<int> triggers =
+      options.triggers.empty() ? task.trigger_positions() : options.triggers;
   if (triggers.empty()) throw std::invalid_argument("worst-case bound: no trigger positions");
   if (options.adversary_witnesses) {
     AdversaryOptions ao;
@@ -435,12 +436,11 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
   // (MPFI products are coefficient-based: Eigen's blocked kernels give NaN
   // for MPFI at some sizes, see forward.h)
-  std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
-  std::vector<Matrix<Mpfi>> ATX; // ATX[h] row i = (A_h^T x_i)^T over the box
+  std::vector<Matrix<Mpfi>> AX;   // AX[h] row k = (A_h x_k)^T over the box
+  std::vector<Matrix<Mpfi>> ATX;  // ATX[h] row i = (A_h^T x_i)^T over the box
   if (centered) {
     const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
-    centre_error = forward(model, Xc, false).output -
-                   make_target(Xc, j, TargetKind::kPlain);
+    centre_error = forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
     for (const auto& h : heads) {
       AX.push_back(X.lazyProduct(h.A.transpose()));
       ATX.push_back(X.lazyProduct(h.A));
@@ -469,8 +469,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
     if (centered) {
       for (int d = 0; d < n; ++d) {
-        const Mpfi c = centred_term(heads, attention, X, AX, ATX, task, box, centre,
-                                    centre_error(i, d), i, d);
+        const Mpfi c =
+            centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i, d);
         e(d) = intersect(e(d), c);
       }
     }
@@ -495,8 +495,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
         }
         if (centered) {
           // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
-          centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i,
-                       d, &best.weight);
+          centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i, d,
+                       &best.weight);
         }
         // variables after i do not enter row i: take their centre
         for (int k = i + 1; k < L; ++k) {
@@ -539,8 +539,7 @@ WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
 
 template WorstCaseBound bound_worst_case(const Model<double>&, const Task&,
                                          const WorstCaseOptions&);
-template WorstCaseBound bound_worst_case(const Model<Mpfr>&, const Task&,
-                                         const WorstCaseOptions&);
+template WorstCaseBound bound_worst_case(const Model<Mpfr>&, const Task&, const WorstCaseOptions&);
 template WorstCaseBound bound_worst_case(const Model<Rational>&, const Task&,
                                          const WorstCaseOptions&);
 
@@ -644,8 +643,7 @@ std::string summary_text(const UpperBoundCheck& check, const Task& task) {
       s << "n/a (lower <= claim < upper when the budget ran out)";
       break;
   }
-  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label()
-    << "\n";
+  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label() << "\n";
   return s.str();
 }
 

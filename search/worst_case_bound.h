@@ -16,7 +16,7 @@
 // occurs once in each (i, d) term, so, when the attention does not depend on
 // the content (scores reading flags only, as for the sink family and the
 // ReLU construction), this is the exact range of f - y over B up to outward
-// rounding, and one box per trigger certifies E (TECHNIQUES.md). Otherwise
+// rounding, and one box per trigger certifies E. Otherwise
 // the looseness comes from the attention's enclosure and shrinks with B.
 // For content-dependent softmax scores that enclosure is also taken from
 // score differences and intersected with the per-score one:

@@ -47,10 +47,10 @@ int certified_digits(const Mpfi& x);
 int correct_digits(const Mpfr& approximation, const Mpfi& truth);
 
 struct AdaptiveOptions {
-  int digits = 10;       // relative decimal digits demanded of every quantity
-  int start_bits = 64;   // first MPFI precision tried
-  int step_bits = 64;    // raise by this much while undecided
-  int max_bits = 4096;   // cap
+  int digits = 10;      // relative decimal digits demanded of every quantity
+  int start_bits = 64;  // first MPFI precision tried
+  int step_bits = 64;   // raise by this much while undecided
+  int max_bits = 4096;  // cap
 };
 
 struct AdaptiveResult {
@@ -67,9 +67,9 @@ AdaptiveResult certify_adaptively(const std::function<std::vector<Mpfi>()>& eval
                                   const AdaptiveOptions& options);
 
 struct CertifiedEvaluation {
-  Matrix<Mpfi> output;                            // L x n
-  Mpfi linf_error;                                // e(X)
-  int error_position = 0, error_coordinate = 0;   // where e(X) is attained
+  Matrix<Mpfi> output;                           // L x n
+  Mpfi linf_error;                               // e(X)
+  int error_position = 0, error_coordinate = 0;  // where e(X) is attained
   // bos_deficit[l][h][i] = 1 - a_i0, i = 0..L-1 (the trigger's and position
   // 0's entries are computed but not part of max_bos_deficit).
   std::vector<std::vector<std::vector<Mpfi>>> bos_deficit;

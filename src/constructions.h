@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The explicit models of SPEC section 4, for any scalar type (literals T(...)
+// The explicit models of README, Definitions 4, for any scalar type (literals T(...)
 // so that they are exact in Rational).
 //
 // ReLU construction (Theorem 3): score s_ik = x_i[1] * (x_k[n-1] + x_k[1]),

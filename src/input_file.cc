@@ -38,9 +38,8 @@ InputFile input_file_from_document(const internal::JsonDocument& parsed, int n) 
                      "expected at most L = " + std::to_string(kMaxL) + " rows, got " +
                          std::to_string(tokens.size()));
   }
-  in.tokens = internal::require_rational_matrix(parsed, tokens, "tokens", -1, n,
-                                                "L x n (n = " + std::to_string(n) +
-                                                    ", the model's n)");
+  in.tokens = internal::require_rational_matrix(
+      parsed, tokens, "tokens", -1, n, "L x n (n = " + std::to_string(n) + ", the model's n)");
   try {
     in.trigger = validate_input(in.tokens, n);
   } catch (const InvalidInput& e) {

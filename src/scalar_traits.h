@@ -26,13 +26,13 @@
 
 #include <ceres/jet.h>
 
+#include <Eigen/Core>
 #include <boost/multiprecision/eigen.hpp>
 #include <boost/multiprecision/float128.hpp>
 #include <boost/multiprecision/gmp.hpp>
 #include <boost/multiprecision/mpfi.hpp>
 #include <boost/multiprecision/mpfr.hpp>
 #include <cmath>
-#include <Eigen/Core>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -112,8 +112,7 @@ inline int digits10_for_bits(int bits) {
 class PrecisionScope {
  public:
   explicit PrecisionScope(int bits)
-      : saved_mpfr_(Mpfr::default_precision()),
-        saved_mpfi_(Mpfi::default_precision()) {
+      : saved_mpfr_(Mpfr::default_precision()), saved_mpfi_(Mpfi::default_precision()) {
     if (bits < 2) throw std::invalid_argument("precision must be >= 2 bits");
     const int d = digits10_for_bits(bits);
     Mpfr::default_precision(d);

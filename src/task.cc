@@ -16,8 +16,7 @@ std::string to_string(TriggerRange range) {
 TriggerRange parse_trigger_range(const std::string& text) {
   if (text == "paper") return TriggerRange::kPaper;
   if (text == "reference-code") return TriggerRange::kReferenceCode;
-  throw std::invalid_argument("trigger range '" + text +
-                              "': expected 'paper' or 'reference-code'");
+  throw std::invalid_argument("trigger range '" + text + "': expected 'paper' or 'reference-code'");
 }
 
 std::vector<int> Task::trigger_positions() const {
@@ -46,9 +45,8 @@ TaskSampler::TaskSampler(const Task& task, std::uint64_t seed)
 
 std::uint64_t TaskSampler::draw_below(std::uint64_t count) {
   // Reject the top (2^64 mod count) words so that w % count is uniform.
-  const std::uint64_t limit =
-      std::numeric_limits<std::uint64_t>::max() -
-      (std::numeric_limits<std::uint64_t>::max() % count + 1) % count;
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
+                              (std::numeric_limits<std::uint64_t>::max() % count + 1) % count;
   for (;;) {
     const std::uint64_t w = engine_();
     if (w <= limit) return w % count;
@@ -63,8 +61,8 @@ double TaskSampler::next_content() {
 
 Sample TaskSampler::next_with_trigger(int j) {
   if (j < 1 || j >= task_.L) {
-    throw std::invalid_argument("trigger position " + std::to_string(j) +
-                                " outside 1.." + std::to_string(task_.L - 1));
+    throw std::invalid_argument("trigger position " + std::to_string(j) + " outside 1.." +
+                                std::to_string(task_.L - 1));
   }
   Matrix<double> content(task_.L - 1, task_.content_dim());
   for (int k = 0; k < task_.L - 1; ++k) {
@@ -75,9 +73,8 @@ Sample TaskSampler::next_with_trigger(int j) {
 
 Sample TaskSampler::next() {
   if (positions_.empty()) {
-    throw std::invalid_argument(
-        "no trigger position exists for L = " + std::to_string(task_.L) +
-        " under the " + to_string(task_.range) + " convention");
+    throw std::invalid_argument("no trigger position exists for L = " + std::to_string(task_.L) +
+                                " under the " + to_string(task_.range) + " convention");
   }
   const int j = positions_[draw_below(positions_.size())];
   return next_with_trigger(j);
@@ -93,8 +90,8 @@ int validate_input(const Matrix<T>& X, int n) {
                                      std::to_string(X.cols()));
   }
   if (X.rows() < 2) {
-    throw InvalidInput("tokens", "expected at least 2 rows (L >= 2), got " +
-                                     std::to_string(X.rows()));
+    throw InvalidInput("tokens",
+                       "expected at least 2 rows (L >= 2), got " + std::to_string(X.rows()));
   }
   const int L = static_cast<int>(X.rows());
   const int ord = ordinary_flag(n);
@@ -108,8 +105,9 @@ int validate_input(const Matrix<T>& X, int n) {
   for (int d = 0; d < n; ++d) {
     const T want = d == kBosFlag ? T(1) : T(0);
     if (X(0, d) != want) {
-      fail(0, d, "position 0 must be the BOS token e_0: expected " +
-                     std::to_string(d == kBosFlag ? 1 : 0));
+      fail(0, d,
+           "position 0 must be the BOS token e_0: expected " +
+               std::to_string(d == kBosFlag ? 1 : 0));
     }
   }
   int trigger = -1;
@@ -125,8 +123,9 @@ int validate_input(const Matrix<T>& X, int n) {
     }
     if (t == T(1)) {
       if (trigger >= 0) {
-        fail(i, kTriggerFlag, "a second trigger (first at position " +
-                                  std::to_string(trigger) + "): expected exactly one");
+        fail(i, kTriggerFlag,
+             "a second trigger (first at position " + std::to_string(trigger) +
+                 "): expected exactly one");
       }
       trigger = i;
     }

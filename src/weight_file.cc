@@ -19,7 +19,6 @@ using json = nlohmann::json;
 using internal::field_index;
 using internal::field_join;
 
-
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 
 HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const std::string& field,
@@ -65,16 +64,16 @@ HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const st
   }
   // W_Q: d_k x n, d_k free; W_K must match it.
   h.W_Q = internal::require_rational_matrix(doc, v["W_Q"], field_join(field, "W_Q"), -1, n,
-                                   "d_k x n (n = " + std::to_string(n) + ")");
+                                            "d_k x n (n = " + std::to_string(n) + ")");
   const int dk = static_cast<int>(h.W_Q.rows());
   h.W_K = internal::require_rational_matrix(doc, v["W_K"], field_join(field, "W_K"), dk, n,
-                                   "d_k x n = " + dims(dk, n) + " (the shape of W_Q)");
+                                            "d_k x n = " + dims(dk, n) + " (the shape of W_Q)");
   // W_V: d_v x n, d_v free; W_O: n x d_v.
   h.W_V = internal::require_rational_matrix(doc, v["W_V"], field_join(field, "W_V"), -1, n,
-                                   "d_v x n (n = " + std::to_string(n) + ")");
+                                            "d_v x n (n = " + std::to_string(n) + ")");
   const int dv = static_cast<int>(h.W_V.rows());
   h.W_O = internal::require_rational_matrix(doc, v["W_O"], field_join(field, "W_O"), n, dv,
-                                   "n x d_v = " + dims(n, dv) + " (d_v = rows of W_V)");
+                                            "n x d_v = " + dims(n, dv) + " (d_v = rows of W_V)");
   return h;
 }
 
@@ -119,8 +118,7 @@ WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
       parse_enum(internal::require_member(doc, "kind", file, ""), file, "kind", parse_model_kind);
   w.attention = parse_enum(internal::require_member(doc, "attention", file, ""), file, "attention",
                            parse_attention_kind);
-  w.n = internal::require_int(internal::require_member(doc, "n", file, ""), file, "n", 3,
-                              kMaxN);
+  w.n = internal::require_int(internal::require_member(doc, "n", file, ""), file, "n", 3, kMaxN);
   const int layers = internal::require_int(internal::require_member(doc, "layers", file, ""), file,
                                            "layers", 1, kMaxLayers);
   const int heads = internal::require_int(internal::require_member(doc, "heads", file, ""), file,

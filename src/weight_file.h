@@ -34,8 +34,8 @@ namespace sinkcert {
 inline constexpr const char* kWeightFormat = "sinkcert-weights";
 inline constexpr int kWeightFormatVersion = 1;
 
-struct HeadWeights {     // as stored in a file, y = W x (rows = outputs)
-  bool factored = true;  // true: W_Q, W_K, W_V, W_O given; false: A, M given
+struct HeadWeights {                          // as stored in a file, y = W x (rows = outputs)
+  bool factored = true;                       // true: W_Q, W_K, W_V, W_O given; false: A, M given
   Matrix<Rational> W_Q, W_K, W_V, W_O, A, M;  // the exact values
 };
 

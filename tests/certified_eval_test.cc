@@ -16,7 +16,8 @@ namespace {
 Mpfr sink_deficit(double beta) { return Mpfr(15) / (bmp::exp(Mpfr(beta)) + 15); }
 
 Matrix<double> vertex_input(const Task& task, int j, double value) {
-  return make_input<double>(task, j, Matrix<double>::Constant(task.L - 1, task.content_dim(), value));
+  return make_input<double>(task, j,
+                            Matrix<double>::Constant(task.L - 1, task.content_dim(), value));
 }
 
 TEST_CASE("certified digits of enclosures") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// Test helper for the file readers: an InputError message names the field
+// Test utility for the file readers: an InputError message names the field
 // ("<file>: <field>: ...") and says what was expected. Kept apart from
 // test_util.h because it needs doctest, which the benchmarks do not link.
 #pragma once

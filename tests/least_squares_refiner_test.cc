@@ -83,7 +83,7 @@ TEST_CASE("refinement in MPFR removes a content-dependent score term a double ca
   const RefineResult<Mpfr> r = refine_least_squares(start.cast<Mpfr>(), task, inputs, {20});
   CHECK(r.start_max > Mpfr(1e-8));
   // kRefined: far below what a double model reaches (a double search stalls
-  // near 1e-11, TECHNIQUES.md, and double rounding alone leaves ~1e-16), far
+  // near 1e-11, search/least_squares_refiner.h, and double rounding alone leaves ~1e-16), far
   // above the sink's own 3e-26 and the 256-bit floor.
   constexpr double kRefined = 1e-20;
   CHECK(r.final_max < Mpfr(kRefined));
@@ -121,8 +121,7 @@ TEST_CASE("refinement refuses other models and too few residuals") {
                        std::invalid_argument);
   const Inputs one(inputs.begin(), inputs.begin() + 2);  // 2 x 4 x 5 = 40 < 50 parameters
   CHECK_THROWS_WITH_AS(refine_least_squares(perturbed_sink(5, 20.0, 0.0), task, one),
-                       doctest::Contains("40 residuals for 50 parameters"),
-                       std::invalid_argument);
+                       doctest::Contains("40 residuals for 50 parameters"), std::invalid_argument);
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ std::pair<Mpfr, Mpfr> reference_4096(const Task& task, double beta) {
   const Model<Mpfr> m = sink_family<Mpfr>(task.n, Mpfr(beta));
   Mpfr loss(0), deficit(0);
   for (const auto& [j, C] : vertex_witnesses(task)) {
-    const Matrix<Mpfr> X =
-        make_input<Mpfr>(task, j, C.unaryExpr([](double v) { return Mpfr(v); }));
+    const Matrix<Mpfr> X = make_input<Mpfr>(task, j, C.unaryExpr([](double v) { return Mpfr(v); }));
     const auto r = forward(m, X);
     const Mpfr e = linf_error(r.output, make_target(X, j, TargetKind::kPlain)).value;
     if (e > loss) loss = e;
@@ -121,9 +120,8 @@ TEST_CASE("appendix document inputs every table and figure and compiles from two
   info.revision = "r1";
   info.time_utc = "2026-11-29T00:00:00Z";
   info.precision = "see each table";
-  const std::string doc =
-      appendix_document({"tables/p1_sink_loss", "tables/p3_relu_certificate"},
-                        {"figures/f1_sink_precision.pdf"}, info, "results");
+  const std::string doc = appendix_document({"tables/p1_sink_loss", "tables/p3_relu_certificate"},
+                                            {"figures/f1_sink_precision.pdf"}, info, "results");
   CHECK(doc.find("\\documentclass[11pt]{article}") != std::string::npos);
   CHECK(doc.find("\\usepackage{booktabs}") != std::string::npos);
   CHECK(doc.find("\\def\\input@path{{./}{results/}}") != std::string::npos);

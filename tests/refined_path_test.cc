@@ -65,8 +65,8 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   Mpfr worst(0);
   for (int j : task.trigger_positions()) {
     for (double v : {1.0, -1.0}) {
-      const Matrix<Mpfr> X =
-          make_input<Mpfr>(task, j, Matrix<Mpfr>::Constant(task.L - 1, task.content_dim(), Mpfr(v)));
+      const Matrix<Mpfr> X = make_input<Mpfr>(
+          task, j, Matrix<Mpfr>::Constant(task.L - 1, task.content_dim(), Mpfr(v)));
       const auto out = forward(path.last, X, false).output;
       const Mpfr e = linf_error(out, make_target(X, j, TargetKind::kPlain)).value;
       if (e > worst) worst = e;
@@ -76,15 +76,14 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   CHECK(worst > 0);
   // The row's weight file denotes exactly the certified model: read back,
   // every entry equals the MPFR entry as a rational.
-  const std::string path_file =
-      (std::filesystem::temp_directory_path() / ("sinkcert_p5_" + std::to_string(::getpid()) +
-                                                 ".weights.json"))
-          .string();
+  const std::string path_file = (std::filesystem::temp_directory_path() /
+                                 ("sinkcert_p5_" + std::to_string(::getpid()) + ".weights.json"))
+                                    .string();
   write_weight_file(path_file, refined_path_weight_file(row, path, task, "search-like"));
   const Model<Rational> back = to_model<Rational>(read_weight_file(path_file));
   std::filesystem::remove(path_file);
-  CHECK(refined_path_file_name(row) == "p5_refined_s" + std::to_string(static_cast<int>(row.scale)) +
-                                           ".weights.json");
+  CHECK(refined_path_file_name(row) ==
+        "p5_refined_s" + std::to_string(static_cast<int>(row.scale)) + ".weights.json");
   for (int r = 0; r < task.n; ++r) {
     for (int c = 0; c < task.n; ++c) {
       CHECK(back.layers[0][0].A(r, c) == scalar_cast<Rational>(row.model.layers[0][0].A(r, c)));

@@ -136,8 +136,7 @@ TEST_CASE("every malformed weight file gives an InputError naming its field") {
                 "within the double range");
   }
   SUBCASE("an exponent beyond the literal limit") {
-    check_error(error_of_text(replaced("1e-20000")), "weights[0][0].A[0][0]",
-                "exponent beyond");
+    check_error(error_of_text(replaced("1e-20000")), "weights[0][0].A[0][0]", "exponent beyond");
   }
   SUBCASE("a duplicate key, at the top and inside a head") {
     std::string t = text;
@@ -451,7 +450,6 @@ TEST_CASE("writing refuses non-finite values and leaves no file") {
   CHECK_THROWS_AS(weight_file_from_model(empty), std::invalid_argument);
 }
 
-
 // A head with W_Q column 1 and W_K column 2 given, W_K[0][1] = W_K[0][4] = 1
 // (so A[1][1] = A[1][4] = 1: query reads the trigger flag, key "is non-BOS")
 // and W_V = W_O = I: the Theorem 3 ReLU construction at n = 5 plus the
@@ -471,9 +469,9 @@ std::string demo_file(const std::string& name, const std::vector<std::string>& q
   };
   t += "\"W_Q\": " + matrix([&](int r, int c) { return c == 1 ? q_col[r] : "0"; });
   t += ", \"W_K\": " + matrix([&](int r, int c) {
-    if (c == 2) return k_col[r];
-    return std::string(r == 0 && (c == 1 || c == 4) ? "1" : "0");
-  });
+         if (c == 2) return k_col[r];
+         return std::string(r == 0 && (c == 1 || c == 4) ? "1" : "0");
+       });
   const auto eye = matrix([](int r, int c) { return std::string(r == c ? "1" : "0"); });
   t += ", \"W_V\": " + eye + ", \"W_O\": " + eye + "}]]}";
   return write_text(name, t);
@@ -595,8 +593,8 @@ TEST_CASE_TEMPLATE("to_head multiplies factored heads validly in every scalar ty
     const Head<T> got = to_head<T>(h);
     for (int r = 0; r < d; ++r) {
       for (int c = 0; c < d; ++c) {
-        for (const auto& [e, g] : {std::pair{exact.A(r, c), got.A(r, c)},
-                                   std::pair{exact.M(r, c), got.M(r, c)}}) {
+        for (const auto& [e, g] :
+             {std::pair{exact.A(r, c), got.A(r, c)}, std::pair{exact.M(r, c), got.M(r, c)}}) {
           if constexpr (ScalarTraits<T>::kIsInterval) {
             PrecisionScope wide(4096);
             CHECK(Mpfr(bmp::lower(g)) <= scalar_cast<Mpfr>(e));

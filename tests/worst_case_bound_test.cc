@@ -18,9 +18,7 @@ namespace {
 
 // The sink family's worst case on T(n, L): a non-trigger row L-1 holds
 // (L-1) / (e^beta + L-1) off BOS and, at content +1, that error (constructions.h).
-Mpfr sink_worst_case(int L, double beta) {
-  return Mpfr(L - 1) / (bmp::exp(Mpfr(beta)) + (L - 1));
-}
+Mpfr sink_worst_case(int L, double beta) { return Mpfr(L - 1) / (bmp::exp(Mpfr(beta)) + (L - 1)); }
 
 // Largest e(X) seen in double over random contents and vertices: a lower
 // bound on E that any certified upper bound must clear.
@@ -286,8 +284,8 @@ TEST_CASE("an exact rational model is bounded as itself") {
 
 TEST_CASE("multi-layer models are refused") {
   const Task task{5, 4, TriggerRange::kPaper};
-  const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.5, 1, 2, 1,
-                                                ModelKind::kResidual);
+  const Model<double> m =
+      testing::random_model(5, AttentionKind::kSoftmax, 0.5, 1, 2, 1, ModelKind::kResidual);
   CHECK_THROWS_AS(bound_worst_case(m, task, WorstCaseOptions{}), std::invalid_argument);
 }
 

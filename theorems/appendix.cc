@@ -131,8 +131,7 @@ AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& st
     // every refined model as an exact weight file beside the table, so that
     // `verify bound` / `eval --certify` re-check its row
     for (const RefinedPathRow& row : p5.rows) {
-      WeightFile file =
-          refined_path_weight_file(row, p5, p5_task, "edges/n5_L4_paper/path_start0");
+      WeightFile file = refined_path_weight_file(row, p5, p5_task, "edges/n5_L4_paper/path_start0");
       file.metadata["run_info"] = to_json(p5_info);
       const std::string path = tables + "/" + refined_path_file_name(row);
       write_weight_file(path, file);

@@ -159,14 +159,13 @@ namespace {
 // T = double or Mpfr: the model's entries are enclosed in MPFI at each
 // precision tried (exactly once it holds them).
 template <class T>
-WitnessCertificate certify_witnesses_of(const Model<T>& model, const Task& task,
-                                        const std::vector<std::pair<int, Matrix<double>>>& witnesses,
-                                        const AdaptiveOptions& options) {
+WitnessCertificate certify_witnesses_of(
+    const Model<T>& model, const Task& task,
+    const std::vector<std::pair<int, Matrix<double>>>& witnesses, const AdaptiveOptions& options) {
   WitnessCertificate out;
   const AdaptiveResult r = certify_adaptively(
       [&] {
-        const auto [loss, deficit] =
-            witness_values(model.template cast<Mpfi>(), task, witnesses);
+        const auto [loss, deficit] = witness_values(model.template cast<Mpfi>(), task, witnesses);
         return std::vector<Mpfi>{loss, deficit};
       },
       options);
@@ -236,8 +235,8 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
           Mpfi worst(0);
           bool first = true;
           for (int j : task.trigger_positions()) {
-            Matrix<Mpfi> C = Matrix<Mpfi>::Constant(task.L - 1, task.content_dim(),
-                                                    Mpfi(Mpfr(-1), Mpfr(1)));
+            Matrix<Mpfi> C =
+                Matrix<Mpfi>::Constant(task.L - 1, task.content_dim(), Mpfi(Mpfr(-1), Mpfr(1)));
             const auto r = forward(m, make_input<Mpfi>(task, j, C));
             for (int i = 1; i < task.L; ++i) {
               if (i == j) continue;
@@ -275,8 +274,8 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
 
 template <class T>
 std::vector<ScaleRow> scale_path_of(const Model<T>& model, const Task& task,
-                                 const std::vector<double>& scales, const AdaptiveOptions& options,
-                                 const Progress& progress) {
+                                    const std::vector<double>& scales,
+                                    const AdaptiveOptions& options, const Progress& progress) {
   if (model.kind != ModelKind::kSingleLayer) {
     throw std::invalid_argument("scale path: single-layer models only");
   }
@@ -337,12 +336,14 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
   t.caption = "P1: softmax sink family, " + task_string(task) + ": " + what +
               " certified (MPFI, whole content box) and as computed in four precisions "
               "(correct significant digits in parentheses).";
-  t.columns = {Cell("beta", "$\\beta$"), Cell(what + " CERTIFIED", loss ? "$E$ CERTIFIED" : "$1-\\min a_{i0}$ CERTIFIED"),
+  t.columns = {Cell("beta", "$\\beta$"),
+               Cell(what + " CERTIFIED", loss ? "$E$ CERTIFIED" : "$1-\\min a_{i0}$ CERTIFIED"),
                "bits needed (" + std::to_string(kP1Digits) + " digits)"};
   const auto& first = loss ? rows.front().loss_numeric : rows.front().deficit_numeric;
   for (const auto& v : first) {
-    t.columns.push_back(Cell(v.precision + " NUMERIC(" + std::to_string(v.bits) + ")",
-                             latex_escape(v.precision) + " NUMERIC(" + std::to_string(v.bits) + ")"));
+    t.columns.push_back(
+        Cell(v.precision + " NUMERIC(" + std::to_string(v.bits) + ")",
+             latex_escape(v.precision) + " NUMERIC(" + std::to_string(v.bits) + ")"));
   }
   for (const auto& row : rows) {
     std::ostringstream beta;
@@ -358,8 +359,8 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
   t.notes = {
       "CERTIFIED: outward-rounded MPFI enclosure; the loss over the whole content box of every "
       "trigger (lower end from the vertex witnesses, upper end from the box), at the adaptive "
-      "precision given (start 64 bits, +64 until " + std::to_string(kP1Digits) +
-          " digits are certified).",
+      "precision given (start 64 bits, +64 until " +
+          std::to_string(kP1Digits) + " digits are certified).",
       "NUMERIC(p): maximum over the vertex witness set (content all +1 / all -1, every trigger) "
       "evaluated in p-bit arithmetic, no error bound; (d) = correct significant digits against "
       "the enclosure, >= when the enclosure limits the count. A value 0 has 0 correct digits."};
@@ -378,17 +379,19 @@ Table p1_bos_table(const std::vector<PrecisionRow>& rows, const Task& task) {
 Table p3_table(const std::vector<ReluRow>& rows) {
   Table t;
   t.name = "p3_relu_certificate";
-  t.caption = "P3: Theorem 3, the ReLU construction solves T(n, L) with zero error and zero BOS "
-              "attention, checked in exact rational arithmetic over the whole content box.";
-  t.columns = {"n", "L", "verdict", "evidence", Cell("max |error| (exact)", "$\\max|f-y|$ (exact)"),
-               "seconds"};
+  t.caption =
+      "P3: Theorem 3, the ReLU construction solves T(n, L) with zero error and zero BOS "
+      "attention, checked in exact rational arithmetic over the whole content box.";
+  t.columns = {
+      "n",      "L", "verdict", "evidence", Cell("max |error| (exact)", "$\\max|f-y|$ (exact)"),
+      "seconds"};
   t.alignment = "rrllrr";
   for (const auto& r : rows) {
     std::ostringstream secs;
     secs.precision(3);
     secs << r.seconds;
-    t.rows.push_back({std::to_string(r.n), std::to_string(r.L), r.verdict, r.evidence, r.margin,
-                      secs.str()});
+    t.rows.push_back(
+        {std::to_string(r.n), std::to_string(r.L), r.verdict, r.evidence, r.margin, secs.str()});
   }
   t.notes = {
       "EXACT (theorems/relu_exact_checker.h): the scores read the flags only, so for each "
@@ -420,10 +423,11 @@ Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name,
     t.rows.push_back({s.str(), interval_cell(r.cert.loss, 4), interval_cell(r.cert.deficit, 4),
                       std::to_string(r.cert.bits), std::to_string(r.cert.digits)});
   }
-  t.notes = {"CERTIFIED: outward-rounded MPFI enclosures at the adaptive precision given. "
-             "W: content all +1 and all -1 at every trigger position; for the sink family W "
-             "attains the worst case (P1), for other models the loss column is a certified value "
-             "at W only, a lower bound on E."};
+  t.notes = {
+      "CERTIFIED: outward-rounded MPFI enclosures at the adaptive precision given. "
+      "W: content all +1 and all -1 at every trigger position; for the sink family W "
+      "attains the worst case (P1), for other models the loss column is a certified value "
+      "at W only, a lower bound on E."};
   return t;
 }
 
@@ -437,7 +441,8 @@ std::vector<BoundRow> worst_case_bound_rows(bool full, const Progress& progress)
     options.relative_gap = 0.01;
     rows.push_back({"sink family, beta = 10", n, L,
                     search::bound_worst_case(sink_family<double>(n, 10.0), task, options)});
-    if (progress) progress("B1 sink family n = " + std::to_string(n) + ", L = " + std::to_string(L));
+    if (progress)
+      progress("B1 sink family n = " + std::to_string(n) + ", L = " + std::to_string(L));
   }
   // content-dependent scores: A, M with i.i.d. N(0, 0.2^2) entries, seed 21
   // (the model of tests/worst_case_bound_test.cc)
@@ -458,8 +463,8 @@ std::vector<BoundRow> worst_case_bound_rows(bool full, const Progress& progress)
     std::ostringstream name;
     name << "random softmax, std " << std_dev << ", seed 21";
     rows.push_back({name.str(), 5, 4,
-                    search::bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M),
-                                             task, options)});
+                    search::bound_worst_case(
+                        single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options)});
     if (progress) progress("B1 " + name.str());
   }
   return rows;
@@ -469,8 +474,9 @@ Table b1_table(const std::vector<BoundRow>& rows) {
   Table t;
   t.name = "b1_worst_case_bound";
   t.fit_width = true;
-  t.caption = "B1: certified worst-case loss E by interval branch and bound over the content box "
-              "(every trigger position, paper convention): lower <= E <= upper.";
+  t.caption =
+      "B1: certified worst-case loss E by interval branch and bound over the content box "
+      "(every trigger position, paper convention): lower <= E <= upper.";
   t.columns = {"model",
                "n",
                "L",
@@ -677,15 +683,22 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
          "\\usepackage{graphicx}\n"
          "\\usepackage{amsmath}\n"
          "\\makeatletter\n"
-         "\\def\\input@path{{./}{" << folder_name << "/}}\n"
+         "\\def\\input@path{{./}{"
+      << folder_name
+      << "/}}\n"
          "\\makeatother\n"
-         "\\graphicspath{{./}{" << folder_name << "/}}\n"
+         "\\graphicspath{{./}{"
+      << folder_name
+      << "/}}\n"
          "\\title{sinkcert: appendix tables}\n\\author{}\n"
-         "\\date{" << latex_escape(info.time_utc) << "}\n"
+         "\\date{"
+      << latex_escape(info.time_utc)
+      << "}\n"
          "\\begin{document}\n\\maketitle\n\n"
-         "Generated by \\texttt{" << latex_escape(info.command_line) << "} at revision \\texttt{"
-      << latex_escape(info.revision) << "} (seed " << info.seed << ", precision "
-      << latex_escape(info.precision) << ").\n"
+         "Generated by \\texttt{"
+      << latex_escape(info.command_line) << "} at revision \\texttt{" << latex_escape(info.revision)
+      << "} (seed " << info.seed << ", precision " << latex_escape(info.precision)
+      << ").\n"
          "Evidence labels: EXACT (rational arithmetic), CERTIFIED (outward-rounded MPFI "
          "enclosure), NUMERIC(p) ($p$-bit floating point, no error bound), SEARCH (an "
          "optimizer's value, a bound in the stated direction only).\n\n";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The appendix tables on precision (issue 4).
+// The appendix tables on precision.
 //
 // P1, the softmax sink family at n = L = 16 (constructions.h):
 //   score beta (x_i[n-1] - x_i[1]) x_k[0],  M = I except M e_0 = 0.
@@ -58,15 +58,15 @@ constexpr int kP1Digits = 80;
 struct NumericValue {
   std::string precision;  // "float (24)", ...
   int bits = 0;
-  Mpfr value;             // as computed in that precision, converted exactly
+  Mpfr value;  // as computed in that precision, converted exactly
   int correct_digits = 0;
 };
 
 struct PrecisionRow {
   double beta = 0.0;
-  Mpfi loss;       // CERTIFIED enclosure of E(beta) over the whole box
-  Mpfi deficit;    // CERTIFIED enclosure of max over box, j, i of 1 - a_i0
-  int loss_bits = 0, deficit_bits = 0;  // precision that was needed
+  Mpfi loss;                                // CERTIFIED enclosure of E(beta) over the whole box
+  Mpfi deficit;                             // CERTIFIED enclosure of max over box, j, i of 1 - a_i0
+  int loss_bits = 0, deficit_bits = 0;      // precision that was needed
   int loss_digits = 0, deficit_digits = 0;  // digits certified
   std::vector<NumericValue> loss_numeric, deficit_numeric;
   double seconds = 0.0;

@@ -191,9 +191,9 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
   std::ostringstream cap;
   cap << "P5: beyond double for a search model, " << model_name << " (" << task_string(task)
       << "). At each step A is scaled to s times the start and (A, M) is re-solved by "
-      << "Levenberg-Marquardt in " << path.bits << "-bit MPFR on a fit set F of "
-      << path.fit_size << " sequences; the resulting model is certified at a check set W of "
-      << path.check_size << " sequences.";
+      << "Levenberg-Marquardt in " << path.bits << "-bit MPFR on a fit set F of " << path.fit_size
+      << " sequences; the resulting model is certified at a check set W of " << path.check_size
+      << " sequences.";
   t.caption = cap.str();
   t.columns = {"s",
                "LM evaluations",
@@ -210,18 +210,18 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
     a.precision(4);
     a << r.max_abs_a;
     PrecisionScope scope(path.bits);
-    t.rows.push_back({s.str(), std::to_string(r.evaluations), a.str(),
-                      Cell(format_nearest(r.fit_max, 3), latex_number(format_nearest(r.fit_max, 3))),
-                      interval_cell(r.cert.loss, 4), interval_cell(r.cert.deficit, 4),
-                      std::to_string(r.cert.bits), bound_cell(r)});
+    t.rows.push_back(
+        {s.str(), std::to_string(r.evaluations), a.str(),
+         Cell(format_nearest(r.fit_max, 3), latex_number(format_nearest(r.fit_max, 3))),
+         interval_cell(r.cert.loss, 4), interval_cell(r.cert.deficit, 4),
+         std::to_string(r.cert.bits), bound_cell(r)});
   }
   std::ostringstream sets;
   sets << "F: per trigger content all +1, all -1 and " << options.fit_vertices
-       << " random vertices, plus " << options.fit_samples
-       << " uniform sequences (seed " << options.seed << "). W: per trigger "
-       << (check_set_has_every_vertex(task)
-               ? "every vertex of the content box"
-               : "content all +1, all -1 and 64 random vertices")
+       << " random vertices, plus " << options.fit_samples << " uniform sequences (seed "
+       << options.seed << "). W: per trigger "
+       << (check_set_has_every_vertex(task) ? "every vertex of the content box"
+                                            : "content all +1, all -1 and 64 random vertices")
        << ", plus " << options.check_samples << " uniform sequences (seed " << options.seed + 1
        << ").";
   t.notes = {sets.str(),

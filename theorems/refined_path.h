@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // P5, beyond double for a search model: the scale path with the active-set
-// problem re-solved in MPFR at every step (issue 4, part 2).
+// problem re-solved in MPFR at every step.
 //
 // Start: theta_0 = (A, M), a single-layer softmax model found by the double
 // search (theorem1_study.h). Step k with scale s_k (s_0 = 1 < s_1 < ...):
@@ -63,9 +63,9 @@ struct RefinedPathOptions {
 struct RefinedPathRow {
   double scale = 1.0;
   int evaluations = 0;
-  double max_abs_a = 0.0;  // max |A_pq| after the step
-  Mpfr fit_max;            // NUMERIC(bits): max |r| over F after the step
-  WitnessCertificate cert; // CERTIFIED at W
+  double max_abs_a = 0.0;   // max |A_pq| after the step
+  Mpfr fit_max;             // NUMERIC(bits): max |r| over F after the step
+  WitnessCertificate cert;  // CERTIFIED at W
   bool bounded = false;
   search::WorstCaseBound bound;  // CERTIFIED over the whole box
   double seconds = 0.0;
@@ -77,8 +77,8 @@ struct RefinedPathRow {
 struct RefinedPath {
   std::vector<RefinedPathRow> rows;
   int fit_size = 0, check_size = 0;  // sequences in F and W
-  int bits = 0;                       // refinement precision used
-  Model<Mpfr> last;                   // theta of the last step
+  int bits = 0;                      // refinement precision used
+  Model<Mpfr> last;                  // theta of the last step
 };
 
 // Throws std::invalid_argument unless the model is single-layer, single-head

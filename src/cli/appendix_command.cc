@@ -14,7 +14,8 @@ namespace sinkcert::cli {
 void add_appendix_command(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<theorems::AppendixOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "appendix", "regenerate every appendix table (LaTeX, CSV, JSON) and figure, and appendix.tex");
+      "appendix",
+      "regenerate every appendix table (LaTeX, CSV, JSON) and figure, and appendix.tex");
   cmd->add_option("--out", opt->out, "output folder")->capture_default_str();
   cmd->add_flag("--full", opt->full, "paper-size runs (larger branch-and-bound budgets)");
   cmd->callback([opt, &ctx] {

@@ -5,7 +5,7 @@
 // reported by throwing sinkcert::InputError (exit code 2).
 //
 // Every option value is parsed by sinkcert, not by CLI11: the add_*_option
-// helpers below (task_options.cc) register an option whose text is checked
+// functions below (task_options.cc) register an option whose text is checked
 // against its range (src/limits.h) as soon as it is read, so a bad value is
 // one line naming the option, the valid range and the value given.
 #pragma once
@@ -60,7 +60,7 @@ CLI::Option* add_real_option(CLI::App* app, const std::string& name,
 CLI::Option* add_text_option(CLI::App* app, const std::string& name, std::string* target,
                              const std::string& expected, const std::string& help);
 // What a registered option expects ("an integer in [2, 1024]"); null if the
-// option was not registered by the helpers above.
+// option was not registered by the functions above.
 const std::string* expected_value(const CLI::Option* option);
 // InputError "OPTION: required: expected ..." unless the option was given.
 void require_option(const CLI::Option* option);

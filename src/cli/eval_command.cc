@@ -41,7 +41,7 @@ struct EvalOptions {
   int samples = kDefaultProbeCount, L = 16, fixed_trigger = 0;
   std::uint64_t seed = kDefaultProbeSeed;
   bool json = false;
-  int certify = 0;  // --certify DIGITS (helper D): 0 = off
+  int certify = 0;  // --certify DIGITS: 0 = off
   CLI::Option *certify_opt = nullptr, *weights_opt = nullptr;
   CLI::Option *input_opt = nullptr, *samples_opt = nullptr, *seed_opt = nullptr, *L_opt = nullptr,
               *range_opt = nullptr, *fixed_opt = nullptr, *precision_opt = nullptr;

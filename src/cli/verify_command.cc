@@ -3,7 +3,7 @@
 // sinkcert verify relu --n N --L L [--trigger-range paper|reference-code]
 //                      [--weights W.json] [--out FILE]
 // Theorem 3's exact certificate (theorems/relu_exact_checker.h) for the ReLU
-// construction of SPEC section 4, or for a single-layer ReLU weight file.
+// construction of README, Definitions 4, or for a single-layer ReLU weight file.
 // Prints the summary; writes the JSON certificate atomically to --out.
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
 //                       [--claim E] [--gap G] [--seconds S] [--bits B]
@@ -18,13 +18,13 @@
 #include <optional>
 #include <sstream>
 
+#include "search/worst_case_bound.h"
 #include "src/cli/commands.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
 #include "src/limits.h"
 #include "src/run_info.h"
 #include "src/weight_file.h"
-#include "search/worst_case_bound.h"
 #include "theorems/relu_exact_checker.h"
 
 namespace sinkcert::cli {
@@ -92,8 +92,8 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   if (file) {
     std::cout << "weights: " << opt.weights << " (entries read as exact rationals)\n";
   } else {
-    std::cout << "model: the ReLU construction of SPEC section 4 (score x_i[1] * (x_k[n-1] + "
-                 "x_k[1]), W_V = W_O = I)\n";
+    std::cout << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
+                 "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
   }
   const int total = static_cast<int>(task.trigger_positions().size());
   const int step = total >= 20 ? total / 10 : total + 1;

@@ -196,8 +196,7 @@ JsonDocument read_json_document(const std::string& path) {
     throw InputError(path, "(file)", "expected a regular file, got a directory");
   }
   if (!S_ISREG(st.st_mode)) {
-    throw InputError(path, "(file)",
-                     "expected a regular file, got a device, FIFO or socket");
+    throw InputError(path, "(file)", "expected a regular file, got a device, FIFO or socket");
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
     throw InputError(path, "(file)",
@@ -229,8 +228,8 @@ Rational parse_decimal(const std::string& text) {
   std::size_t p = 0;
   const auto fail = [&](const std::string& what) {
     throw std::invalid_argument("expected a decimal number such as -1.25e-3, got \"" +
-                                text.substr(0, 40) + (text.size() > 40 ? "..." : "") +
-                                "\" (" + what + ")");
+                                text.substr(0, 40) + (text.size() > 40 ? "..." : "") + "\" (" +
+                                what + ")");
   };
   const auto digit = [&](std::size_t i) {
     return i < text.size() && text[i] >= '0' && text[i] <= '9';
@@ -450,22 +449,22 @@ Matrix<Rational> require_rational_matrix(const JsonDocument& doc, const json& v,
                                          const std::string& field, int rows, int cols,
                                          const std::string& shape_hint) {
   Matrix<Rational> m;
-  for_each_matrix_entry(v, doc.file, field, rows, cols, shape_hint,
-                        [&](int r, int c) { m.resize(r, c); },
-                        [&](int i, int k, const json& x, const std::string& f) {
-                          m(i, k) = require_rational(doc, x, f);
-                        });
+  for_each_matrix_entry(
+      v, doc.file, field, rows, cols, shape_hint, [&](int r, int c) { m.resize(r, c); },
+      [&](int i, int k, const json& x, const std::string& f) {
+        m(i, k) = require_rational(doc, x, f);
+      });
   return m;
 }
 
 Matrix<double> require_matrix(const json& v, const std::string& file, const std::string& field,
                               int rows, int cols, const std::string& shape_hint) {
   Matrix<double> m;
-  for_each_matrix_entry(v, file, field, rows, cols, shape_hint,
-                        [&](int r, int c) { m.resize(r, c); },
-                        [&](int i, int k, const json& x, const std::string& f) {
-                          m(i, k) = require_finite(x, file, f);
-                        });
+  for_each_matrix_entry(
+      v, file, field, rows, cols, shape_hint, [&](int r, int c) { m.resize(r, c); },
+      [&](int i, int k, const json& x, const std::string& f) {
+        m(i, k) = require_finite(x, file, f);
+      });
   return m;
 }
 
