@@ -468,31 +468,6 @@ Matrix<double> require_matrix(const json& v, const std::string& file, const std:
   return m;
 }
 
-std::string format_double17(double x) {
-  if (!std::isfinite(x)) {
-    throw std::invalid_argument("cannot write a non-finite number to JSON");
-  }
-  if (x == 0.0 && std::signbit(x)) return "-0.0";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-std::string format_matrix17(const Matrix<double>& m, int indent) {
-  const std::string pad(indent, ' ');
-  std::string out = "[\n";
-  for (int i = 0; i < m.rows(); ++i) {
-    out += pad + "  [";
-    for (int k = 0; k < m.cols(); ++k) out += (k ? ", " : "") + format_double17(m(i, k));
-    out += i + 1 < m.rows() ? "],\n" : "]\n";
-  }
-  return out + pad + "]";
-}
-
-}  // namespace sinkcert::internal
-
-namespace sinkcert::internal {
-
 std::string format_exact_matrix(const Matrix<Rational>& m, int indent) {
   const std::string pad(indent, ' ');
   std::string out = "[\n";

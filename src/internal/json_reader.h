@@ -110,13 +110,8 @@ Matrix<double> require_matrix(const nlohmann::json& v, const std::string& file,
                               const std::string& field, int rows, int cols,
                               const std::string& shape_hint);
 
-// A double written so that it reads back bit-identically: 17 significant
-// digits ("%.17g"), negative zero as "-0.0". Throws std::invalid_argument on
-// NaN or inf (JSON cannot hold them).
-std::string format_double17(double x);
-// A matrix as JSON text, one row per line, rows indented by `indent` spaces.
-std::string format_matrix17(const Matrix<double>& m, int indent);
-// The same with exact entries, each written as exact_decimal (a JSON number).
+// A matrix as JSON text, one row per line, rows indented by `indent` spaces,
+// each entry written as exact_decimal (a JSON number).
 std::string format_exact_matrix(const Matrix<Rational>& m, int indent);
 
 }  // namespace sinkcert::internal
