@@ -595,9 +595,15 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
   if (bmp::isinf(b.upper)) {
     s << "no finite upper bound: the interval evaluation of some box overflowed or gave NaN\n";
   }
-  if (b.bits != b.bits_requested) {
+  // Boost allocates precision in decimal digits: a request of p bits gets
+  // bits_for_digits10(digits10_for_bits(p)) >= p without any raise.
+  const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
+  if (b.bits > allocated) {
     s << "precision raised from " << b.bits_requested << " to " << b.bits
       << " bits (rounding, not the box, limited the bound)\n";
+  } else if (b.bits != b.bits_requested) {
+    s << "precision: " << b.bits << " bits allocated for the " << b.bits_requested
+      << " requested (MPFR precision is set in decimal digits)\n";
   }
   if (b.precision_floor) {
     s << "precision floor: the bound is limited by rounding at " << b.bits << " bits, not by the "

@@ -50,4 +50,8 @@ expect 2 'residual.json: kind: single-layer' verify bound --weights "$tmp/residu
 expect 2 'L is required|--L' verify bound --weights "$tmp/sink.json"
 expect 2 'nope.json' verify bound --weights "$tmp/nope.json" --L 4
 
+# a request of 512 bits is allocated as 513 (decimal digits), not "raised"
+expect 0 '^precision: 513 bits allocated for the 512 requested' \
+  verify bound --weights "$tmp/sink.json" --L 4 --bits 512
+
 finish "verify bound"
