@@ -102,22 +102,18 @@ class PathTrackingSax {
                            " deep (expected at most " + std::to_string(kMaxDepth) + ")");
     }
   }
-  std::string path_of_parent() const {
-    std::string out;
-    for (std::size_t k = 0; k + 1 < frames_.size(); ++k) {
-      const Frame& f = frames_[k];
-      out = f.is_array ? field_index(out, f.index) : field_join(out, f.key);
-    }
-    return out;
-  }
+  std::string path_of_parent() const { return path_of(frames_.size() - 1); }
   // A value of the enclosing array is complete: move to the next index.
   bool scalar(bool ok) {
     if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
     return ok;
   }
-  std::string path() const {
+  std::string path() const { return path_of(frames_.size()); }
+  // The field path through the first `count` frames.
+  std::string path_of(std::size_t count) const {
     std::string out;
-    for (const Frame& f : frames_) {
+    for (std::size_t k = 0; k < count; ++k) {
+      const Frame& f = frames_[k];
       out = f.is_array ? field_index(out, f.index) : field_join(out, f.key);
     }
     return out;
