@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds (installing missing Debian packages) and runs the whole test suite.
+# Builds (installing missing Debian packages) and runs the whole test suite,
+# then checks that the C++ sources match .clang-format (scripts/check_format.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh "$@"
-cd build
-ctest --output-on-failure -j "$(nproc)"
+if [ "${SINKCERT_SKIP_NUMPY:-}" = 1 ]; then
+  echo "test.sh: SINKCERT_SKIP_NUMPY=1: numpy_cross_check_test skips the live numpy run"
+fi
+(cd build && ctest --output-on-failure -j "$(nproc)")
+bash scripts/check_format.sh

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "src/forward.h"
+#include "src/forward_vjp.h"
 #include "src/linf_error.h"
 #include "src/scalar_traits.h"
 
@@ -20,10 +21,6 @@ namespace {
 // refinement: at c = +-1 exactly the u-gradient vanishes; at 0.98 it is
 // cos(asin(0.98)) = 0.2 of the c-gradient, enough for L-BFGS to move.
 constexpr double kVertexShrink = 0.98;
-// Directions per forward-mode Jet pass for models without the analytic path.
-constexpr int kJetChunk = 8;
-using Jet = ceres::Jet<double, kJetChunk>;
-
 // The task's documented double in [0, 1): (w >> 11) * 2^-53.
 double unit_double(std::mt19937_64& eng) { return static_cast<double>(eng() >> 11) * 0x1.0p-53; }
 
@@ -94,101 +91,11 @@ Witness score_bos(const Model<double>& model, const Task& task, int j, const Mat
   return w;
 }
 
-// dphi/ds_k for one attention row (see the header), given z_k and the row.
-void score_derivative(AttentionKind kind, int i, const std::vector<double>& s,
-                      const std::vector<double>& a, const std::vector<double>& z,
-                      std::vector<double>& g) {
-  const int count = i + 1;
-  switch (kind) {
-    case AttentionKind::kSoftmax:
-    case AttentionKind::kSoftmaxOffByOne: {
-      // g_k = a_k (z_k - sum_m a_m z_m)
-      double zbar = 0;
-      for (int k = 0; k < count; ++k) zbar += a[k] * z[k];
-      for (int k = 0; k < count; ++k) g[k] = a[k] * (z[k] - zbar);
-      return;
-    }
-    case AttentionKind::kRelu:
-    case AttentionKind::kReluCountAll: {
-      // g_k = z_k [s_k > 0] / den
-      const double den = kind == AttentionKind::kRelu ? (i > 1 ? i : 1) : i + 1;
-      for (int k = 0; k < count; ++k) g[k] = s[k] > 0 ? z[k] / den : 0.0;
-      return;
-    }
-    case AttentionKind::kSigmoid: {
-      // g_k = z_k sig(s_k) (1 - sig(s_k)) / den
-      const double den = i > 1 ? i : 1;
-      for (int k = 0; k < count; ++k) {
-        const double sig = 1.0 / (1.0 + std::exp(-s[k]));
-        g[k] = z[k] * sig * (1.0 - sig) / den;
-      }
-      return;
-    }
-  }
-  throw std::logic_error("unknown attention kind");
-}
-
-// Closed form for single-layer models: phi and dphi/dX (L x n).
-double analytic_term(const Model<double>& model, const Task& task, const RefinedTerm& t,
-                     const Matrix<double>& X, Matrix<double>& dX) {
-  const int i = t.position, n = task.n;
-  dX.setZero(task.L, n);
-  std::vector<double> s(i + 1), a(i + 1), z(i + 1), g(i + 1);
-  double phi = 0;
-  for (int h = 0; h < model.num_heads(); ++h) {
-    if (t.kind == 1 && h != t.coordinate) continue;
-    const Head<double>& head = model.layers[0][h];
-    // v_h = sigma M_h[d, :] (error) or e_0 (BOS mass)
-    Vector<double> v = Vector<double>::Zero(n);
-    if (t.kind == 0) {
-      v = t.sign * head.M.row(t.coordinate).transpose();
-    } else {
-      v(kBosFlag) = 1.0;
-    }
-    // q = A^T x_i, s_k = q . x_k
-    const Vector<double> q = head.A.transpose() * X.row(i).transpose();
-    for (int k = 0; k <= i; ++k) s[k] = q.dot(X.row(k));
-    attention_row(model.attention, i, s.data(), a.data());
-    for (int k = 0; k <= i; ++k) {
-      z[k] = v.dot(X.row(k));
-      phi += a[k] * z[k];
-    }
-    score_derivative(model.attention, i, s, a, z, g);
-    // dphi/dx_k += a_k v + g_k A^T x_i;  dphi/dx_i += sum_k g_k A x_k
-    Vector<double> sum_gx = Vector<double>::Zero(n);
-    for (int k = 0; k <= i; ++k) {
-      dX.row(k) += (a[k] * v + g[k] * q).transpose();
-      sum_gx += g[k] * X.row(k).transpose();
-    }
-    dX.row(i) += (head.A * sum_gx).transpose();
-  }
-  if (t.kind == 0 && i == t.trigger) {
-    // y_{i,d} = (1/j) sum_{k=1..j} x_k[d]
-    double y = 0;
-    for (int k = 1; k <= i; ++k) {
-      y += X(k, t.coordinate) / i;
-      dX(k, t.coordinate) -= t.sign / i;
-    }
-    phi -= t.sign * y;
-  }
-  return phi;
-}
-
-template <class T>
-T generic_term(const Model<T>& model, const RefinedTerm& t, const Matrix<T>& X) {
-  const bool need_attention = t.kind == 1;
-  const auto r = forward(model, X, need_attention);
-  if (t.kind == 1) return r.attention[t.layer][t.coordinate](t.position, 0);
-  const Matrix<T> Y = make_target(X, t.trigger, target_kind_of(model.kind));
-  return T(t.sign) * (r.output(t.position, t.coordinate) - Y(t.position, t.coordinate));
-}
-
 // L-BFGS objective in u, c = sin(u): cost = -phi (error) or +phi (BOS mass).
 class SinBoxObjective : public ceres::FirstOrderFunction {
  public:
-  SinBoxObjective(const Model<double>& model, const Task& task, RefinedTerm term, bool analytic,
-                  long* evaluations)
-      : model_(model), task_(task), term_(term), analytic_(analytic), evaluations_(evaluations) {}
+  SinBoxObjective(const Model<double>& model, const Task& task, RefinedTerm term, long* evaluations)
+      : model_(model), task_(task), term_(term), evaluations_(evaluations) {}
   int NumParameters() const override { return (task_.L - 1) * task_.content_dim(); }
   bool Evaluate(const double* u, double* cost, double* gradient) const override {
     const int rows = task_.L - 1, cols = task_.content_dim();
@@ -196,10 +103,9 @@ class SinBoxObjective : public ceres::FirstOrderFunction {
     for (int k = 0; k < rows; ++k)
       for (int c = 0; c < cols; ++c) C(k, c) = std::sin(u[k * cols + c]);
     Matrix<double> G;
-    const double phi =
-        term_value_and_gradient(model_, task_, term_, C, gradient ? &G : nullptr, analytic_);
+    const double phi = term_value_and_gradient(model_, task_, term_, C, gradient ? &G : nullptr);
     ++*evaluations_;
-    const double direction = term_.kind == 0 ? -1.0 : 1.0;
+    const double direction = term_.kind == TermKind::kError ? -1.0 : 1.0;
     *cost = direction * phi;
     if (gradient) {
       // dcost/du = direction * dphi/dc * cos(u)
@@ -214,7 +120,6 @@ class SinBoxObjective : public ceres::FirstOrderFunction {
   const Model<double>& model_;
   const Task& task_;
   RefinedTerm term_;
-  bool analytic_;
   long* evaluations_;
 };
 
@@ -228,8 +133,7 @@ Matrix<double> refine(const Model<double>& model, const Task& task, const Refine
       u[k * cols + c] = std::asin(c0);
     }
   }
-  const bool analytic = model.kind == ModelKind::kSingleLayer;
-  ceres::GradientProblem problem(new SinBoxObjective(model, task, term, analytic, evaluations));
+  ceres::GradientProblem problem(new SinBoxObjective(model, task, term, evaluations));
   ceres::GradientProblemSolver::Options opt;
   opt.max_num_iterations = max_iterations;
   opt.logging_type = ceres::SILENT;
@@ -261,11 +165,12 @@ std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task,
   };
   std::vector<Cand> cands;
   const auto add = [&](const RefinedTerm& t, double value) {
-    double key = t.kind == 1 ? -value : value;
+    const bool bos_term = t.kind == TermKind::kBosMass;
+    double key = bos_term ? -value : value;
     if (linearize) {
       Matrix<double> g;
-      term_value_and_gradient(model, task, t, w.content, &g, true);
-      if (t.kind == 1) g = -g;
+      term_value_and_gradient(model, task, t, w.content, &g);
+      if (bos_term) g = -g;
       for (int k = 0; k < g.rows(); ++k)
         for (int c = 0; c < g.cols(); ++c) {
           const double cc = w.content(k, c);
@@ -279,7 +184,7 @@ std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task,
       for (int h = 0; h < model.num_heads(); ++h)
         for (int i = 1; i < task.L; ++i) {
           if (i == w.trigger) continue;
-          add(RefinedTerm{1, w.trigger, i, h, l, 1.0}, r.attention[l][h](i, 0));
+          add(RefinedTerm{TermKind::kBosMass, w.trigger, i, h, l, 1.0}, r.attention[l][h](i, 0));
         }
   } else {
     const Matrix<double> Y = make_target(X, w.trigger, target_kind_of(model.kind));
@@ -288,10 +193,11 @@ std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task,
         const double diff = r.output(i, d) - Y(i, d);
         if (linearize) {
           // both signs: the linearization may overtake the current sign
-          add(RefinedTerm{0, w.trigger, i, d, 0, 1.0}, diff);
-          add(RefinedTerm{0, w.trigger, i, d, 0, -1.0}, -diff);
+          add(RefinedTerm{TermKind::kError, w.trigger, i, d, 0, 1.0}, diff);
+          add(RefinedTerm{TermKind::kError, w.trigger, i, d, 0, -1.0}, -diff);
         } else {
-          add(RefinedTerm{0, w.trigger, i, d, 0, diff >= 0 ? 1.0 : -1.0}, std::abs(diff));
+          add(RefinedTerm{TermKind::kError, w.trigger, i, d, 0, diff >= 0 ? 1.0 : -1.0},
+              std::abs(diff));
         }
       }
   }
@@ -315,7 +221,7 @@ AdversaryResult run(const Model<double>& model, const Task& task, const Adversar
     return bos ? a.value < b.value : a.value > b.value;
   };
   AdversaryResult result;
-  result.evidence = Evidence::search(bos ? "upper bound" : "lower bound");
+  result.evidence = Evidence::search(bos ? Bound::kUpper : Bound::kLower);
   std::mt19937_64 eng(o.seed);
   const std::vector<int> triggers = triggers_of(task, o);
   std::vector<Witness> to_refine, pool;
@@ -434,34 +340,39 @@ template void certify_witness(const Model<Rational>&, const Task&, Witness&, Wit
 
 double term_value_and_gradient(const Model<double>& model, const Task& task,
                                const RefinedTerm& term, const Matrix<double>& C,
-                               Matrix<double>* gradient, bool analytic) {
-  const int rows = task.L - 1, cols = task.content_dim();
+                               Matrix<double>* gradient) {
   const Matrix<double> X = make_input<double>(task, term.trigger, C);
-  if (analytic) {
-    if (model.kind != ModelKind::kSingleLayer) {
-      throw std::invalid_argument("the analytic gradient covers single-layer models only");
+  const bool bos = term.kind == TermKind::kBosMass;
+  const int i = term.position, d = term.coordinate;
+  // only row i of the output (error) or of layer `layer` (BOS mass) is read
+  const ForwardTape<double> tape = forward_tape(model, X, i);
+  const TargetKind target = target_kind_of(model.kind);
+  const double phi =
+      bos ? tape.attention(term.layer, d, i, 0)
+          : term.sign * (tape.output(i, d) - make_target(X, term.trigger, target)(i, d));
+  if (!gradient) return phi;
+  // dphi/df: sigma e_{i,d} (error); dphi/da: e_{i,0} on one layer and head (BOS mass)
+  Matrix<double> dY = Matrix<double>::Zero(task.L, task.n);
+  std::vector<std::vector<Matrix<double>>> d_attention;
+  if (bos) {
+    for (int l = 0; l < model.num_layers(); ++l) {
+      d_attention.emplace_back(model.num_heads(), Matrix<double>::Zero(task.L, task.L));
     }
-    Matrix<double> dX;
-    const double phi = analytic_term(model, task, term, X, dX);
-    if (gradient) *gradient = dX.block(1, kFirstContent, rows, cols);
-    return phi;
+    d_attention[term.layer][d](i, 0) = 1.0;
+  } else {
+    dY(i, d) = term.sign;
   }
-  if (!gradient) return generic_term(model, term, X);
-  gradient->resize(rows, cols);
-  const Model<Jet> mj = model.cast<Jet>();
-  double phi = 0;
-  const int total = rows * cols;
-  for (int first = 0; first < total; first += kJetChunk) {
-    Matrix<Jet> XJ = X.unaryExpr([](double x) { return Jet(x); });
-    for (int p = first; p < std::min(total, first + kJetChunk); ++p) {
-      XJ(1 + p / cols, kFirstContent + p % cols).v[p - first] = 1.0;
-    }
-    const Jet value = generic_term(mj, term, XJ);
-    phi = value.a;
-    for (int p = first; p < std::min(total, first + kJetChunk); ++p) {
-      (*gradient)(p / cols, p % cols) = value.v[p - first];
+  Matrix<double> dX =
+      forward_vjp(model, tape, dY, bos ? &d_attention : nullptr, /*weights=*/false).dX;
+  if (!bos) {
+    // minus dy_{i,d}/dX: y_i = x_i (residual target), and at the trigger
+    // y_{j,d} += (1/j) sum_{k=1..j} x_k[d]
+    if (target == TargetKind::kResidual) dX(i, d) -= term.sign;
+    if (i == term.trigger) {
+      for (int k = 1; k <= i; ++k) dX(k, d) -= term.sign / i;
     }
   }
+  *gradient = content_of(task, dX);
   return phi;
 }
 

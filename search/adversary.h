@@ -51,16 +51,13 @@
 //     SEARCH(lower bound) / SEARCH(upper bound) are these, never `value`.
 //     The witnesses are the ones the double search chose; certification
 //     only re-evaluates them.
-// Derivatives: analytic for single-layer models (every attention kind):
-//   phi = sum_h sum_{k<=i} a^h_ik (v_h . x_k) [- sigma y_{i,d}],  v_h = sigma M_h[d, :]
-//   (for the BOS mass v_h = e_0 on the chosen head only), z_k = v_h . x_k,
-//   g_k = dphi/ds_ik = a_k (z_k - sum_m a_m z_m)            softmax, off-by-one
-//                    = z_k [s_k > 0] / den                   relu variants
-//                    = z_k sig(s_k) (1 - sig(s_k)) / den     sigmoid
-//   dphi/dx_k += a_k v_h + g_k A^T x_i,   dphi/dx_i += sum_k g_k A x_k,
-//   and dy_{i,d}/dx_k[d] = 1/j for k = 1..j when i = j.
-// Residual (multi-layer) models use forward-mode Jets, kJetChunk directions
-// per pass. A test checks the analytic gradient against the Jets.
+// Derivatives: the reverse pass of the forward pass (src/forward_vjp.h),
+// for every model kind and attention kind:
+//   phi = sigma (f_{i,d} - y_{i,d}): cotangent sigma e_{i,d} on f, minus
+//     dy_{i,d}/dX (y_i = x_i for the residual target, and 1/j on x_k[d],
+//     k = 1..j, at the trigger row i = j);
+//   phi = a^{l,h}_{i0}: cotangent 1 on that attention weight;
+// only the rows the term reads are evaluated (forward_tape's only_row).
 // Deterministic: the starts come from std::mt19937_64(seed) with the task's
 // documented double construction; Ceres runs single-threaded.
 #pragma once
@@ -149,17 +146,19 @@ AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
 Witness score_error(const Model<double>& model, const Task& task, int trigger,
                     const Matrix<double>& content);
 
+// What a refined term measures: kError, phi = sigma (f_{i,d} - y_{i,d})
+// (coordinate = d); kBosMass, phi = a^{layer,head}_{i0} (coordinate = head).
+enum class TermKind { kError, kBosMass };
+
 // The scalar refined by the adversary and its gradient with respect to the
-// content (exposed for tests). kind 0: phi = sigma (f_{i,d} - y_{i,d});
-// kind 1: phi = a^{layer,head}_{i0} (coordinate = head). `analytic` selects the
-// single-layer closed form (single-layer models only) or the Jets.
+// content, (L-1) x (n-3) (exposed for tests).
 struct RefinedTerm {
-  int kind = 0;
+  TermKind kind = TermKind::kError;
   int trigger = 0, position = 0, coordinate = 0, layer = 0;
   double sign = 1;
 };
 double term_value_and_gradient(const Model<double>& model, const Task& task,
                                const RefinedTerm& term, const Matrix<double>& content,
-                               Matrix<double>* gradient, bool analytic);
+                               Matrix<double>* gradient);
 
 }  // namespace sinkcert::search

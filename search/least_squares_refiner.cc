@@ -1,34 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include "search/least_squares_refiner.h"
 
+#include <stdexcept>
 #include <unsupported/Eigen/NonLinearOptimization>
 
-#include <stdexcept>
-
-#include "src/attention.h"
+#include "src/forward_vjp.h"
+#include "src/parameter_layout.h"
 
 namespace sinkcert::search {
 
 namespace {
 
-// The residual functor in Eigen's NonLinearOptimization form. theta holds A
-// then M, each row-major (A[p,q] at p n + q); residuals are ordered input by
-// input, then position i, then coordinate d.
-// theta = (A row-major, M row-major): A[p,q] at p n + q, M[p,q] at n^2 + p n + q.
+// The residual functor in Eigen's NonLinearOptimization form. theta is the
+// head packed as src/parameter_layout.h says (A row-major, then M
+// row-major); residuals are ordered input by input, then position i, then
+// coordinate d.
 template <class T>
 Vector<T> theta_of(const Head<T>& head) {
-  const Eigen::Index nn = head.A.size();
-  Vector<T> theta(2 * nn);
-  theta.head(nn) = head.A.transpose().reshaped();
-  theta.tail(nn) = head.M.transpose().reshaped();
+  Vector<T> theta(head_parameter_count(static_cast<int>(head.A.rows())));
+  pack_head(head, theta.data());
   return theta;
-}
-
-template <class T>
-Head<T> head_of(const Vector<T>& theta, int n) {
-  const Eigen::Index nn = static_cast<Eigen::Index>(n) * n;
-  Head<T> head{theta.head(nn).reshaped(n, n).transpose(), theta.tail(nn).reshaped(n, n).transpose()};
-  return head;
 }
 
 template <class T>
@@ -60,43 +51,33 @@ class ResidualFunctor {
  private:
   void evaluate(const Vector<T>& theta, Vector<T>& r, Matrix<T>* J) const {
     const int n = task_.n, L = task_.L, nn = n * n;
-    const Head<T> head = head_of(theta, n);
-    const Matrix<T>& A = head.A;
-    const Matrix<T>& M = head.M;
+    const Head<T> head = unpack_head(theta.data(), n);
     if (J) J->setZero(values(), inputs());
-    std::vector<T> s(L), a(L);
+    Matrix<T> dA(n, n), dM(n, n);
+    std::vector<T> packed(2 * nn);
     int row = 0;
     for (std::size_t x = 0; x < X_.size(); ++x) {
       const Matrix<T>& X = X_[x];
-      // Z(k, d) = z_k[d] = (M x_k)_d
-      const Matrix<T> Z = X * M.transpose();
       for (int i = 0; i < L; ++i, row += n) {
-        // s_ik = x_i^T A x_k
-        const Vector<T> q = A.transpose() * X.row(i).transpose();
-        for (int k = 0; k <= i; ++k) s[k] = q.dot(X.row(k));
-        attention_row(AttentionKind::kSoftmax, i, s.data(), a.data());
-        // V_i = sum_k a_ik x_k,  f_i = M V_i = sum_k a_ik z_k
-        Vector<T> V = Vector<T>::Constant(n, T(0));
-        for (int k = 0; k <= i; ++k) V += a[k] * X.row(k).transpose();
-        const Vector<T> f = M * V;
+        const HeadRow<T> taped = head_row_forward(AttentionKind::kSoftmax, head, X, i);
+        // f_i = M V_i
+        const Vector<T> f = matrix_product(head.M, taped.mixed);
         for (int d = 0; d < n; ++d) r(row + d) = f(d) - Y_[x](i, d);
         if (!J) continue;
-        // G_i[d, q] = sum_k a_ik (z_k[d] - f_i[d]) x_k[q]
-        Matrix<T> G = Matrix<T>::Constant(n, n, T(0));
-        for (int k = 0; k <= i; ++k) {
-          for (int d = 0; d < n; ++d) {
-            const T g = a[k] * (Z(k, d) - f(d));
-            for (int qq = 0; qq < n; ++qq) G(d, qq) += g * X(k, qq);
-          }
-        }
+        // row (i, d) of the Jacobian: the reverse pass with cotangent e_d on
+        // f_i, all d at once: dr/dA = x_i w_d^T, dr/dM = e_d V_i^T
+        const Matrix<T> W = head_row_output_jacobian(AttentionKind::kSoftmax, head, X, taped);
         for (int d = 0; d < n; ++d) {
-          // dr_{i,d}/dA[p,q] = x_i[p] G_i[d,q]
+          dA.setConstant(T(0));
+          dM.setConstant(T(0));
           for (int p = 0; p < n; ++p) {
             if (X(i, p) == T(0)) continue;
-            for (int qq = 0; qq < n; ++qq) (*J)(row + d, p * n + qq) = X(i, p) * G(d, qq);
+            for (int q = 0; q < n; ++q) dA(p, q) = X(i, p) * W(d, q);
           }
-          // dr_{i,d}/dM[d,e] = V_i[e]
-          for (int e = 0; e < n; ++e) (*J)(row + d, nn + d * n + e) = V(e);
+          dM.row(d) = taped.mixed.transpose();
+          pack_row_major(dA, packed.data());
+          pack_row_major(dM, packed.data() + nn);
+          for (int t = 0; t < 2 * nn; ++t) (*J)(row + d, t) = packed[t];
         }
       }
     }
@@ -109,12 +90,12 @@ class ResidualFunctor {
 
 template <class T>
 void check_model(const Model<T>& model, const Task& task) {
-  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1 ||
-      model.num_heads() != 1 || model.attention != AttentionKind::kSoftmax ||
-      model.n != task.n) {
+  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1 || model.num_heads() != 1 ||
+      model.attention != AttentionKind::kSoftmax || model.n != task.n) {
     throw std::invalid_argument(
         "least-squares refinement: needs a single-layer, single-head softmax model of dimension "
-        "n = " + std::to_string(task.n));
+        "n = " +
+        std::to_string(task.n));
   }
 }
 
@@ -161,8 +142,8 @@ RefineResult<T> refine_least_squares(const Model<T>& start, const Task& task,
   ResidualFunctor<T> functor(task, X, Y);
   if (functor.values() < functor.inputs()) {
     throw std::invalid_argument(
-        "least-squares refinement: " + std::to_string(functor.values()) +
-        " residuals for " + std::to_string(functor.inputs()) +
+        "least-squares refinement: " + std::to_string(functor.values()) + " residuals for " +
+        std::to_string(functor.inputs()) +
         " parameters; give at least as many residuals (inputs x L x n) as parameters (2 n^2)");
   }
   Vector<T> theta = theta_of(start.layers[0][0]);
@@ -187,7 +168,7 @@ RefineResult<T> refine_least_squares(const Model<T>& start, const Task& task,
   functor(theta, r);
   out.final_max = max_abs(r);
   out.model = start;
-  out.model.layers[0][0] = head_of(theta, task.n);
+  out.model.layers[0][0] = unpack_head(theta.data(), task.n);
   return out;
 }
 
@@ -200,8 +181,8 @@ template Vector<Mpfr> refine_residuals(const Model<Mpfr>&, const Task&,
 template RefineResult<double> refine_least_squares(
     const Model<double>&, const Task&, const std::vector<std::pair<int, Matrix<double>>>&,
     const RefineOptions&);
-template RefineResult<Mpfr> refine_least_squares(
-    const Model<Mpfr>&, const Task&, const std::vector<std::pair<int, Matrix<double>>>&,
-    const RefineOptions&);
+template RefineResult<Mpfr> refine_least_squares(const Model<Mpfr>&, const Task&,
+                                                 const std::vector<std::pair<int, Matrix<double>>>&,
+                                                 const RefineOptions&);
 
 }  // namespace sinkcert::search

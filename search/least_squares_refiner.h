@@ -8,10 +8,11 @@
 //   r_{X,i,d} = f_theta(X)_{i,d} - y_{i,d},
 //   f(X)_i = M sum_{k<=i} a_ik x_k,  a_ik = softmax_k(s_ik),  s_ik = x_i^T A x_k.
 //
-// Jacobian (analytic, as in minimax.cc's RowCost, in T):
+// Jacobian (analytic, in T): row (i, d) is the reverse pass of the forward
+// pass (src/forward_vjp.h) with cotangent e_d on f(X)_i:
 //   dr_{i,d}/dM[d,e] = V_i[e],                 V_i = sum_k a_ik x_k
-//   dr_{i,d}/dA[p,q] = x_i[p] G_i[d,q],         G_i = sum_k a_ik (z_k[d] - f_i[d]) x_k^T
-//   with z_k = M x_k (d a_ik / d s_im = a_ik ([k = m] - a_im)).
+//   dr_{i,d}/dA[p,q] = x_i[p] w[q],            w = sum_k a_ik (z_k - sum_m a_im z_m) x_k
+//   with z_k = M[d, :] . x_k; theta packed as src/parameter_layout.h says.
 //
 // Why: a double search stalls near 1e-11 (the content-dependent entries of A
 // in the trigger row are fitted only to ~1e-16, and scaling A to sharpen the

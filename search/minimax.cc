@@ -13,8 +13,9 @@
 #include <stdexcept>
 
 #include "search/linf_surrogate.h"
-#include "src/attention.h"
 #include "src/forward.h"
+#include "src/forward_vjp.h"
+#include "src/parameter_layout.h"
 
 namespace sinkcert::search {
 
@@ -44,28 +45,14 @@ constexpr double kMaxPenalty = 1e8;
 // from the active set).
 constexpr double kInitialRadius = 1e-2;
 
-using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// d a_k / d s_k for the elementwise attentions (relu, sigmoid variants).
-double elementwise_derivative(AttentionKind kind, int i, double s) {
-  if (kind == AttentionKind::kSigmoid) {
-    const double sig = 1.0 / (1.0 + std::exp(-s));
-    return sig * (1.0 - sig) / (i > 1 ? i : 1);
-  }
-  const double den = kind == AttentionKind::kRelu ? (i > 1 ? i : 1) : i + 1;
-  return s > 0 ? 1.0 / den : 0.0;
-}
-
-bool is_softmax(AttentionKind k) {
-  return k == AttentionKind::kSoftmax || k == AttentionKind::kSoftmaxOffByOne;
-}
-
 // Residuals of row i of one input: r_d = sqrt(w_d) (f(X)_{i,d} - y_{i,d}),
-// parameters A and M (row-major n x n).
+// parameters A and M (row-major n x n, src/parameter_layout.h). Jacobian row
+// d: the reverse pass (src/forward_vjp.h) with cotangent sqrt(w_d) e_d on
+// o_i, all d at once (head_row_output_jacobian).
 class RowCost : public ceres::CostFunction {
  public:
   RowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
@@ -78,48 +65,21 @@ class RowCost : public ceres::CostFunction {
 
   bool Evaluate(double const* const* p, double* r, double** J) const override {
     const int n = n_, i = i_;
-    const Eigen::Map<const RowMajor> A(p[0], n, n), M(p[1], n, n);
-    const auto Xi = X_->topRows(i + 1);
-    // q = A^T x_i, s_k = q . x_k
-    const Vector<double> q = A.transpose() * X_->row(i).transpose();
-    std::vector<double> s(i + 1), a(i + 1);
-    for (int k = 0; k <= i; ++k) s[k] = q.dot(X_->row(k));
-    attention_row(kind_, i, s.data(), a.data());
-    const Eigen::Map<const Vector<double>> av(a.data(), i + 1);
-    // V = sum_k a_k x_k, out = M V
-    const Vector<double> V = Xi.transpose() * av;
-    const Vector<double> out = M * V;
+    const Head<double> head{unpack_row_major(p[0], n), unpack_row_major(p[1], n)};
+    const HeadRow<double> row = head_row_forward(kind_, head, *X_, i);
+    // out = M V_i
+    const Vector<double> out = head.M * row.mixed;
     for (int d = 0; d < n; ++d) r[d] = std::sqrt(w_[d]) * (out(d) - (*Y_)(i, d));
-    if (!J) return true;
-    if (J[0]) {
-      // Z(k, d) = M_d . x_k;  g(k, d) = dout_d/ds_k;  G = g^T Xi;
-      // dr_d/dA[p, q] = sqrt(w_d) x_i[p] G[d, q]
-      Matrix<double> g = Xi * M.transpose();
-      for (int k = 0; k <= i; ++k) {
-        if (is_softmax(kind_)) {
-          // g = a_k (z_k - out_d)
-          g.row(k) = a[k] * (g.row(k) - out.transpose());
-        } else {
-          g.row(k) *= elementwise_derivative(kind_, i, s[k]);
-        }
-      }
-      const Matrix<double> G = g.transpose() * Xi;
-      for (int d = 0; d < n; ++d) {
-        const double sw = std::sqrt(w_[d]);
-        double* row = J[0] + d * n * n;
-        for (int pp = 0; pp < n; ++pp) {
-          const double xp = sw * (*X_)(i, pp);
-          for (int qq = 0; qq < n; ++qq) row[pp * n + qq] = xp * G(d, qq);
-        }
-      }
-    }
-    if (J[1]) {
-      // dr_d/dM[d, e] = sqrt(w_d) V_e
-      std::fill(J[1], J[1] + n * n * n, 0.0);
-      for (int d = 0; d < n; ++d) {
-        const double sw = std::sqrt(w_[d]);
-        for (int e = 0; e < n; ++e) J[1][d * n * n + d * n + e] = sw * V(e);
-      }
+    if (!J || (!J[0] && !J[1])) return true;
+    // W.row(d) = w_d: dr_d/dA = sqrt(w_d) x_i w_d^T, dr_d/dM = sqrt(w_d) e_d V_i^T
+    const Matrix<double> W =
+        J[0] ? head_row_output_jacobian(kind_, head, *X_, row) : Matrix<double>();
+    if (J[1]) std::fill(J[1], J[1] + n * n * n, 0.0);
+    for (int d = 0; d < n; ++d) {
+      const double sw = std::sqrt(w_[d]);
+      if (J[0]) pack_outer_row_major(sw * X_->row(i), W.row(d), J[0] + d * n * n);
+      // row d of dr_d/dM (row-major: offset d n in the block)
+      if (J[1]) pack_row_major(sw * row.mixed.transpose(), J[1] + d * n * n + d * n);
     }
     return true;
   }
@@ -142,64 +102,53 @@ struct RowFunctor {
   template <class T>
   bool operator()(T const* const* p, T* r) const {
     const int n = static_cast<int>(X->cols());
-    std::vector<T> q(n, T(0)), s(i + 1), a(i + 1);
-    // q = A^T x_i
-    for (int pp = 0; pp < n; ++pp)
-      for (int qq = 0; qq < n; ++qq) q[qq] += p[0][pp * n + qq] * T((*X)(i, pp));
-    for (int k = 0; k <= i; ++k) {
-      s[k] = T(0);
-      for (int qq = 0; qq < n; ++qq) s[k] += q[qq] * T((*X)(k, qq));
-    }
-    attention_row(kind, i, s.data(), a.data());
-    std::vector<T> V(n, T(0));
-    for (int k = 0; k <= i; ++k)
-      for (int e = 0; e < n; ++e) V[e] += a[k] * T((*X)(k, e));
-    for (int d = 0; d < n; ++d) {
-      T out(0);
-      for (int e = 0; e < n; ++e) out += p[1][d * n + e] * V[e];
-      r[d] = out - T((*Y)(i, d));
-    }
+    const Head<T> head{unpack_row_major(p[0], n), unpack_row_major(p[1], n)};
+    const Matrix<T> XT = X->unaryExpr([](double x) { return T(x); });
+    const HeadRow<T> row = head_row_forward(kind, head, XT, i);
+    const Vector<T> out = matrix_product(head.M, row.mixed);
+    for (int d = 0; d < n; ++d) r[d] = out(d) - T((*Y)(i, d));
     return true;
   }
 };
 
 // rho * max(0, mean BOS over the probe set - ceiling); parameter A.
+// dphi/dA by the reverse pass with cotangent 1 on each a_i0.
 class BosCeilingCost : public ceres::CostFunction {
  public:
-  BosCeilingCost(const ProbeSet* probes, double ceiling, double rho, int n)
-      : probes_(probes), ceiling_(ceiling), rho_(rho), n_(n) {
+  BosCeilingCost(const ProbeSet* probes, double ceiling, double rho, int n, AttentionKind kind)
+      : probes_(probes), ceiling_(ceiling), rho_(rho), n_(n), kind_(kind) {
     set_num_residuals(1);
     mutable_parameter_block_sizes()->push_back(n * n);
   }
   bool Evaluate(double const* const* p, double* r, double** J) const override {
     const int n = n_, L = probes_->task.L;
-    const Eigen::Map<const RowMajor> A(p[0], n, n);
-    RowMajor grad = RowMajor::Zero(n, n);
+    // only A enters the attention weights
+    const Head<double> head{unpack_row_major(p[0], n), Matrix<double>()};
+    const bool jacobian = J && J[0];
+    Matrix<double> grad = Matrix<double>::Zero(n, n);
     double sum = 0;
     long count = 0;
-    std::vector<double> s(L), a(L);
+    const double one = 1.0;  // dphi/da_i0 (d_attention holds k = 0 only: z_k = 0 beyond)
+    std::vector<double> z;
     for (const Sample& smp : probes_->samples) {
-      const Matrix<double>& X = smp.X;
       for (int i = 1; i < L; ++i) {
         if (i == smp.trigger) continue;
-        const Vector<double> q = A.transpose() * X.row(i).transpose();
-        for (int k = 0; k <= i; ++k) s[k] = q.dot(X.row(k));
-        attention_row(AttentionKind::kSoftmax, i, s.data(), a.data());
-        sum += a[0];
+        const HeadRow<double> row = head_row_forward(kind_, head, smp.X, i);
+        sum += row.a[0];
         ++count;
-        if (J && J[0]) {
-          // d a_i0 / dA = a_i0 x_i (x_0 - V_i)^T
-          Vector<double> V = Vector<double>::Zero(n);
-          for (int k = 0; k <= i; ++k) V += a[k] * X.row(k).transpose();
-          grad += a[0] * X.row(i).transpose() * (X.row(0).transpose() - V).transpose();
+        if (jacobian) {
+          z.assign(i + 1, 0.0);
+          z[0] = one;
+          head_row_vjp(kind_, head, smp.X, row, nullptr, z.data(), nullptr, &grad, nullptr);
         }
       }
     }
     const double mean = sum / count;
     const bool active = mean > ceiling_;
     r[0] = active ? rho_ * (mean - ceiling_) : 0.0;
-    if (J && J[0]) {
-      for (int t = 0; t < n * n; ++t) J[0][t] = active ? rho_ * grad.data()[t] / count : 0.0;
+    if (jacobian) {
+      pack_row_major(grad, J[0]);
+      for (int t = 0; t < n * n; ++t) J[0][t] = active ? rho_ * J[0][t] / count : 0.0;
     }
     return true;
   }
@@ -208,6 +157,7 @@ class BosCeilingCost : public ceres::CostFunction {
   const ProbeSet* probes_;
   double ceiling_, rho_;
   int n_;
+  AttentionKind kind_;
 };
 
 struct ActiveInput {
@@ -231,13 +181,8 @@ ActiveInput make_active(const Task& task, int j, const Matrix<double>& C, bool i
 
 Model<double> to_model(AttentionKind kind, int n, const std::vector<double>& A,
                        const std::vector<double>& M) {
-  Matrix<double> Am(n, n), Mm(n, n);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) {
-      Am(r, c) = A[r * n + c];
-      Mm(r, c) = M[r * n + c];
-    }
-  return single_head_model<double>(kind, Am, Mm);
+  return single_head_model<double>(kind, unpack_row_major(A.data(), n),
+                                   unpack_row_major(M.data(), n));
 }
 
 // Unweighted residuals of every active input, row-major (i, d) per input.
@@ -291,11 +236,8 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   const int n = task.n;
   const AttentionKind kind = init.attention;
   std::vector<double> A(n * n), M(n * n);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) {
-      A[r * n + c] = init.layers[0][0].A(r, c);
-      M[r * n + c] = init.layers[0][0].M(r, c);
-    }
+  pack_row_major(init.layers[0][0].A, A.data());
+  pack_row_major(init.layers[0][0].M, M.data());
 
   // 1. initial active set
   std::mt19937_64 eng(o.seed);
@@ -343,7 +285,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       }
     }
     if (o.bos_ceiling) {
-      problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n), nullptr,
+      problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,
                                A.data());
     }
     // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
@@ -351,8 +293,11 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // saturated region where softmax has no gradient
     const bool m_only = round == 1;
     if (m_only) rec.event = "M-only";
-    if (m_only) problem.SetParameterBlockConstant(A.data());
-    if (!o.frozen_m.empty()) {
+    // an empty active set (no initial inputs asked for): the round only
+    // runs the adversary, whose witnesses fill the set
+    const bool solve = problem.NumResidualBlocks() > 0;
+    if (m_only && solve) problem.SetParameterBlockConstant(A.data());
+    if (!o.frozen_m.empty() && solve) {
       problem.SetManifold(M.data(), new ceres::SubsetManifold(n * n, o.frozen_m));
     }
     ceres::Solver::Options sopt;
@@ -365,12 +310,12 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     sopt.gradient_tolerance = 1e-30;
     sopt.parameter_tolerance = 1e-16;
     ceres::Solver::Summary summary;
-    ceres::Solve(sopt, &problem, &summary);
+    if (solve) ceres::Solve(sopt, &problem, &summary);
     result.jacobian_evaluations += summary.num_jacobian_evaluations;
     if (!summary.iterations.empty() && !m_only) {
       radius = std::max(1e-8, summary.iterations.back().trust_region_radius);
     }
-    const double objective = summary.final_cost;
+    const double objective = solve ? summary.final_cost : 0.0;
 
     // 4. adversary
     current = to_model(kind, n, A, M);
@@ -463,11 +408,8 @@ JacobianTiming time_row_jacobian(const Model<double>& model, const Task& task, i
   const Sample smp = sampler.next();
   const Matrix<double> Y = make_target(smp.X, smp.trigger, TargetKind::kPlain);
   std::vector<double> A(n * n), M(n * n), w(n, 1.0);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) {
-      A[r * n + c] = model.layers[0][0].A(r, c);
-      M[r * n + c] = model.layers[0][0].M(r, c);
-    }
+  pack_row_major(model.layers[0][0].A, A.data());
+  pack_row_major(model.layers[0][0].M, M.data());
   const double* params[2] = {A.data(), M.data()};
   std::vector<double> r1(n), r2(n), ja(n * n * n), jm(n * n * n), ka(n * n * n), km(n * n * n);
   double* ja_ptrs[2] = {ja.data(), jm.data()};

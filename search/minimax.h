@@ -35,9 +35,11 @@
 // Scale continuation (scaling A up between solves) is not used: LM alone reaches 1e-10 at
 // n = L = 16 (search_benchmark), and a first version stalled in a loop of
 // rejected scalings; it is left for later.
-// Derivatives: analytic Jacobians (the A-block of row i is the rank-one
-// x_i G_d^T with G_d = sum_k g_k x_k, g = dphi/ds as in adversary.h). The
-// benchmark compares their cost with Jets.
+// Derivatives: analytic Jacobians, one reverse pass (src/forward_vjp.h) per
+// residual: the A-block of residual (i, d) is the rank-one x_i w^T with
+// w = sum_k g_k x_k, g = dphi/ds (src/attention.h), the M-block V_i^T in
+// row d; theta is packed as src/parameter_layout.h says. The benchmark
+// compares their cost with Jets.
 // Optional constraint (the frontier): mean BOS mass over a fixed probe set
 // at non-trigger positions <= ceiling, as a penalty residual
 // rho * max(0, mean - ceiling), rho raised by kPenaltyGrowth while violated.
@@ -102,7 +104,7 @@ struct MinimaxRecord {
 struct MinimaxResult {
   Model<double> model;  // the best model by worst case
   Witness worst;        // its adversary witness; worst.certified is the reported value
-  Evidence evidence = Evidence::search("lower bound");
+  Evidence evidence = Evidence::search(Bound::kLower);
   std::vector<MinimaxRecord> history;
   bool converged = false;  // stopping rule 6 met (not a time/round limit)
   bool feasible = true;    // model meets the BOS ceiling (false: none did; model = init)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "search/paper_recipe.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
 
-#include "src/attention.h"
+#include "src/forward_vjp.h"
 
 namespace sinkcert::search {
 
@@ -38,43 +39,24 @@ struct Adam {
 
 double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& samples,
                         Matrix<double>* gA, Matrix<double>* gM, double* max_abs) {
-  const Matrix<double>& A = model.layers[0][0].A;
-  const Matrix<double>& M = model.layers[0][0].M;
   const int n = model.n;
   gA->setZero(n, n);
   gM->setZero(n, n);
   double sum = 0, worst = 0;
   long count = 0;
   for (const Sample& s : samples) {
-    const Matrix<double>& X = s.X;
-    const int L = static_cast<int>(X.rows());
-    std::vector<double> sc(L), a(L);
-    for (int i = 0; i < L; ++i) {
-      // q = A^T x_i, scores, weights, V, out
-      const Vector<double> q = A.transpose() * X.row(i).transpose();
-      for (int k = 0; k <= i; ++k) sc[k] = q.dot(X.row(k));
-      attention_row(AttentionKind::kSoftmax, i, sc.data(), a.data());
-      Vector<double> V = Vector<double>::Zero(n);
-      for (int k = 0; k <= i; ++k) V += a[k] * X.row(k).transpose();
-      const Vector<double> out = M * V;
-      Vector<double> y = Vector<double>::Zero(n);
-      if (i == s.trigger) {
-        // y_j = (1/j) sum_{k=1..j} x_k
-        for (int k = 1; k <= i; ++k) y += X.row(k).transpose() / i;
-      }
-      const Vector<double> r = out - y;
-      sum += r.squaredNorm();
-      worst = std::max(worst, r.cwiseAbs().maxCoeff());
-      count += n;
-      // u = M^T r; h_k = a_k (x_k . u - out . r)
-      const Vector<double> u = M.transpose() * r;
-      const double outr = out.dot(r);
-      Vector<double> hx = Vector<double>::Zero(n);
-      for (int k = 0; k <= i; ++k) hx += a[k] * (X.row(k).dot(u) - outr) * X.row(k).transpose();
-      *gM += r * V.transpose();
-      *gA += X.row(i).transpose() * hx.transpose();
-    }
+    // r = f(X) - y
+    const ForwardTape<double> tape = forward_tape(model, s.X);
+    const Matrix<double> r = tape.output - make_target(s.X, s.trigger, TargetKind::kPlain);
+    sum += r.squaredNorm();
+    worst = std::max(worst, r.cwiseAbs().maxCoeff());
+    count += r.size();
+    // d(sum r^2 / 2)/d(A, M): the reverse pass with cotangent r
+    const ForwardGradient<double> g = forward_vjp(model, tape, r, nullptr, /*weights=*/true);
+    *gA += g.dheads[0][0].A;
+    *gM += g.dheads[0][0].M;
   }
+  // l = sum r^2 / count: dl = (2 / count) sum r dr
   *gA *= 2.0 / count;
   *gM *= 2.0 / count;
   if (max_abs) *max_abs = worst;

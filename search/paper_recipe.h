@@ -7,7 +7,8 @@
 // (n x n, i.i.d. normal std 0.02), A = W_Q^T W_K, M = W_O W_V.
 // Loss: MSE over a batch of B sampled sequences (PyTorch's MSELoss, mean over
 //   all B L n entries):  l = (1 / (B L n)) sum r^2,  r = f(X) - y.
-// Gradients (per row i, u = M^T r_i, h_k = a_ik (x_k . u - out_i . r_i)):
+// Gradients: the reverse pass (src/forward_vjp.h) with cotangent r, i.e.
+// (per row i, u = M^T r_i, h_k = a_ik (x_k . u - out_i . r_i)):
 //   dl/dM = (2 / (B L n)) sum r_i V_i^T,          V_i = sum_k a_ik x_k
 //   dl/dA = (2 / (B L n)) sum x_i (sum_k h_k x_k)^T
 //   dl/dW_Q = W_K (dl/dA)^T, dl/dW_K = W_Q dl/dA,

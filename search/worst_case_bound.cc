@@ -12,6 +12,8 @@
 
 #include "search/adversary.h"
 #include "src/forward.h"
+#include "src/forward_vjp.h"
+#include "src/interval.h"
 #include "src/linf_error.h"
 #include "src/table_writer.h"
 
@@ -20,39 +22,14 @@ namespace sinkcert::search {
 namespace {
 
 Matrix<Mpfi> box_input(const Task& task, const ContentBox& box) {
-  const int cd = task.content_dim();
-  Matrix<Mpfi> content(task.L - 1, cd);
-  for (int k = 1; k < task.L; ++k) {
-    for (int c = 0; c < cd; ++c) {
-      const int m = (k - 1) * cd + c;
-      content(k - 1, c) = Mpfi(Mpfr(box.lo[m]), Mpfr(box.hi[m]));
-    }
-  }
-  return make_input<Mpfi>(task, box.trigger, content);
-}
-
-// max |x| over the enclosure; +inf when an end is NaN (a NaN enclosure
-// bounds nothing, and `a > b` is false for NaN, which would hide it).
-Mpfr magnitude(const Mpfi& x) {
-  const Mpfr a = bmp::abs(Mpfr(bmp::lower(x))), b = bmp::abs(Mpfr(bmp::upper(x)));
-  if (bmp::isnan(a) || bmp::isnan(b)) return std::numeric_limits<Mpfr>::infinity();
-  return a > b ? a : b;
-}
-
-// upper - lower of an enclosure, +inf if an end is NaN or infinite.
-Mpfr width_of(const Mpfi& x) {
-  const Mpfr w = Mpfr(bmp::upper(x)) - Mpfr(bmp::lower(x));
-  if (bmp::isnan(w) || bmp::isinf(w)) return std::numeric_limits<Mpfr>::infinity();
-  return w;
+  std::vector<Mpfi> flat;
+  for (std::size_t m = 0; m < box.lo.size(); ++m)
+    flat.emplace_back(Mpfr(box.lo[m]), Mpfr(box.hi[m]));
+  return make_input<Mpfi>(task, box.trigger, unflatten_content(task, flat));
 }
 
 Matrix<Mpfi> content_matrix(const Task& task, const std::vector<double>& content) {
-  const int cd = task.content_dim();
-  Matrix<Mpfi> C(task.L - 1, cd);
-  for (int k = 1; k < task.L; ++k) {
-    for (int c = 0; c < cd; ++c) C(k - 1, c) = Mpfi(content[(k - 1) * cd + c]);
-  }
-  return C;
+  return matrix_cast<Mpfi>(unflatten_content(task, content));
 }
 
 // Attention enclosures wider than this come from the content, not from
@@ -68,13 +45,6 @@ bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
     }
   }
   return false;
-}
-
-Mpfi intersect(const Mpfi& a, const Mpfi& b) {
-  const Mpfr lo = bmp::lower(a) > bmp::lower(b) ? bmp::lower(a) : bmp::lower(b);
-  const Mpfr hi = bmp::upper(a) < bmp::upper(b) ? bmp::upper(a) : bmp::upper(b);
-  // both contain the true range, so they overlap; guard against rounding
-  return lo <= hi ? Mpfi(lo, hi) : a;
 }
 
 // Softmax from score differences, for content-dependent scores:
@@ -111,40 +81,29 @@ void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>&
       const Mpfi low = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::upper(high_sum)));
       const Mpfi high = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::lower(low_sum)));
       const Mpfi range(bmp::lower(low), bmp::upper(high));
-      a(i, k) = intersect(a(i, k), range);
+      // both contain the true range, so they overlap; guard against rounding
+      a(i, k) = intersection_of(a(i, k), range).value_or(a(i, k));
     }
   }
 }
 
 // Centered form of phi = (f - y)_{i,d} over the box:
 //   phi(B) in phi(c) + sum_m dphi/dx_m(B) (B_m - c_m),
-// softmax gradient (single layer, heads h, v_h = M_h[d, :]):
-//   z_k = v_h . x_k,  g_k = a_k (z_k - sum_m a_m z_m)
-//   dphi/dx_k = sum_h a_k v_h + g_k A_h^T x_i      (k <= i)
-//   dphi/dx_i += sum_h sum_{k<=i} g_k A_h x_k
-//   minus [i = j, 1 <= k <= j] e_d / j             (the target)
-Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, const std::vector<Matrix<Mpfi>>& attention,
-                  const Matrix<Mpfi>& X, const std::vector<Matrix<Mpfi>>& AX,
-                  const std::vector<Matrix<Mpfi>>& ATX, const Task& task, const ContentBox& box,
+// with dphi/dX(B) the reverse pass (src/forward_vjp.h) over the box at row
+// i with cotangent e_d on f(X)_i, on the (tightened) attention enclosures
+// in `rows` and the key enclosures AX, minus [i = j, 1 <= k <= j] e_d / j
+// (the target).
+Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, AttentionKind kind,
+                  const std::vector<HeadRow<Mpfi>>& rows, const Matrix<Mpfi>& X,
+                  const std::vector<Matrix<Mpfi>>& AX, const Task& task, const ContentBox& box,
                   const std::vector<double>& centre, const Mpfi& value_at_centre, int i, int d,
                   std::vector<double>* grad_magnitude = nullptr) {
   const int n = task.n, cd = task.content_dim(), j = box.trigger;
   Matrix<Mpfi> grad = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+  Vector<Mpfi> e_d = Vector<Mpfi>::Constant(n, Mpfi(0));
+  e_d(d) = Mpfi(1);
   for (std::size_t h = 0; h < heads.size(); ++h) {
-    const auto v = heads[h].M.row(d);
-    std::vector<Mpfi> z(i + 1);
-    Mpfi mean(0);
-    for (int k = 0; k <= i; ++k) {
-      z[k] = v.dot(X.row(k));
-      mean += attention[h](i, k) * z[k];
-    }
-    for (int k = 0; k <= i; ++k) {
-      const Mpfi a = attention[h](i, k);
-      // g_k = a_k (z_k - sum_m a_m z_m)
-      const Mpfi g = a * (z[k] - mean);
-      grad.row(k) += a * v + g * ATX[h].row(i);
-      grad.row(i) += g * AX[h].row(k);
-    }
+    head_row_vjp(kind, heads[h], X, rows[h], &e_d, nullptr, &grad, nullptr, nullptr, &AX[h]);
   }
   if (i == j && d >= kFirstContent && d < kFirstContent + cd) {
     const Mpfi inv_j = Mpfi(1) / Mpfi(j);
@@ -153,11 +112,11 @@ Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, const std::vector<Matrix
   Mpfi range = value_at_centre;
   for (int k = 1; k <= i; ++k) {
     for (int c = 0; c < cd; ++c) {
-      const int m = (k - 1) * cd + c;
+      const int m = content_variable(task, k, c);
       const Mpfi offset(Mpfr(box.lo[m] - centre[m]), Mpfr(box.hi[m] - centre[m]));
       range += grad(k, kFirstContent + c) * offset;
       if (grad_magnitude) {
-        (*grad_magnitude)[m] = magnitude(grad(k, kFirstContent + c)).convert_to<double>();
+        (*grad_magnitude)[m] = Mpfr(magnitude_of(grad(k, kFirstContent + c))).convert_to<double>();
       }
     }
   }
@@ -302,12 +261,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     ao.triggers = triggers;
     const Model<double> model_d = model_in.template cast<double>();
     for (const Witness& w : maximize_error(model_d, task, ao).per_trigger) {
-      // variable m = (k - 1) (n - 3) + c holds content(k - 1, c)
-      std::vector<double> content;
-      for (int r = 0; r < w.content.rows(); ++r) {
-        for (int c = 0; c < w.content.cols(); ++c) content.push_back(w.content(r, c));
-      }
-      offer_witness(w.trigger, content);
+      offer_witness(w.trigger, flatten_content(w.content));
     }
   }
   for (int j : triggers) heap.push(evaluate(full_content_box(task, j)));
@@ -397,7 +351,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
 }  // namespace
 
 ContentBox full_content_box(const Task& task, int trigger) {
-  const int vars = (task.L - 1) * task.content_dim();
+  const int vars = content_variables(task);
   return ContentBox{trigger, std::vector<double>(vars, -1.0), std::vector<double>(vars, 1.0)};
 }
 
@@ -416,10 +370,18 @@ bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right) {
 BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box) {
   const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
   const Matrix<Mpfi> X = box_input(task, box);
-  const auto r = forward(model, X);
+  // the forward pass over the box, recorded for the reverse pass of the
+  // centered form
+  const ForwardTape<Mpfi> tape = forward_tape(model, X);
   const auto& heads = model.layers[0];
-  const bool content_dependent = attention_depends_on_content(r.attention[0]);
-  std::vector<Matrix<Mpfi>> attention = r.attention[0];
+  std::vector<Matrix<Mpfi>> attention;  // attention[h](i, k) = a^h_ik, zero above the diagonal
+  for (std::size_t h = 0; h < heads.size(); ++h) {
+    attention.push_back(Matrix<Mpfi>::Constant(L, L, Mpfi(0)));
+    for (int i = 0; i < L; ++i) {
+      for (int k = 0; k <= i; ++k) attention[h](i, k) = tape.attention(0, h, i, k);
+    }
+  }
+  const bool content_dependent = attention_depends_on_content(attention);
   if (model.attention == AttentionKind::kSoftmax && content_dependent) {
     for (std::size_t h = 0; h < heads.size(); ++h) tighten_softmax(heads[h].A, X, attention[h]);
   }
@@ -436,16 +398,21 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
   // (MPFI products are coefficient-based: Eigen's blocked kernels give NaN
   // for MPFI at some sizes, see forward.h)
-  std::vector<Matrix<Mpfi>> AX;   // AX[h] row k = (A_h x_k)^T over the box
-  std::vector<Matrix<Mpfi>> ATX;  // ATX[h] row i = (A_h^T x_i)^T over the box
+  std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
   if (centered) {
     const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
     centre_error = forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
-    for (const auto& h : heads) {
-      AX.push_back(X.lazyProduct(h.A.transpose()));
-      ATX.push_back(X.lazyProduct(h.A));
-    }
+    for (const auto& h : heads) AX.push_back(X.lazyProduct(h.A.transpose()));
   }
+  // the taped rows of query row i with the (tightened) attention enclosures
+  const auto centred_rows = [&](int i) {
+    std::vector<HeadRow<Mpfi>> rows;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+      rows.push_back(tape.rows[0][h][i]);
+      for (int k = 0; k <= i; ++k) rows.back().a[k] = attention[h](i, k);
+    }
+    return rows;
+  };
   // G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j
   auto coefficient_matrix = [&](int i, int k) {
     Matrix<Mpfi> G = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
@@ -467,15 +434,17 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       // f(X)_i - y_i = sum_{k<=i} G_ik x_k
       for (int k = 0; k <= i; ++k) e += coefficient_matrix(i, k).lazyProduct(X.row(k).transpose());
     }
+    std::vector<HeadRow<Mpfi>> rows;
     if (centered) {
+      rows = centred_rows(i);
       for (int d = 0; d < n; ++d) {
-        const Mpfi c =
-            centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i, d);
-        e(d) = intersect(e(d), c);
+        const Mpfi c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
+                                    centre_error(i, d), i, d);
+        e(d) = intersection_of(e(d), c).value_or(e(d));
       }
     }
     for (int d = 0; d < n; ++d) {
-      const Mpfr mag = magnitude(e(d));  // +inf for a NaN enclosure: never pruned
+      const Mpfr mag = magnitude_of(e(d));  // +inf for a NaN enclosure: never pruned
       if (mag > best.upper) {
         best.upper = mag;
         best.position = i;
@@ -487,7 +456,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
         for (int k = 1; k <= i; ++k) {
           const Matrix<Mpfi> G = coefficient_matrix(i, k);
           for (int c = 0; c < cd; ++c) {
-            const int m = (k - 1) * cd + c;
+            const int m = content_variable(task, k, c);
             const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
             best.weight[m] = std::abs(g);
             best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
@@ -495,13 +464,13 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
         }
         if (centered) {
           // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
-          centred_term(heads, attention, X, AX, ATX, task, box, centre, centre_error(i, d), i, d,
-                       &best.weight);
+          centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d),
+                       i, d, &best.weight);
         }
         // variables after i do not enter row i: take their centre
         for (int k = i + 1; k < L; ++k) {
           for (int c = 0; c < cd; ++c) {
-            const int m = (k - 1) * cd + c;
+            const int m = content_variable(task, k, c);
             best.vertex[m] = 0.5 * (box.lo[m] + box.hi[m]);
           }
         }

@@ -75,7 +75,8 @@
 
 namespace sinkcert::search {
 
-// Content box for one trigger: variable m = (k - 1) (n - 3) + c holds
+// Content box for one trigger (content layout of src/task.h): variable
+// m = (k - 1) (n - 3) + c holds
 // x_k[2 + c], bounds [lo[m], hi[m]] (dyadic, so exact in double).
 struct ContentBox {
   int trigger = 1;

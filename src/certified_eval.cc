@@ -4,10 +4,14 @@
 #include <mpfr.h>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
+#include "src/evidence.h"
 #include "src/forward.h"
+#include "src/interval.h"
 #include "src/linf_error.h"
+#include "src/table_writer.h"
 #include "src/task.h"
 
 namespace sinkcert {
@@ -28,28 +32,21 @@ int digits_of_ratio(const Mpfr& ratio) {
 // Binary precision of a value (Boost reports decimal digits).
 int bits_of(const Mpfr& x) { return static_cast<int>(mpfr_get_prec(x.backend().data())); }
 
-Mpfr min_magnitude(const Mpfi& x) {
-  const Mpfr lo = bmp::abs(Mpfr(bmp::lower(x))), hi = bmp::abs(Mpfr(bmp::upper(x)));
-  return lo < hi ? lo : hi;
-}
-
-bool contains_zero(const Mpfi& x) { return bmp::lower(x) <= 0 && bmp::upper(x) >= 0; }
-
 }  // namespace
 
 int certified_digits(const Mpfi& x) {
-  const Mpfr lo = bmp::lower(x), hi = bmp::upper(x);
+  const Mpfr lo = lower_of(x), hi = upper_of(x);
   if (bmp::isnan(lo) || bmp::isnan(hi)) return 0;  // an invalid enclosure certifies nothing
   if (lo == hi) return kExactDigits;
   if (contains_zero(x)) return 0;
   // (hi - lo) / min(|lo|, |hi|), rounded up so the digits are not overstated
   PrecisionScope scope(std::max(64, 2 * bits_of(lo)));
   const Mpfr width = hi - lo;
-  return digits_of_ratio(width / min_magnitude(x));
+  return digits_of_ratio(width / mignitude_of(x));
 }
 
 int correct_digits(const Mpfr& approximation, const Mpfi& truth) {
-  const Mpfr lo = bmp::lower(truth), hi = bmp::upper(truth);
+  const Mpfr lo = lower_of(truth), hi = upper_of(truth);
   if (bmp::isnan(lo) || bmp::isnan(hi) || bmp::isnan(approximation)) return 0;
   if (contains_zero(truth)) {
     return (lo == 0 && hi == 0 && approximation == 0) ? kExactDigits : 0;
@@ -57,7 +54,7 @@ int correct_digits(const Mpfr& approximation, const Mpfi& truth) {
   PrecisionScope scope(std::max(64, 2 * std::max(bits_of(lo), bits_of(approximation))));
   // max(|v - lo|, |v - hi|) / min(|lo|, |hi|)
   const Mpfr a = bmp::abs(Mpfr(approximation - lo)), b = bmp::abs(Mpfr(approximation - hi));
-  const int digits = digits_of_ratio((a > b ? a : b) / min_magnitude(truth));
+  const int digits = digits_of_ratio((a > b ? a : b) / mignitude_of(truth));
   return std::min(digits, certified_digits(truth));
 }
 
@@ -123,10 +120,72 @@ CertifiedEvaluation certify_forward(const Model<ModelScalar>& model, const Matri
     return quantities;
   };
   const AdaptiveResult r = certify_adaptively(evaluate, options);
+  out.options = options;
+  out.trigger = trigger;
   out.bits = r.bits;
   out.digits = r.digits;
   out.reached = r.reached;
   return out;
+}
+
+int shown_digits(const CertifiedEvaluation& e) {
+  return std::min(e.options.digits + 2, kMaxShownDigits);
+}
+
+std::string evidence_label(const CertifiedEvaluation& e) {
+  const std::string label = Evidence::certified(e.bits).label();
+  return e.reached ? label : label + " (fewer digits than requested)";
+}
+
+nlohmann::json to_json(const CertifiedEvaluation& e) {
+  const int shown = shown_digits(e);
+  nlohmann::json doc;
+  doc["evidence"] = Evidence::certified(e.bits).label();
+  doc["digits_requested"] = e.options.digits;
+  doc["digits_certified"] = e.digits;
+  doc["reached"] = e.reached;
+  doc["precision_bits"] = e.bits;
+  doc["linf_error"] = format_interval(e.linf_error, shown);
+  doc["error_position"] = e.error_position;
+  doc["error_coordinate"] = e.error_coordinate;
+  nlohmann::json deficits = nlohmann::json::array();
+  for (std::size_t l = 0; l < e.bos_deficit.size(); ++l) {
+    for (std::size_t h = 0; h < e.bos_deficit[l].size(); ++h) {
+      nlohmann::json per = nlohmann::json::array();
+      for (const Mpfi& d : e.bos_deficit[l][h]) per.push_back(format_interval(d, shown));
+      deficits.push_back(
+          {{"layer", l},
+           {"head", h},
+           {"one_minus_bos", per},
+           {"max_over_non_trigger", format_interval(e.max_bos_deficit[l][h], shown)}});
+    }
+  }
+  doc["bos_deficit"] = deficits;
+  return doc;
+}
+
+std::string summary_text(const CertifiedEvaluation& e) {
+  const int shown = shown_digits(e);
+  const std::string label = evidence_label(e);
+  std::ostringstream out;
+  out << "precision: mpfi, adaptive from " << e.options.start_bits << " bits (+"
+      << e.options.step_bits << "): " << e.bits << " bits needed for " << e.options.digits
+      << " digits; " << e.digits << " certified" << (e.reached ? "" : " (cap reached: UNDECIDED)")
+      << "\n";
+  out << "l_inf error e(X) in " << format_interval(e.linf_error, shown) << " [" << label
+      << "] at position " << e.error_position << ", coordinate " << e.error_coordinate << "\n";
+  for (std::size_t l = 0; l < e.bos_deficit.size(); ++l) {
+    for (std::size_t h = 0; h < e.bos_deficit[l].size(); ++h) {
+      out << "layer " << l << " head " << h << ": 1 - a_i0 [" << label << "]\n";
+      for (std::size_t i = 1; i < e.bos_deficit[l][h].size(); ++i) {
+        out << "  position " << i << (static_cast<int>(i) == e.trigger ? " (trigger)" : "") << ": "
+            << format_interval(e.bos_deficit[l][h][i], shown) << "\n";
+      }
+      out << "  max over non-trigger positions (1 - min BOS mass): "
+          << format_interval(e.max_bos_deficit[l][h], shown) << "\n";
+    }
+  }
+  return out.str();
 }
 
 template CertifiedEvaluation certify_forward(const Model<double>&, const Matrix<double>&, int,

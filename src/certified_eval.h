@@ -29,10 +29,16 @@
 // The model and the input may be doubles or exact rationals (the model a
 // weight file denotes); each entry is enclosed in MPFI at the working
 // precision of every attempt (exactly when it is a double).
+//
+// The report (to_json, summary_text) prints each enclosure [lo, hi] with
+// min(digits + 2, 60) significant digits (two guard digits beyond those
+// demanded), lo rounded down and hi rounded up, so it still encloses.
 #pragma once
 
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "src/model.h"
@@ -78,6 +84,8 @@ struct CertifiedEvaluation {
   int bits = 0;  // MPFI precision used at the last attempt, in bits
   int digits = 0;
   bool reached = false;
+  AdaptiveOptions options;  // the digits demanded and the precision schedule
+  int trigger = 0;          // the input's trigger position
 };
 
 // Enclosures of the model on X (trigger at `trigger`) with options.digits
@@ -87,5 +95,22 @@ struct CertifiedEvaluation {
 template <class ModelScalar, class InputScalar>
 CertifiedEvaluation certify_forward(const Model<ModelScalar>& model, const Matrix<InputScalar>& X,
                                     int trigger, const AdaptiveOptions& options);
+
+// Significant digits the report prints per enclosure: options.digits + 2, at
+// most kMaxShownDigits.
+constexpr int kMaxShownDigits = 60;
+int shown_digits(const CertifiedEvaluation& e);
+// "CERTIFIED", or "CERTIFIED (fewer digits than requested)" when the cap was
+// reached first.
+std::string evidence_label(const CertifiedEvaluation& e);
+// {"evidence": "CERTIFIED", "digits_requested", "digits_certified",
+//  "reached", "precision_bits", "linf_error": "[lo, hi]", "error_position",
+//  "error_coordinate", "bos_deficit": [{"layer", "head", "one_minus_bos":
+//  [per position i = 0..L-1], "max_over_non_trigger"}]}
+nlohmann::json to_json(const CertifiedEvaluation& e);
+// The text report: the precision needed, e(X) and where, and per head
+// 1 - a_i0 at every position i >= 1 (the trigger marked) and its maximum
+// over non-trigger positions. One line each, ending in a newline.
+std::string summary_text(const CertifiedEvaluation& e);
 
 }  // namespace sinkcert

@@ -76,17 +76,28 @@ std::string non_finite_name(const T& x) {
 // The first non-finite value of an evaluation: where ("output" or
 // "attention layer l head h"), its row and column, and its name.
 struct NonFiniteValue {
+  enum class Site { kOutput, kAttention };  // row, col: position, coordinate / i, k
+  Site site = Site::kOutput;
   std::string where;
   int row = 0, col = 0;
   std::string value;  // "NaN", "Infinity" or "-Infinity"
+
+  // "the output at position 3, coordinate 0",
+  // "the attention layer 0 head 0 at row 2, column 1"
+  std::string location() const {
+    const bool output = site == Site::kOutput;
+    return "the " + where + (output ? " at position " : " at row ") + std::to_string(row) +
+           (output ? ", coordinate " : ", column ") + std::to_string(col);
+  }
 };
 
 template <class T>
-std::optional<NonFiniteValue> find_non_finite(const Matrix<T>& m, const std::string& where) {
+std::optional<NonFiniteValue> find_non_finite(const Matrix<T>& m, NonFiniteValue::Site site,
+                                              const std::string& where) {
   for (int i = 0; i < m.rows(); ++i) {
     for (int k = 0; k < m.cols(); ++k) {
       const std::string name = non_finite_name(m(i, k));
-      if (!name.empty()) return NonFiniteValue{where, i, k, name};
+      if (!name.empty()) return NonFiniteValue{site, where, i, k, name};
     }
   }
   return std::nullopt;
@@ -96,12 +107,15 @@ std::optional<NonFiniteValue> find_non_finite(const Matrix<T>& m, const std::str
 // attention matrix; nullopt when every value is finite.
 template <class T>
 std::optional<NonFiniteValue> find_non_finite(const Evaluation<T>& e) {
-  if (auto v = find_non_finite(e.result.output, "output")) return v;
+  if (auto v = find_non_finite(e.result.output, NonFiniteValue::Site::kOutput, "output")) return v;
   for (std::size_t l = 0; l < e.result.attention.size(); ++l) {
     for (std::size_t h = 0; h < e.result.attention[l].size(); ++h) {
       const std::string where =
           "attention layer " + std::to_string(l) + " head " + std::to_string(h);
-      if (auto v = find_non_finite(e.result.attention[l][h], where)) return v;
+      if (auto v =
+              find_non_finite(e.result.attention[l][h], NonFiniteValue::Site::kAttention, where)) {
+        return v;
+      }
     }
   }
   return std::nullopt;

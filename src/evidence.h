@@ -6,7 +6,7 @@
 //   CERTIFIED    an outward-rounded interval enclosure (MPFI)
 //   NUMERIC(p)   p-bit floating point, no error bound
 //   SEARCH       an optimizer's best value; a bound in one direction only,
-//                named in the label: "SEARCH(lower bound)"
+//                named in the label: "SEARCH(lower bound)" (Bound)
 #pragma once
 
 #include <stdexcept>
@@ -28,16 +28,34 @@ inline std::string to_string(Verdict v) {
   throw std::logic_error("unknown verdict");
 }
 
+// The one direction a SEARCH value bounds: an optimizer's best value is a
+// lower bound when it maximizes (a worst case found) and an upper bound when
+// it minimizes (a smallest BOS mass found); kNone for an unlabelled search.
+enum class Bound { kNone, kLower, kUpper };
+
+// "lower bound", "upper bound"; empty for kNone.
+inline std::string to_string(Bound b) {
+  switch (b) {
+    case Bound::kNone:
+      return "";
+    case Bound::kLower:
+      return "lower bound";
+    case Bound::kUpper:
+      return "upper bound";
+  }
+  throw std::logic_error("unknown bound direction");
+}
+
 struct Evidence {
   enum class Level { kExact, kCertified, kNumeric, kSearch };
   Level level = Level::kNumeric;
-  int bits = 53;          // NUMERIC: working precision; CERTIFIED: MPFI precision
-  std::string direction;  // SEARCH: "lower bound" or "upper bound"
+  int bits = 53;                   // NUMERIC: working precision; CERTIFIED: MPFI precision
+  Bound direction = Bound::kNone;  // SEARCH: which side of the true value it bounds
 
-  static Evidence exact() { return {Level::kExact, 0, ""}; }
-  static Evidence certified(int bits) { return {Level::kCertified, bits, ""}; }
-  static Evidence numeric(int bits) { return {Level::kNumeric, bits, ""}; }
-  static Evidence search(const std::string& direction) { return {Level::kSearch, 53, direction}; }
+  static Evidence exact() { return {Level::kExact, 0, Bound::kNone}; }
+  static Evidence certified(int bits) { return {Level::kCertified, bits, Bound::kNone}; }
+  static Evidence numeric(int bits) { return {Level::kNumeric, bits, Bound::kNone}; }
+  static Evidence search(Bound direction) { return {Level::kSearch, 53, direction}; }
 
   // "EXACT", "CERTIFIED", "NUMERIC(53)", "SEARCH(lower bound)".
   std::string label() const {
@@ -49,7 +67,7 @@ struct Evidence {
       case Level::kNumeric:
         return "NUMERIC(" + std::to_string(bits) + ")";
       case Level::kSearch:
-        return direction.empty() ? "SEARCH" : "SEARCH(" + direction + ")";
+        return direction == Bound::kNone ? "SEARCH" : "SEARCH(" + to_string(direction) + ")";
     }
     throw std::logic_error("unknown evidence level");
   }

@@ -15,13 +15,16 @@ class InputError : public std::runtime_error {
   InputError(const std::string& file, const std::string& field, const std::string& expected)
       : std::runtime_error(file + ": " + field + ": " + expected),
         file_(file),
-        field_(field) {}
+        field_(field),
+        expected_(expected) {}
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
+  const std::string& expected() const { return expected_; }
 
  private:
   std::string file_;
   std::string field_;
+  std::string expected_;
 };
 
 }  // namespace sinkcert

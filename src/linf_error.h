@@ -11,8 +11,8 @@
 #pragma once
 
 #include <optional>
-#include <type_traits>
 
+#include "src/interval.h"
 #include "src/scalar_traits.h"
 
 namespace sinkcert {
@@ -26,9 +26,8 @@ struct LinfError {
 
 template <class T>
 LinfError<T> linf_error(const Matrix<T>& output, const Matrix<T>& target) {
-  constexpr bool kInterval = ScalarTraits<T>::kIsInterval;
   // the ordering key of a term: its upper end (intervals) or itself
-  using Key = std::conditional_t<kInterval, Mpfr, T>;
+  using Key = Endpoint<T>;
   LinfError<T> e;
   std::optional<Key> best;  // copy-constructed: keeps the key's precision
   bool have_nan = false;
@@ -38,13 +37,7 @@ LinfError<T> linf_error(const Matrix<T>& output, const Matrix<T>& target) {
       const T diff = abs_of(T(output(i, d) - target(i, d)));
       e.value = (i == 0 && d == 0) ? diff : max_of(e.value, diff);
       if (have_nan) continue;
-      const Key key = [&diff]() -> Key {
-        if constexpr (kInterval) {
-          return upper_of(diff);
-        } else {
-          return diff;
-        }
-      }();
+      const Key key = upper_of(diff);
       const bool nan = is_nan(diff);
       if (nan || !best || key > *best) {
         best.emplace(key);

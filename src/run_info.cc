@@ -4,40 +4,18 @@
 #include <chrono>
 #include <ctime>
 
-#include "src/subprocess.h"
+// Written by the build (scripts/revision_stamp.cmake): SINKCERT_REVISION.
+#include "sinkcert_revision.h"
 
 namespace sinkcert {
 
-namespace {
-
-// The checkout's state when first asked (a binary can outlive the configure
-// step that stamped SINKCERT_GIT_REVISION, and results are often regenerated
-// after a commit); the configure-time stamp when git or the checkout is
-// absent. Asked once per process, so that every artifact of one run carries
-// the same revision even as the run's own outputs make the tree dirty.
-std::string read_revision() {
-#ifdef SINKCERT_SOURCE_DIR
-  RunOptions options;
-  options.capture = RunOptions::Capture::kStdout;
-  const ProgramResult git = run_program(
-      {"git", "-C", SINKCERT_SOURCE_DIR, "describe", "--always", "--dirty", "--abbrev=12"},
-      options);
-  std::string rev = git.output.substr(0, git.output.find_first_of("\r\n"));
-  if (git.ok() && !rev.empty()) return rev;
-#endif
-#ifdef SINKCERT_GIT_REVISION
-  return SINKCERT_GIT_REVISION;
-#else
-  return "unknown";
-#endif
-}
-
-}  // namespace
-
-std::string build_revision() {
-  static const std::string revision = read_revision();
-  return revision;
-}
+// The revision of the checkout this library was built from, stamped by the
+// build itself whenever it changes (so a build after a new commit carries
+// it), or "unknown" outside a git checkout. A compile-time constant: every
+// artifact of a run carries the same revision even as the run's own outputs
+// make the tree dirty, and a binary never claims a revision it was not built
+// from.
+std::string build_revision() { return SINKCERT_REVISION; }
 
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -22,7 +22,8 @@ struct RunInfo {
   std::string precision;  // e.g. "double", "mpfi 257 bits", "exact"
 };
 
-// The revision compiled into the library (git describe at configure time).
+// The revision compiled into the library: `git describe --always --dirty
+// --abbrev=12` of the checkout when it was built, or "unknown" outside one.
 std::string build_revision();
 // Now, as ISO 8601 UTC.
 std::string utc_now();

@@ -13,7 +13,8 @@
 //   Rational               EXACT (GMP mpq)
 // The kernels call only the functions defined here for anything beyond
 // + - * / and comparison: exp, relu(x) = max(x, 0), abs, max, and the
-// interval endpoints. For an interval X = [l, u]:
+// interval endpoints (the interval vocabulary itself is src/interval.h).
+// For an interval X = [l, u]:
 //   relu(X) = [max(l, 0), max(u, 0)],  max(X, Y) = [max(lx, ly), max(ux, uy)],
 // which are exact ranges (each is monotone in every argument), whereas the
 // generic `a < b ? b : a` would compare "certainly less" and lose the hull.
@@ -373,37 +374,6 @@ template <class U, class Derived>
 Matrix<U> matrix_cast(const Eigen::MatrixBase<Derived>& m) {
   using T = typename Derived::Scalar;
   return m.unaryExpr([](const T& x) { return scalar_cast<U>(x); });
-}
-
-// Lower and upper end of the enclosure (a point value is its own enclosure).
-// Exact for every scalar except Jet, whose derivative part is dropped.
-template <class T>
-Mpfr lower_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
-    return bmp::lower(x);
-  } else if constexpr (std::is_same_v<T, Rational>) {
-    return Mpfr(x);  // rounded to nearest: callers needing exactness use T
-  } else {
-    return Mpfr(to_double(x));
-  }
-}
-template <class T>
-Mpfr upper_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
-    return bmp::upper(x);
-  } else {
-    return lower_of(x);
-  }
-}
-
-// Whether the value certainly lies in [lo, hi] (for point types: does).
-template <class T>
-bool certainly_less(const T& a, const T& b) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
-    return bmp::upper(a) < bmp::lower(b);
-  } else {
-    return a < b;
-  }
 }
 
 }  // namespace sinkcert

@@ -4,21 +4,26 @@
 #include <mpfr.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+
+#include "src/subprocess.h"
 
 namespace sinkcert {
 
 namespace {
 
-// Provenance lines, one "key: value" each, newlines in values flattened.
+std::string flat(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+// The provenance keys, in the order of RunInfo's JSON form.
 std::vector<std::pair<std::string, std::string>> provenance(const RunInfo& info) {
-  auto flat = [](std::string s) {
-    for (char& c : s) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    return s;
-  };
   return {{"command_line", flat(info.command_line)},
           {"revision", flat(info.revision)},
           {"time_utc", flat(info.time_utc)},
@@ -40,6 +45,15 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
+// A gnuplot data cell: double-quoted when it holds white space.
+std::string data_field(const std::string& text) {
+  if (text.empty()) return "?";
+  if (text.find_first_of(" \t") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? '\'' : c;
+  return out + "\"";
+}
+
 // mpfr_asprintf with a rounding letter: 'D' down, 'U' up, 'N' nearest.
 std::string format_rounded(const Mpfr& x, int digits, char rounding) {
   if (digits < 1) throw std::invalid_argument("format: digits must be >= 1");
@@ -54,7 +68,32 @@ std::string format_rounded(const Mpfr& x, int digits, char rounding) {
   return out;
 }
 
+// Mantissa and decimal exponent of a number in the form format_rounded
+// prints ("6.37e-17" -> "6.37", -17; "0" -> "0", 0).
+std::pair<std::string, long> split_scientific(const std::string& text) {
+  const auto e = text.find_first_of("eE");
+  if (e == std::string::npos) return {text, 0};
+  return {text.substr(0, e), std::stol(text.substr(e + 1))};
+}
+
+std::string times_ten(long exponent) {
+  return exponent == 0 ? "" : "\\times 10^{" + std::to_string(exponent) + "}";
+}
+
+// "m \times 10^{e}" (no dollars); "m" when the exponent is 0.
+std::string latex_math(const std::string& text) {
+  const auto [mantissa, exponent] = split_scientific(text);
+  return mantissa + times_ten(exponent);
+}
+
 }  // namespace
+
+std::string provenance_header(const std::string& comment, const std::string& title,
+                              const RunInfo& info) {
+  std::string out = comment + flat(title) + "\n";
+  for (const auto& [key, value] : provenance(info)) out += comment + key + ": " + value + "\n";
+  return out;
+}
 
 std::string latex_escape(const std::string& text) {
   std::string out;
@@ -98,8 +137,7 @@ std::string latex_escape(const std::string& text) {
 
 std::string to_latex(const Table& table, const RunInfo& info) {
   std::ostringstream out;
-  out << "% sinkcert table " << table.name << "\n";
-  for (const auto& [key, value] : provenance(info)) out << "% " << key << ": " << value << "\n";
+  out << provenance_header("% ", "sinkcert table " + table.name, info);
   std::string align = table.alignment;
   if (align.empty() && !table.columns.empty()) {
     align = "l" + std::string(table.columns.size() - 1, 'r');
@@ -110,28 +148,32 @@ std::string to_latex(const Table& table, const RunInfo& info) {
     }
     out << " \\\\\n";
   };
-  out << "\\begin{table}[htbp]\n\\centering\n";
+  const std::string env = table.landscape ? "sidewaystable" : "table";
+  out << "\\begin{" << env << "}" << (table.landscape ? "" : "[htbp]") << "\n\\centering\n";
   out << "\\caption{" << latex_escape(table.caption) << "}\n";
   out << "\\label{tab:" << table.name << "}\n";
-  if (table.fit_width) out << "\\resizebox{\\linewidth}{!}{%\n";
+  // a landscape table is wide: narrower gaps between columns, same font
+  if (table.landscape) out << "\\setlength{\\tabcolsep}{4pt}\n";
   out << "\\begin{tabular}{" << align << "}\n\\toprule\n";
   row_line(table.columns);
   out << "\\midrule\n";
   for (const auto& row : table.rows) row_line(row);
-  out << "\\bottomrule\n\\end{tabular}" << (table.fit_width ? "}" : "") << "\n";
+  out << "\\bottomrule\n\\end{tabular}\n";
   for (const auto& note : table.notes) {
     out << "\\par\\smallskip{\\footnotesize " << latex_escape(note) << "}\n";
   }
-  out << "\\end{table}\n";
+  out << "\\end{" << env << "}\n";
   return out.str();
 }
 
 std::string to_csv(const Table& table, const RunInfo& info) {
   std::ostringstream out;
-  out << "# sinkcert table " << table.name << "\n";
-  for (const auto& [key, value] : provenance(info)) out << "# " << key << ": " << value << "\n";
+  out << provenance_header("# ", "sinkcert table " + table.name, info);
+  if (!table.caption.empty()) out << "# caption: " << flat(table.caption) << "\n";
+  for (const auto& note : table.notes) out << "# note: " << flat(note) << "\n";
   auto row_line = [&](const std::vector<Cell>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) out << (c ? "," : "") << csv_field(cells[c].text);
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      out << (c ? "," : "") << csv_field(cells[c].text);
     out << "\n";
   };
   row_line(table.columns);
@@ -148,9 +190,9 @@ nlohmann::json to_json(const Table& table, const RunInfo& info) {
     for (const auto& c : row) r.push_back(c.text);
     rows.push_back(r);
   }
-  return nlohmann::json{{"table", table.name},    {"caption", table.caption},
-                        {"columns", columns},     {"rows", rows},
-                        {"notes", table.notes},   {"run_info", to_json(info)}};
+  return nlohmann::json{{"table", table.name},  {"caption", table.caption},
+                        {"columns", columns},   {"rows", rows},
+                        {"notes", table.notes}, {"run_info", to_json(info)}};
 }
 
 std::vector<std::string> write_table(const Table& table, const RunInfo& info,
@@ -162,6 +204,79 @@ std::vector<std::string> write_table(const Table& table, const RunInfo& info,
   return {stem + ".tex", stem + ".csv", stem + ".json"};
 }
 
+std::string write_csv_table(const Table& table, const RunInfo& info, const std::string& dir,
+                            const std::string& file_name) {
+  const std::string path = dir + "/" + file_name;
+  write_file_atomically(path, to_csv(table, info));
+  return path;
+}
+
+std::string figure_caption(const Figure& figure) {
+  return figure.caption + " Evidence: " + figure.evidence + ".";
+}
+
+std::string figure_data(const Figure& figure, const RunInfo& info) {
+  std::ostringstream out;
+  out << provenance_header("# ", "sinkcert figure data " + figure.name, info);
+  out << "# caption: " << flat(figure_caption(figure)) << "\n#";
+  for (const auto& c : figure.columns) out << " " << data_field(c);
+  out << "\n";
+  for (const auto& row : figure.rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) out << (c ? " " : "") << data_field(row[c]);
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string figure_script(const Figure& figure, const RunInfo& info) {
+  std::ostringstream out;
+  out << provenance_header("# ", "sinkcert figure script " + figure.name, info);
+  out << "# caption: " << flat(figure_caption(figure)) << "\n"
+      << "# gnuplot " << figure.name << ".gp renders " << figure.name
+      << ".pdf; gnuplot -e \"format='png'\" " << figure.name << ".gp renders " << figure.name
+      << ".png\n"
+      << "data = '" << figure.name << ".dat'\n"
+      << "if (!exists(\"format\")) format = 'pdf'\n"
+      << "if (format eq 'png') {\n  set terminal pngcairo size 900,600\n} else {\n"
+      << "  set terminal pdfcairo size 6in,4in font \"Helvetica,10\"\n}\n"
+      << "set output '" << figure.name << ".'.format\n"
+      << "set datafile missing '?'\n"
+      << figure.plot;
+  if (!figure.plot.empty() && figure.plot.back() != '\n') out << "\n";
+  return out.str();
+}
+
+FigureFiles write_figure(const Figure& figure, const RunInfo& info, const std::string& dir) {
+  namespace fs = std::filesystem;
+  FigureFiles files;
+  const std::string stem = (fs::path(dir) / figure.name).string();
+  write_file_atomically(stem + ".dat", figure_data(figure, info));
+  write_file_atomically(stem + ".gp", figure_script(figure, info));
+  files.written = {stem + ".dat", stem + ".gp"};
+  std::vector<std::string> formats{"pdf"};
+  if (figure.png) formats.push_back("png");
+  for (const std::string& format : formats) {
+    // gnuplot runs in `dir`, without a shell, on our own file names
+    RunOptions run;
+    run.working_dir = dir;
+    run.capture = RunOptions::Capture::kStderr;
+    const ProgramResult r =
+        run_program({"gnuplot", "-e", "format='" + format + "'", figure.name + ".gp"}, run);
+    const std::string target = stem + "." + format;
+    std::error_code ec;
+    if (r.ok() && fs::is_regular_file(target, ec) && fs::file_size(target, ec) > 0) {
+      files.written.push_back(target);
+      if (format == "pdf") files.pdf = target;
+    } else {
+      fs::remove(target, ec);  // a partial figure
+      files.failures.push_back(
+          figure.name + "." + format + " (" +
+          (r.ok() ? std::string("gnuplot wrote no file") : describe_failure(r)) + ")");
+    }
+  }
+  return files;
+}
+
 std::string format_down(const Mpfr& x, int digits) { return format_rounded(x, digits, 'D'); }
 std::string format_up(const Mpfr& x, int digits) { return format_rounded(x, digits, 'U'); }
 std::string format_nearest(const Mpfr& x, int digits) { return format_rounded(x, digits, 'N'); }
@@ -170,26 +285,19 @@ std::string format_interval(const Mpfi& x, int digits) {
   return "[" + format_down(bmp::lower(x), digits) + ", " + format_up(bmp::upper(x), digits) + "]";
 }
 
-std::string latex_number(const std::string& text) {
-  // mantissa "e" exponent: m x 10^e, the exponent without sign padding.
-  const auto e = text.find_first_of("eE");
-  if (e == std::string::npos) return "$" + text + "$";
-  const std::string mantissa = text.substr(0, e);
-  const long exponent = std::stol(text.substr(e + 1));
-  if (exponent == 0) return "$" + mantissa + "$";
-  return "$" + mantissa + "\\times 10^{" + std::to_string(exponent) + "}$";
+std::string latex_number(const std::string& text) { return "$" + latex_math(text) + "$"; }
+
+std::string latex_interval(const Mpfi& x, int digits) {
+  const auto [lo, lo_exponent] = split_scientific(format_down(bmp::lower(x), digits));
+  const auto [hi, hi_exponent] = split_scientific(format_up(bmp::upper(x), digits));
+  if (lo_exponent == hi_exponent) {
+    return "$[" + lo + ",\\ " + hi + "]" + times_ten(lo_exponent) + "$";
+  }
+  return "$[" + lo + times_ten(lo_exponent) + ",\\ " + hi + times_ten(hi_exponent) + "]$";
 }
 
-std::string latex_interval(const std::string& text) {
-  // "[lo, hi]" -> "$[lo, hi]$" with each end in LaTeX form.
-  const auto comma = text.find(", ");
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']' || comma == std::string::npos) {
-    return latex_escape(text);
-  }
-  auto strip = [](std::string s) { return s.substr(1, s.size() - 2); };
-  const std::string lo = strip(latex_number(text.substr(1, comma - 1)));
-  const std::string hi = strip(latex_number(text.substr(comma + 2, text.size() - comma - 3)));
-  return "$[" + lo + ",\\ " + hi + "]$";
+Cell interval_cell(const Mpfi& x, int digits) {
+  return Cell(format_interval(x, digits), latex_interval(x, digits));
 }
 
 }  // namespace sinkcert

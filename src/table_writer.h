@@ -1,16 +1,36 @@
 // SPDX-License-Identifier: MIT
 //
-// The appendix tables: one value type, three writers (LaTeX booktabs, CSV,
-// JSON), each pinned by golden-string tests.
+// The one writer of every table, figure and data file sinkcert publishes.
 //
-// A Table is a caption, a header and rows of cells. A cell has a plain text
-// form (CSV, JSON) and an optional LaTeX form (raw, e.g. math); without one
-// the plain text is escaped for LaTeX. Every writer stamps the provenance
-// (RunInfo: command line, revision, time, seed, precision):
-//   LaTeX  leading "% key: value" comment lines, then a table environment
-//          (\begin{table}[htbp] ... \toprule ... \midrule ... \bottomrule),
-//   CSV    leading "# key: value" comment lines, then RFC 4180 rows,
+// Provenance. Every artifact starts with the same header: a title line
+// ("sinkcert table p1_sink_loss"), then one "key: value" line for each key of
+// RunInfo's JSON form, in this order:
+//   command_line, revision, time_utc, seed, precision
+// each line behind the comment marker of its format ("% " LaTeX, "# " CSV,
+// gnuplot data and script). JSON artifacts carry the same keys under
+// "run_info".
+//
+// Tables. A Table is a caption, a header and rows of cells. A cell has a
+// plain text form (CSV, JSON) and an optional LaTeX form (raw, e.g. math);
+// without one the plain text is escaped for LaTeX. write_table writes
+//   LaTeX  the header, then a table environment (booktabs: \toprule ...
+//          \midrule ... \bottomrule; a sidewaystable with 4pt column gaps
+//          when `landscape`),
+//   CSV    the header, "# caption:" and "# note:" lines, then RFC 4180 rows,
 //   JSON   {"table": name, "caption", "columns", "rows", "notes", "run_info"}.
+// No table is scaled down to fit: a table too wide for the page is set
+// landscape or split by its builder.
+//
+// Figures. A Figure is its data (named columns of text cells), a gnuplot plot
+// specification, a caption saying what it shows, and the evidence level of
+// what is plotted. write_figure writes <name>.dat (header, then
+// whitespace-separated rows; a cell holding a space is double-quoted, "?" is
+// a missing value) and <name>.gp (header, then a standalone script: `gnuplot
+// <name>.gp` in that folder renders <name>.pdf, `gnuplot -e "format='png'"
+// <name>.gp` renders <name>.png), and runs gnuplot (src/subprocess.h, no
+// shell) in the folder to render them. A figure gnuplot cannot render is
+// reported, not fatal: its data and script stay.
+//
 // Numbers are formatted here too, with the rounding direction made explicit:
 // a lower end is printed rounded down and an upper end rounded up (MPFR's
 // RNDD / RNDU), so a printed interval still contains the true value.
@@ -25,24 +45,30 @@
 
 namespace sinkcert {
 
+// The provenance header (see above): `title` on the first line, then the
+// RunInfo keys, each line starting with `comment`; newlines in values are
+// flattened to spaces.
+std::string provenance_header(const std::string& comment, const std::string& title,
+                              const RunInfo& info);
+
 struct Cell {
   std::string text;   // CSV and JSON form
   std::string latex;  // raw LaTeX; empty = escape `text`
 
   Cell() = default;
-  Cell(const char* t) : text(t) {}                 // NOLINT: implicit by design
-  Cell(std::string t) : text(std::move(t)) {}      // NOLINT
+  Cell(const char* t) : text(t) {}             // NOLINT: implicit by design
+  Cell(std::string t) : text(std::move(t)) {}  // NOLINT
   Cell(std::string t, std::string tex) : text(std::move(t)), latex(std::move(tex)) {}
 };
 
 struct Table {
-  std::string name;                   // file stem and LaTeX label: tab:<name>
-  std::string caption;                // plain text, escaped for LaTeX
-  std::vector<Cell> columns;          // header
-  std::string alignment;              // LaTeX column spec; empty = "l" then "r"s
+  std::string name;           // file stem and LaTeX label: tab:<name>
+  std::string caption;        // plain text, escaped for LaTeX
+  std::vector<Cell> columns;  // header
+  std::string alignment;      // LaTeX column spec; empty = "l" then "r"s
   std::vector<std::vector<Cell>> rows;
-  std::vector<std::string> notes;     // printed under the table, plain text
-  bool fit_width = false;             // LaTeX: scale the tabular to \linewidth
+  std::vector<std::string> notes;  // printed under the table, plain text
+  bool landscape = false;          // LaTeX: a sidewaystable, on its own page
 };
 
 // Escapes the LaTeX specials & % $ # _ { } ~ ^ \ of plain text, and | < >,
@@ -56,6 +82,36 @@ nlohmann::json to_json(const Table& table, const RunInfo& info);
 // Writes <dir>/<name>.tex, .csv and .json atomically; returns the three paths.
 std::vector<std::string> write_table(const Table& table, const RunInfo& info,
                                      const std::string& dir);
+// Only <dir>/<file_name> as CSV (data tables of a study, e.g. path.csv).
+std::string write_csv_table(const Table& table, const RunInfo& info, const std::string& dir,
+                            const std::string& file_name);
+
+struct Figure {
+  std::string name;      // file stem: <name>.dat, .gp, .pdf (.png)
+  std::string caption;   // what it shows, plain text
+  std::string evidence;  // evidence level of the plotted values, e.g. "SEARCH(lower bound)"
+  std::vector<std::string> columns;            // data column names
+  std::vector<std::vector<std::string>> rows;  // data cells; "?" is missing
+  // gnuplot commands run after the terminal and output are set; the data
+  // file's name is in the gnuplot variable `data` (plot data using 1:2 ...)
+  std::string plot;
+  bool png = false;  // also render <name>.png
+};
+
+// The figure's caption with its evidence level, for a document or a reader:
+// "<caption> Evidence: <evidence>."
+std::string figure_caption(const Figure& figure);
+std::string figure_data(const Figure& figure, const RunInfo& info);
+std::string figure_script(const Figure& figure, const RunInfo& info);
+
+struct FigureFiles {
+  std::vector<std::string> written;   // paths of the files written (data, script, renders)
+  std::string pdf;                    // path of <name>.pdf; empty if not rendered
+  std::vector<std::string> failures;  // "<name>.png (gnuplot: ...)" per render that failed
+};
+// Writes <dir>/<name>.dat and .gp atomically, then renders .pdf (and .png)
+// with gnuplot run in `dir`; a partial render is removed.
+FigureFiles write_figure(const Figure& figure, const RunInfo& info, const std::string& dir);
 
 // ---------------------------------------------------------------------------
 // Number formatting (significant digits in scientific notation).
@@ -71,7 +127,11 @@ std::string format_interval(const Mpfi& x, int digits);
 // The LaTeX form of a number printed by the functions above:
 // "6.37e-17" -> "$6.37\times 10^{-17}$", "0" -> "$0$".
 std::string latex_number(const std::string& text);
-// The LaTeX form of an interval printed by format_interval.
-std::string latex_interval(const std::string& text);
+// The LaTeX form of the enclosure format_interval(x, digits) prints, each
+// end rounded outward; a common power of ten is factored out:
+// "$[6.37,\ 6.38]\times 10^{-17}$", "$[9.99\times 10^{-3},\ 1.01\times 10^{-2}]$".
+std::string latex_interval(const Mpfi& x, int digits);
+// A table cell holding both: format_interval(x, digits) and latex_interval.
+Cell interval_cell(const Mpfi& x, int digits);
 
 }  // namespace sinkcert

@@ -58,6 +58,41 @@ constexpr int kTriggerFlag = 1;
 constexpr int kFirstContent = 2;
 inline int ordinary_flag(int n) { return n - 1; }
 
+// The content layout, defined once. The content of a sequence is the
+// (L-1) x (n-3) matrix C whose row k-1 is c_k, the content of position k:
+//   C(k-1, c) = X(k, kFirstContent + c),  k = 1..L-1, c = 0..n-4.
+// Flattened (the variables of a search or of a branch-and-bound box), entry
+// (k-1, c) of C is variable m = (k-1)(n-3) + c (row-major).
+inline int content_variables(const Task& task) { return (task.L - 1) * task.content_dim(); }
+inline int content_variable(const Task& task, int k, int c) {
+  return (k - 1) * task.content_dim() + c;
+}
+
+// The content of X (L x n), or of the same-shaped matrix of derivatives dphi/dX.
+template <class Derived>
+Matrix<typename Derived::Scalar> content_of(const Task& task, const Eigen::MatrixBase<Derived>& X) {
+  return X.block(1, kFirstContent, task.L - 1, task.content_dim());
+}
+
+// C flattened in the variable order above, and back.
+template <class T>
+std::vector<T> flatten_content(const Matrix<T>& C) {
+  std::vector<T> flat;
+  flat.reserve(C.size());
+  for (int r = 0; r < C.rows(); ++r) {
+    for (int c = 0; c < C.cols(); ++c) flat.push_back(C(r, c));
+  }
+  return flat;
+}
+template <class T>
+Matrix<T> unflatten_content(const Task& task, const std::vector<T>& flat) {
+  Matrix<T> C(task.L - 1, task.content_dim());
+  for (int k = 1; k < task.L; ++k) {
+    for (int c = 0; c < task.content_dim(); ++c) C(k - 1, c) = flat[content_variable(task, k, c)];
+  }
+  return C;
+}
+
 // Builds X from a trigger position j and a content matrix C of shape
 // (L-1) x (n-3) whose row k-1 is c_k.
 template <class T>

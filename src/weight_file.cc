@@ -262,4 +262,18 @@ void write_weight_file(const std::string& path, const WeightFile& w) {
   write_file_atomically(path, weight_file_text(w));
 }
 
+std::string describe(const WeightFile& w) {
+  return to_string(w.attention) + ", " + to_string(w.kind) + ", n = " + std::to_string(w.n) + ", " +
+         std::to_string(w.num_layers()) + " layer(s) x " + std::to_string(w.num_heads()) +
+         " head(s)";
+}
+
+nlohmann::json shape_json(const WeightFile& w) {
+  return {{"kind", to_string(w.kind)},
+          {"attention", to_string(w.attention)},
+          {"n", w.n},
+          {"layers", w.num_layers()},
+          {"heads", w.num_heads()}};
+}
+
 }  // namespace sinkcert

@@ -101,4 +101,10 @@ std::string weight_file_text(const WeightFile& w);
 // Writes weight_file_text(w) atomically (write_file_atomically).
 void write_weight_file(const std::string& path, const WeightFile& w);
 
+// The model's shape in words: "softmax, single-layer, n = 6, 1 layer(s) x
+// 1 head(s)".
+std::string describe(const WeightFile& w);
+// The same as JSON: {"kind", "attention", "n", "layers", "heads"}.
+nlohmann::json shape_json(const WeightFile& w);
+
 }  // namespace sinkcert

@@ -15,35 +15,80 @@ namespace {
 using testing::near;
 using testing::random_model;
 
-// Analytic vs forward-mode Jet gradients: both are exact derivatives of the
-// same double computation, differing only by rounding of O(L n) terms of
-// size O(1).
+// The reverse-pass gradient of a refined term vs forward-mode Jets of
+// forward(): both are exact derivatives of the same double computation,
+// differing only by rounding of O(L n) terms of size O(1).
 constexpr double kGradientAgreement = 1e-10;
 // The adversary's value at a vertex vs the same vertex evaluated directly:
 // identical arithmetic up to the sin/asin round trip of +-1 (a few ulps).
 constexpr double kVertexValue = 1e-12;
 
-TEST_CASE("analytic and Jet gradients of the refined term agree for every attention kind") {
+using Jet = ceres::Jet<double, 1>;
+
+// phi and dphi/dC of a refined term by one forward-mode Jet pass per
+// content entry, through forward() and make_target().
+double jet_term(const Model<double>& m, const Task& task, const RefinedTerm& t,
+                const Matrix<double>& C, Matrix<double>& grad) {
+  const Model<Jet> mj = m.cast<Jet>();
+  grad.resize(C.rows(), C.cols());
+  double phi = 0;
+  for (int k = 0; k < C.rows(); ++k) {
+    for (int c = 0; c < C.cols(); ++c) {
+      Matrix<Jet> CJ = C.unaryExpr([](double x) { return Jet(x); });
+      CJ(k, c).v[0] = 1.0;
+      const Matrix<Jet> X = make_input<Jet>(task, t.trigger, CJ);
+      const auto r = forward(mj, X, true);
+      Jet value;
+      if (t.kind == TermKind::kBosMass) {
+        value = r.attention[t.layer][t.coordinate](t.position, 0);
+      } else {
+        const Matrix<Jet> Y = make_target(X, t.trigger, target_kind_of(m.kind));
+        value = Jet(t.sign) * (r.output(t.position, t.coordinate) - Y(t.position, t.coordinate));
+      }
+      phi = value.a;
+      grad(k, c) = value.v[0];
+    }
+  }
+  return phi;
+}
+
+TEST_CASE("the refined term's gradient agrees with Jets: every attention kind and model kind") {
   const Task task{6, 5, TriggerRange::kPaper};
-  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kRelu,
-                             AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
-    const Model<double> m = random_model(task.n, kind, 0.7, 3, 1, 2);
-    TaskSampler sampler(task, 5);
-    const Sample s = sampler.next();
-    const Matrix<double> C = s.X.block(1, kFirstContent, task.L - 1, task.content_dim());
-    for (int kindterm : {0, 1}) {
-      RefinedTerm t;
-      t.kind = kindterm;
-      t.trigger = s.trigger;
-      t.position = kindterm == 0 ? s.trigger : (s.trigger == 3 ? 4 : 3);
-      t.coordinate = kindterm == 0 ? 3 : 1;
-      t.sign = -1;
-      Matrix<double> ga, gj;
-      const double va = term_value_and_gradient(m, task, t, C, &ga, true);
-      const double vj = term_value_and_gradient(m, task, t, C, &gj, false);
-      CHECK(near(va, vj, kGradientAgreement));
-      for (int k = 0; k < ga.rows(); ++k)
-        for (int c = 0; c < ga.cols(); ++c) CHECK(near(ga(k, c), gj(k, c), kGradientAgreement));
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmax, AttentionKind::kRelu, AttentionKind::kReluCountAll,
+        AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
+    for (ModelKind mk : {ModelKind::kSingleLayer, ModelKind::kResidual}) {
+      CAPTURE(to_string(kind));
+      CAPTURE(to_string(mk));
+      const Model<double> m =
+          random_model(task.n, kind, 0.7, 3, mk == ModelKind::kResidual ? 2 : 1, 2, mk);
+      TaskSampler sampler(task, 5);
+      const Sample s = sampler.next();
+      const Matrix<double> C = content_of(task, s.X);
+      for (TermKind term_kind : {TermKind::kError, TermKind::kBosMass}) {
+        // the trigger row (target term) and a row after it
+        for (int position : {s.trigger, s.trigger == 3 ? 4 : 3})
+          for (int layer = 0; layer < m.num_layers(); ++layer) {
+            RefinedTerm t;
+            t.kind = term_kind;
+            t.trigger = s.trigger;
+            t.position = position;
+            t.coordinate = term_kind == TermKind::kError ? kFirstContent + 1 : 1;
+            t.layer = layer;
+            t.sign = -1;
+            Matrix<double> gv, gj;
+            const double vv = term_value_and_gradient(m, task, t, C, &gv);
+            const double vj = jet_term(m, task, t, C, gj);
+            CHECK(near(vv, vj, kGradientAgreement));
+            int bad = 0;
+            for (int k = 0; k < gv.rows(); ++k)
+              for (int c = 0; c < gv.cols(); ++c)
+                bad += !near(gv(k, c), gj(k, c), kGradientAgreement);
+            CHECK(bad == 0);
+            // without a gradient: the same value
+            CHECK(term_value_and_gradient(m, task, t, C, nullptr) == vv);
+          }
+      }
     }
   }
 }
@@ -180,16 +225,29 @@ TEST_CASE("certify_witness recomputes the value at the witness") {
   CHECK(w.double_disagrees);
 }
 
-TEST_CASE("residual models go through the Jet path") {
-  const Task task{5, 4, TriggerRange::kPaper};
-  const Model<double> m =
-      random_model(task.n, AttentionKind::kSoftmax, 0.5, 8, 2, 2, ModelKind::kResidual);
+// A residual model with a known worst case: layer 0 is the sink family's
+// head, layer 1 has A = M = 0. Then f(X)_i - y_i = o^0_i for i != j and
+// o^0_j - (1/j) sum_{k<=j} x_k at the trigger, the single-layer sink
+// family's error, so E = (L-1) / (e^beta + L-1) at row L-1; layer 1's
+// scores are all 0, its weights uniform, so the smallest BOS mass over
+// both layers is layer 1's 1/L at row L-1 (below layer 0's
+// e^beta / (e^beta + L-1)). The residual path (reverse pass through two
+// layers) must find both.
+TEST_CASE("a two-layer residual model: the known worst error and smallest BOS mass") {
+  const Task task{7, 8, TriggerRange::kPaper};
+  const double beta = 3.0, L1 = task.L - 1, e = std::exp(beta);
+  Model<double> m = sink_family<double>(task.n, beta);
+  m.kind = ModelKind::kResidual;
+  const Matrix<double> zero = Matrix<double>::Zero(task.n, task.n);
+  m.layers.push_back({Head<double>{zero, zero}});
   const AdversaryResult r = maximize_error(m, task, {});
-  CHECK(r.best.value > 0);
+  CHECK(near(r.best.value, L1 / (e + L1), kVertexValue));
+  CHECK(r.best.position == task.L - 1);
   CHECK(near(score_error(m, task, r.best.trigger, r.best.content).value, r.best.value, 0));
   const AdversaryResult b = minimize_bos_mass(m, task, {});
-  CHECK(b.best.value >= 0);
-  CHECK(b.best.value <= 1);
+  CHECK(near(b.best.value, 1.0 / task.L, kVertexValue));
+  CHECK(b.best.layer == 1);
+  CHECK(b.best.position == task.L - 1);
 }
 
 }  // namespace

@@ -3,8 +3,12 @@
 
 #include <doctest/doctest.h>
 
+#include <sstream>
+#include <string>
+
 #include "src/constructions.h"
 #include "src/forward.h"
+#include "src/table_writer.h"
 #include "src/task.h"
 #include "tests/test_util.h"
 
@@ -145,6 +149,99 @@ TEST_CASE("certify_forward on an exact rational model and input") {
   const auto rd = forward(model.cast<double>().cast<Mpfr>(), matrix_cast<Mpfr>(X));
   CHECK_FALSE((Mpfr(bmp::lower(e.output(3, 2))) <= rd.output(3, 2) &&
                Mpfr(bmp::upper(e.output(3, 2))) >= rd.output(3, 2)));
+}
+
+// The significant digits of the lower end of a printed enclosure
+// "[d.ddde-17, ...]": the mantissa's digits before the exponent.
+int lower_end_digits(const std::string& interval) {
+  int digits = 0;
+  for (std::size_t k = 1; k < interval.size() && interval[k] != 'e' && interval[k] != ','; ++k) {
+    if (interval[k] >= '0' && interval[k] <= '9') ++digits;
+  }
+  return digits;
+}
+
+// The sink family at n = 6, L = 4, trigger 2, every content coordinate 1:
+// the BOS deficits are 3 / (e^beta + 3) at the ordinary rows.
+CertifiedEvaluation small_sink_evaluation(double beta, int digits, int max_bits) {
+  const Task task{6, 4, TriggerRange::kPaper};
+  AdaptiveOptions options;
+  options.digits = digits;
+  options.max_bits = max_bits;
+  return certify_forward(sink_family<double>(6, beta), vertex_input(task, 2, 1.0), 2, options);
+}
+
+TEST_CASE("to_json reports the certified evaluation with two guard digits") {
+  const CertifiedEvaluation e = small_sink_evaluation(40.0, 5, 4096);
+  REQUIRE(e.reached);
+  const nlohmann::json j = to_json(e);
+  CHECK(j["evidence"] == "CERTIFIED");
+  CHECK(j["digits_requested"] == 5);
+  CHECK(j["digits_certified"] == e.digits);
+  CHECK(j["reached"] == true);
+  CHECK(j["precision_bits"] == e.bits);
+  CHECK(j["error_position"] == e.error_position);
+  CHECK(j["error_coordinate"] == e.error_coordinate);
+  // 5 requested + 2 guard digits, each end rounded outward
+  CHECK(shown_digits(e) == 7);
+  CHECK(j["linf_error"] == format_interval(e.linf_error, 7));
+  CHECK(lower_end_digits(j["linf_error"].get<std::string>()) == 7);
+  REQUIRE(j["bos_deficit"].size() == 1);  // one layer, one head
+  const nlohmann::json& head = j["bos_deficit"][0];
+  CHECK(head["layer"] == 0);
+  CHECK(head["head"] == 0);
+  REQUIRE(head["one_minus_bos"].size() == 4);  // every position i = 0..L-1
+  for (int i = 0; i < 4; ++i) {
+    CHECK(head["one_minus_bos"][i] == format_interval(e.bos_deficit[0][0][i], 7));
+  }
+  CHECK(head["max_over_non_trigger"] == format_interval(e.max_bos_deficit[0][0], 7));
+  // a request beyond the cap prints kMaxShownDigits, not digits + 2
+  CertifiedEvaluation many = e;
+  many.options.digits = 100;
+  CHECK(shown_digits(many) == kMaxShownDigits);
+  CHECK(lower_end_digits(to_json(many)["linf_error"].get<std::string>()) == kMaxShownDigits);
+}
+
+TEST_CASE("summary_text: precision needed, e(X), every non-BOS position, the trigger marked") {
+  const CertifiedEvaluation e = small_sink_evaluation(40.0, 5, 4096);
+  REQUIRE(e.reached);
+  const std::string text = summary_text(e);
+  CHECK(evidence_label(e) == "CERTIFIED");
+  CHECK(text.find("precision: mpfi, adaptive from 64 bits (+64): " + std::to_string(e.bits) +
+                  " bits needed for 5 digits; " + std::to_string(e.digits) + " certified\n") == 0);
+  CHECK(text.find("cap reached") == std::string::npos);
+  CHECK(text.find("l_inf error e(X) in " + format_interval(e.linf_error, 7) +
+                  " [CERTIFIED] at position " + std::to_string(e.error_position) + ", coordinate " +
+                  std::to_string(e.error_coordinate) + "\n") != std::string::npos);
+  CHECK(text.find("layer 0 head 0: 1 - a_i0 [CERTIFIED]\n") != std::string::npos);
+  // positions 1..L-1, the trigger (2) marked and no other
+  CHECK(text.find("  position 1: ") != std::string::npos);
+  CHECK(text.find("  position 2 (trigger): ") != std::string::npos);
+  CHECK(text.find("  position 3: ") != std::string::npos);
+  CHECK(text.find("  position 0") == std::string::npos);
+  CHECK(text.find("(trigger)") == text.rfind("(trigger)"));
+  CHECK(text.find("  max over non-trigger positions (1 - min BOS mass): " +
+                  format_interval(e.max_bos_deficit[0][0], 7) + "\n") != std::string::npos);
+  // 2 header lines, then per head a title, L - 1 positions and the max
+  std::istringstream lines(text);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) ++count;
+  CHECK(count == 2 + 1 + 3 + 1);
+}
+
+TEST_CASE("a cap reached before the digits is reported as such in text and JSON") {
+  // 1 - a_i0 = 3 / (e^80 + 3) ~ 5e-35 needs about 115 + 17 bits for 5
+  // digits: the 128-bit cap cannot give them.
+  const CertifiedEvaluation e = small_sink_evaluation(80.0, 5, 128);
+  REQUIRE_FALSE(e.reached);
+  CHECK(evidence_label(e) == "CERTIFIED (fewer digits than requested)");
+  const std::string text = summary_text(e);
+  CHECK(text.find(" certified (cap reached: UNDECIDED)\n") != std::string::npos);
+  CHECK(text.find("[CERTIFIED (fewer digits than requested)] at position") != std::string::npos);
+  const nlohmann::json j = to_json(e);
+  CHECK(j["reached"] == false);
+  CHECK(j["precision_bits"] == 128);
+  CHECK(j["digits_certified"].get<int>() < 5);
 }
 
 TEST_CASE("bad adaptive options are refused") {

@@ -95,6 +95,8 @@ TEST_CASE("a forward pass that overflows: NaN located, reported, written as \"Na
   const std::optional<NonFiniteValue> bad = find_non_finite(e);
   REQUIRE(bad.has_value());
   CHECK(bad->where == "output");
+  CHECK(bad->site == NonFiniteValue::Site::kOutput);
+  CHECK(bad->location() == "the output at position 3, coordinate 0");
   CHECK(bad->row == 3);
   CHECK(bad->col == 0);
   CHECK(bad->value == "NaN");
@@ -116,6 +118,8 @@ TEST_CASE("a forward pass that overflows: NaN located, reported, written as \"Na
   const std::optional<NonFiniteValue> in_attention = find_non_finite(only_attention);
   REQUIRE(in_attention.has_value());
   CHECK(in_attention->where == "attention layer 0 head 0");
+  CHECK(in_attention->site == NonFiniteValue::Site::kAttention);
+  CHECK(in_attention->location() == "the attention layer 0 head 0 at row 2, column 1");
   CHECK(in_attention->row == 2);
   CHECK(in_attention->col == 1);
   CHECK(in_attention->value == "-Infinity");

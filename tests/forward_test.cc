@@ -133,9 +133,28 @@ TEST_CASE("the sink family at beta = 30, n = L = 16 behaves like (L-1) e^-beta")
       if (i != s.trigger) min_bos = std::min(min_bos, r.attention[0][0](i, 0));
     }
   }
-  // "within 10%" as the issue states.
-  CHECK(worst_error == doctest::Approx(predicted).epsilon(0.10));
-  CHECK(1.0 - min_bos == doctest::Approx(predicted).epsilon(0.10));
+  // Closed form (src/constructions.h): row i puts e^beta / (e^beta + i) on
+  // BOS whatever the content, and errs by i / (e^beta + i) at content +1;
+  // both extremes are at i = L-1 (a non-trigger row here).
+  const double exact = (task.L - 1) / (std::exp(beta) + (task.L - 1));
+  // Rounding: the softmax sum 1 + (L-1) e^-beta adds L-1 terms of 9e-14 to 1
+  // one at a time, each rounded to the spacing 2^-52 of doubles just above 1
+  // (error <= 2^-53 per addition, absolute); so a_{L-1,0} and each weight
+  // carry about (L-1) 2^-53 = 1.7e-15, relative. The error, a sum of L-1
+  // weights, adds L-1 more roundings: 2 (L-1) + 2 = 32 roundings of relative
+  // 2^-53, 3.6e-15; kErrorTolerance allows 3 times that.
+  const double kRoundings = 2 * (task.L - 1) + 2;
+  const double kErrorTolerance = 3 * kRoundings * 0x1p-53;
+  CHECK(std::abs(worst_error - exact) <= kErrorTolerance * exact);
+  // 1 - a_{L-1,0} inherits the absolute error of a (L-1 additions, the
+  // division, the subtraction: (L+1) 2^-53 = 1.9e-15), 1e-3 relative to the
+  // tiny 1 - a = 1.4e-12, so this one is compared absolutely.
+  const double kNearOneTolerance = (task.L + 1) * 0x1p-53;
+  CHECK(std::abs((1.0 - min_bos) - exact) <= kNearOneTolerance);
+  // and (L-1) e^-beta bounds both (exact is below it by a relative
+  // (L-1) e^-beta = 1.4e-12, far above the rounding)
+  CHECK(worst_error < predicted);
+  CHECK(1.0 - min_bos <= predicted);
 }
 
 TEST_CASE("the ReLU construction is exact at a rational point") {

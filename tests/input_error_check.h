@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// Test utility for the file readers: an InputError message names the field
-// ("<file>: <field>: ...") and says what was expected. Kept apart from
+// Test utility for the file readers: what a reader threw, as the
+// InputError's typed parts (file, field, expected), so a test names the
+// field exactly instead of searching the message. Kept apart from
 // test_util.h because it needs doctest, which the benchmarks do not link.
 #pragma once
 
@@ -9,13 +10,28 @@
 
 #include <string>
 
+#include "src/input_error.h"
+
 namespace sinkcert::testing {
 
-inline void check_error(const std::string& message, const std::string& field,
+// The InputError a reader threw; thrown = false when it accepted the input.
+struct CaughtError {
+  bool thrown = false;
+  std::string file, field, expected, message;
+};
+
+inline CaughtError caught(const InputError& e) {
+  return CaughtError{true, e.file(), e.field(), e.expected(), e.what()};
+}
+
+// The reader refused the input naming exactly `field`, and what it
+// expected contains `expected`.
+inline void check_error(const CaughtError& error, const std::string& field,
                         const std::string& expected) {
-  INFO("message: " << message);
-  CHECK(message.find(": " + field + ": ") != std::string::npos);
-  CHECK(message.find(expected) != std::string::npos);
+  INFO("message: " << error.message);
+  REQUIRE(error.thrown);
+  CHECK(error.field == field);
+  CHECK(error.expected.find(expected) != std::string::npos);
 }
 
 }  // namespace sinkcert::testing

@@ -150,6 +150,10 @@ bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --hel
 bad "$R--samples: expected a value \(an integer in \[1, 10000000\]\), got none$" eval --weights "$W" --samples
 bad "$R--n: expected a value \(an integer in \[3, 256\]\), got none$" verify relu --n
 bad "$R--seed: given more than once$" $S --seed 1 --seed 2
+bad "$R--out: expected a value \(a file name\), got none$" verify relu --out
+bad "$R--out: expected a value \(a folder name\), got none$" theorem1 --out
+bad "$R--out: expected a value \(a folder name\), got none$" appendix --out
+bad "$R--out: given more than once$" theorem1 --out a --out b
 bad "$R--json: expected no value \(a flag\), got 'maybe'$" $S --json=maybe
 
 finish options

@@ -10,6 +10,7 @@
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
+#include "theorems/precision_report.h"
 
 namespace sinkcert::theorems {
 namespace {

@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
+#include "src/subprocess.h"
+
 namespace sinkcert {
 namespace {
 
@@ -21,10 +25,20 @@ Table small_table() {
   t.name = "demo";
   t.caption = "Loss & BOS_mass, 100%";
   t.columns = {"beta", Cell("loss", "$E$"), "note"};
-  t.rows = {{"5", Cell("1.0e-2", "$1.0\\times 10^{-2}$"), "a, \"b\""},
-            {"10", "6.8e-5", "plain"}};
+  t.rows = {{"5", Cell("1.0e-2", "$1.0\\times 10^{-2}$"), "a, \"b\""}, {"10", "6.8e-5", "plain"}};
   t.notes = {"CERTIFIED: outward rounded"};
   return t;
+}
+
+Figure small_figure() {
+  Figure f;
+  f.name = "demo_fig";
+  f.caption = "Demo curve.";
+  f.evidence = "NUMERIC(53)";
+  f.columns = {"x", "y", "the model"};
+  f.rows = {{"1", "2", "path"}, {"2", "?", "frontier delta=0.5"}};
+  f.plot = "plot data using 1:2 title 'y'\n";
+  return f;
 }
 
 TEST_CASE("LaTeX writer: golden output with booktabs and provenance") {
@@ -52,13 +66,17 @@ TEST_CASE("LaTeX writer: golden output with booktabs and provenance") {
   CHECK(to_latex(small_table(), fixed_info()) == expected);
 }
 
-TEST_CASE("LaTeX writer: fit_width wraps the tabular in resizebox") {
+TEST_CASE("LaTeX writer: a landscape table is a sidewaystable, never scaled down") {
   Table t = small_table();
-  t.fit_width = true;
+  t.landscape = true;
   t.alignment = "ccc";
   const std::string out = to_latex(t, fixed_info());
-  CHECK(out.find("\\resizebox{\\linewidth}{!}{%\n\\begin{tabular}{ccc}") != std::string::npos);
-  CHECK(out.find("\\end{tabular}}\n") != std::string::npos);
+  CHECK(out.find("\\begin{sidewaystable}\n\\centering\n") != std::string::npos);
+  CHECK(out.find("\\begin{tabular}{ccc}") != std::string::npos);
+  CHECK(out.substr(out.size() - 20) == "\\end{sidewaystable}\n");
+  CHECK(out.find("resizebox") == std::string::npos);
+  // and the portrait form is not one
+  CHECK(to_latex(small_table(), fixed_info()).find("sidewaystable") == std::string::npos);
 }
 
 TEST_CASE("CSV writer: golden output, RFC 4180 quoting") {
@@ -69,6 +87,8 @@ TEST_CASE("CSV writer: golden output, RFC 4180 quoting") {
       "# time_utc: 2026-11-29T00:00:00Z\n"
       "# seed: 7\n"
       "# precision: mpfi 257 bits\n"
+      "# caption: Loss & BOS_mass, 100%\n"
+      "# note: CERTIFIED: outward rounded\n"
       "beta,loss,note\n"
       "5,1.0e-2,\"a, \"\"b\"\"\"\n"
       "10,6.8e-5,plain\n";
@@ -109,8 +129,91 @@ TEST_CASE("numbers and intervals in LaTeX form") {
   CHECK(latex_number("6.37e-17") == "$6.37\\times 10^{-17}$");
   CHECK(latex_number("1.5e+00") == "$1.5$");
   CHECK(latex_number("0") == "$0$");
-  CHECK(latex_interval("[6.37e-17, 6.38e-17]") == "$[6.37\\times 10^{-17},\\ 6.38\\times 10^{-17}]$");
-  CHECK(latex_interval("not an interval") == "not an interval");
+  PrecisionScope scope(128);
+  // a common power of ten is factored out; the ends are rounded outward
+  const Mpfi x(Mpfr("6.3718e-17"), Mpfr("6.3722e-17"));
+  CHECK(latex_interval(x, 3) == "$[6.37,\\ 6.38]\\times 10^{-17}$");
+  CHECK(latex_interval(Mpfi(Mpfr("0.00999"), Mpfr("0.0101")), 3) ==
+        "$[9.99\\times 10^{-3},\\ 1.01\\times 10^{-2}]$");
+  CHECK(latex_interval(Mpfi(Mpfr("1.5"), Mpfr("2.5")), 2) == "$[1.5,\\ 2.5]$");
+  const Cell c = interval_cell(x, 3);
+  CHECK(c.text == format_interval(x, 3));
+  CHECK(c.latex == latex_interval(x, 3));
+}
+
+TEST_CASE("one provenance header: the same keys in every format") {
+  const std::string keys =
+      "command_line: sinkcert appendix --out results\n"
+      "# revision: abc123\n"
+      "# time_utc: 2026-11-29T00:00:00Z\n"
+      "# seed: 7\n"
+      "# precision: mpfi 257 bits\n";
+  CHECK(provenance_header("# ", "sinkcert table demo", fixed_info()) ==
+        "# sinkcert table demo\n# " + keys);
+  const Figure f = small_figure();
+  CHECK(figure_data(f, fixed_info()).rfind("# sinkcert figure data demo_fig\n# " + keys, 0) == 0);
+  CHECK(figure_script(f, fixed_info()).rfind("# sinkcert figure script demo_fig\n# " + keys, 0) ==
+        0);
+  CHECK(to_csv(small_table(), fixed_info()).rfind("# sinkcert table demo\n# " + keys, 0) == 0);
+  // LaTeX: the same lines behind "% "
+  std::string latex_keys = keys;
+  for (std::size_t p = 0; (p = latex_keys.find("# ", p)) != std::string::npos;) {
+    latex_keys.replace(p, 2, "% ");
+  }
+  CHECK(to_latex(small_table(), fixed_info()).rfind("% sinkcert table demo\n% " + latex_keys, 0) ==
+        0);
+  // the JSON form has exactly these keys
+  const nlohmann::json j = to_json(small_table(), fixed_info())["run_info"];
+  CHECK(j.size() == 5u);
+  for (const char* k : {"command_line", "revision", "time_utc", "seed", "precision"}) {
+    CHECK(j.contains(k));
+  }
+  // a newline in a value cannot start a line of its own
+  RunInfo info = fixed_info();
+  info.command_line = "a\nb";
+  CHECK(provenance_header("# ", "t", info).find("# command_line: a b\n") != std::string::npos);
+}
+
+TEST_CASE("figure data: whitespace columns, quoted text, missing values") {
+  const std::string data = figure_data(small_figure(), fixed_info());
+  CHECK(data.find("# caption: Demo curve. Evidence: NUMERIC(53).\n") != std::string::npos);
+  CHECK(data.find("\n# x y \"the model\"\n1 2 path\n2 ? \"frontier delta=0.5\"\n") !=
+        std::string::npos);
+  const std::string script = figure_script(small_figure(), fixed_info());
+  CHECK(script.find("data = 'demo_fig.dat'\n") != std::string::npos);
+  CHECK(script.find("set output 'demo_fig.'.format\n") != std::string::npos);
+  const std::string last = "\nplot data using 1:2 title 'y'\n";
+  CHECK(script.substr(script.size() - last.size()) == last);
+}
+
+TEST_CASE("write_figure renders with gnuplot, and reports a figure it cannot render") {
+  namespace fs = std::filesystem;
+  const std::string dir = std::string(SINKCERT_BINARY_DIR) + "/table_writer_test_figure";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Figure good = small_figure();
+  good.png = true;
+  const FigureFiles ok = write_figure(good, fixed_info(), dir);
+  CHECK(fs::exists(dir + "/demo_fig.dat"));
+  CHECK(fs::exists(dir + "/demo_fig.gp"));
+  if (run_program({"gnuplot", "--version"}).ok()) {
+    CHECK(ok.failures.empty());
+    CHECK(ok.pdf == dir + "/demo_fig.pdf");
+    CHECK(fs::file_size(dir + "/demo_fig.pdf") > 0);
+    CHECK(fs::file_size(dir + "/demo_fig.png") > 0);
+    CHECK(ok.written.size() == 4u);
+  }
+  // a plot gnuplot rejects: no PDF is left behind, and the failure is named
+  Figure bad = small_figure();
+  bad.name = "bad_fig";
+  bad.plot = "plot data using 1:2 with nonsense\n";
+  const FigureFiles no = write_figure(bad, fixed_info(), dir);
+  CHECK(no.pdf.empty());
+  REQUIRE(no.failures.size() == 1u);
+  CHECK(no.failures[0].rfind("bad_fig.pdf (", 0) == 0);
+  CHECK_FALSE(fs::exists(dir + "/bad_fig.pdf"));
+  CHECK(fs::exists(dir + "/bad_fig.dat"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("write_table writes the three files") {

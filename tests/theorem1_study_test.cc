@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "src/weight_file.h"
+#include "theorems/theorem1_report.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -37,32 +38,41 @@ Theorem1Study made_up(const std::vector<std::pair<double, double>>& delta_eps) {
 TEST_CASE("the verdict rule: consistent, counterexample candidate, inconclusive") {
   Theorem1Study good = made_up({{0.5, 0.6}, {0.1, 0.15}, {0.01, 0.02}});
   decide_verdict(good);
-  CHECK(good.verdict == "CONSISTENT");
+  CHECK(good.verdict == StudyVerdict::kConsistent);
   // a feasible model with a tiny loss and no sink
   Theorem1Study bad = made_up({{0.5, 0.6}, {0.1, 1e-9}, {0.01, 0.02}});
   decide_verdict(bad);
-  CHECK(bad.verdict == "COUNTEREXAMPLE CANDIDATE");
+  CHECK(bad.verdict == StudyVerdict::kCounterexampleCandidate);
   CHECK(bad.reason.find("delta 0.1") != std::string::npos);
   // eps growing as delta shrinks: the search is not trustworthy
   Theorem1Study odd = made_up({{0.5, 0.1}, {0.1, 0.5}, {0.01, 0.02}});
   decide_verdict(odd);
-  CHECK(odd.verdict == "INCONCLUSIVE");
+  CHECK(odd.verdict == StudyVerdict::kInconclusive);
   // a path that never formed a sink
   Theorem1Study nosink = made_up({{0.5, 0.6}, {0.1, 0.15}});
   nosink.runs[0].stats.heads[0][0].overall.mean = 0.5;
   decide_verdict(nosink);
-  CHECK(nosink.verdict == "INCONCLUSIVE");
+  CHECK(nosink.verdict == StudyVerdict::kInconclusive);
   // L = 2: no non-trigger position, nothing to test (not a counterexample)
   Theorem1Study vacuous = made_up({{0.5, 1e-16}});
   vacuous.runs[0].stats.heads[0][0].overall.count = 0;
   decide_verdict(vacuous);
-  CHECK(vacuous.verdict == "NOT APPLICABLE");
+  CHECK(vacuous.verdict == StudyVerdict::kNotApplicable);
   // the verdict reads the certified worst case, not the double one: a path
   // whose double value looks low but whose certified value is not
   Theorem1Study noisy = made_up({{0.5, 0.6}, {0.1, 0.15}, {0.01, 0.02}});
   noisy.runs[0].result.worst.certified = 1e-3;
   decide_verdict(noisy);
-  CHECK(noisy.verdict == "INCONCLUSIVE");
+  CHECK(noisy.verdict == StudyVerdict::kInconclusive);
+}
+
+TEST_CASE("study verdicts: names and their inverse") {
+  CHECK(to_string(StudyVerdict::kCounterexampleCandidate) == "COUNTEREXAMPLE CANDIDATE");
+  for (StudyVerdict v : {StudyVerdict::kConsistent, StudyVerdict::kCounterexampleCandidate,
+                         StudyVerdict::kInconclusive, StudyVerdict::kNotApplicable}) {
+    CHECK(study_verdict_from_string(to_string(v)) == v);
+  }
+  CHECK_THROWS_AS(study_verdict_from_string("consistent"), std::invalid_argument);
 }
 
 TEST_CASE("printed bounds are rounded in their direction") {
@@ -80,7 +90,7 @@ TEST_CASE("reports: certified values, the double disagreement, frontier points r
   st.runs[0].result.worst.double_disagrees = true;
   decide_verdict(st);
   RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
-  const std::string csv = frontier_csv(st, info);
+  const std::string csv = to_csv(frontier_table(st), info);
   CHECK(csv.find("eps(delta)") == std::string::npos);
   CHECK(csv.find("no bound on eps*(delta)") != std::string::npos);
   CHECK(csv.find("\n0.10000000000000001,0.90000000000000002,0.14999999999999999,") !=
@@ -121,7 +131,7 @@ TEST_CASE("a small study runs end to end and writes its files") {
   CHECK(st.runs[0].result.worst.value <= 1e-6);
   CHECK(st.runs[0].result.worst.certified <= 1e-6);
   CHECK(st.runs[0].result.worst.certified > 0);
-  CHECK(st.verdict == "CONSISTENT");
+  CHECK(st.verdict == StudyVerdict::kConsistent);
   CHECK(st.nuance.size() == 3 * 3);
   const std::string dir =
       (std::filesystem::temp_directory_path() / "sinkcert_theorem1_study_test").string();
@@ -135,8 +145,13 @@ TEST_CASE("a small study runs end to end and writes its files") {
   CHECK(w.metadata["worst_case_loss"].get<double>() == st.frontier[0].eps);
   CHECK(w.metadata["worst_case_witness"]["trigger"] == st.frontier[0].result.worst.trigger);
   CHECK(w.metadata["worst_case_witness"]["content"].size() == 3u);
-  const std::string csv = frontier_csv(st, info);
-  CHECK(csv.rfind("# Theorem 1 frontier", 0) == 0);
+  // the data tables and the figures' data and scripts (the renders when gnuplot runs)
+  for (const char* name : {"path.csv", "frontier.csv", "nuance.csv", "path.dat", "path.gp",
+                           "frontier.dat", "frontier.gp", "nuance.dat", "nuance.gp"}) {
+    CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
+  }
+  const std::string csv = to_csv(frontier_table(st), info);
+  CHECK(csv.rfind("# sinkcert table frontier\n# command_line: test\n", 0) == 0);
   CHECK(csv.find("\ndelta,bos_ceiling,frontier_model_worst_case,mean_bos,feasible,converged,"
                  "frontier_model_worst_case_double,double_disagrees\n0.5,0.5,") !=
         std::string::npos);

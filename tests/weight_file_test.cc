@@ -64,25 +64,27 @@ json valid_doc() {
                                      json{{"W_Q", W}, {"W_K", W}, {"W_V", W}, {"W_O", W}}})})}};
 }
 
-// Reads the text as a weight file and returns the InputError's message
-// ("" if it was accepted).
-std::string error_of_text(const std::string& text) {
+using testing::caught;
+using testing::CaughtError;
+using testing::check_error;
+
+// Reads the text as a weight file and returns the InputError it threw
+// (thrown = false if it was accepted).
+CaughtError error_of_text(const std::string& text) {
   const std::string path = write_text("case.json", text);
   try {
     read_weight_file(path);
   } catch (const InputError& e) {
     CHECK(e.file() == path);
-    return e.what();
+    return caught(e);
   }
-  return "";
+  return {};
 }
 
-std::string error_of(const json& doc) { return error_of_text(doc.dump(1)); }
-
-using testing::check_error;
+CaughtError error_of(const json& doc) { return error_of_text(doc.dump(1)); }
 
 TEST_CASE("the valid base document reads, with both head styles") {
-  REQUIRE(error_of(valid_doc()) == "");
+  REQUIRE_FALSE(error_of(valid_doc()).thrown);
   const WeightFile w = weight_file_from_json(valid_doc(), "mem");
   CHECK(w.n == 5);
   CHECK(w.num_layers() == 1);
@@ -93,13 +95,27 @@ TEST_CASE("the valid base document reads, with both head styles") {
   CHECK(w.metadata.is_null());
 }
 
+TEST_CASE("describe and shape_json name the model's kind, attention and sizes") {
+  WeightFile w = weight_file_from_json(valid_doc(), "mem");
+  CHECK(describe(w) == "softmax, single-layer, n = 5, 1 layer(s) x 2 head(s)");
+  CHECK(shape_json(w) == json{{"kind", "single-layer"},
+                              {"attention", "softmax"},
+                              {"n", 5},
+                              {"layers", 1},
+                              {"heads", 2}});
+  w.attention = AttentionKind::kRelu;
+  w.layers[0].pop_back();
+  CHECK(describe(w) == "relu, single-layer, n = 5, 1 layer(s) x 1 head(s)");
+  CHECK(shape_json(w)["heads"] == 1);
+}
+
 TEST_CASE("every malformed weight file gives an InputError naming its field") {
   SUBCASE("unreadable file") {
     try {
       read_weight_file((temp_dir() / "does_not_exist.json").string());
       FAIL("accepted a missing file");
     } catch (const InputError& e) {
-      check_error(e.what(), "(file)", "readable");
+      check_error(caught(e), "(file)", "readable");
     }
   }
   const std::string text = valid_doc().dump(1);
@@ -157,18 +173,21 @@ TEST_CASE("every malformed weight file gives an InputError naming its field") {
     std::string deep;
     for (int k = 0; k < internal::kMaxDepth + 5; ++k) deep += "[";
     for (int k = 0; k < internal::kMaxDepth + 5; ++k) deep += "]";
-    const std::string e = error_of_text(t + ", \"metadata\": " + deep + "}");
-    CHECK(e.find(": metadata[0]") != std::string::npos);
-    CHECK(e.find("nested more than 64 deep") != std::string::npos);
+    // the first array below the limit: the root object is one level, so
+    // the field is metadata followed by kMaxDepth - 1 indices
+    std::string field = "metadata";
+    for (int k = 0; k < internal::kMaxDepth - 1; ++k) field += "[0]";
+    check_error(error_of_text(t + ", \"metadata\": " + deep + "}"), field,
+                "nested more than 64 deep");
   }
   SUBCASE("a directory, a character device, an oversized file") {
-    const auto error_of_path = [](const std::string& path) -> std::string {
+    const auto error_of_path = [](const std::string& path) -> CaughtError {
       try {
         read_weight_file(path);
       } catch (const InputError& e) {
-        return e.what();
+        return caught(e);
       }
-      return "";
+      return {};
     };
     check_error(error_of_path(temp_dir().string()), "(file)", "got a directory");
     check_error(error_of_path("/dev/zero"), "(file)", "got a device, FIFO or socket");

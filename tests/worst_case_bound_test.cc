@@ -74,15 +74,29 @@ TEST_CASE("a claimed bound below the known worst case is refused with a witness"
   CHECK(high.verdict == Verdict::kVerified);
 }
 
+// Box budget of the content-dependent case: about twice the 129 boxes it
+// needs, so the verdict depends on the search, not on the machine's speed.
+constexpr long kBoxBudget = 256;
+
 TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound is sound") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.2, 21);
   WorstCaseOptions options;
   options.relative_gap = 0.10;
-  options.max_seconds = 5.0;
+  // a deterministic budget: the search needs 129 boxes (measured); the clock
+  // never binds
+  options.max_boxes = kBoxBudget;
+  options.max_seconds = 1e9;
   const WorstCaseBound b = bound_worst_case(m, task, options);
   INFO("boxes " << b.boxes << " seconds " << b.seconds << " gap " << b.relative_gap);
   CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.boxes <= kBoxBudget);
+  // the same search with a quarter of the boxes it needs is undecided
+  options.max_boxes = 32;
+  const WorstCaseBound cut = bound_worst_case(m, task, options);
+  CHECK(cut.verdict == Verdict::kUndecided);
+  CHECK(cut.budget_exhausted);
+  CHECK(cut.stop_reason == "budget exhausted (boxes)");
   CHECK(b.relative_gap <= 0.10);
   CHECK(b.boxes > 3);
   const double sampled = sampled_worst(m, task, 400, 5);

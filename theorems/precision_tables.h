@@ -34,8 +34,9 @@
 // family, s A is the family at s beta: base beta 10, s up to 32.
 //
 // P3, the ReLU certificate (theorems/relu_exact_checker.h) across (n, L).
-// P2, the Theorem 1 search models: read from <dir>/*.json weight files when
-// present (hook; see p2_table).
+// P2, the Theorem 1 search models: the weight files the appendix names.
+// These are the checkers: each returns typed rows; theorems/precision_report.h
+// turns them into tables and figures.
 #pragma once
 
 #include <functional>
@@ -45,8 +46,8 @@
 #include "search/adversary.h"
 #include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
+#include "src/evidence.h"
 #include "src/model.h"
-#include "src/table_writer.h"
 #include "src/task.h"
 
 namespace sinkcert::theorems {
@@ -79,11 +80,6 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
                                                      const std::vector<double>& betas,
                                                      int digits = kP1Digits,
                                                      const Progress& progress = {});
-
-// A table cell "[lo, hi]" (digits significant, outward) and its LaTeX form.
-Cell interval_cell(const Mpfi& x, int digits);
-// "n = 5, L = 4, triggers paper".
-std::string task_string(const Task& task);
 
 // The witness set W: per trigger of the task, content all +1 and all -1.
 std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task);
@@ -121,18 +117,13 @@ std::vector<ScaleRow> scale_path(const Model<Rational>& model, const Task& task,
 
 struct ReluRow {
   int n = 0, L = 0;
-  std::string verdict, evidence;
-  std::string margin;
+  Verdict verdict = Verdict::kUndecided;
+  Evidence evidence;
+  Rational margin;  // the exact max |error| over the box
   double seconds = 0.0;
 };
 std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>>& sizes,
                                            const Progress& progress = {});
-
-Table p1_loss_table(const std::vector<PrecisionRow>& rows, const Task& task);
-Table p1_bos_table(const std::vector<PrecisionRow>& rows, const Task& task);
-Table p3_table(const std::vector<ReluRow>& rows);
-Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name, const Task& task,
-               double base_beta);
 
 // B1, the branch and bound's reach: (model, n, L) -> [lower, upper], gap,
 // boxes, seconds. Default: the sink family (beta 10) at (5,4), (8,8),
@@ -142,13 +133,15 @@ struct BoundRow {
   int n = 0, L = 0;
   search::WorstCaseBound bound;
 };
-std::vector<BoundRow> worst_case_bound_rows(bool full, const Progress& progress = {});
-Table b1_table(const std::vector<BoundRow>& rows);
-// "gap reached", "budget exhausted", "precision floor at N bits", ...
-std::string bound_status(const search::WorstCaseBound& bound);
+// Sizes: quick = (5,4) only, with a 0.5 s budget for the random model; full
+// adds (32,32) and a second random model with larger budgets.
+enum class RunSize { kQuick, kDefault, kFull };
+std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progress = {});
 
-// P2 hook: every weight file <dir>/*.json (sorted by name) of a single-layer
-// softmax model. Task length from metadata "L" or metadata.task.L (else 16).
+// P2: the single-layer softmax search models in `files` (display name and
+// path; a missing or unreadable file, or a file of another model, is an
+// InputError naming it). Task length from metadata "L" or metadata.task.L
+// (else 16).
 // Search loss, re-evaluated (a number in the metadata may have been computed
 // in double, where it can lie above the true value): the adversary (seed 0)
 // on the model, and the witness recorded in metadata "worst_case_witness"
@@ -156,30 +149,20 @@ std::string bound_status(const search::WorstCaseBound& bound);
 // SEARCH(lower bound), certified at its witness (search/adversary.h).
 // Certified: loss and 1 - min BOS at the vertex witness set; the branch and
 // bound when n = 5 and L = 4 (budget `bound_seconds`); the scale path A -> s A.
+struct SearchModelFile {
+  std::string name;  // as shown in the table, e.g. "edges/n5_L4_paper/path_start0.weights.json"
+  std::string path;
+};
 struct SearchModelRow {
   std::string file;
   int n = 0, L = 0;
-  search::Witness search;   // the witness of the search loss, certified
-  std::string search_loss;  // search.certified, 4 digits
+  search::Witness search;  // the witness of the search loss, certified
   WitnessCertificate witness;
   bool bounded = false;
   search::WorstCaseBound bound;
   std::vector<ScaleRow> path;
 };
-std::vector<SearchModelRow> search_model_rows(const std::string& dir, double bound_seconds,
-                                              const Progress& progress = {});
-Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& dir);
-
-// Figure F1 (gnuplot): 1 - min BOS mass against beta, certified and as
-// computed in each precision (a computed 0 is missing on the log axis).
-std::string p1_figure_data(const std::vector<PrecisionRow>& rows, const RunInfo& info);
-std::string p1_figure_script(const std::string& data_path, const std::string& pdf_path);
-
-// The standalone LaTeX document: \input of every table (stems, relative to
-// the document's folder) and \includegraphics of every figure; compiles from
-// the document's folder and from its parent (\input@path, \graphicspath).
-std::string appendix_document(const std::vector<std::string>& table_stems,
-                              const std::vector<std::string>& figures, const RunInfo& info,
-                              const std::string& folder_name);
+std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>& files,
+                                              double bound_seconds, const Progress& progress = {});
 
 }  // namespace sinkcert::theorems

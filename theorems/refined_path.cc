@@ -6,18 +6,13 @@
 #include <stdexcept>
 
 #include "search/least_squares_refiner.h"
+#include "src/table_writer.h"
 
 namespace sinkcert::theorems {
 
 namespace {
 
 using Inputs = std::vector<std::pair<int, Matrix<double>>>;
-
-// W holds every vertex of the content box when it has at most
-// 2^kMaxVertexBits of them per trigger.
-bool check_set_has_every_vertex(const Task& task) {
-  return (task.L - 1) * task.content_dim() <= kMaxVertexBits;
-}
 
 Matrix<double> content_of(const Task& task, const Matrix<double>& X) {
   return X.block(1, kFirstContent, task.L - 1, task.content_dim());
@@ -75,23 +70,15 @@ Inputs check_set(const Task& task, const RefinedPathOptions& o) {
   return out;
 }
 
-// "2.60e-117 (9.3 %, 67)": the certified upper end (rounded up), the gap to
-// the certified lower end and the boxes; "-" when not run.
-Cell bound_cell(const RefinedPathRow& r) {
-  if (!r.bounded) return Cell("-");
-  std::ostringstream tail;
-  tail.precision(2);
-  tail << " (" << std::fixed << 100 * r.bound.relative_gap << " %, " << r.bound.boxes
-       << (r.bound.budget_exhausted ? ", budget" : "") << ")";
-  const std::string upper = format_up(r.bound.upper, 3);
-  return Cell(upper + tail.str(), latex_number(upper) + latex_escape(tail.str()));
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
+
+bool check_set_has_every_vertex(const Task& task) {
+  return (task.L - 1) * task.content_dim() <= kMaxVertexBits;
+}
 
 RefinedPath refined_path(const Model<double>& model, const Task& task,
                          const RefinedPathOptions& options, const Progress& progress) {
@@ -162,9 +149,7 @@ std::string refined_path_file_name(const RefinedPathRow& row) {
 WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath& path,
                                     const Task& task, const std::string& start_model) {
   PrecisionScope scope(path.bits);
-  const auto text = [](const Mpfi& x) {
-    return "[" + format_down(bmp::lower(x), 6) + ", " + format_up(bmp::upper(x), 6) + "]";
-  };
+  const auto text = [](const Mpfi& x) { return format_interval(x, 6); };
   nlohmann::json meta = {{"study", "P5 refined scale path"},
                          {"start_model", start_model},
                          {"scale", row.scale},
@@ -181,62 +166,6 @@ WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath
     meta["worst_case_lower"] = format_down(row.bound.lower, 6);
   }
   return weight_file_from_model(row.model, meta);
-}
-
-Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,
-               const RefinedPathOptions& options) {
-  Table t;
-  t.name = "p5_refined_search_path";
-  t.fit_width = true;
-  std::ostringstream cap;
-  cap << "P5: beyond double for a search model, " << model_name << " (" << task_string(task)
-      << "). At each step A is scaled to s times the start and (A, M) is re-solved by "
-      << "Levenberg-Marquardt in " << path.bits << "-bit MPFR on a fit set F of " << path.fit_size
-      << " sequences; the resulting model is certified at a check set W of " << path.check_size
-      << " sequences.";
-  t.caption = cap.str();
-  t.columns = {"s",
-               "LM evaluations",
-               Cell("max |A_pq|", "$\\max|A_{pq}|$"),
-               Cell("max |r| on F NUMERIC(" + std::to_string(path.bits) + ")",
-                    "$\\max_F |r|$ NUMERIC(" + std::to_string(path.bits) + ")"),
-               Cell("loss at W CERTIFIED", "$\\max_W e(X)$ CERTIFIED"),
-               Cell("1 - min BOS at W CERTIFIED", "$1-\\min_W a_{i0}$ CERTIFIED"),
-               "bits needed",
-               Cell("E upper CERTIFIED (gap, boxes)", "$E \\le$ CERTIFIED (gap, boxes)")};
-  for (const auto& r : path.rows) {
-    std::ostringstream s, a;
-    s << r.scale;
-    a.precision(4);
-    a << r.max_abs_a;
-    PrecisionScope scope(path.bits);
-    t.rows.push_back(
-        {s.str(), std::to_string(r.evaluations), a.str(),
-         Cell(format_nearest(r.fit_max, 3), latex_number(format_nearest(r.fit_max, 3))),
-         interval_cell(r.cert.loss, 4), interval_cell(r.cert.deficit, 4),
-         std::to_string(r.cert.bits), bound_cell(r)});
-  }
-  std::ostringstream sets;
-  sets << "F: per trigger content all +1, all -1 and " << options.fit_vertices
-       << " random vertices, plus " << options.fit_samples << " uniform sequences (seed "
-       << options.seed << "). W: per trigger "
-       << (check_set_has_every_vertex(task) ? "every vertex of the content box"
-                                            : "content all +1, all -1 and 64 random vertices")
-       << ", plus " << options.check_samples << " uniform sequences (seed " << options.seed + 1
-       << ").";
-  t.notes = {sets.str(),
-             "CERTIFIED: outward-rounded MPFI enclosures of the refined model (its MPFR entries "
-             "exactly) at the adaptive precision given. The loss at W is a certified lower bound "
-             "on the worst-case loss E over the whole box; the upper bound on E is the interval "
-             "branch and bound over the whole box (at bits needed + 64), with its relative gap "
-             "to the certified lower end and the boxes it took (\"budget\": stopped by its time "
-             "budget, the bound still holds).",
-             "NUMERIC(p): the refinement's own residual, uncertified.",
-             "max |A_pq| is not a measure of sharpness: every token has exactly one flag "
-             "(x[0] + x[1] + x[n-1] = 1), so adding c to A[p][0], A[p][1] and A[p][n-1] shifts "
-             "all scores of a query row alike and leaves the softmax unchanged; the refinement "
-             "drifts along this null direction."};
-  return t;
 }
 
 }  // namespace sinkcert::theorems

@@ -35,7 +35,6 @@
 #include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
 #include "src/model.h"
-#include "src/table_writer.h"
 #include "src/task.h"
 #include "src/weight_file.h"
 #include "theorems/precision_tables.h"
@@ -94,7 +93,7 @@ WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath
 // "p5_refined_s2.weights.json" for the row with scale 2.
 std::string refined_path_file_name(const RefinedPathRow& row);
 
-Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,
-               const RefinedPathOptions& options);
+// Whether W holds every vertex of the content box: (L-1)(n-3) <= kMaxVertexBits.
+bool check_set_has_every_vertex(const Task& task);
 
 }  // namespace sinkcert::theorems

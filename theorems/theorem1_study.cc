@@ -4,17 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <random>
-#include <set>
 #include <sstream>
 
 #include "src/evidence.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
-#include "src/subprocess.h"
 #include "src/table_writer.h"
-#include "src/weight_file.h"
 
 namespace sinkcert::theorems {
 
@@ -39,12 +35,6 @@ std::string fmt(double v) {
   return buf;
 }
 
-// What a frontier point is (JSON field description, CSV header, plot).
-constexpr const char* kFrontierPointMeaning =
-    "worst case of the frontier model at delta: SEARCH(lower bound) on that model's E, certified "
-    "at the adversary's witness; no bound on eps*(delta), for which the model witnesses an upper "
-    "bound only once its E is certified from above and its BOS cap over the whole box";
-
 // " (double value 3.33e-16 differs in the first digit)" when flagged.
 std::string double_note(bool disagrees, double double_value) {
   if (!disagrees) return "";
@@ -52,17 +42,6 @@ std::string double_note(bool disagrees, double double_value) {
   std::snprintf(buf, sizeof buf, " (the double value %.3e differs in the first digit)",
                 double_value);
   return buf;
-}
-
-// The adversary's witness input: trigger and content rows (exact doubles).
-nlohmann::json witness_json(const search::Witness& w) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (int r = 0; r < w.content.rows(); ++r) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int c = 0; c < w.content.cols(); ++c) row.push_back(w.content(r, c));
-    rows.push_back(row);
-  }
-  return {{"trigger", w.trigger}, {"content", rows}};
 }
 
 Model<double> normal_init(int n, double std, std::uint64_t seed) {
@@ -156,6 +135,28 @@ void fit_slope(Theorem1Study& st) {
 
 }  // namespace
 
+std::string to_string(StudyVerdict verdict) {
+  switch (verdict) {
+    case StudyVerdict::kConsistent:
+      return "CONSISTENT";
+    case StudyVerdict::kCounterexampleCandidate:
+      return "COUNTEREXAMPLE CANDIDATE";
+    case StudyVerdict::kInconclusive:
+      return "INCONCLUSIVE";
+    case StudyVerdict::kNotApplicable:
+      return "NOT APPLICABLE";
+  }
+  throw std::logic_error("unknown study verdict");
+}
+
+StudyVerdict study_verdict_from_string(const std::string& text) {
+  for (StudyVerdict v : {StudyVerdict::kConsistent, StudyVerdict::kCounterexampleCandidate,
+                         StudyVerdict::kInconclusive, StudyVerdict::kNotApplicable}) {
+    if (to_string(v) == text) return v;
+  }
+  throw std::invalid_argument("not a study verdict: \"" + text + "\"");
+}
+
 std::string format_bound(double value, bool lower_bound, int digits) {
   if (std::isnan(value)) return "nan";
   PrecisionScope scope(64);  // holds the double exactly
@@ -165,13 +166,13 @@ std::string format_bound(double value, bool lower_bound, int digits) {
 void decide_verdict(Theorem1Study& st) {
   std::ostringstream why;
   if (!st.runs.empty() && st.runs[0].stats.heads[0][0].overall.count == 0) {
-    st.verdict = "NOT APPLICABLE";
+    st.verdict = StudyVerdict::kNotApplicable;
     st.reason = "no non-trigger position i >= 1 (L = 2): the BOS mass of Theorem 1 is undefined";
     return;
   }
   for (const FrontierPoint& p : st.frontier) {
     if (p.feasible && p.eps < kCandidateLoss) {
-      st.verdict = "COUNTEREXAMPLE CANDIDATE";
+      st.verdict = StudyVerdict::kCounterexampleCandidate;
       why << "delta " << p.delta << ": worst case (SEARCH, lower bound) "
           << format_bound(p.eps, true, 6) << " < " << kCandidateLoss << " with mean BOS "
           << p.bos_mean << " <= " << p.ceiling;
@@ -208,13 +209,13 @@ void decide_verdict(Theorem1Study& st) {
         << " with mean BOS >= " << kPathSinkMass << "; ";
   }
   if (ok) {
-    st.verdict = "CONSISTENT";
+    st.verdict = StudyVerdict::kConsistent;
     why << "every frontier model's worst case (SEARCH, lower bound) >= " << kCandidateLoss
         << " and they shrink with delta (slope " << st.slope << " +- " << st.slope_stderr
         << "); path worst case (SEARCH, lower bound) "
         << format_bound(best->result.worst.certified, true, 6) << " with mean BOS " << path_bos;
   } else {
-    st.verdict = "INCONCLUSIVE";
+    st.verdict = StudyVerdict::kInconclusive;
   }
   st.reason = why.str();
 }
@@ -232,15 +233,6 @@ nlohmann::json record_json(const MinimaxRecord& r) {
           {"elapsed", r.elapsed},
           {"mean_bos", r.mean_bos},
           {"accepted", r.accepted}};
-}
-
-std::string csv_header(const RunInfo& info, const std::string& what) {
-  std::ostringstream s;
-  s << "# " << what << "\n";
-  s << "# command: " << info.command_line << "\n# revision: " << info.revision
-    << "\n# time: " << info.time_utc << "\n# seed: " << info.seed
-    << "\n# precision: " << info.precision << "\n";
-  return s.str();
 }
 
 }  // namespace
@@ -382,7 +374,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
 
 nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
   using nlohmann::json;
-  const std::string search_label = Evidence::search("lower bound").label();
+  const std::string search_label = Evidence::search(Bound::kLower).label();
   const std::string numeric = Evidence::numeric(53).label();
   json j;
   j["claim"] =
@@ -461,217 +453,11 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                   {"sampled_error_max", p.error_max}});
   }
   j["with_high_probability"] = {{"evidence", numeric}, {"points", nu}};
-  j["verdict"] = st.verdict;
+  j["verdict"] = to_string(st.verdict);
   j["verdict_reason"] = st.reason;
   j["seconds"] = st.seconds;
   j["run_info"] = to_json(info);
   return j;
-}
-
-std::string path_csv(const Theorem1Study& st, const RunInfo& info) {
-  std::ostringstream s;
-  s << csv_header(info,
-                  "Theorem 1 descent path; worst_case SEARCH(lower bound, certified at the "
-                  "witness), worst_case_double and others NUMERIC(53); double_disagrees = 1 where "
-                  "the two differ in the first significant digit");
-  s << "start,round,event,elapsed_s,worst_case,sampled_max,sampled_mean,bos_mean,bos_min,"
-       "active_size,max_abs_A,worst_case_double,double_disagrees\n";
-  for (const PathPoint& p : st.path) {
-    s << p.start << ',' << p.round << ',' << p.event << ',' << fmt(p.elapsed) << ','
-      << fmt(p.worst_case) << ',' << fmt(p.sampled_max) << ',' << fmt(p.sampled_mean) << ','
-      << fmt(p.bos_mean) << ',' << fmt(p.bos_min) << ',' << p.active_size << ',' << fmt(p.max_abs_A)
-      << ',' << fmt(p.worst_case_double) << ',' << (p.double_disagrees ? 1 : 0) << '\n';
-  }
-  return s.str();
-}
-
-std::string frontier_csv(const Theorem1Study& st, const RunInfo& info) {
-  std::ostringstream s;
-  s << csv_header(info, std::string("Theorem 1 frontier; frontier_model_worst_case: ") +
-                            kFrontierPointMeaning +
-                            "; mean_bos and frontier_model_worst_case_double NUMERIC(53); "
-                            "double_disagrees = 1 where the two differ in the first digit");
-  s << "delta,bos_ceiling,frontier_model_worst_case,mean_bos,feasible,converged,"
-       "frontier_model_worst_case_double,double_disagrees\n";
-  for (const FrontierPoint& p : st.frontier) {
-    s << fmt(p.delta) << ',' << fmt(p.ceiling) << ',' << fmt(p.eps) << ',' << fmt(p.bos_mean) << ','
-      << (p.feasible ? 1 : 0) << ',' << (p.converged ? 1 : 0) << ',' << fmt(p.eps_double) << ','
-      << (p.double_disagrees ? 1 : 0) << '\n';
-  }
-  return s.str();
-}
-
-std::string nuance_csv(const Theorem1Study& st, const RunInfo& info) {
-  std::ostringstream s;
-  s << csv_header(info, "BOS mass against content scale, NUMERIC(53)");
-  s << "model,content_scale,bos_mean,bos_min,sampled_error_max\n";
-  for (const NuancePoint& p : st.nuance) {
-    s << '"' << p.model << '"' << ',' << fmt(p.scale) << ',' << fmt(p.bos_mean) << ','
-      << fmt(p.bos_min) << ',' << fmt(p.error_max) << '\n';
-  }
-  return s.str();
-}
-
-namespace {
-
-// A file the study writes: a fixed name, or the weight file of a path start
-// (path_start<digits>) or of a frontier point (frontier_delta_<number>).
-// A new output file must be listed here: replace_output_set refuses to
-// install a file that is not part of the set (theorem1_study_test writes
-// the whole set and would say so).
-bool study_file(const std::string& name) {
-  static const std::set<std::string> kFixed{
-      "theorem1.json", "path.csv",   "frontier.csv", "nuance.csv", "path.gp",
-      "frontier.gp",   "nuance.gp",  "path.png",     "path.pdf",   "frontier.png",
-      "frontier.pdf",  "nuance.png", "nuance.pdf"};
-  const std::string suffix = ".weights.json";
-  const auto numbered = [&](const std::string& prefix, const char* chars) {
-    if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      return false;
-    }
-    const std::string middle =
-        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    return middle.find_first_not_of(chars) == std::string::npos;
-  };
-  return kFixed.count(name) > 0 || numbered("path_start", "0123456789") ||
-         numbered("frontier_delta_", "0123456789.e+-");
-}
-
-}  // namespace
-
-OutputSet theorem1_output_set(const std::string& dir) {
-  return OutputSet{dir, [](const std::string& name) {
-                     // and the temporaries of runs killed while writing:
-                     // NAME.tmp.PID, and .STEM.tmp.EXT of the figures
-                     const std::size_t tmp = name.find(".tmp.");
-                     const bool ours =
-                         tmp == std::string::npos
-                             ? study_file(name)
-                             : study_file(name.substr(0, tmp)) ||
-                                   (name[0] == '.' &&
-                                    study_file(name.substr(1, tmp - 1) + name.substr(tmp + 4)));
-                     return ours ? OutputSet::Kind::kFile : OutputSet::Kind::kNotInSet;
-                   }};
-}
-
-namespace {
-
-// Writes the study's files into `staging`; `written` gets their paths in `dir`.
-void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::string& staging,
-                       const std::string& dir, std::vector<std::string>& written,
-                       std::vector<std::string>* skipped) {
-  namespace fs = std::filesystem;
-  const auto put = [&](const std::string& name, const std::string& text) {
-    write_file_atomically((fs::path(staging) / name).string(), text);
-    written.push_back((fs::path(dir) / name).string());
-  };
-  put("theorem1.json", to_json(st, info).dump(2) + "\n");
-  put("path.csv", path_csv(st, info));
-  put("frontier.csv", frontier_csv(st, info));
-  put("nuance.csv", nuance_csv(st, info));
-  const auto weights = [&](const std::string& name, const Model<double>& m,
-                           const nlohmann::json& meta) {
-    nlohmann::json md = meta;
-    md["parametrization"] = search::kParametrization;
-    md["n"] = st.options.task.n;
-    md["L"] = st.options.task.L;
-    md["trigger_range"] = to_string(st.options.task.range);
-    md["run_info"] = to_json(info);
-    put(name, weight_file_text(weight_file_from_model(m, md)));
-  };
-  for (const PathRun& r : st.runs) {
-    weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
-            {{"study", "theorem1 path"},
-             {"worst_case_loss", r.result.worst.certified},
-             {"worst_case_evidence", Evidence::search("lower bound").label()},
-             {"worst_case_witness", witness_json(r.result.worst)}});
-  }
-  for (const FrontierPoint& p : st.frontier) {
-    if (!p.feasible) continue;
-    char name[64];
-    std::snprintf(name, sizeof name, "frontier_delta_%g.weights.json", p.delta);
-    weights(name, p.result.model,
-            {{"study", "theorem1 frontier"},
-             {"delta", p.delta},
-             {"worst_case_loss", p.eps},
-             {"worst_case_evidence", Evidence::search("lower bound").label()},
-             {"worst_case_witness", witness_json(p.result.worst)},
-             {"mean_bos", p.bos_mean}});
-  }
-  // gnuplot: one script per figure, rendered to PNG (pngcairo) and PDF (pdfcairo)
-  const std::string common = "set datafile separator ','\nset key top right\nset grid\n";
-  const std::string path_gp =
-      common +
-      "set logscale y\nset format y '10^{%T}'\nset xlabel 'round'\n"
-      "set ylabel 'value'\nset title 'Theorem 1 descent path: worst case (SEARCH, lower bound) "
-      "and 1 - mean BOS (NUMERIC(53))'\n"
-      "plot for [s=0:" +
-      std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1)) +
-      "] 'path.csv' using ($1==s ? $2 : 1/0):5 with linespoints title sprintf('worst case, start "
-      "%d', s), "
-      "for [s=0:" +
-      std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1)) +
-      "] 'path.csv' using ($1==s ? $2 : 1/0):(1-$8) with lines dashtype 2 title sprintf('1 - mean "
-      "BOS, start %d', s)\n";
-  const std::string frontier_gp =
-      common +
-      "set logscale xy\nset xlabel 'delta (mean BOS <= 1 - delta)'\n"
-      "set ylabel 'worst case of the frontier model (SEARCH, lower bound)'\n"
-      "set title sprintf(\"Worst case of the frontier model at delta (SEARCH: lower bound on that "
-      "model's E,\\nno bound on eps*(delta) until the model is certified); fit slope %.3f +- "
-      "%.3f\", " +
-      fmt(st.slope) + ", " + fmt(st.slope_stderr) +
-      ")\nset key top left\n"
-      "plot 'frontier.csv' using 1:($5==1 ? $3 : 1/0) with linespoints pt 7 title 'frontier model "
-      "worst case (SEARCH, lower bound)'\n";
-  const std::string nuance_gp =
-      common +
-      "set xlabel 'content scale t (content multiplied by t)'\nset ylabel 'BOS mass'\n"
-      "set key bottom right\nset title 'BOS mass against content (NUMERIC(53))'\n"
-      "plot 'nuance.csv' using ((strcol(1) eq 'path') ? $2 : 1/0):3 with linespoints title 'path "
-      "model: mean', "
-      "'nuance.csv' using ((strcol(1) eq 'frontier delta=0.05') ? $2 : 1/0):3 with linespoints "
-      "title 'delta=0.05: mean', "
-      "'nuance.csv' using ((strcol(1) eq 'frontier delta=0.5') ? $2 : 1/0):3 with linespoints "
-      "title 'delta=0.5: mean', "
-      "'nuance.csv' using ((strcol(1) eq 'frontier delta=0.5') ? $2 : 1/0):4 with lines dashtype 2 "
-      "title 'delta=0.5: min'\n";
-  for (const auto& [stem, body] : std::vector<std::pair<std::string, std::string>>{
-           {"path", path_gp}, {"frontier", frontier_gp}, {"nuance", nuance_gp}}) {
-    put(stem + ".gp", body);
-    for (const auto& [term, ext] : std::vector<std::pair<std::string, std::string>>{
-             {"pngcairo size 900,600", "png"}, {"pdfcairo size 6in,4in", "pdf"}}) {
-      // gnuplot runs in the staging folder, without a shell; the command
-      // holds only our own file names
-      const std::string target = stem + "." + ext;
-      RunOptions run;
-      run.working_dir = staging;
-      run.capture = RunOptions::Capture::kStderr;
-      const ProgramResult r = run_program(
-          {"gnuplot", "-e", "set terminal " + term + "; set output '" + target + "'", stem + ".gp"},
-          run);
-      std::error_code ec;
-      if (r.ok() && fs::is_regular_file(fs::path(staging) / target, ec)) {
-        written.push_back((fs::path(dir) / target).string());
-      } else {
-        fs::remove(fs::path(staging) / target, ec);  // a partial figure
-        if (skipped) skipped->push_back(target + " (" + describe_failure(r) + ")");
-      }
-    }
-  }
-}
-
-}  // namespace
-
-std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const RunInfo& info,
-                                                const std::string& dir,
-                                                std::vector<std::string>* skipped) {
-  std::vector<std::string> written;
-  replace_output_set(theorem1_output_set(dir), [&](const std::string& staging) {
-    write_study_files(st, info, staging, dir, written, skipped);
-  });
-  return written;
 }
 
 }  // namespace sinkcert::theorems

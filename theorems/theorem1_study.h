@@ -51,7 +51,6 @@
 #include "search/adversary.h"
 #include "search/minimax.h"
 #include "src/bos_statistics.h"
-#include "src/output_files.h"
 #include "src/run_info.h"
 #include "src/task.h"
 
@@ -65,6 +64,20 @@ constexpr double kCandidateLoss = 1e-6;
 // eps(delta) may exceed eps(delta') for delta < delta' by this relative
 // amount before the frontier counts as non-monotone (search noise).
 constexpr double kMonotoneSlack = 0.25;
+
+// The verdict of a study (the rule in the header comment).
+enum class StudyVerdict { kConsistent, kCounterexampleCandidate, kInconclusive, kNotApplicable };
+// "CONSISTENT", "COUNTEREXAMPLE CANDIDATE", "INCONCLUSIVE", "NOT APPLICABLE".
+std::string to_string(StudyVerdict verdict);
+// The inverse of to_string; throws std::invalid_argument on any other text.
+StudyVerdict study_verdict_from_string(const std::string& text);
+
+// What a frontier point's worst case is (JSON field description, CSV note,
+// figure caption).
+inline constexpr const char* kFrontierPointMeaning =
+    "worst case of the frontier model at delta: SEARCH(lower bound) on that model's E, certified "
+    "at the adversary's witness; no bound on eps*(delta), for which the model witnesses an upper "
+    "bound only once its E is certified from above and its BOS cap over the whole box";
 
 struct Theorem1Options {
   Task task;
@@ -138,7 +151,7 @@ struct Theorem1Study {
   // of per-model SEARCH lower bounds, not of eps*(delta))
   double slope = 0, slope_stderr = 0;
   std::vector<NuancePoint> nuance;
-  std::string verdict;  // CONSISTENT / COUNTEREXAMPLE CANDIDATE / INCONCLUSIVE / NOT APPLICABLE
+  StudyVerdict verdict = StudyVerdict::kInconclusive;
   std::string reason;
   double seconds = 0;
 };
@@ -157,24 +170,10 @@ Theorem1Study run_theorem1_study(const Theorem1Options& options,
 // in the header comment); exposed so that tests can feed it made-up studies.
 void decide_verdict(Theorem1Study& study);
 
+// The study as JSON (theorem1.json): options, path, frontier, fit, the
+// BOS mass against content, verdict and reason, stamped with `info`.
 nlohmann::json to_json(const Theorem1Study& study, const RunInfo& info);
-std::string path_csv(const Theorem1Study& study, const RunInfo& info);
-std::string frontier_csv(const Theorem1Study& study, const RunInfo& info);
-std::string nuance_csv(const Theorem1Study& study, const RunInfo& info);
 
-// The files of `dir` a study owns (the names write_theorem1_outputs writes,
-// any path_start*/frontier_delta_* weight file, and temporaries of those
-// names); everything else in `dir` (edges/, seeds/, notes) is left alone.
-OutputSet theorem1_output_set(const std::string& dir);
-
-// Writes theorem1.json, path.csv, frontier.csv, nuance.csv, the weight files
-// of the path and frontier models, gnuplot scripts and (if gnuplot runs)
-// PNG and PDF figures into `dir`, replacing the previous study's files as a
-// whole (replace_output_set, src/output_files.h): `dir` ends up with the old
-// set or the new one, never a mix. Returns the paths written; figures that
-// gnuplot did not render are listed in `skipped` with the reason.
-std::vector<std::string> write_theorem1_outputs(const Theorem1Study& study, const RunInfo& info,
-                                                const std::string& dir,
-                                                std::vector<std::string>* skipped = nullptr);
+// Its report (CSV tables, figures, weight files) is theorems/theorem1_report.h.
 
 }  // namespace sinkcert::theorems

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// sinkcert appendix [--out results] [--full]: regenerates every appendix
-// table and figure and <out>/appendix.tex (theorems/appendix.h); progress on
-// stderr.
+// sinkcert appendix [--out results] [--models DIR] [--full | --quick]:
+// regenerates every appendix table and figure and <out>/appendix.tex
+// (theorems/appendix.h) from the committed search models under --models;
+// progress on stderr.
 #include <iostream>
 #include <memory>
 
@@ -16,9 +17,21 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "appendix",
       "regenerate every appendix table (LaTeX, CSV, JSON) and figure, and appendix.tex");
-  cmd->add_option("--out", opt->out, "output folder")->capture_default_str();
-  cmd->add_flag("--full", opt->full, "paper-size runs (larger branch-and-bound budgets)");
-  cmd->callback([opt, &ctx] {
+  add_out_option(cmd, &opt->out, OutputKind::kFolder, "output folder");
+  cmd->add_option("--models", opt->models,
+                  "folder of the committed search models (holds theorem1/)")
+      ->capture_default_str();
+  auto full = std::make_shared<bool>(false), quick = std::make_shared<bool>(false);
+  auto* full_flag =
+      cmd->add_flag("--full", *full, "paper-size runs (larger branch-and-bound budgets)");
+  cmd->add_flag("--quick", *quick, "every table and figure on small configurations (seconds)")
+      ->excludes(full_flag);
+  cmd->callback([opt, full, quick, &ctx] {
+    opt->size = *full    ? theorems::RunSize::kFull
+                : *quick ? theorems::RunSize::kQuick
+                         : theorems::RunSize::kDefault;
+    // before minutes of computation: every input present
+    theorems::check_appendix_inputs(*opt);
     // before minutes of computation: --out must be writable, its tables/,
     // figures/ and appendix.tex of the right kind
     check_output_set(theorems::appendix_output_set(opt->out), "--out");

@@ -13,12 +13,24 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "src/evidence.h"
 #include "src/task.h"
 
 namespace sinkcert::cli {
+
+// The process's exit codes (main.cc).
+constexpr int kExitSuccess = 0;      // done (a checker: VERIFIED, theorem1: CONSISTENT)
+constexpr int kExitInternal = 1;     // internal failure
+constexpr int kExitBadInput = 2;     // bad file, field, option or size; memory exhausted
+constexpr int kExitNotVerified = 3;  // NOT VERIFIED (theorem1: COUNTEREXAMPLE CANDIDATE)
+constexpr int kExitUndecided = 4;    // UNDECIDED (theorem1: INCONCLUSIVE, NOT APPLICABLE)
+constexpr int kExitNonFinite = 5;    // a floating-point evaluation gave NaN or infinity
+// VERIFIED 0, NOT VERIFIED 3, UNDECIDED 4.
+int exit_code_for(Verdict verdict);
 
 struct Context {
   std::vector<std::string> argv;  // for provenance (RunInfo)
@@ -50,7 +62,6 @@ double parse_real(const std::string& option, const std::string& text, const Real
 // Each appends its range to `help` and checks the value when it is parsed.
 CLI::Option* add_int_option(CLI::App* app, const std::string& name, int* target, int lo, int hi,
                             const std::string& help);
-CLI::Option* add_seed_option(CLI::App* app, std::uint64_t* target, const std::string& help);
 CLI::Option* add_real_option(CLI::App* app, const std::string& name, double* target,
                              const RealRange& range, const std::string& help);
 CLI::Option* add_real_option(CLI::App* app, const std::string& name,
@@ -65,16 +76,38 @@ const std::string* expected_value(const CLI::Option* option);
 // InputError "OPTION: required: expected ..." unless the option was given.
 void require_option(const CLI::Option* option);
 
-// The task options shared by verify relu, verify bound, theorem1 and eval
-// --samples: --n in [3, max_n], --L in [2, max_L] (limits.h per command),
-// --trigger-range paper|reference-code.
-CLI::Option* add_n_option(CLI::App* app, int* n, int max_n, const std::string& help);
-CLI::Option* add_L_option(CLI::App* app, int* L, int max_L, const std::string& help);
-CLI::Option* add_trigger_range_option(CLI::App* app, TriggerRange* range, const std::string& help);
+// --- Options shared by several commands --------------------------------------
+// Every command registers these through the functions below, never by hand.
+//
+// The task: --n in [3, max_n] (unless the weight file fixes n), --L in
+// [2, max_L] (limits.h, per command), --trigger-range paper|reference-code.
+struct TaskOptions {
+  int n = 16;
+  int L = 16;
+  TriggerRange range = TriggerRange::kPaper;
+  CLI::Option *n_option = nullptr, *L_option = nullptr, *range_option = nullptr;
+  Task task() const { return Task{n, L, range}; }
+};
+struct TaskOptionSpec {
+  std::optional<int> max_n;  // none: no --n (n is the weight file's)
+  std::string n_help;        // e.g. "token dimension, default 16"
+  int max_L = 0;
+  std::string L_help;  // e.g. "sequence length (required)"
+};
+void add_task_options(CLI::App* app, TaskOptions* task, const TaskOptionSpec& spec);
 // --trigger-range text as a TriggerRange; InputError naming the option otherwise.
 TriggerRange trigger_range_option(const std::string& text);
 // InputError unless n >= 3, L >= 2 and the task has a trigger position.
 void check_task_options(const Task& task);
+
+// --seed in [0, 2^64 - 1]; --help shows `help` and the default *target.
+CLI::Option* add_seed_option(CLI::App* app, std::uint64_t* target, const std::string& help);
+
+// --out: where the command writes, a file or a folder (default shown in
+// --help when `out` is not empty).
+enum class OutputKind { kFile, kFolder };
+CLI::Option* add_out_option(CLI::App* app, std::string* out, OutputKind kind,
+                            const std::string& help);
 
 // InputError(file, field, "<what> needs about X GiB, more than the 4 GiB
 // limit") if the estimate exceeds kMemoryBudgetBytes (limits.h).

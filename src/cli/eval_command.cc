@@ -32,19 +32,16 @@ namespace sinkcert::cli {
 
 namespace {
 
-// Exit code when a floating-point evaluation produced NaN or infinity.
-constexpr int kNonFiniteExitCode = 5;
-
 struct EvalOptions {
   std::string weights, input, precision = "double";
-  TriggerRange range = TriggerRange::kPaper;
-  int samples = kDefaultProbeCount, L = 16, fixed_trigger = 0;
+  TaskOptions task;  // --samples: --L and --trigger-range (n is the weight file's)
+  int samples = kDefaultProbeCount, fixed_trigger = 0;
   std::uint64_t seed = kDefaultProbeSeed;
   bool json = false;
   int certify = 0;  // --certify DIGITS: 0 = off
   CLI::Option *certify_opt = nullptr, *weights_opt = nullptr;
-  CLI::Option *input_opt = nullptr, *samples_opt = nullptr, *seed_opt = nullptr, *L_opt = nullptr,
-              *range_opt = nullptr, *fixed_opt = nullptr, *precision_opt = nullptr;
+  CLI::Option *input_opt = nullptr, *samples_opt = nullptr, *seed_opt = nullptr,
+              *fixed_opt = nullptr, *precision_opt = nullptr;
 };
 
 // What --precision accepts.
@@ -53,9 +50,11 @@ std::string precision_expected() {
          std::to_string(kMaxPrecisionBits) + "]";
 }
 
-// 0 means double; otherwise the MPFR precision in bits (decimal digits only).
-int parse_precision(const std::string& text) {
-  if (text == "double") return 0;
+// --precision: nullopt for double, otherwise the MPFR precision in bits
+// (decimal digits only).
+using MpfrBits = std::optional<int>;
+MpfrBits parse_precision(const std::string& text) {
+  if (text == "double") return std::nullopt;
   const bool digits =
       !text.empty() && text.size() <= 9 &&
       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -81,9 +80,9 @@ void report_non_finite(const std::string& what, const std::string& value,
 // Memory of the dominant arrays (limits.h, kMemoryBudgetBytes). One scalar:
 // a double, or an MPFR number of `bits` (its struct and limbs; twice that
 // for an MPFI interval).
-double scalar_bytes(int bits, bool interval) {
-  if (bits == 0) return 8;
-  const double one = 32 + 8 * std::ceil(bits / 64.0);
+double scalar_bytes(MpfrBits bits, bool interval) {
+  if (!bits) return 8;
+  const double one = 32 + 8 * std::ceil(*bits / 64.0);
   return interval ? 2 * one : one;
 }
 // One forward pass: every A and M, every attention matrix, and the tokens,
@@ -99,12 +98,12 @@ double forward_scalars(const WeightFile& w, int L) {
 double forward_units(const WeightFile& w, int L) {
   return double(w.num_layers()) * w.num_heads() * L * w.n * (double(L) + w.n);
 }
-double precision_cost(int bits) { return bits == 0 ? 1.0 : 1000.0 * std::max(1.0, bits / 2048.0); }
+double precision_cost(MpfrBits bits) { return bits ? 1000.0 * std::max(1.0, *bits / 2048.0) : 1.0; }
 
 // InputError unless one forward pass on the input file fits kMaxEvalWork
-// and kMemoryBudgetBytes at `bits` (0: double): names the input's length
-// in double, --precision with the bits that would fit otherwise.
-void check_forward_size(const EvalOptions& o, const WeightFile& w, int L, int bits) {
+// and kMemoryBudgetBytes at `bits` (nullopt: double): names the input's
+// length in double, --precision with the bits that would fit otherwise.
+void check_forward_size(const EvalOptions& o, const WeightFile& w, int L, MpfrBits bits) {
   const double units = forward_units(w, L);
   if (units > kMaxEvalWork) {
     int max_L = kMinL;
@@ -117,7 +116,7 @@ void check_forward_size(const EvalOptions& o, const WeightFile& w, int L, int bi
             "minutes), got " +
             std::to_string(L));
   }
-  if (bits > 0 && units * precision_cost(bits) > kMaxEvalWork) {
+  if (bits && units * precision_cost(bits) > kMaxEvalWork) {
     const double fit = std::floor(2048.0 * kMaxEvalWork / (1000.0 * units));
     const std::string expected = fit >= 2048 ? "\"double\" or a number of bits in [" +
                                                    std::to_string(kMinPrecisionBits) + ", " +
@@ -129,10 +128,15 @@ void check_forward_size(const EvalOptions& o, const WeightFile& w, int L, int bi
                          "max(1, bits / 2048) times double, capped at about two minutes), got '" +
                          o.precision + "'");
   }
-  check_memory("command line", bits == 0 ? "--input" : "--precision",
+  check_memory("command line", bits ? "--precision" : "--input",
                forward_scalars(w, L) * scalar_bytes(bits, false),
                "a forward pass of this model and input at " +
-                   (bits == 0 ? std::string("double precision") : std::to_string(bits) + " bits"));
+                   (bits ? std::to_string(*bits) + " bits" : std::string("double precision")));
+}
+
+// The target a model kind is compared with (task.h): "residual" or "plain".
+const char* target_name(ModelKind kind) {
+  return target_kind_of(kind) == TargetKind::kResidual ? "residual" : "plain";
 }
 
 template <class T>
@@ -158,12 +162,9 @@ void run_on_input(const EvalOptions& o, Context& ctx, const WeightFile& w, const
   const std::optional<NonFiniteValue> bad = find_non_finite(e);
   const auto report = [&] {
     if (!bad) return;
-    ctx.exit_code = kNonFiniteExitCode;
-    const bool output = bad->where == "output";
+    ctx.exit_code = kExitNonFinite;
     report_non_finite(
-        "the " + bad->where + (output ? " at position " : " at row ") + std::to_string(bad->row) +
-            (output ? ", coordinate " : ", column ") + std::to_string(bad->col),
-        bad->value,
+        bad->location(), bad->value,
         label + " cannot evaluate this model here, try " +
             (std::is_same_v<T, double> ? std::string("--precision BITS") : "a higher --precision") +
             " or --certify");
@@ -174,12 +175,8 @@ void run_on_input(const EvalOptions& o, Context& ctx, const WeightFile& w, const
     doc["precision_bits"] = bits;
     doc["weights"] = o.weights;
     doc["input"] = o.input;
-    doc["model"] = {{"kind", to_string(w.kind)},
-                    {"attention", to_string(w.attention)},
-                    {"n", w.n},
-                    {"layers", w.num_layers()},
-                    {"heads", w.num_heads()}};
-    doc["target_kind"] = w.kind == ModelKind::kResidual ? "residual" : "plain";
+    doc["model"] = shape_json(w);
+    doc["target_kind"] = target_name(w.kind);
     doc["run"] = to_json(make_run_info(ctx.argv, 0, precision_name));
     if (bad) {
       doc["non_finite"] = {
@@ -190,17 +187,14 @@ void run_on_input(const EvalOptions& o, Context& ctx, const WeightFile& w, const
     return;
   }
   const int L = static_cast<int>(in.tokens.rows());
-  std::cout << "model: " << to_string(w.attention) << ", " << to_string(w.kind) << ", n = " << w.n
-            << ", " << w.num_layers() << " layer(s) x " << w.num_heads() << " head(s) ("
-            << o.weights << ")\n"
+  std::cout << "model: " << describe(w) << " (" << o.weights << ")\n"
             << "input: L = " << L << ", trigger at position " << in.trigger << " (" << o.input
             << ")\n"
             << "precision: " << precision_name << "; every number below is " << label << " ("
             << digits << " significant digits)\n";
   print_matrix("output f(X), row i = position i [" + label + "]:", e.result.output, digits);
-  print_matrix(std::string("target y (") + (w.kind == ModelKind::kResidual ? "residual" : "plain") +
-                   ") [" + label + "]:",
-               e.target, digits);
+  print_matrix(std::string("target y (") + target_name(w.kind) + ") [" + label + "]:", e.target,
+               digits);
   for (std::size_t l = 0; l < e.result.attention.size(); ++l) {
     for (std::size_t h = 0; h < e.result.attention[l].size(); ++h) {
       print_matrix("attention layer " + std::to_string(l) + " head " + std::to_string(h) +
@@ -244,33 +238,34 @@ int max_samples(const WeightFile& w, int L) {
 
 void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
   // --L, --samples, --seed and --fixed-trigger were range-checked when parsed.
-  Task task{w.n, o.L, o.range};
+  Task task = o.task.task();
+  task.n = w.n;
   std::optional<int> fixed;
   if (o.fixed_opt->count() > 0) {
-    if (o.fixed_trigger >= o.L) {
+    if (o.fixed_trigger >= task.L) {
       throw InputError("command line", "--fixed-trigger",
-                       "expected " + integer_range_text(1, o.L - 1) +
-                           " (a 0-indexed position of L = " + std::to_string(o.L) + "), got " +
+                       "expected " + integer_range_text(1, task.L - 1) +
+                           " (a 0-indexed position of L = " + std::to_string(task.L) + "), got " +
                            std::to_string(o.fixed_trigger));
     }
     fixed = o.fixed_trigger;
   } else if (task.trigger_positions().empty()) {
     throw InputError("command line", "--L",
-                     "no trigger position exists for L = " + std::to_string(o.L) + " under the " +
-                         to_string(task.range) + " convention");
+                     "no trigger position exists for L = " + std::to_string(task.L) +
+                         " under the " + to_string(task.range) + " convention");
   }
-  if (const int most = max_samples(w, o.L); o.samples > most) {
+  if (const int most = max_samples(w, task.L); o.samples > most) {
     const std::string limits = " (the probe set and BOS masses must fit " +
                                std::to_string(kMemoryBudgetBytes >> 30) +
                                " GiB, the forward passes about two minutes), got ";
     if (most < 1) {
       throw InputError("command line", "--L",
-                       "a smaller L for this model: one probe at L = " + std::to_string(o.L) +
-                           " is beyond the limits" + limits + std::to_string(o.L));
+                       "a smaller L for this model: one probe at L = " + std::to_string(task.L) +
+                           " is beyond the limits" + limits + std::to_string(task.L));
     }
     throw InputError("command line", "--samples",
                      "expected " + integer_range_text(1, most) + " for this model at L = " +
-                         std::to_string(o.L) + limits + std::to_string(o.samples));
+                         std::to_string(task.L) + limits + std::to_string(o.samples));
   }
   std::cerr << "sinkcert eval: " << o.samples << " probe sequences, seed " << o.seed << "...\n";
   ctx.activity = "computing the probe set and its statistics (--samples, --L)";
@@ -298,7 +293,7 @@ void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
   }
   const auto report = [&] {
     if (bad_what.empty()) return;
-    ctx.exit_code = kNonFiniteExitCode;
+    ctx.exit_code = kExitNonFinite;
     report_non_finite(bad_what, bad_value,
                       "NUMERIC(53) cannot evaluate this model on these probes; evaluate one "
                       "input with --input X.json --precision BITS or --certify");
@@ -312,10 +307,8 @@ void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
     return;
   }
   const std::string label = st.evidence.label();
-  std::cout << "model: " << to_string(w.attention) << ", " << to_string(w.kind) << ", n = " << w.n
-            << ", " << w.num_layers() << " layer(s) x " << w.num_heads() << " head(s) ("
-            << o.weights << ")\n"
-            << "probe set: " << o.samples << " sequences of L = " << o.L << ", seed " << o.seed
+  std::cout << "model: " << describe(w) << " (" << o.weights << ")\n"
+            << "probe set: " << o.samples << " sequences of L = " << task.L << ", seed " << o.seed
             << ", ";
   if (fixed) {
     std::cout << "trigger fixed at position " << *fixed << " (0-indexed)\n";
@@ -356,39 +349,16 @@ void run_certified(const EvalOptions& o, Context& ctx, const WeightFile& w, cons
   options.max_bits = kCertifyMaxBits;
   const CertifiedEvaluation e =
       certify_forward(to_model<Rational>(w), in.tokens, in.trigger, options);
-  const std::string label = e.reached ? "CERTIFIED" : "CERTIFIED (fewer digits than requested)";
-  const int shown = std::min(o.certify + 2, 60);
-  if (!e.reached) ctx.exit_code = 4;
+  if (!e.reached) ctx.exit_code = kExitUndecided;
   if (const std::string bad = non_finite_name(e.linf_error); !bad.empty()) {
-    ctx.exit_code = kNonFiniteExitCode;
+    ctx.exit_code = kExitNonFinite;
     report_non_finite(
         "the enclosure of e(X) at position " + std::to_string(e.error_position) + ", coordinate " +
             std::to_string(e.error_coordinate),
         bad, "MPFI at " + std::to_string(e.bits) + " bits cannot enclose this model's error here");
   }
   if (o.json) {
-    nlohmann::json doc;
-    doc["evidence"] = "CERTIFIED";
-    doc["digits_requested"] = o.certify;
-    doc["digits_certified"] = e.digits;
-    doc["reached"] = e.reached;
-    doc["precision_bits"] = e.bits;
-    doc["linf_error"] = format_interval(e.linf_error, shown);
-    doc["error_position"] = e.error_position;
-    doc["error_coordinate"] = e.error_coordinate;
-    nlohmann::json deficits = nlohmann::json::array();
-    for (std::size_t l = 0; l < e.bos_deficit.size(); ++l) {
-      for (std::size_t h = 0; h < e.bos_deficit[l].size(); ++h) {
-        nlohmann::json per;
-        for (const Mpfi& d : e.bos_deficit[l][h]) per.push_back(format_interval(d, shown));
-        deficits.push_back(
-            {{"layer", l},
-             {"head", h},
-             {"one_minus_bos", per},
-             {"max_over_non_trigger", format_interval(e.max_bos_deficit[l][h], shown)}});
-      }
-    }
-    doc["bos_deficit"] = deficits;
+    nlohmann::json doc = to_json(e);
     doc["weights"] = o.weights;
     doc["input"] = o.input;
     doc["run"] =
@@ -398,23 +368,7 @@ void run_certified(const EvalOptions& o, Context& ctx, const WeightFile& w, cons
   }
   std::cout << "model: " << to_string(w.attention) << ", " << to_string(w.kind) << ", n = " << w.n
             << " (" << o.weights << "); input " << o.input << ", trigger " << in.trigger << "\n"
-            << "precision: mpfi, adaptive from 64 bits (+64): " << e.bits << " bits needed for "
-            << o.certify << " digits; " << e.digits << " certified"
-            << (e.reached ? "" : " (cap reached: UNDECIDED)") << "\n";
-  std::cout << "l_inf error e(X) in " << format_interval(e.linf_error, shown) << " [" << label
-            << "] at position " << e.error_position << ", coordinate " << e.error_coordinate
-            << "\n";
-  for (std::size_t l = 0; l < e.bos_deficit.size(); ++l) {
-    for (std::size_t h = 0; h < e.bos_deficit[l].size(); ++h) {
-      std::cout << "layer " << l << " head " << h << ": 1 - a_i0 [" << label << "]\n";
-      for (std::size_t i = 1; i < e.bos_deficit[l][h].size(); ++i) {
-        std::cout << "  position " << i << (static_cast<int>(i) == in.trigger ? " (trigger)" : "")
-                  << ": " << format_interval(e.bos_deficit[l][h][i], shown) << "\n";
-      }
-      std::cout << "  max over non-trigger positions (1 - min BOS mass): "
-                << format_interval(e.max_bos_deficit[l][h], shown) << "\n";
-    }
-  }
+            << summary_text(e);
 }
 
 void run_eval(const EvalOptions& o, Context& ctx) {
@@ -429,7 +383,7 @@ void run_eval(const EvalOptions& o, Context& ctx) {
                      "expected exactly one of --input X.json or --samples N");
   }
   if (on_input) {
-    for (CLI::Option* opt : {o.seed_opt, o.L_opt, o.range_opt, o.fixed_opt}) {
+    for (CLI::Option* opt : {o.seed_opt, o.task.L_option, o.task.range_option, o.fixed_opt}) {
       if (opt->count() > 0) {
         throw InputError("command line", opt->get_name(),
                          "applies only with --samples (the input file fixes L and the trigger)");
@@ -439,7 +393,7 @@ void run_eval(const EvalOptions& o, Context& ctx) {
     throw InputError("command line", "--precision",
                      "expected \"double\" with --samples (statistics are computed in double)");
   }
-  const int bits = parse_precision(o.precision);
+  const MpfrBits bits = parse_precision(o.precision);
   ctx.activity = "reading " + o.weights;
   const WeightFile w = read_weight_file(o.weights);
   if (!on_input) {
@@ -469,14 +423,14 @@ void run_eval(const EvalOptions& o, Context& ctx) {
   }
   check_forward_size(o, w, L, bits);
   ctx.activity = "computing the forward pass (--precision)";
-  if (bits == 0) {
+  if (!bits) {
     run_on_input<double>(o, ctx, w, in, "double", 53);
   } else {
-    PrecisionScope scope(bits);
+    PrecisionScope scope(*bits);
     const int used = PrecisionScope::current_bits();
     run_on_input<Mpfr>(
         o, ctx, w, in,
-        "mpfr " + std::to_string(used) + " bits (requested " + std::to_string(bits) + ")", used);
+        "mpfr " + std::to_string(used) + " bits (requested " + std::to_string(*bits) + ")", used);
   }
 }
 
@@ -498,9 +452,9 @@ void add_eval_command(CLI::App& app, Context& ctx) {
       "with --input: MPFI enclosures with DIGITS certified digits (adaptive precision)");
   o->samples_opt =
       add_int_option(sub, "--samples", &o->samples, 1, kMaxSamples, "number of probe sequences");
-  o->seed_opt = add_seed_option(sub, &o->seed, "probe seed (default 20260311)");
-  o->L_opt = add_L_option(sub, &o->L, kMaxL, "sequence length for --samples (default 16)");
-  o->range_opt = add_trigger_range_option(sub, &o->range, "paper (default) or reference-code");
+  o->seed_opt = add_seed_option(sub, &o->seed, "probe seed");
+  add_task_options(sub, &o->task,
+                   {std::nullopt, "", kMaxL, "sequence length for --samples (default 16)"});
   o->fixed_opt = add_int_option(sub, "--fixed-trigger", &o->fixed_trigger, 1, kMaxL - 1,
                                 "fix the trigger at this 0-indexed position (paper figure: 7)");
   sub->callback([o, &ctx] { run_eval(*o, ctx); });

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert: exact, certified and numerical checks of the attention-sink
-// theorems. Exit codes: 0 success (a checker ran and printed its verdict),
-// 1 internal failure, 2 bad input (file, field or option, a size beyond the
-// limits of src/limits.h, or memory exhausted anyway), a checker may return
-// 3 for NOT VERIFIED / 4 for UNDECIDED (see each command), and 5 when a
-// floating-point evaluation produced a non-finite value (NaN or infinity:
-// the precision cannot evaluate that model there; eval_command.cc).
+// theorems. Exit codes (commands.h): 0 success (a checker ran and printed
+// its verdict), 1 internal failure, 2 bad input (file, field or option, a
+// size beyond the limits of src/limits.h, or memory exhausted anyway), a
+// checker may return 3 for NOT VERIFIED / 4 for UNDECIDED (see each
+// command), and 5 when a floating-point evaluation produced a non-finite
+// value (NaN or infinity: the precision cannot evaluate that model there;
+// eval_command.cc).
 // Every error is one line on stderr: "sinkcert: error: ...".
 #include <iostream>
 #include <new>
@@ -117,23 +118,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return error(parse_error_message(app, e), 2);
+    return error(parse_error_message(app, e), sinkcert::cli::kExitBadInput);
   } catch (const sinkcert::InputError& e) {
-    return error(e.what(), 2);
+    return error(e.what(), sinkcert::cli::kExitBadInput);
   } catch (const std::invalid_argument& e) {
-    return error(e.what(), 2);
+    return error(e.what(), sinkcert::cli::kExitBadInput);
   } catch (const std::bad_alloc&) {
     return error("out of memory" + (ctx.activity.empty() ? "" : " while " + ctx.activity) +
                      "; see the size limits in the README (Limits and errors)",
-                 2);
+                 sinkcert::cli::kExitBadInput);
   } catch (const std::length_error&) {
     return error("out of memory (a size beyond the library's limits)" +
                      (ctx.activity.empty() ? "" : " while " + ctx.activity) +
                      "; see the size limits in the README (Limits and errors)",
-                 2);
+                 sinkcert::cli::kExitBadInput);
   } catch (const std::exception& e) {
     std::cerr << "sinkcert: internal error: " << one_line(e.what()) << "\n";
-    return 1;
+    return sinkcert::cli::kExitInternal;
   }
   return ctx.exit_code;
 }

@@ -2,8 +2,8 @@
 //
 // Command-line values, checked once with one set of messages: the
 // range-checked option types every command registers (integers, seeds,
-// finite reals, words), the options shared by the task-sized commands
-// (--n, --L, --trigger-range, --seed) and the memory check. The ranges
+// finite reals, words), the options shared by the commands (the task's
+// --n, --L, --trigger-range; --seed; --out) and the memory check. The ranges
 // themselves live in src/limits.h. A bad value is an InputError naming the
 // option, the valid range and the value given:
 //   command line: --seed: expected an integer in [0, 18446744073709551615], got '-1'
@@ -128,7 +128,8 @@ CLI::Option* add_int_option(CLI::App* app, const std::string& name, int* target,
 
 CLI::Option* add_seed_option(CLI::App* app, std::uint64_t* target, const std::string& help) {
   return register_option(
-      app, "--seed", "UINT64", "an integer in [0, " + std::to_string(kMaxSeed) + "]", help,
+      app, "--seed", "UINT64", "an integer in [0, " + std::to_string(kMaxSeed) + "]",
+      help + ", default " + std::to_string(*target),
       [target](const std::string& text) { *target = parse_seed("--seed", text); });
 }
 
@@ -167,22 +168,26 @@ TriggerRange trigger_range_option(const std::string& text) {
   }
 }
 
-CLI::Option* add_n_option(CLI::App* app, int* n, int max_n, const std::string& help) {
-  return add_int_option(app, "--n", n, kMinN, max_n, help);
-}
-
-CLI::Option* add_L_option(CLI::App* app, int* L, int max_L, const std::string& help) {
-  return add_int_option(app, "--L", L, kMinL, max_L, help);
-}
-
-CLI::Option* add_trigger_range_option(CLI::App* app, TriggerRange* range, const std::string& help) {
-  // `help` names both conventions already
-  CLI::Option* opt = app->add_option_function<std::string>(
+void add_task_options(CLI::App* app, TaskOptions* task, const TaskOptionSpec& spec) {
+  if (spec.max_n) {
+    task->n_option = add_int_option(app, "--n", &task->n, kMinN, *spec.max_n, spec.n_help);
+  }
+  task->L_option = add_int_option(app, "--L", &task->L, kMinL, spec.max_L, spec.L_help);
+  // the help names both conventions
+  TriggerRange* range = &task->range;
+  task->range_option = app->add_option_function<std::string>(
       "--trigger-range", [range](const std::string& text) { *range = trigger_range_option(text); },
-      help);
-  opt->type_name("CONVENTION");
-  expected_registry()[opt] = "paper or reference-code";
-  return opt;
+      "paper (j in 1..L-1, default) or reference-code (j in 2..L-1)");
+  task->range_option->type_name("CONVENTION");
+  expected_registry()[task->range_option] = "paper or reference-code";
+}
+
+CLI::Option* add_out_option(CLI::App* app, std::string* out, OutputKind kind,
+                            const std::string& help) {
+  const std::string expected = kind == OutputKind::kFile ? "a file name" : "a folder name";
+  return register_option(app, "--out", kind == OutputKind::kFile ? "FILE" : "DIR", expected,
+                         out->empty() ? help : help + ", default " + *out,
+                         [out](const std::string& text) { *out = text; });
 }
 
 void check_task_options(const Task& task) {
@@ -204,6 +209,18 @@ void require_option(const CLI::Option* option) {
   const std::string* expected = expected_value(option);
   throw InputError(kCli, option->get_name(),
                    "required: expected " + (expected ? *expected : std::string("a value")));
+}
+
+int exit_code_for(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kVerified:
+      return kExitSuccess;
+    case Verdict::kNotVerified:
+      return kExitNotVerified;
+    case Verdict::kUndecided:
+      return kExitUndecided;
+  }
+  return kExitInternal;
 }
 
 void check_memory(const std::string& file, const std::string& field, double bytes,

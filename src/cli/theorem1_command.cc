@@ -16,6 +16,7 @@
 #include "src/input_error.h"
 #include "src/limits.h"
 #include "src/run_info.h"
+#include "theorems/theorem1_report.h"
 #include "theorems/theorem1_study.h"
 
 namespace sinkcert::cli {
@@ -23,19 +24,27 @@ namespace sinkcert::cli {
 namespace {
 
 struct Theorem1CliOptions {
-  int n = 16;
-  int L = 16;
-  TriggerRange range = TriggerRange::kPaper;
+  TaskOptions task;
   std::uint64_t seed = 0;
   std::string out = "results/theorem1";
   bool quick = false;
 };
 
+int exit_code_for(theorems::StudyVerdict v) {
+  switch (v) {
+    case theorems::StudyVerdict::kConsistent:
+      return kExitSuccess;
+    case theorems::StudyVerdict::kCounterexampleCandidate:
+      return kExitNotVerified;
+    case theorems::StudyVerdict::kInconclusive:
+    case theorems::StudyVerdict::kNotApplicable:
+      return kExitUndecided;
+  }
+  return kExitInternal;
+}
+
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
-  Task task;
-  task.range = opt.range;
-  task.n = opt.n;
-  task.L = opt.L;
+  const Task task = opt.task.task();
   check_task_options(task);
   // The dense Levenberg-Marquardt Jacobian must fit the memory budget
   // (limits.h): 8 * kTheorem1MaxInputsPerTrigger (L - 1) L n * 2 n^2 bytes.
@@ -82,16 +91,17 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   for (const auto& r : st.runs) {
     char min_bos[160] = "none (no non-trigger position)";
     if (r.min_bos.best.value <= 1) {
-      std::snprintf(min_bos, sizeof min_bos, "%s SEARCH(upper bound)%s",
+      std::snprintf(min_bos, sizeof min_bos, "%s %s%s",
                     theorems::format_bound(r.min_bos.best.certified, false, 13).c_str(),
-                    double_note(r.min_bos.best).c_str());
+                    r.min_bos.evidence.label().c_str(), double_note(r.min_bos.best).c_str());
     }
     std::snprintf(buf, sizeof buf,
-                  "path start %d (normal std %g): worst case %s SEARCH(lower bound)%s, mean BOS "
-                  "%.12f NUMERIC(53), smallest BOS found %s, %s, %.1f s\n",
+                  "path start %d (normal std %g): worst case %s %s%s, mean BOS "
+                  "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
                   r.start, r.init_std,
                   theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
-                  double_note(r.result.worst).c_str(), r.stats.heads[0][0].overall.mean, min_bos,
+                  r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
+                  r.stats.heads[0][0].overall.mean, r.stats.evidence.label().c_str(), min_bos,
                   r.result.stop_reason.c_str(), r.result.seconds);
     std::cout << buf;
   }
@@ -111,7 +121,7 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                 "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
                 st.slope, st.slope_stderr);
   std::cout << buf;
-  std::cout << "verdict: " << st.verdict << "\n  " << st.reason << "\n";
+  std::cout << "verdict: " << theorems::to_string(st.verdict) << "\n  " << st.reason << "\n";
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "double");
   std::vector<std::string> skipped;
   const auto written = theorems::write_theorem1_outputs(st, info, opt.out, &skipped);
@@ -119,7 +129,7 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
   std::snprintf(buf, sizeof buf, "time: %.1f s\n", st.seconds);
   std::cout << buf;
-  ctx.exit_code = st.verdict == "CONSISTENT" ? 0 : st.verdict == "COUNTEREXAMPLE CANDIDATE" ? 3 : 4;
+  ctx.exit_code = exit_code_for(st.verdict);
 }
 
 }  // namespace
@@ -128,11 +138,11 @@ void add_theorem1_command(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<Theorem1CliOptions>();
   CLI::App* sub = app.add_subcommand(
       "theorem1", "Theorem 1 by adversarial search: descent path, frontier eps*(delta), verdict");
-  add_n_option(sub, &opt->n, kMaxTheorem1N, "token dimension, default 16");
-  add_L_option(sub, &opt->L, kMaxTheorem1L, "sequence length, default 16");
-  add_trigger_range_option(sub, &opt->range, "paper (default) or reference-code");
-  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary, default 0");
-  sub->add_option("--out", opt->out, "output directory")->capture_default_str();
+  add_task_options(
+      sub, &opt->task,
+      {kMaxTheorem1N, "token dimension, default 16", kMaxTheorem1L, "sequence length, default 16"});
+  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
+  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
   sub->add_flag("--quick", opt->quick, "fewer starts and rounds (e.g. with --n 8 --L 8)");
   sub->callback([opt, &ctx] { run_theorem1(*opt, ctx); });
 }

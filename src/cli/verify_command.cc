@@ -32,45 +32,27 @@ namespace sinkcert::cli {
 namespace {
 
 struct VerifyReluOptions {
-  int n = 16;
-  int L = 16;
-  TriggerRange range = TriggerRange::kPaper;
+  TaskOptions task;
   std::string weights;
   std::string out;
-  CLI::Option* n_option = nullptr;
 };
-
-int exit_code_for(Verdict v) {
-  switch (v) {
-    case Verdict::kVerified:
-      return 0;
-    case Verdict::kNotVerified:
-      return 3;
-    case Verdict::kUndecided:
-      return 4;
-  }
-  return 1;
-}
 
 void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   const std::string cli = "command line";
-  Task task;
-  task.range = opt.range;
+  Task task = opt.task.task();
   std::optional<WeightFile> file;
   if (!opt.weights.empty()) {
     ctx.activity = "reading " + opt.weights;
     file = read_weight_file(opt.weights);
   }
-  task.n = opt.n;
   if (file) {
-    if (opt.n_option->count() > 0 && opt.n != file->n) {
+    if (opt.task.n_option->count() > 0 && task.n != file->n) {
       throw InputError(cli, "--n",
                        "the weight file's n = " + std::to_string(file->n) + " (or omit --n), got " +
-                           std::to_string(opt.n));
+                           std::to_string(task.n));
     }
     task.n = file->n;
   }
-  task.L = opt.L;
   check_task_options(task);
   // H L^3 exact operations (limits.h, kMaxReluWork)
   const double heads = file ? std::max(1, file->num_heads()) : 1;
@@ -117,20 +99,19 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
 
 struct VerifyBoundOptions {
   std::string weights;
-  int L = 0;
-  TriggerRange range = TriggerRange::kPaper;
+  TaskOptions task;  // --L required, n from the weight file
   std::optional<double> claim;
   double gap = 0.01;
   double seconds = 60.0;
   int bits = 128;
-  CLI::Option *weights_option = nullptr, *L_option = nullptr;
+  CLI::Option* weights_option = nullptr;
 };
 
 void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
   const std::string cli = "command line";
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
-  require_option(opt.L_option);
+  require_option(opt.task.L_option);
   ctx.activity = "reading " + opt.weights;
   const WeightFile file = read_weight_file(opt.weights);
   if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
@@ -144,10 +125,8 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
                          " for verify bound (its interval forward passes grow as L^3 n), got " +
                          std::to_string(file.n));
   }
-  Task task;
+  Task task = opt.task.task();
   task.n = file.n;
-  task.L = opt.L;
-  task.range = opt.range;
   check_task_options(task);
   // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
   // capped (limits.h, kMaxBoundWork).
@@ -204,14 +183,13 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "Theorem 3, exactly: the single-layer ReLU model has zero error over the whole content "
       "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   auto opt = std::make_shared<VerifyReluOptions>();
-  opt->n_option = add_n_option(relu, &opt->n, kMaxReluN,
-                               "token dimension (default 16; from the weight file if given)");
-  add_L_option(relu, &opt->L, kMaxReluL, "sequence length (default 16)");
-  add_trigger_range_option(relu, &opt->range,
-                           "paper (j in 1..L-1, default) or reference-code (j in 2..L-1)");
+  add_task_options(relu, &opt->task,
+                   {kMaxReluN, "token dimension (default 16; from the weight file if given)",
+                    kMaxReluL, "sequence length (default 16)"});
   add_text_option(relu, "--weights", &opt->weights, "a file name",
                   "a single-layer ReLU weight file (default: the construction)");
-  relu->add_option("--out", opt->out, "write the JSON certificate here (atomically)");
+  add_out_option(relu, &opt->out, OutputKind::kFile,
+                 "write the JSON certificate here (atomically)");
   relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
 
   CLI::App* bound = verify->add_subcommand(
@@ -222,9 +200,8 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   auto bopt = std::make_shared<VerifyBoundOptions>();
   bopt->weights_option = add_text_option(bound, "--weights", &bopt->weights, "a file name",
                                          "a single-layer weight file (required)");
-  bopt->L_option = add_L_option(bound, &bopt->L, kMaxBoundL, "sequence length (required)");
-  add_trigger_range_option(bound, &bopt->range,
-                           "paper (j in 1..L-1, default) or reference-code (j in 2..L-1)");
+  add_task_options(bound, &bopt->task,
+                   {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
   // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
   // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0
   // exactly; verify relu does that for ReLU models).

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+//
+// The reverse-mode derivative (vector-Jacobian product) of the forward pass,
+// one template for every scalar type (double, ceres::Jet, Mpfr, Mpfi).
+//
+// Forward, per layer l with input x = x^(l) (L x n), head h = (A, M), query
+// row i (head_row_forward):
+//   q_i  = A^T x_i,   s_ik = q_i . x_k = x_i^T A x_k   (k <= i)
+//   a_i. = attention_row(s_i.),   V_i = sum_{k<=i} a_ik x_k,   o_i = M V_i
+//   x^(l+1) = sum_h o (single-layer)  or  x + sum_h o (residual)
+// Reverse, for a scalar phi with cotangents dO_i = dphi/do_i and (optionally)
+// z0_ik = dphi/da_ik given directly (e.g. a BOS-mass term phi = a_i0)
+// (head_row_vjp):
+//   dM  += dO_i V_i^T
+//   u    = M^T dO_i                       (= dphi/dV_i)
+//   z_k  = u . x_k + z0_ik                (= dphi/da_ik)
+//   g_k  = attention_row_vjp(z)           (= dphi/ds_ik, src/attention.h)
+//   w    = sum_k g_k x_k
+//   dx_k += a_ik u + g_k q_i              (k <= i)
+//   dx_i += A w
+//   dA  += x_i w^T
+// forward_vjp runs this for every row of every head, from the last layer to
+// the first, with dx^(l) = dx^(l+1) + (head terms) for residual layers and
+// dx^(l) = (head terms) for single-layer ones. Rows whose cotangents are all
+// exactly zero are skipped (a term at one output row costs O(n^2 + i n)).
+// Cost of a full pass: that of the forward pass, O(L n^2 + L^2 n) per head.
+// Derivative conventions of the attention kinds (ReLU at a zero score:
+// derivative 0; intervals: the hull of the one-sided derivatives) are those
+// of attention_row_vjp. With T = Mpfi on an interval input, the result
+// encloses the derivative at every point of the box.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "src/attention.h"
+#include "src/model.h"
+
+namespace sinkcert {
+
+namespace internal {
+
+template <class T>
+struct IsJet : std::false_type {};
+template <class U, int N>
+struct IsJet<ceres::Jet<U, N>> : std::true_type {};
+
+// Whether x is exactly zero (a Jet: value and every derivative part).
+template <class T>
+bool is_exact_zero(const T& x) {
+  if constexpr (IsJet<T>::value) {
+    return x.a == 0 && x.v.isZero(0);
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
+    return bmp::lower(x) == 0 && bmp::upper(x) == 0;
+  } else {
+    return x == T(0);
+  }
+}
+
+// T in a parameter position that does not take part in deduction (so that
+// nullptr may be passed for the optional pointers).
+template <class T>
+struct NonDeduced {
+  using type = T;
+};
+template <class T>
+using NonDeducedT = typename NonDeduced<T>::type;
+
+}  // namespace internal
+
+// What the reverse pass reads of one head at one query row i.
+template <class T>
+struct HeadRow {
+  int i = 0;
+  Vector<T> query;   // q = A^T x_i
+  std::vector<T> s;  // s_ik, k = 0..i
+  std::vector<T> a;  // a_ik, k = 0..i (a caller may replace them by tighter
+                     // enclosures of the same weights)
+  Vector<T> mixed;   // V_i = sum_k a_ik x_k
+};
+
+// The forward pass of one head at query row i of a layer with input x.
+template <class T>
+HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matrix<T>& x, int i) {
+  HeadRow<T> row;
+  row.i = i;
+  // q = A^T x_i, s_k = q . x_k
+  row.query = matrix_product(head.A.transpose(), x.row(i).transpose());
+  row.s.resize(i + 1);
+  row.a.resize(i + 1);
+  for (int k = 0; k <= i; ++k) row.s[k] = row.query.dot(x.row(k));
+  attention_row(kind, i, row.s.data(), row.a.data());
+  // V_i = sum_k a_k x_k
+  row.mixed = row.a[0] * x.row(0).transpose();
+  for (int k = 1; k <= i; ++k) row.mixed += row.a[k] * x.row(k).transpose();
+  return row;
+}
+
+// Accumulates the reverse pass of one head at one row (header formulas).
+// d_out: dphi/do_i (n entries) or nullptr; d_attention: dphi/da_ik for
+// k = 0..i or nullptr. dx (L x n), dA and dM (n x n) are added to, each may
+// be nullptr when not wanted. keys, if given, holds (A x_k)^T in row k, and
+// dx_i gets sum_k g_k (A x_k) from it instead of A w (equal in exact
+// arithmetic; over an interval box the keys' enclosure is the one the
+// caller already has).
+template <class T>
+void head_row_vjp(AttentionKind kind, const Head<T>& head,
+                  const internal::NonDeducedT<Matrix<T>>& x,
+                  const internal::NonDeducedT<HeadRow<T>>& row,
+                  const internal::NonDeducedT<Vector<T>>* d_out,
+                  const internal::NonDeducedT<T>* d_attention, internal::NonDeducedT<Matrix<T>>* dx,
+                  internal::NonDeducedT<Matrix<T>>* dA, internal::NonDeducedT<Matrix<T>>* dM,
+                  const internal::NonDeducedT<Matrix<T>>* keys = nullptr) {
+  const int i = row.i, n = static_cast<int>(x.cols());
+  std::vector<T> z(i + 1, T(0)), g(i + 1);
+  Vector<T> u;  // dphi/dV_i
+  if (d_out) {
+    // dM += dO_i V_i^T
+    if (dM) {
+      for (int d = 0; d < n; ++d) {
+        if (internal::is_exact_zero((*d_out)(d))) continue;
+        for (int e = 0; e < n; ++e) (*dM)(d, e) += (*d_out)(d)*row.mixed(e);
+      }
+    }
+    // u = M^T dO_i = sum_d dO_i[d] M[d, :]^T over the nonzero dO_i[d]
+    // (a term at one output coordinate costs n, not n^2)
+    u = Vector<T>::Constant(n, T(0));
+    for (int d = 0; d < n; ++d) {
+      if (!internal::is_exact_zero((*d_out)(d))) u += (*d_out)(d)*head.M.row(d).transpose();
+    }
+    // z_k = u . x_k
+    for (int k = 0; k <= i; ++k) z[k] = u.dot(x.row(k));
+  }
+  if (d_attention) {
+    for (int k = 0; k <= i; ++k) z[k] += d_attention[k];
+  }
+  // g_k = dphi/ds_ik
+  attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data());
+  // w = sum_k g_k x_k (read by dA and, without keys, dx_i)
+  Vector<T> w;
+  if (dA || (dx && !keys)) {
+    w = g[0] * x.row(0).transpose();
+    for (int k = 1; k <= i; ++k) w += g[k] * x.row(k).transpose();
+  }
+  // dx_k += a_k u + g_k q
+  if (dx) {
+    for (int k = 0; k <= i; ++k) {
+      if (d_out) {
+        dx->row(k) += (row.a[k] * u + g[k] * row.query).transpose();
+      } else {
+        dx->row(k) += g[k] * row.query.transpose();
+      }
+      // dx_i += g_k A x_k
+      if (keys) dx->row(i) += g[k] * keys->row(k);
+    }
+    // dx_i += A w
+    if (!keys) dx->row(i) += matrix_product(head.A, w).transpose();
+  }
+  // dA += x_i w^T
+  if (dA) {
+    for (int p = 0; p < n; ++p) {
+      const T xp = x(i, p);
+      if (internal::is_exact_zero(xp)) continue;
+      for (int q = 0; q < n; ++q) (*dA)(p, q) += xp * w(q);
+    }
+  }
+}
+
+// The reverse pass of one head at row i for the n unit cotangents e_d on o_i
+// at once (the rows of the Jacobian of o_i; a least-squares Jacobian row
+// block): row d of the result is w_d = sum_k g^d_k x_k with g^d =
+// attention_row_vjp(z^d), z^d_k = M[d, :] . x_k, so that
+//   d o_i[d] / dA = x_i w_d^T,   d o_i[d] / dM = e_d V_i^T.
+// Equal to n calls of head_row_vjp, at the cost of one.
+template <class T>
+Matrix<T> head_row_output_jacobian(AttentionKind kind, const Head<T>& head,
+                                   const internal::NonDeducedT<Matrix<T>>& x,
+                                   const internal::NonDeducedT<HeadRow<T>>& row) {
+  const int i = row.i, n = static_cast<int>(x.cols());
+  const auto xi = x.topRows(i + 1);
+  // Z(k, d) = z^d_k = M[d, :] . x_k
+  const Matrix<T> Z = matrix_product(xi, head.M.transpose());
+  Matrix<T> G(i + 1, n);  // G(k, d) = g^d_k
+  std::vector<T> z(i + 1), g(i + 1);
+  for (int d = 0; d < n; ++d) {
+    for (int k = 0; k <= i; ++k) z[k] = Z(k, d);
+    attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data());
+    for (int k = 0; k <= i; ++k) G(k, d) = g[k];
+  }
+  // row d: w_d = sum_k g^d_k x_k
+  return matrix_product(G.transpose(), xi);
+}
+
+// Everything the reverse pass reads: layer inputs and every head row.
+template <class T>
+struct ForwardTape {
+  std::vector<Matrix<T>> inputs;                           // [l]: x^(l), L x n
+  std::vector<std::vector<std::vector<HeadRow<T>>>> rows;  // [l][h][i]; empty rows not computed
+  Matrix<T> output;                                        // f(X), L x n
+
+  // a^{l,h}_{ik} (rows computed only).
+  const T& attention(int l, int h, int i, int k) const { return rows[l][h][i].a[k]; }
+};
+
+// The forward pass of `model` on X, recorded for forward_vjp. With only_row
+// >= 0 only output row only_row is computed (and the rows 0..only_row that
+// it reads in earlier layers); the other output rows are zero and their
+// HeadRows are empty.
+template <class T>
+ForwardTape<T> forward_tape(const Model<T>& model, const Matrix<T>& X, int only_row = -1) {
+  const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
+  if (n != model.n) {
+    throw std::invalid_argument("input has " + std::to_string(n) +
+                                " coordinates, model expects n = " + std::to_string(model.n));
+  }
+  if (only_row >= L) throw std::invalid_argument("forward_tape: row outside the input");
+  ForwardTape<T> tape;
+  Matrix<T> x = X;
+  const int layers = model.num_layers();
+  for (int l = 0; l < layers; ++l) {
+    const bool last = l + 1 == layers;
+    const int first_row = only_row >= 0 && last ? only_row : 0;
+    const int end_row = only_row >= 0 ? only_row + 1 : L;
+    tape.inputs.push_back(x);
+    tape.rows.emplace_back();
+    Matrix<T> delta = Matrix<T>::Constant(L, n, T(0));
+    for (const Head<T>& head : model.layers[l]) {
+      tape.rows.back().emplace_back(L);
+      for (int i = first_row; i < end_row; ++i) {
+        HeadRow<T> row = head_row_forward(model.attention, head, x, i);
+        // o_i = M V_i
+        delta.row(i) += matrix_product(head.M, row.mixed).transpose();
+        tape.rows.back().back()[i] = std::move(row);
+      }
+    }
+    if (model.kind == ModelKind::kResidual) {
+      x += delta;
+    } else {
+      x = delta;
+    }
+  }
+  tape.output = std::move(x);
+  return tape;
+}
+
+// dphi/dX and dphi/d(A, M) of every head.
+template <class T>
+struct ForwardGradient {
+  Matrix<T> dX;                              // L x n
+  std::vector<std::vector<Head<T>>> dheads;  // [l][h] {dA, dM}; empty unless asked for
+};
+
+// The vector-Jacobian product of forward() at the taped point: for the
+// scalar phi with dphi/df(X) = dY (L x n) and, if given, dphi/da^{l,h}_{ik}
+// = (*d_attention)[l][h](i, k) (L x L each; entries above the diagonal are
+// ignored), returns dphi/dX and, with weights = true, dphi/dA, dphi/dM.
+template <class T>
+ForwardGradient<T> forward_vjp(
+    const Model<T>& model, const internal::NonDeducedT<ForwardTape<T>>& tape,
+    const internal::NonDeducedT<Matrix<T>>& dY,
+    const internal::NonDeducedT<std::vector<std::vector<Matrix<T>>>>* d_attention = nullptr,
+    bool weights = true) {
+  const int L = static_cast<int>(dY.rows()), n = static_cast<int>(dY.cols());
+  const int layers = model.num_layers();
+  ForwardGradient<T> out;
+  if (weights) {
+    out.dheads.resize(layers);
+    for (int l = 0; l < layers; ++l) {
+      for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+        out.dheads[l].push_back(
+            Head<T>{Matrix<T>::Constant(n, n, T(0)), Matrix<T>::Constant(n, n, T(0))});
+      }
+    }
+  }
+  Matrix<T> dx = dY;
+  std::vector<T> z;
+  for (int l = layers - 1; l >= 0; --l) {
+    const Matrix<T>& x = tape.inputs[l];
+    Matrix<T> dx_in = model.kind == ModelKind::kResidual ? dx : Matrix<T>::Constant(L, n, T(0));
+    for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+      const Head<T>& head = model.layers[l][h];
+      for (int i = 0; i < L; ++i) {
+        const Vector<T> d_out = dx.row(i).transpose();
+        bool out_zero = true;
+        for (int d = 0; d < n && out_zero; ++d) out_zero = internal::is_exact_zero(d_out(d));
+        const T* d_att = nullptr;
+        if (d_attention) {
+          const Matrix<T>& da = (*d_attention)[l][h];
+          z.assign(i + 1, T(0));
+          bool att_zero = true;
+          for (int k = 0; k <= i; ++k) {
+            z[k] = da(i, k);
+            att_zero = att_zero && internal::is_exact_zero(z[k]);
+          }
+          if (!att_zero) d_att = z.data();
+        }
+        if (out_zero && !d_att) continue;
+        const HeadRow<T>& row = tape.rows[l][h][i];
+        if (static_cast<int>(row.a.size()) != i + 1) {
+          throw std::invalid_argument("forward_vjp: a cotangent on a row the tape did not compute");
+        }
+        head_row_vjp(model.attention, head, x, row, out_zero ? nullptr : &d_out, d_att, &dx_in,
+                     weights ? &out.dheads[l][h].A : nullptr,
+                     weights ? &out.dheads[l][h].M : nullptr);
+      }
+    }
+    dx = std::move(dx_in);
+  }
+  out.dX = std::move(dx);
+  return out;
+}
+
+}  // namespace sinkcert
