@@ -22,7 +22,7 @@ namespace sinkcert {
 
 template <class T>
 struct ForwardResult {
-  Matrix<T> output;                              // L x n
+  Matrix<T> output;                               // L x n
   std::vector<std::vector<Matrix<T>>> attention;  // [layer][head], L x L, zero above the diagonal
 };
 

@@ -58,7 +58,7 @@ inline constexpr double kMaxReluWork = 1073741824.0;  // 2^30 = H L^3
 
 // --- verify bound -----------------------------------------------------------
 // Before its first budget check the branch and bound runs the adversary and
-// one MPFI pass per trigger (search/worst_case_bound.h), whose time grows
+// one MPFI pass per trigger (theorems/worst_case_bound.h), whose time grows
 // about as L^3 n^2 and linearly in the precision beyond ~1000 bits;
 // measured at 128 bits: n = L = 16 3 s, n = 16 / L = 32 27 s, n = 64 /
 // L = 16 29 s, n = 32 / L = 32 101 s, n = 16 / L = 64 324 s (whatever

@@ -101,7 +101,7 @@ TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX
 }
 
 TEST_CASE("bound status names why the branch and bound stopped") {
-  search::WorstCaseBound b;
+  theorems::WorstCaseBound b;
   b.verdict = Verdict::kVerified;
   CHECK(bound_status(b) == "gap reached");
   b.verdict = Verdict::kUndecided;

@@ -22,8 +22,7 @@ namespace sinkcert::testing {
 struct ScratchDir {
   std::filesystem::path path;
   explicit ScratchDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() /
-             (name + "_" + std::to_string(::getpid()))) {
+      : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
     std::filesystem::create_directories(path);
   }
   ~ScratchDir() {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "search/worst_case_bound.h"
+#include "theorems/worst_case_bound.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include "src/linf_error.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::search {
+namespace sinkcert::theorems {
 namespace {
 
 // The sink family's worst case on T(n, L): a non-trigger row L-1 holds
@@ -304,4 +304,4 @@ TEST_CASE("multi-layer models are refused") {
 }
 
 }  // namespace
-}  // namespace sinkcert::search
+}  // namespace sinkcert::theorems

@@ -69,7 +69,7 @@ Cell rational_cell(const Rational& r) {
   return Cell(text, "$" + text + "$");
 }
 
-std::string bound_status(const search::WorstCaseBound& b) {
+std::string bound_status(const WorstCaseBound& b) {
   if (b.verdict == Verdict::kVerified) return "gap reached";
   if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
   if (bmp::isinf(b.upper)) return "no finite bound";

@@ -27,7 +27,7 @@ namespace sinkcert::theorems {
 // "n = 5, L = 4, triggers paper".
 std::string task_string(const Task& task);
 // "gap reached", "budget exhausted", "precision floor at N bits", ...
-std::string bound_status(const search::WorstCaseBound& bound);
+std::string bound_status(const WorstCaseBound& bound);
 // An exact rational as a table cell: "0", "3", "1/3" (no denominator 1).
 Cell rational_cell(const Rational& r);
 

@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "search/adversary.h"
-#include "search/worst_case_bound.h"
 #include "src/constructions.h"
 #include "src/forward.h"
 #include "src/input_error.h"
 #include "src/linf_error.h"
 #include "src/weight_file.h"
 #include "theorems/relu_exact_checker.h"
+#include "theorems/worst_case_bound.h"
 
 namespace sinkcert::theorems {
 
@@ -187,11 +187,11 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
           Mpfr lower(-1), upper(-1);
           for (const auto& [j, C] : witnesses) {
             std::vector<double> content(C.data(), C.data() + C.size());
-            const Mpfr low = search::certified_error_lower(m, task, j, content);
+            const Mpfr low = certified_error_lower(m, task, j, content);
             if (low > lower) lower = low;
           }
           for (int j : task.trigger_positions()) {
-            const Mpfr up = search::bound_box(m, task, search::full_content_box(task, j)).upper;
+            const Mpfr up = bound_box(m, task, full_content_box(task, j)).upper;
             if (up > upper) upper = up;
           }
           return std::vector<Mpfi>{Mpfi(lower, upper)};
@@ -305,10 +305,10 @@ std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progre
   if (full) sizes.push_back({32, 32});
   for (const auto& [n, L] : sizes) {
     const Task task{n, L, TriggerRange::kPaper};
-    search::WorstCaseOptions options;
+    WorstCaseOptions options;
     options.relative_gap = 0.01;
     rows.push_back({"sink family, beta = 10", n, L,
-                    search::bound_worst_case(sink_family<double>(n, 10.0), task, options)});
+                    bound_worst_case(sink_family<double>(n, 10.0), task, options)});
     if (progress)
       progress("B1 sink family n = " + std::to_string(n) + ", L = " + std::to_string(L));
   }
@@ -325,14 +325,14 @@ std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progre
         M(r, c) = normal(eng);
       }
     }
-    search::WorstCaseOptions options;
+    WorstCaseOptions options;
     options.relative_gap = 0.10;
     options.max_seconds = full ? 120.0 : size == RunSize::kQuick ? 0.5 : 20.0;
     std::ostringstream name;
     name << "random softmax, std " << std_dev << ", seed 21";
     rows.push_back({name.str(), 5, 4,
-                    search::bound_worst_case(
-                        single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options)});
+                    bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M), task,
+                                     options)});
     if (progress) progress("B1 " + name.str());
   }
   return rows;
@@ -383,10 +383,10 @@ std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>
     options.digits = 6;
     row.witness = certify_witnesses(exact, task, vertex_witnesses(task), options);
     if (row.n == 5 && row.L == 4) {
-      search::WorstCaseOptions bo;
+      WorstCaseOptions bo;
       bo.relative_gap = 0.10;
       bo.max_seconds = bound_seconds;
-      row.bound = search::bound_worst_case(exact, task, bo);
+      row.bound = bound_worst_case(exact, task, bo);
       row.bounded = true;
     }
     row.path = scale_path(exact, task, {1, 2, 4, 8, 16}, options);

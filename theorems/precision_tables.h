@@ -17,7 +17,7 @@
 // vertex is content all +1 or all -1. The witness set W = {(j, +-1) : j}
 // therefore attains E.
 // Certification: E is enclosed as [max_W lower(e), max_j upper(box_j)], the
-// first from MPFI at the witnesses, the second by search::bound_box over the
+// first from MPFI at the witnesses, the second by bound_box over the
 // whole content box of each trigger, which is exact up to rounding here
 // because no content variable repeats (worst_case_bound.h); the BOS deficit
 // 1 - a_i0 is enclosed from the attention over the whole box. Both at the
@@ -44,11 +44,11 @@
 #include <vector>
 
 #include "search/adversary.h"
-#include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
 #include "src/evidence.h"
 #include "src/model.h"
 #include "src/task.h"
+#include "theorems/worst_case_bound.h"
 
 namespace sinkcert::theorems {
 
@@ -131,7 +131,7 @@ std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>
 struct BoundRow {
   std::string model;
   int n = 0, L = 0;
-  search::WorstCaseBound bound;
+  WorstCaseBound bound;
 };
 // Sizes: quick = (5,4) only, with a 0.5 s budget for the random model; full
 // adds (32,32) and a second random model with larger budgets.
@@ -159,7 +159,7 @@ struct SearchModelRow {
   search::Witness search;  // the witness of the search loss, certified
   WitnessCertificate witness;
   bool bounded = false;
-  search::WorstCaseBound bound;
+  WorstCaseBound bound;
   std::vector<ScaleRow> path;
 };
 std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>& files,

@@ -114,11 +114,11 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
     row.fit_max = refined.final_max;
     row.cert = certify_witnesses(current, task, check, options.certify);
     if (options.bound_seconds > 0) {
-      search::WorstCaseOptions bo;
+      WorstCaseOptions bo;
       bo.bits = row.cert.bits + 64;
       bo.max_seconds = options.bound_seconds;
       bo.relative_gap = options.bound_gap;
-      row.bound = search::bound_worst_case(current, task, bo);
+      row.bound = bound_worst_case(current, task, bo);
       row.bounded = true;
     }
     row.seconds = seconds_since(t0);

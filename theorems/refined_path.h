@@ -23,7 +23,7 @@
 // `check_samples` uniform sequences from a stream F does not use.
 // What is certified: loss(W) is a certified value at W, hence a CERTIFIED
 // lower bound on the worst-case loss E(theta_k) over the whole box. The upper
-// bound comes from the branch and bound (search/worst_case_bound.h) run on
+// bound comes from the branch and bound (theorems/worst_case_bound.h) run on
 // theta_k itself at cert.bits + 64 bits, within `bound_seconds`:
 //   lower <= E(theta_k) <= upper     CERTIFIED, over the whole content box.
 #pragma once
@@ -32,12 +32,12 @@
 #include <string>
 #include <vector>
 
-#include "search/worst_case_bound.h"
 #include "src/certified_eval.h"
 #include "src/model.h"
 #include "src/task.h"
 #include "src/weight_file.h"
 #include "theorems/precision_tables.h"
+#include "theorems/worst_case_bound.h"
 
 namespace sinkcert::theorems {
 
@@ -66,7 +66,7 @@ struct RefinedPathRow {
   Mpfr fit_max;             // NUMERIC(bits): max |r| over F after the step
   WitnessCertificate cert;  // CERTIFIED at W
   bool bounded = false;
-  search::WorstCaseBound bound;  // CERTIFIED over the whole box
+  WorstCaseBound bound;  // CERTIFIED over the whole box
   double seconds = 0.0;
   // theta after the step: the certificates above are about exactly this
   // model, and refined_path_weight_file writes it exactly.

@@ -8,7 +8,7 @@
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
 //                       [--claim E] [--gap G] [--seconds S] [--bits B]
 // The certified worst-case loss of a single-layer weight file over the whole
-// content box (search/worst_case_bound.h): lower <= E <= upper to a relative
+// content box (theorems/worst_case_bound.h): lower <= E <= upper to a relative
 // gap G, or, with --claim, whether E <= claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
 #include <algorithm>
@@ -18,7 +18,6 @@
 #include <optional>
 #include <sstream>
 
-#include "search/worst_case_bound.h"
 #include "src/cli/commands.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
@@ -26,6 +25,7 @@
 #include "src/run_info.h"
 #include "src/weight_file.h"
 #include "theorems/relu_exact_checker.h"
+#include "theorems/worst_case_bound.h"
 
 namespace sinkcert::cli {
 
@@ -144,7 +144,7 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
                          std::to_string(task.L));
   }
   ctx.activity = "running the branch and bound (--L, --bits)";
-  search::WorstCaseOptions options;
+  theorems::WorstCaseOptions options;
   options.relative_gap = opt.gap;
   options.max_seconds = opt.seconds;
   options.bits = opt.bits;
@@ -162,13 +162,13 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
   if (opt.claim) {
-    const search::UpperBoundCheck check =
-        search::check_upper_bound(model, task, *opt.claim, options);
-    std::cout << search::summary_text(check, task);
+    const theorems::UpperBoundCheck check =
+        theorems::check_upper_bound(model, task, *opt.claim, options);
+    std::cout << theorems::summary_text(check, task);
     ctx.exit_code = exit_code_for(check.verdict);
   } else {
-    const search::WorstCaseBound bound = search::bound_worst_case(model, task, options);
-    std::cout << search::summary_text(bound, task, opt.gap);
+    const theorems::WorstCaseBound bound = theorems::bound_worst_case(model, task, options);
+    std::cout << theorems::summary_text(bound, task, opt.gap);
     ctx.exit_code = exit_code_for(bound.verdict);
   }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "search/worst_case_bound.h"
+#include "theorems/worst_case_bound.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +17,7 @@
 #include "src/linf_error.h"
 #include "src/table_writer.h"
 
-namespace sinkcert::search {
+namespace sinkcert::theorems {
 
 namespace {
 
@@ -257,10 +257,10 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
   if (triggers.empty()) throw std::invalid_argument("worst-case bound: no trigger positions");
   if (options.adversary_witnesses) {
-    AdversaryOptions ao;
+    search::AdversaryOptions ao;
     ao.triggers = triggers;
     const Model<double> model_d = model_in.template cast<double>();
-    for (const Witness& w : maximize_error(model_d, task, ao).per_trigger) {
+    for (const search::Witness& w : search::maximize_error(model_d, task, ao).per_trigger) {
       offer_witness(w.trigger, flatten_content(w.content));
     }
   }
@@ -622,4 +622,4 @@ std::string summary_text(const UpperBoundCheck& check, const Task& task) {
   return s.str();
 }
 
-}  // namespace sinkcert::search
+}  // namespace sinkcert::theorems

@@ -73,7 +73,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 
-namespace sinkcert::search {
+namespace sinkcert::theorems {
 
 // Content box for one trigger (content layout of src/task.h): variable
 // m = (k - 1) (n - 3) + c holds
@@ -185,4 +185,4 @@ UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, doubl
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap);
 std::string summary_text(const UpperBoundCheck& check, const Task& task);
 
-}  // namespace sinkcert::search
+}  // namespace sinkcert::theorems
