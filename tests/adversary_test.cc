@@ -13,6 +13,7 @@ namespace sinkcert::search {
 namespace {
 
 using testing::near;
+using testing::for_each_content_vertex;
 using testing::random_model;
 
 // The reverse-pass gradient of a refined term vs forward-mode Jets of
@@ -100,15 +101,10 @@ TEST_CASE("the adversary finds the enumerated worst vertex of an affine-in-conte
   const Task task{6, 5, TriggerRange::kPaper};
   Model<double> m = sink_family<double>(task.n, 1.5);
   m.layers[0][0].M = random_model(task.n, AttentionKind::kSoftmax, 1.0, 17).layers[0][0].M;
-  const int rows = task.L - 1, cols = task.content_dim(), bits = rows * cols;
   double worst = 0;
-  for (int j : task.trigger_positions()) {
-    for (long mask = 0; mask < (1L << bits); ++mask) {
-      Matrix<double> C(rows, cols);
-      for (int p = 0; p < bits; ++p) C(p / cols, p % cols) = (mask >> p) & 1 ? 1.0 : -1.0;
-      worst = std::max(worst, score_error(m, task, j, C).value);
-    }
-  }
+  for_each_content_vertex(task, [&](int j, const Matrix<double>& C) {
+    worst = std::max(worst, score_error(m, task, j, C).value);
+  });
   AdversaryOptions o;
   o.seed = 1;
   const AdversaryResult r = maximize_error(m, task, o);

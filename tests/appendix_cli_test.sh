@@ -11,10 +11,6 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_case_bound
   p2_search_models p5_refined_search_path t1_hypothesis_edges"

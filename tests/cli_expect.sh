@@ -3,6 +3,7 @@
 # failure counter, and
 #   expect RC PATTERN ARGS...   run "$bin" ARGS; require exit code RC and
 #                               PATTERN (grep -E) in stdout+stderr
+#   fail MESSAGE                count a failed check of the caller's own
 #   finish NAME                 report and exit 1 if any expectation failed
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,6 +19,11 @@ expect() {
     head -20 "$tmp/out"
     failures=$((failures + 1))
   fi
+}
+
+fail() {
+  echo "FAIL: $1"
+  failures=$((failures + 1))
 }
 
 finish() {

@@ -11,6 +11,7 @@
 namespace sinkcert::search {
 namespace {
 
+using testing::for_each_content_vertex;
 using testing::random_model;
 
 // With the content rows of M held at zero, every content coordinate of the
@@ -24,15 +25,10 @@ constexpr double kFloorSlack = 1e-12;
 // position, by enumeration: 2^((L-1)(n-3)) inputs per trigger (64 at
 // n = 5, L = 4), independent of the adversary.
 double enumerated_vertex_worst(const Model<double>& m, const Task& task) {
-  const int rows = task.L - 1, cols = task.content_dim(), bits = rows * cols;
   double worst = 0;
-  for (int j : task.trigger_positions()) {
-    for (long mask = 0; mask < (1L << bits); ++mask) {
-      Matrix<double> C(rows, cols);
-      for (int p = 0; p < bits; ++p) C(p / cols, p % cols) = (mask >> p) & 1 ? 1.0 : -1.0;
-      worst = std::max(worst, score_error(m, task, j, C).value);
-    }
-  }
+  for_each_content_vertex(task, [&](int j, const Matrix<double>& C) {
+    worst = std::max(worst, score_error(m, task, j, C).value);
+  });
   return worst;
 }
 

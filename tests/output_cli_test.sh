@@ -10,10 +10,6 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 # The last expect's output is exactly one line.
 one_line() {

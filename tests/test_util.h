@@ -73,4 +73,20 @@ Matrix<U> cast_matrix(const Matrix<T>& X) {
   return X.unaryExpr([](const T& x) { return U(x); });
 }
 
+// Calls visit(j, C) for every trigger position j of the task and every vertex
+// C in {-1, +1}^((L-1) x (n-3)) of the content box: 2^((L-1)(n-3)) inputs per
+// trigger (64 at n = 5, L = 4). Independent of the adversary, for tests that
+// need the true worst vertex.
+template <class Visit>
+void for_each_content_vertex(const Task& task, Visit visit) {
+  const int rows = task.L - 1, cols = task.content_dim(), bits = rows * cols;
+  for (int j : task.trigger_positions()) {
+    for (long mask = 0; mask < (1L << bits); ++mask) {
+      Matrix<double> C(rows, cols);
+      for (int p = 0; p < bits; ++p) C(p / cols, p % cols) = (mask >> p) & 1 ? 1.0 : -1.0;
+      visit(j, C);
+    }
+  }
+}
+
 }  // namespace sinkcert::testing

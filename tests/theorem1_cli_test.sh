@@ -10,10 +10,6 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-fail() {
-  echo "FAIL: $1"
-  failures=$((failures + 1))
-}
 
 expect 0 '^verdict: CONSISTENT$' theorem1 --quick --n 5 --L 4 --seed 0 --out "$tmp/t"
 cp "$tmp/out" "$tmp/run.out"
