@@ -12,8 +12,8 @@
 namespace sinkcert::search {
 namespace {
 
-using testing::near;
 using testing::for_each_content_vertex;
+using testing::near;
 using testing::random_model;
 
 // The reverse-pass gradient of a refined term vs forward-mode Jets of
