@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// Running another program (gnuplot, git) without a shell. The argument
+// Running another program (gnuplot, python3 in tests) without a shell. The argument
 // vector goes to the program unchanged: no word splitting, quoting, globbing
 // or `$` expansion, so a file or folder name from the user (`x'; touch Y`)
 // is only ever a name. The child is started with posix_spawnp, changes into
