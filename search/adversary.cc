@@ -347,10 +347,6 @@ double term_value_and_gradient(const Model<double>& model, const Task& task,
   // only row i of the output (error) or of layer `layer` (BOS mass) is read
   const ForwardTape<double> tape = forward_tape(model, X, i);
   const TargetKind target = target_kind_of(model.kind);
-  const double phi =
-      bos ? tape.attention(term.layer, d, i, 0)
-          : term.sign * (tape.output(i, d) - make_target(X, term.trigger, target)(i, d));
-  if (!gradient) return phi;
   // dphi/df: sigma e_{i,d} (error); dphi/da: e_{i,0} on one layer and head (BOS mass)
   Matrix<double> dY = Matrix<double>::Zero(task.L, task.n);
   std::vector<std::vector<Matrix<double>>> d_attention;
@@ -362,17 +358,30 @@ double term_value_and_gradient(const Model<double>& model, const Task& task,
   } else {
     dY(i, d) = term.sign;
   }
-  Matrix<double> dX =
-      forward_vjp(model, tape, dY, bos ? &d_attention : nullptr, /*weights=*/false).dX;
+  const ForwardGradient<double> pass =
+      forward_vjp(model, tape, dY, bos ? &d_attention : nullptr, /*weights=*/false);
+  Matrix<double> dX = pass.dX;
+  // single layer: phi = sum_h sum_k a_ik (sigma M_h[d, :] . x_k) [- sigma y_{i,d}]
+  // or a_i0, as the reverse pass applies its cotangents (ForwardGradient::applied);
+  // deeper models: phi read off the taped forward pass
+  const bool single_layer = model.kind == ModelKind::kSingleLayer;
+  double phi = single_layer ? pass.applied[0]
+               : bos        ? tape.attention(term.layer, d, i, 0)
+                     : term.sign * (tape.output(i, d) - make_target(X, term.trigger, target)(i, d));
   if (!bos) {
     // minus dy_{i,d}/dX: y_i = x_i (residual target), and at the trigger
     // y_{j,d} += (1/j) sum_{k=1..j} x_k[d]
     if (target == TargetKind::kResidual) dX(i, d) -= term.sign;
     if (i == term.trigger) {
-      for (int k = 1; k <= i; ++k) dX(k, d) -= term.sign / i;
+      double y = 0;
+      for (int k = 1; k <= i; ++k) {
+        y += X(k, d) / i;
+        dX(k, d) -= term.sign / i;
+      }
+      if (single_layer) phi -= term.sign * y;
     }
   }
-  *gradient = content_of(task, dX);
+  if (gradient) *gradient = content_of(task, dX);
   return phi;
 }
 

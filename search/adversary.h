@@ -58,6 +58,10 @@
 //     k = 1..j, at the trigger row i = j);
 //   phi = a^{l,h}_{i0}: cotangent 1 on that attention weight;
 // only the rows the term reads are evaluated (forward_tape's only_row).
+// For single-layer models phi itself is the value the reverse pass applies,
+//   sum_h sum_{k<=i} a^h_ik (sigma M_h[d, :] . x_k) - sigma (1/j) sum_{k=1..j} x_k[d]
+// (the last term at the trigger row i = j only), so that value and gradient
+// are one computation.
 // Deterministic: the starts come from std::mt19937_64(seed) with the task's
 // documented double construction; Ceres runs single-threaded.
 #pragma once

@@ -66,7 +66,7 @@ class ResidualFunctor {
         if (!J) continue;
         // row (i, d) of the Jacobian: the reverse pass with cotangent e_d on
         // f_i, all d at once: dr/dA = x_i w_d^T, dr/dM = e_d V_i^T
-        const Matrix<T> W = head_row_output_jacobian(AttentionKind::kSoftmax, head, X, taped);
+        const Matrix<T> W = head_row_output_jacobian(AttentionKind::kSoftmax, head.M, X, taped, &f);
         for (int d = 0; d < n; ++d) {
           dA.setConstant(T(0));
           dM.setConstant(T(0));

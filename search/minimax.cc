@@ -65,21 +65,26 @@ class RowCost : public ceres::CostFunction {
 
   bool Evaluate(double const* const* p, double* r, double** J) const override {
     const int n = n_, i = i_;
-    const Head<double> head{unpack_row_major(p[0], n), unpack_row_major(p[1], n)};
-    const HeadRow<double> row = head_row_forward(kind_, head, *X_, i);
-    // out = M V_i
-    const Vector<double> out = head.M * row.mixed;
+    const auto A = row_major_view(p[0], n);
+    const auto M = row_major_view(p[1], n);
+    const HeadRow<double> row = head_row_forward(kind_, A, *X_, i);
+    // V_i = X_{0..i}^T a_i as one matrix-vector product (vectorized over k;
+    // it rounds differently from the running sum of head_row_forward, and the
+    // residuals, their M-Jacobian and o_i below all use this one), o_i = M V_i
+    const Vector<double> mixed =
+        X_->topRows(i + 1).transpose() * Eigen::Map<const Vector<double>>(row.a.data(), i + 1);
+    const Vector<double> out = M * mixed;
     for (int d = 0; d < n; ++d) r[d] = std::sqrt(w_[d]) * (out(d) - (*Y_)(i, d));
     if (!J || (!J[0] && !J[1])) return true;
     // W.row(d) = w_d: dr_d/dA = sqrt(w_d) x_i w_d^T, dr_d/dM = sqrt(w_d) e_d V_i^T
     const Matrix<double> W =
-        J[0] ? head_row_output_jacobian(kind_, head, *X_, row) : Matrix<double>();
+        J[0] ? head_row_output_jacobian(kind_, M, *X_, row, &out) : Matrix<double>();
     if (J[1]) std::fill(J[1], J[1] + n * n * n, 0.0);
     for (int d = 0; d < n; ++d) {
       const double sw = std::sqrt(w_[d]);
       if (J[0]) pack_outer_row_major(sw * X_->row(i), W.row(d), J[0] + d * n * n);
       // row d of dr_d/dM (row-major: offset d n in the block)
-      if (J[1]) pack_row_major(sw * row.mixed.transpose(), J[1] + d * n * n + d * n);
+      if (J[1]) pack_row_major(sw * mixed.transpose(), J[1] + d * n * n + d * n);
     }
     return true;
   }
@@ -112,7 +117,8 @@ struct RowFunctor {
 };
 
 // rho * max(0, mean BOS over the probe set - ceiling); parameter A.
-// dphi/dA by the reverse pass with cotangent 1 on each a_i0.
+// dphi/dA by the reverse pass with cotangent 1 on each a_i0 (in closed form
+// for the softmax kinds: bos_mass_row_vjp).
 class BosCeilingCost : public ceres::CostFunction {
  public:
   BosCeilingCost(const ProbeSet* probes, double ceiling, double rho, int n, AttentionKind kind)
@@ -123,22 +129,28 @@ class BosCeilingCost : public ceres::CostFunction {
   bool Evaluate(double const* const* p, double* r, double** J) const override {
     const int n = n_, L = probes_->task.L;
     // only A enters the attention weights
-    const Head<double> head{unpack_row_major(p[0], n), Matrix<double>()};
+    const auto A = row_major_view(p[0], n);
     const bool jacobian = J && J[0];
+    const bool closed_form =
+        kind_ == AttentionKind::kSoftmax || kind_ == AttentionKind::kSoftmaxOffByOne;
+    const Head<double> head{A, Matrix<double>()};
     Matrix<double> grad = Matrix<double>::Zero(n, n);
     double sum = 0;
     long count = 0;
-    const double one = 1.0;  // dphi/da_i0 (d_attention holds k = 0 only: z_k = 0 beyond)
     std::vector<double> z;
     for (const Sample& smp : probes_->samples) {
       for (int i = 1; i < L; ++i) {
         if (i == smp.trigger) continue;
-        const HeadRow<double> row = head_row_forward(kind_, head, smp.X, i);
+        const HeadRow<double> row = head_row_forward(kind_, A, smp.X, i);
         sum += row.a[0];
         ++count;
-        if (jacobian) {
+        if (!jacobian) continue;
+        if (closed_form) {
+          bos_mass_row_vjp(kind_, smp.X, row, grad);
+        } else {
+          // dphi/da_i0 = 1 (z_k = 0 beyond)
           z.assign(i + 1, 0.0);
-          z[0] = one;
+          z[0] = 1.0;
           head_row_vjp(kind_, head, smp.X, row, nullptr, z.data(), nullptr, &grad, nullptr);
         }
       }

@@ -164,16 +164,21 @@ void attention_row(AttentionKind kind, int i, const T* s, T* a) {
 // Reverse mode of attention_row for query row i (count = i + 1): from the
 // scores s, the weights a = attention_row(s) and the cotangents z_k =
 // dphi/da_k, the score cotangents g_k = dphi/ds_k (formulas in the header).
-// g may not alias z.
+// g may not alias z. weighted_mean, if given, is sum_m a_m z_m already known
+// to the caller (for z_k = M[d, :] . x_k it is the head output o_i[d] =
+// M[d, :] . V_i); the softmax kinds use it instead of summing again.
 template <class T>
-void attention_row_vjp(AttentionKind kind, int i, const T* s, const T* a, const T* z, T* g) {
+void attention_row_vjp(AttentionKind kind, int i, const T* s, const T* a, const T* z, T* g,
+                       const T* weighted_mean = nullptr) {
   const int count = i + 1;
   switch (kind) {
     case AttentionKind::kSoftmax:
     case AttentionKind::kSoftmaxOffByOne: {
       // g_k = a_k (z_k - sum_m a_m z_m)
-      T zbar = a[0] * z[0];
-      for (int k = 1; k < count; ++k) zbar += a[k] * z[k];
+      T zbar = weighted_mean ? *weighted_mean : a[0] * z[0];
+      if (!weighted_mean) {
+        for (int k = 1; k < count; ++k) zbar += a[k] * z[k];
+      }
       for (int k = 0; k < count; ++k) g[k] = a[k] * (z[k] - zbar);
       return;
     }

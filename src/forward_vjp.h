@@ -81,13 +81,16 @@ struct HeadRow {
   Vector<T> mixed;   // V_i = sum_k a_ik x_k
 };
 
-// The forward pass of one head at query row i of a layer with input x.
-template <class T>
-HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matrix<T>& x, int i) {
+// The forward pass of one head at query row i of a layer with input x. A
+// may be any n x n expression (a Ceres parameter block is read in place,
+// row-major: src/parameter_layout.h row_major_view).
+template <class T, class AMatrix>
+HeadRow<T> head_row_forward(AttentionKind kind, const Eigen::MatrixBase<AMatrix>& A,
+                            const Matrix<T>& x, int i) {
   HeadRow<T> row;
   row.i = i;
   // q = A^T x_i, s_k = q . x_k
-  row.query = matrix_product(head.A.transpose(), x.row(i).transpose());
+  row.query = matrix_product(A.transpose(), x.row(i).transpose());
   row.s.resize(i + 1);
   row.a.resize(i + 1);
   for (int k = 0; k <= i; ++k) row.s[k] = row.query.dot(x.row(k));
@@ -97,6 +100,10 @@ HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matri
   for (int k = 1; k <= i; ++k) row.mixed += row.a[k] * x.row(k).transpose();
   return row;
 }
+template <class T>
+HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matrix<T>& x, int i) {
+  return head_row_forward(kind, head.A, x, i);
+}
 
 // Accumulates the reverse pass of one head at one row (header formulas).
 // d_out: dphi/do_i (n entries) or nullptr; d_attention: dphi/da_ik for
@@ -104,15 +111,16 @@ HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matri
 // be nullptr when not wanted. keys, if given, holds (A x_k)^T in row k, and
 // dx_i gets sum_k g_k (A x_k) from it instead of A w (equal in exact
 // arithmetic; over an interval box the keys' enclosure is the one the
-// caller already has).
+// caller already has). Returns sum_k a_ik z_k = dO_i . o_i + sum_k z0_ik a_ik,
+// the cotangents applied to the row's own outputs (for phi = sigma o_i[d]
+// it is phi, as sum_k a_ik (sigma M[d, :] . x_k)).
 template <class T>
-void head_row_vjp(AttentionKind kind, const Head<T>& head,
-                  const internal::NonDeducedT<Matrix<T>>& x,
-                  const internal::NonDeducedT<HeadRow<T>>& row,
-                  const internal::NonDeducedT<Vector<T>>* d_out,
-                  const internal::NonDeducedT<T>* d_attention, internal::NonDeducedT<Matrix<T>>* dx,
-                  internal::NonDeducedT<Matrix<T>>* dA, internal::NonDeducedT<Matrix<T>>* dM,
-                  const internal::NonDeducedT<Matrix<T>>* keys = nullptr) {
+T head_row_vjp(AttentionKind kind, const Head<T>& head, const internal::NonDeducedT<Matrix<T>>& x,
+               const internal::NonDeducedT<HeadRow<T>>& row,
+               const internal::NonDeducedT<Vector<T>>* d_out,
+               const internal::NonDeducedT<T>* d_attention, internal::NonDeducedT<Matrix<T>>* dx,
+               internal::NonDeducedT<Matrix<T>>* dA, internal::NonDeducedT<Matrix<T>>* dM,
+               const internal::NonDeducedT<Matrix<T>>* keys = nullptr) {
   const int i = row.i, n = static_cast<int>(x.cols());
   std::vector<T> z(i + 1, T(0)), g(i + 1);
   Vector<T> u;  // dphi/dV_i
@@ -136,8 +144,11 @@ void head_row_vjp(AttentionKind kind, const Head<T>& head,
   if (d_attention) {
     for (int k = 0; k <= i; ++k) z[k] += d_attention[k];
   }
+  // sum_k a_k z_k
+  T applied = row.a[0] * z[0];
+  for (int k = 1; k <= i; ++k) applied += row.a[k] * z[k];
   // g_k = dphi/ds_ik
-  attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data());
+  attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data(), &applied);
   // w = sum_k g_k x_k (read by dA and, without keys, dx_i)
   Vector<T> w;
   if (dA || (dx && !keys)) {
@@ -166,6 +177,7 @@ void head_row_vjp(AttentionKind kind, const Head<T>& head,
       for (int q = 0; q < n; ++q) (*dA)(p, q) += xp * w(q);
     }
   }
+  return applied;
 }
 
 // The reverse pass of one head at row i for the n unit cotangents e_d on o_i
@@ -173,24 +185,43 @@ void head_row_vjp(AttentionKind kind, const Head<T>& head,
 // block): row d of the result is w_d = sum_k g^d_k x_k with g^d =
 // attention_row_vjp(z^d), z^d_k = M[d, :] . x_k, so that
 //   d o_i[d] / dA = x_i w_d^T,   d o_i[d] / dM = e_d V_i^T.
-// Equal to n calls of head_row_vjp, at the cost of one.
-template <class T>
-Matrix<T> head_row_output_jacobian(AttentionKind kind, const Head<T>& head,
-                                   const internal::NonDeducedT<Matrix<T>>& x,
-                                   const internal::NonDeducedT<HeadRow<T>>& row) {
+// Equal to n calls of head_row_vjp, at the cost of one. M may be any n x n
+// expression; out, if given, is o_i = M V_i, which is sum_k a_k z^d_k in its
+// d-th entry (the softmax rule's weighted mean).
+template <class T, class MMatrix>
+Matrix<T> head_row_output_jacobian(AttentionKind kind, const Eigen::MatrixBase<MMatrix>& M,
+                                   const internal::NonDeducedT<Matrix<T>>& x, const HeadRow<T>& row,
+                                   const internal::NonDeducedT<Vector<T>>* out = nullptr) {
   const int i = row.i, n = static_cast<int>(x.cols());
   const auto xi = x.topRows(i + 1);
   // Z(k, d) = z^d_k = M[d, :] . x_k
-  const Matrix<T> Z = matrix_product(xi, head.M.transpose());
+  const Matrix<T> Z = matrix_product(xi, M.transpose());
   Matrix<T> G(i + 1, n);  // G(k, d) = g^d_k
   std::vector<T> z(i + 1), g(i + 1);
   for (int d = 0; d < n; ++d) {
     for (int k = 0; k <= i; ++k) z[k] = Z(k, d);
-    attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data());
+    attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data(),
+                      out ? &(*out)(d) : nullptr);
     for (int k = 0; k <= i; ++k) G(k, d) = g[k];
   }
   // row d: w_d = sum_k g^d_k x_k
   return matrix_product(G.transpose(), xi);
+}
+
+// The reverse pass for phi = a_i0 of a softmax head, in closed form: with
+// g_k = a_i0 ([k = 0] - a_ik) (src/attention.h),
+//   w = sum_k g_k x_k = a_i0 (x_0 - V_i),
+//   dphi/dA += (a_i0 x_i) (x_0 - V_i)^T
+// (equal to head_row_vjp with cotangent 1 on a_i0; the BOS-mass terms of a
+// search call this once per probe row).
+template <class T>
+void bos_mass_row_vjp(AttentionKind kind, const internal::NonDeducedT<Matrix<T>>& x,
+                      const HeadRow<T>& row, internal::NonDeducedT<Matrix<T>>& dA) {
+  if (kind != AttentionKind::kSoftmax && kind != AttentionKind::kSoftmaxOffByOne) {
+    throw std::invalid_argument("bos_mass_row_vjp: softmax kinds only");
+  }
+  // dA += (a_i0 x_i) (x_0 - V_i)^T
+  dA += row.a[0] * x.row(row.i).transpose() * (x.row(0).transpose() - row.mixed).transpose();
 }
 
 // Everything the reverse pass reads: layer inputs and every head row.
@@ -250,6 +281,11 @@ template <class T>
 struct ForwardGradient {
   Matrix<T> dX;                              // L x n
   std::vector<std::vector<Head<T>>> dheads;  // [l][h] {dA, dM}; empty unless asked for
+  // [l]: the cotangents applied to layer l's head outputs and attention
+  // weights, sum_{h,i} (dO^(l)_i . o^(l,h)_i + sum_k z0_ik a^(l,h)_ik), each
+  // row's part summed as sum_k a_ik z_k (head_row_vjp). For a single-layer
+  // model and a cotangent dY alone it is dY . f(X).
+  std::vector<T> applied;
 };
 
 // The vector-Jacobian product of forward() at the taped point: for the
@@ -274,6 +310,7 @@ ForwardGradient<T> forward_vjp(
       }
     }
   }
+  out.applied.assign(layers, T(0));
   Matrix<T> dx = dY;
   std::vector<T> z;
   for (int l = layers - 1; l >= 0; --l) {
@@ -301,9 +338,9 @@ ForwardGradient<T> forward_vjp(
         if (static_cast<int>(row.a.size()) != i + 1) {
           throw std::invalid_argument("forward_vjp: a cotangent on a row the tape did not compute");
         }
-        head_row_vjp(model.attention, head, x, row, out_zero ? nullptr : &d_out, d_att, &dx_in,
-                     weights ? &out.dheads[l][h].A : nullptr,
-                     weights ? &out.dheads[l][h].M : nullptr);
+        out.applied[l] += head_row_vjp(model.attention, head, x, row, out_zero ? nullptr : &d_out,
+                                       d_att, &dx_in, weights ? &out.dheads[l][h].A : nullptr,
+                                       weights ? &out.dheads[l][h].M : nullptr);
       }
     }
     dx = std::move(dx_in);

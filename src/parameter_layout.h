@@ -51,6 +51,15 @@ Matrix<T> unpack_row_major(const T* in, int n) {
   return A;
 }
 
+// The n x n matrix stored row-major at in[0 .. n^2), read in place (a Ceres
+// parameter block).
+template <class T>
+using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+Eigen::Map<const RowMajorMatrix<T>> row_major_view(const T* in, int n) {
+  return Eigen::Map<const RowMajorMatrix<T>>(in, n, n);
+}
+
 // (A, M) written to out[0 .. 2 n^2) and read back.
 template <class T>
 void pack_head(const Head<T>& head, T* out) {

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "src/forward.h"
+#include "src/parameter_layout.h"
 #include "tests/test_util.h"
 
 namespace sinkcert {
@@ -206,7 +207,7 @@ TEST_CASE("the output Jacobian of a row equals one reverse pass per unit cotange
     const Model<double> m = random_model(task.n, kind, 0.7, 51);
     const Head<double>& head = m.layers[0][0];
     const HeadRow<double> row = head_row_forward(kind, head, s.X, 3);
-    const Matrix<double> W = head_row_output_jacobian(kind, head, s.X, row);
+    const Matrix<double> W = head_row_output_jacobian(kind, head.M, s.X, row);
     int bad = 0;
     for (int d = 0; d < task.n; ++d) {
       Vector<double> e = Vector<double>::Zero(task.n);
@@ -219,6 +220,61 @@ TEST_CASE("the output Jacobian of a row equals one reverse pass per unit cotange
         bad += !near(dA.data()[t], expected.data()[t], kJetAgreement);
     }
     CHECK(bad == 0);
+  }
+}
+
+// The caller's shortcuts agree with the general pass: the head output as the
+// softmax weighted mean, A and M read in place from row-major blocks, the
+// closed-form BOS-mass pass, and the applied value sum_k a_k z_k = phi.
+TEST_CASE("row shortcuts: weighted mean, row-major views, BOS closed form, applied value") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  TaskSampler sampler(task, 12);
+  const Sample s = sampler.next();
+  const int i = 4;
+  for (AttentionKind kind : kKinds) {
+    CAPTURE(to_string(kind));
+    const Model<double> m = random_model(task.n, kind, 0.7, 52);
+    const Head<double>& head = m.layers[0][0];
+    std::vector<double> a_block(task.n * task.n), m_block(task.n * task.n);
+    pack_row_major(head.A, a_block.data());
+    pack_row_major(head.M, m_block.data());
+    const HeadRow<double> row = head_row_forward(kind, head, s.X, i);
+    const HeadRow<double> viewed =
+        head_row_forward(kind, row_major_view(a_block.data(), task.n), s.X, i);
+    for (int k = 0; k <= i; ++k) CHECK(near(viewed.a[k], row.a[k], kJetAgreement));
+    const Vector<double> out = head.M * row.mixed;
+    const Matrix<double> W = head_row_output_jacobian(kind, head.M, s.X, row);
+    const Matrix<double> W_mean =
+        head_row_output_jacobian(kind, row_major_view(m_block.data(), task.n), s.X, row, &out);
+    for (int t = 0; t < W.size(); ++t) CHECK(near(W_mean.data()[t], W.data()[t], kJetAgreement));
+    // applied value of the cotangent e_d on o_i: o_i[d]
+    for (int d = 0; d < task.n; ++d) {
+      Vector<double> e = Vector<double>::Zero(task.n);
+      e(d) = 1.0;
+      const double applied =
+          head_row_vjp(kind, head, s.X, row, &e, nullptr, nullptr, nullptr, nullptr);
+      CHECK(near(applied, out(d), kJetAgreement));
+    }
+    // phi = a_i0: the closed form against the general pass
+    std::vector<double> z(i + 1, 0.0);
+    z[0] = 1.0;
+    Matrix<double> general = Matrix<double>::Zero(task.n, task.n);
+    head_row_vjp(kind, head, s.X, row, nullptr, z.data(), nullptr, &general, nullptr);
+    Matrix<double> closed = Matrix<double>::Zero(task.n, task.n);
+    if (kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne) {
+      bos_mass_row_vjp(kind, s.X, row, closed);
+      for (int t = 0; t < closed.size(); ++t) {
+        CHECK(near(closed.data()[t], general.data()[t], kJetAgreement));
+      }
+      // a different phi (a_i1) must not agree with the closed form of a_i0
+      std::vector<double> z1(i + 1, 0.0);
+      z1[1] = 1.0;
+      Matrix<double> other = Matrix<double>::Zero(task.n, task.n);
+      head_row_vjp(kind, head, s.X, row, nullptr, z1.data(), nullptr, &other, nullptr);
+      CHECK_FALSE((other - closed).cwiseAbs().maxCoeff() < kJetAgreement);
+    } else {
+      CHECK_THROWS_AS(bos_mass_row_vjp(kind, s.X, row, closed), std::invalid_argument);
+    }
   }
 }
 
