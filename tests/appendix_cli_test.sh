@@ -13,11 +13,11 @@ bin="$1"
 
 
 tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_case_bound
-  p2_search_models p5_refined_search_path t1_hypothesis_edges"
+  p2_search_models p5_refined_search_path c1_certified_path t1_hypothesis_edges"
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 8 tables, 4 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 9 tables, 5 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -33,16 +33,18 @@ grep -q '^edges/n5_L4_paper/path_start0.weights.json,5,4,' "$out/tables/p2_searc
   fail "P2 lacks the committed n = 5, L = 4 search model"
 grep -q '^5,4,paper,2e-11,1.0000000000,0.539,0.0745,0.00769,CONSISTENT$' \
   "$out/tables/t1_hypothesis_edges.csv" || fail "the hypothesis-edge table lacks its n = 5, L = 4 row"
+grep -q '^"edges/n5_L4_paper/path_start0, search (double)",5,4,"\[2\.0[0-9]*e-11, .*"\[9\.05[0-9]*e-12, 9\.1[0-9]*e-12\]",0\.00[0-9]*,128 / 128$' \
+  "$out/tables/c1_certified_path.csv" || fail "C1 lacks the certified n = 5, L = 4 path model"
 grep -q '^5,4,VERIFIED,EXACT,0,' "$out/tables/p3_relu_certificate.csv" ||
   fail "P3: an exact zero is not printed 0"
-for f in f1_sink_precision.dat f1_sink_precision.gp theorem1_path.pdf theorem1_frontier.pdf \
+for f in f1_sink_precision.dat f1_sink_precision.gp f2_certified_path.dat theorem1_path.pdf theorem1_frontier.pdf \
   theorem1_nuance.pdf; do
   [ -s "$out/figures/$f" ] || fail "figures/$f not written"
 done
 if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
-[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 4 ] || fail "appendix.tex: not 4 figure captions"
+[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 5 ] || fail "appendix.tex: not 5 figure captions"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"
 grep -q 'resizebox' "$out"/tables/*.tex && fail "a table is shrunk by resizebox"
 

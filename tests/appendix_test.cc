@@ -24,7 +24,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   const std::set<std::string> expected{
       "p1_sink_loss",        "p1_sink_bos",         "f1_sink_precision", "p3_relu_certificate",
       "p4_beyond_double",    "b1_worst_case_bound", "p2_search_models",  "p5_refined_search_path",
-      "t1_hypothesis_edges", "theorem1_path",       "theorem1_frontier", "theorem1_nuance"};
+      "t1_hypothesis_edges", "theorem1_path",       "theorem1_frontier", "theorem1_nuance",
+      "c1_certified_path",   "f2_certified_path"};
   CHECK(names(registry) == expected);
   CHECK(registry.size() == expected.size());  // no name twice
   // quick and full write the same tables and figures (smaller or larger runs)
@@ -32,7 +33,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   CHECK(names(appendix_registry(RunSize::kFull)) == expected);
   int figures = 0;
   for (const auto& a : registry) figures += a.kind == ArtifactKind::kFigure;
-  CHECK(figures == 4);
+  CHECK(figures == 5);
   // P5 and P2 read the committed search models, relative to --models
   for (const auto& a : registry) {
     if (a.name == "p5_refined_search_path") {
@@ -41,6 +42,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
     }
     if (a.name == "p2_search_models") CHECK(a.inputs.size() == 22u);
     if (a.name == "t1_hypothesis_edges") CHECK(a.inputs.size() == 9u);
+    // C1: P5's start and the six descent path models (n = 5, L = 4 and n = L = 16)
+    if (a.name == "c1_certified_path") CHECK(a.inputs.size() == 7u);
   }
 }
 

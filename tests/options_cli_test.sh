@@ -141,9 +141,9 @@ fi
 
 # CLI11's own errors, one line each
 bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, appendix$" frobnicate
-bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound$" verify frob
+bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound, bos$" verify frob
 bad "missing subcommand; expected one of eval, verify, theorem1, appendix$"
-bad "missing subcommand of 'verify'; expected one of relu, bound$" verify
+bad "missing subcommand of 'verify'; expected one of relu, bound, bos$" verify
 bad "unknown option '--frob'; expected one of eval, verify, theorem1, appendix$" --frob
 bad "unknown option '--frob' of 'eval'; see sinkcert eval --help$" $S --frob
 bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --help$" verify relu junk

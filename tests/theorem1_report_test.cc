@@ -38,7 +38,7 @@ TEST_CASE("edge table: the committed runs read into its rows") {
     return line;
   };
   CHECK(text(0) == "5|4|paper|2e-11|1.0000000000|0.539|0.0745|0.00769|CONSISTENT");
-  CHECK(text(1) == "5|2|paper|1.1e-16|n/a|1.11e-16|1.11e-16|1.11e-16|NOT APPLICABLE");
+  CHECK(text(1) == "5|2|paper|1.7e-16|n/a|1.72e-16|1.72e-16|1.72e-16|NOT APPLICABLE");
   CHECK(text(2) == "5|2|reference-code|-|-|-|-|-|no trigger position: rejected (exit 2)");
   CHECK(t.landscape);
 }

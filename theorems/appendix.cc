@@ -19,6 +19,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
+#include "theorems/certified_path_report.h"
 #include "theorems/precision_report.h"
 #include "theorems/refined_path.h"
 #include "theorems/theorem1_report.h"
@@ -116,6 +117,35 @@ class Computations {
     }
     return *p1_;
   }
+  // P5's refined path, shared by P5 and C1.
+  const RefinedPathOptions& p5_options() {
+    if (!p5_options_) {
+      RefinedPathOptions o;
+      if (size() == RunSize::kFull) {
+        o.scales = {1, 2, 4, 8, 12};
+        o.bits = 1024;
+      } else if (size() == RunSize::kQuick) {
+        o.scales = {1};
+        o.bits = 256;
+        o.evaluations = 4;
+        o.bound_seconds = 0.5;
+      }
+      p5_options_ = o;
+    }
+    return *p5_options_;
+  }
+  const Task& p5_task() const { return p5_task_; }
+  const RefinedPath& p5() {
+    if (!p5_) {
+      const std::string start = model_path(kP5Start);
+      say("P5: refined scale path of " + start);
+      p5_ = refined_path(to_model<double>(read_weight_file(start)), p5_task_, p5_options(),
+                         progress_);
+    }
+    return *p5_;
+  }
+  // C1's rows: the descent path models and P5's continuation.
+  const std::vector<CertifiedPathRow>& c1();
   RunInfo p1_info() const {
     return info(0,
                 "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
@@ -128,6 +158,10 @@ class Computations {
   const Progress& progress_;
   const Task p1_task_{16, 16, TriggerRange::kPaper};
   std::optional<std::vector<PrecisionRow>> p1_;
+  const Task p5_task_{5, 4, TriggerRange::kPaper};
+  std::optional<RefinedPathOptions> p5_options_;
+  std::optional<RefinedPath> p5_;
+  std::optional<std::vector<CertifiedPathRow>> c1_;
 };
 
 struct Entry {
@@ -155,21 +189,9 @@ Built build_p2(Computations& c) {
 }
 
 Built build_p5(Computations& c) {
-  const std::string start = c.model_path(kP5Start);
-  c.say("P5: refined scale path of " + start);
-  RefinedPathOptions o;
-  if (c.size() == RunSize::kFull) {
-    o.scales = {1, 2, 4, 8, 12};
-    o.bits = 1024;
-  } else if (c.size() == RunSize::kQuick) {
-    o.scales = {1};
-    o.bits = 256;
-    o.evaluations = 4;
-    o.bound_seconds = 0.5;
-  }
-  const Task task{5, 4, TriggerRange::kPaper};
-  const RefinedPath path =
-      refined_path(to_model<double>(read_weight_file(start)), task, o, c.progress());
+  const RefinedPathOptions& o = c.p5_options();
+  const Task& task = c.p5_task();
+  const RefinedPath& path = c.p5();
   std::ostringstream precision;
   precision << "refinement MPFR " << path.bits << " bits; MPFI adaptive from 64 bits, +64, "
             << o.certify.digits << " digits";
@@ -185,6 +207,53 @@ Built build_p5(Computations& c) {
     b.weight_files.emplace_back(refined_path_file_name(row), std::move(file));
   }
   return b;
+}
+
+// C1's descent path models: the n = 5, L = 4 edge run's and (not in quick
+// mode) the n = L = 16 study's, relative to the models folder.
+std::vector<std::pair<std::string, Task>> c1_path_models(RunSize size) {
+  std::vector<std::pair<std::string, Task>> out;
+  const int starts = size == RunSize::kQuick ? 1 : 3;
+  for (int s = 0; s < starts; ++s) {
+    out.emplace_back(std::string(kEdgeStudy) + "/path_start" + std::to_string(s) + ".weights.json",
+                     Task{5, 4, TriggerRange::kPaper});
+  }
+  if (size == RunSize::kQuick) return out;
+  for (int s = 0; s < 3; ++s) {
+    out.emplace_back(std::string(kStudy) + "/path_start" + std::to_string(s) + ".weights.json",
+                     Task{16, 16, TriggerRange::kPaper});
+  }
+  return out;
+}
+
+const std::vector<CertifiedPathRow>& Computations::c1() {
+  if (c1_) return *c1_;
+  std::vector<CertifiedPathModel> models;
+  for (const auto& [rel, task] : c1_path_models(size())) {
+    const std::string shown =
+        rel.substr(std::string(kStudy).size() + 1, rel.size() - std::string(kStudy).size() - 1 -
+                                                       std::string(".weights.json").size());
+    models.push_back({shown, "search (double)", task,
+                      to_model<Rational>(read_weight_file(model_path(rel))), std::nullopt});
+  }
+  for (const RefinedPathRow& row : p5().rows) {
+    std::ostringstream stage;
+    stage << "MPFR continuation, s = " << row.scale;
+    models.push_back({"edges/n5_L4_paper/path_start0", stage.str(), p5_task(), row.model,
+                      row.bounded ? std::optional<WorstCaseBound>(row.bound) : std::nullopt});
+  }
+  CertifiedPathOptions o;
+  if (size() == RunSize::kQuick) {
+    o.loss_seconds = 1.0;
+    o.bos_seconds = 2.0;
+  } else if (size() == RunSize::kFull) {
+    o.loss_seconds = 120.0;
+  } else {
+    o.loss_seconds = 10.0;
+  }
+  say("C1: certified path, " + std::to_string(models.size()) + " models");
+  c1_ = certified_path_rows(models, o, progress());
+  return *c1_;
 }
 
 // A figure of the committed Theorem 1 study: its PDF, captioned for the
@@ -270,6 +339,14 @@ std::vector<Entry> registry(RunSize size) {
   for (const auto& f : study_models(kEdgeStudy, size)) p2_inputs.push_back(f);
   table("p2_search_models", p2_inputs, build_p2);
   table("p5_refined_search_path", {kP5Start}, build_p5);
+  std::vector<std::string> c1_inputs{kP5Start};
+  for (const auto& [rel, task] : c1_path_models(size)) c1_inputs.push_back(rel);
+  table("c1_certified_path", c1_inputs, [](Computations& c) {
+    return Built{certified_path_table(c.c1()),
+                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                 {},
+                 {}};
+  });
   std::vector<std::string> edge_inputs;
   for (const Task& task : edge_tasks()) {
     if (!task.trigger_positions().empty()) edge_inputs.push_back(edge_json(task));
@@ -281,6 +358,12 @@ std::vector<Entry> registry(RunSize size) {
       runs.push_back(read_edge_run(task, c.model_path(edge_json(task))));
     return Built{
         edges_table(runs), c.info(0, "double (read from each run's theorem1.json)"), {}, {}};
+  });
+  figure("f2_certified_path", c1_inputs, [](Computations& c) {
+    return Built{certified_path_figure(c.c1()),
+                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                 {},
+                 {}};
   });
   for (const char* name : {"path", "frontier", "nuance"}) {
     const std::string stem = name;

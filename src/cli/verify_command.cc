@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert verify relu --n N --L L [--trigger-range paper|reference-code]
-//                      [--weights W.json] [--out FILE]
+//                      [--weights W.json] [--out FILE] [--coq FILE.v]
 // Theorem 3's exact certificate (theorems/relu_exact_checker.h) for the ReLU
 // construction of README, Definitions 4, or for a single-layer ReLU weight file.
-// Prints the summary; writes the JSON certificate atomically to --out.
+// Prints the summary; writes the JSON certificate atomically to --out, and
+// the result as a Coq proof to --coq (theorems/coq_export.h).
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
 //                       [--claim E] [--gap G] [--seconds S] [--bits B]
 // The certified worst-case loss of a single-layer weight file over the whole
 // content box (theorems/worst_case_bound.h): lower <= E <= upper to a relative
 // gap G, or, with --claim, whether E <= claim holds.
+// sinkcert verify bos --weights W.json --L L [--trigger-range ...]
+//                     [--claim B] [--gap G] [--seconds S] [--bits B]
+// The certified minimum BOS mass of a single-layer weight file over the whole
+// content box (theorems/bos_bound.h): 1 - min BOS enclosed to a relative gap
+// G, or, with --claim, whether min BOS >= claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
 #include <algorithm>
 #include <iomanip>
@@ -24,6 +30,8 @@
 #include "src/limits.h"
 #include "src/run_info.h"
 #include "src/weight_file.h"
+#include "theorems/bos_bound.h"
+#include "theorems/coq_export.h"
 #include "theorems/relu_exact_checker.h"
 #include "theorems/worst_case_bound.h"
 
@@ -35,6 +43,8 @@ struct VerifyReluOptions {
   TaskOptions task;
   std::string weights;
   std::string out;
+  std::string coq;
+  bool coq_force = false;  // debug: theorem3 even when not VERIFIED
 };
 
 void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
@@ -68,6 +78,12 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
                          std::to_string(task.L));
   }
   if (!opt.out.empty()) check_output_file(opt.out, "--out");
+  if (!opt.coq.empty()) {
+    theorems::check_coq_file_name(opt.coq, "--coq");
+    check_output_file(opt.coq, "--coq");
+  } else if (opt.coq_force) {
+    throw InputError(cli, "--coq-force-theorem", "expected --coq FILE.v as well");
+  }
   ctx.activity = "computing the exact certificate (--n, --L)";
   const Model<Rational> model =
       file ? to_model<Rational>(*file) : relu_construction<Rational>(task.n);
@@ -93,6 +109,22 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
     const RunInfo info = make_run_info(ctx.argv, 0, "exact");
     write_file_atomically(opt.out, theorems::to_json(cert, info).dump(2) + "\n");
     std::cout << "certificate written to " << opt.out << "\n";
+  }
+  if (!opt.coq.empty()) {
+    std::string why = theorems::coq_unsupported_reason(model);
+    if (why.empty() && cert.verdict == Verdict::kUndecided && !opt.coq_force) {
+      why = "the verdict is UNDECIDED";
+    }
+    if (!why.empty()) {
+      std::cout << "Coq certificate: not written (" << why << ")\n";
+    } else {
+      const RunInfo info = make_run_info(ctx.argv, 0, "exact");
+      const theorems::CoqCertificate coq =
+          theorems::coq_certificate(model, cert, info, opt.coq_force, file ? &*file : nullptr);
+      write_file_atomically(opt.coq, coq.text);
+      std::cout << "Coq certificate (theorem " << coq.theorem << ") written to " << opt.coq
+                << "; check it with: coqc " << opt.coq << "\n";
+    }
   }
   ctx.exit_code = exit_code_for(cert.verdict);
 }
@@ -173,6 +205,85 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
   }
 }
 
+// The first pass of verify bos has no budget check: it bounds every (head,
+// row, trigger case), about H L^2 / 2 cases of (n - 3)^3 interval operations
+// each (the box bound and the central differences that pick its witness).
+// Measured: n = L = 32, one head, 1.2e7 of these in 18 s; the cap keeps the
+// first pass near a minute (n = 64: L <= 17; n = 16: L up to 64).
+constexpr double kMaxBosWork = 33554432.0;  // 2^25
+
+struct VerifyBosOptions {
+  std::string weights;
+  TaskOptions task;  // --L required, n from the weight file
+  std::optional<double> claim;
+  double gap = 0.01;
+  double seconds = 60.0;
+  int bits = 128;
+  CLI::Option* weights_option = nullptr;
+};
+
+void run_verify_bos(const VerifyBosOptions& opt, Context& ctx) {
+  // Every value was range-checked when parsed (add_*_option, limits.h).
+  require_option(opt.weights_option);
+  require_option(opt.task.L_option);
+  ctx.activity = "reading " + opt.weights;
+  const WeightFile file = read_weight_file(opt.weights);
+  if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
+    throw InputError(opt.weights, "kind",
+                     "single-layer (the BOS bound handles single-layer models, any heads and "
+                     "attention)");
+  }
+  if (file.n > kMaxBoundN) {
+    throw InputError(
+        opt.weights, "n",
+        "at most " + std::to_string(kMaxBoundN) + " for verify bos, got " + std::to_string(file.n));
+  }
+  Task task = opt.task.task();
+  task.n = file.n;
+  check_task_options(task);
+  const auto bos_work = [&](int L) {
+    const double c = file.n - 3;
+    return file.num_heads() * L * (L - 1) / 2.0 * c * c * c;
+  };
+  if (bos_work(task.L) > kMaxBosWork) {
+    int max_L = kMinL;
+    while (bos_work(max_L + 1) <= kMaxBosWork) ++max_L;
+    throw InputError("command line", "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " for n = " +
+                         std::to_string(file.n) + " and " + std::to_string(file.num_heads()) +
+                         " heads (the first pass, H L^2 (n - 3)^3 / 2 <= 2^25, takes about a "
+                         "minute at the limit), got " +
+                         std::to_string(task.L));
+  }
+  ctx.activity = "running the BOS branch and bound (--L, --bits)";
+  theorems::BosBoundOptions options;
+  options.relative_gap = opt.gap;
+  options.max_seconds = opt.seconds;
+  options.bits = opt.bits;
+  // a live box holds 3 (n - 3) doubles and two MPFR numbers; the box budget
+  // is lowered so that they fit kMemoryBudgetBytes (limits.h)
+  const double box_bytes = 24.0 * (task.n - 3) + 256 + opt.bits / 4.0;
+  options.max_boxes = std::min<long>(
+      options.max_boxes, static_cast<long>(static_cast<double>(kMemoryBudgetBytes) / box_bytes));
+  const Model<Rational> model = to_model<Rational>(file);
+  std::cout << "weights: " << opt.weights << "\n";
+  if (opt.claim) {
+    const theorems::BosClaimCheck check = theorems::check_min_bos(model, task, *opt.claim, options);
+    std::cout << theorems::summary_text(check, task);
+    ctx.exit_code = exit_code_for(check.verdict);
+  } else {
+    const theorems::BosBound bound = theorems::bound_min_bos(model, task, options);
+    std::cout << theorems::summary_text(bound, task, opt.gap);
+    ctx.exit_code = exit_code_for(bound.verdict);
+    // several heads: each head's own enclosure (the minimum above is theirs)
+    for (int h = 0; file.num_heads() > 1 && h < file.num_heads(); ++h) {
+      options.head = h;
+      const theorems::BosBound one = theorems::bound_min_bos(model, task, options);
+      std::cout << "head " << h << ": " << theorems::enclosure_line(one) << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 void add_verify_command(CLI::App& app, Context& ctx) {
@@ -190,6 +301,12 @@ void add_verify_command(CLI::App& app, Context& ctx) {
                   "a single-layer ReLU weight file (default: the construction)");
   add_out_option(relu, &opt->out, OutputKind::kFile,
                  "write the JSON certificate here (atomically)");
+  add_text_option(relu, "--coq", &opt->coq, "a file name",
+                  "also write the result as a Coq 8.16 proof to FILE.v (check it with: coqc "
+                  "FILE.v); for a NOT VERIFIED model, the witness");
+  relu->add_flag("--coq-force-theorem", opt->coq_force,
+                 "debug: with --coq, write the Theorem 3 statement and proof even when the check "
+                 "fails (coqc then rejects the proof)");
   relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
 
   CLI::App* bound = verify->add_subcommand(
@@ -215,6 +332,26 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   add_int_option(bound, "--bits", &bopt->bits, kMinBoundBits, kMaxBoundBits,
                  "MPFI precision, default 128");
   bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
+
+  CLI::App* bos = verify->add_subcommand(
+      "bos",
+      "certified minimum BOS mass of a single-layer weight file over the whole content box by "
+      "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim "
+      "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+  auto sopt = std::make_shared<VerifyBosOptions>();
+  sopt->weights_option = add_text_option(bos, "--weights", &sopt->weights, "a file name",
+                                         "a single-layer weight file (required)");
+  add_task_options(bos, &sopt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
+  add_real_option(
+      bos, "--claim", [sopt](double c) { sopt->claim = c; }, RealRange{0, false, true, 1},
+      "check min BOS >= CLAIM instead of enclosing it to --gap");
+  add_real_option(bos, "--gap", &sopt->gap, RealRange{0, true},
+                  "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01");
+  add_real_option(bos, "--seconds", &sopt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
+                  "time budget, default 60");
+  add_int_option(bos, "--bits", &sopt->bits, kMinBoundBits, kMaxBoundBits,
+                 "MPFI precision to start with, default 128");
+  bos->callback([sopt, &ctx]() { run_verify_bos(*sopt, ctx); });
 }
 
 }  // namespace sinkcert::cli

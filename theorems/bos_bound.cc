@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bos_bound.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <queue>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/attention.h"
+#include "src/interval.h"
+#include "src/table_writer.h"
+#include "theorems/worst_case_bound.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+// [x]^2 with the exact range of the square ([-1, 1]^2 = [0, 1]).
+Mpfi square_of(const Mpfi& x) {
+  Mpfi r;
+  mpfi_sqr(r.backend().data(), x.backend().data());
+  return r;
+}
+
+// 1 - a_i0 = 1 / (1 + 1 / T) for the softmax kinds (T > 0 used once).
+Mpfi deficit_from_odds(const Mpfi& T) { return Mpfi(1) / (Mpfi(1) + Mpfi(1) / T); }
+
+// 1 - a_i0 for the elementwise kinds: a_i0 = phi(s_i0) / divisor depends on
+// s_i0 alone (attention_row's a_0 reads s[0] only).
+Mpfi elementwise_deficit(AttentionKind kind, int i, const Mpfi& s_i0) {
+  std::vector<Mpfi> s(i + 1, Mpfi(0)), a(i + 1);
+  s[0] = s_i0;
+  attention_row(kind, i, s.data(), a.data());
+  return Mpfi(1) - a[0];
+}
+
+bool is_softmax_kind(AttentionKind kind) {
+  return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne;
+}
+
+}  // namespace
+
+Mpfi point_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, const Matrix<Mpfi>& X, int i) {
+  const int n = static_cast<int>(X.cols());
+  // x_i^T A y, summed term by term (coefficient-based MPFI products)
+  const auto form = [&](const auto& y) {
+    Mpfi s(0);
+    for (int p = 0; p < n; ++p) {
+      Mpfi row(0);
+      for (int r = 0; r < n; ++r) row += head.A(p, r) * y(r);
+      s += X(i, p) * row;
+    }
+    return s;
+  };
+  const Vector<Mpfi> x0 = X.row(0).transpose();
+  const Mpfi s_i0 = form(x0);
+  if (!is_softmax_kind(kind)) return elementwise_deficit(kind, i, s_i0);
+  Mpfi T(0);
+  for (int m = 1; m <= i; ++m) {
+    const Vector<Mpfi> delta = (X.row(m) - X.row(0)).transpose();
+    T += exp_of(form(delta));  // d_m = x_i^T A (x_m - x_0)
+  }
+  if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-s_i0));
+  return deficit_from_odds(T);
+}
+
+Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
+                     const std::vector<double>& lo, const std::vector<double>& hi) {
+  const Matrix<Mpfi>& A = head.A;
+  const int cd = n - 3, o = ordinary_flag(n);
+  std::vector<Mpfi> q;
+  for (int l = 0; l < cd; ++l) q.emplace_back(Mpfr(lo[l]), Mpfr(hi[l]));
+  // x_i^T w for a column w: w_{n-1} + sum_l q_l w_{2+l}, each q_l once
+  const auto query_dot = [&](const Vector<Mpfi>& w) {
+    Mpfi s = w(o);
+    for (int l = 0; l < cd; ++l) s += q[l] * w(kFirstContent + l);
+    return s;
+  };
+  const Vector<Mpfi> col0 = A.col(kBosFlag);
+  const Mpfi s_i0 = query_dot(col0);
+  if (!is_softmax_kind(kind)) return elementwise_deficit(kind, i, s_i0);
+  // ||v(q)||_1, v_c(q) = (A^T x_i)_{2+c} = A(n-1, 2+c) + sum_l q_l A(2+l, 2+c)
+  Mpfi norm(0);
+  for (int c = 0; c < cd; ++c) {
+    Mpfi v = A(o, kFirstContent + c);
+    for (int l = 0; l < cd; ++l) v += q[l] * A(kFirstContent + l, kFirstContent + c);
+    norm += abs_of(v);
+  }
+  Mpfi T(0);
+  const int ordinary = i - 1 - (j < i ? 1 : 0);  // ordinary tokens m = 1..i-1
+  if (ordinary > 0) {
+    const Vector<Mpfi> w = A.col(o) - col0;  // f_m - e_0 = e_{n-1} - e_0
+    T += Mpfi(ordinary) * exp_of(Mpfi(query_dot(w) + norm));
+  }
+  if (j < i) {
+    const Vector<Mpfi> w = A.col(kTriggerFlag) - col0;  // e_1 - e_0
+    T += exp_of(Mpfi(query_dot(w) + norm));
+  }
+  // d_i = x_i^T A x_i - s_i0 = A(o,o) - A(o,0) + sum_l q_l (A(2+l,o) + A(o,2+l) - A(2+l,0))
+  //       + sum_l A(2+l,2+l) q_l^2 + sum_{l<l'} (A(2+l,2+l') + A(2+l',2+l)) q_l q_l'
+  Mpfi d = A(o, o) - A(o, kBosFlag);
+  for (int l = 0; l < cd; ++l) {
+    const int p = kFirstContent + l;
+    d += q[l] * Mpfi(A(p, o) + A(o, p) - A(p, kBosFlag));
+    d += A(p, p) * square_of(q[l]);
+    for (int l2 = l + 1; l2 < cd; ++l2) {
+      const int p2 = kFirstContent + l2;
+      d += Mpfi(A(p, p2) + A(p2, p)) * q[l] * q[l2];
+    }
+  }
+  T += exp_of(d);
+  if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-s_i0));
+  return deficit_from_odds(T);
+}
+
+namespace {
+
+template <class T>
+void check_model(const Model<T>& model, const Task& task) {
+  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) {
+    throw std::invalid_argument("BOS bound: only single-layer models are supported");
+  }
+  if (model.n != task.n) throw std::invalid_argument("BOS bound: model n != task n");
+  task.validate();
+  if (task.trigger_positions().empty()) {
+    throw std::invalid_argument("BOS bound: no trigger positions");
+  }
+}
+
+// One box: head, row i, and the query content box (ContentBox.trigger = j;
+// lo, hi over the n - 3 coordinates of q).
+struct Node {
+  int head = 0, row = 0;
+  ContentBox box;
+  Mpfr upper;                 // >= D_hji over the box; +inf for NaN
+  int bits = 0;               // precision the bound was computed at
+  Mpfr rounding;              // width of the point enclosure at the box's vertex
+  std::vector<double> slope;  // |central difference of D| per coordinate
+};
+
+struct ByUpper {
+  bool operator()(const Node& a, const Node& b) const {
+    if (a.upper < b.upper) return true;
+    if (b.upper < a.upper) return false;
+    return a.box.depth < b.box.depth;
+  }
+};
+
+// The upper end of an enclosure, +inf when it is NaN or infinite.
+Mpfr upper_or_inf(const Mpfi& x) {
+  if (interval_is_nan(x)) return std::numeric_limits<Mpfr>::infinity();
+  return bmp::upper(x);
+}
+
+// Even depth: the largest slope; odd depth (or no positive slope): the widest.
+int choose_split(const Node& node) {
+  const ContentBox& box = node.box;
+  int split = -1;
+  double best = -1.0;
+  const bool widest = box.depth % 2 == 1;
+  for (std::size_t l = 0; l < box.lo.size(); ++l) {
+    const double mid = 0.5 * (box.lo[l] + box.hi[l]);
+    if (!(box.lo[l] < mid && mid < box.hi[l])) continue;
+    const double score = widest ? box.hi[l] - box.lo[l] : node.slope[l];
+    if (score > best) {
+      best = score;
+      split = static_cast<int>(l);
+    }
+  }
+  if (best > 0 || split < 0) return split;
+  for (std::size_t l = 0; l < box.lo.size(); ++l) {
+    const double mid = 0.5 * (box.lo[l] + box.hi[l]);
+    if (!(box.lo[l] < mid && mid < box.hi[l])) continue;
+    if (box.hi[l] - box.lo[l] > box.hi[split] - box.lo[split]) split = static_cast<int>(l);
+  }
+  return split;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The loop shared by bound_min_bos and check_min_bos.
+template <class T>
+BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
+                          const BosBoundOptions& options,
+                          const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  check_model(model_in, task);
+  if (options.bits < 2 || options.step_bits < 1) {
+    throw std::invalid_argument("BOS bound: need bits >= 2 and step_bits >= 1");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const int cap = std::max(options.bits, options.max_bits);
+  const int n = task.n, cd = task.content_dim();
+  int bits = options.bits;
+  std::optional<PrecisionScope> scope;
+  scope.emplace(bits);
+  Model<Mpfi> model = model_in.template cast<Mpfi>();
+  BosBound out;
+  out.bits_requested = options.bits;
+  out.bits = PrecisionScope::current_bits();
+  out.deficit_lower = Mpfr(-2);  // below every deficit (a_i0 <= ... D >= -inf; see below)
+  bool have_witness = false;
+  const AttentionKind kind = model.attention;
+  // the point input of a witness: q in row i, c_m = sign(v(q)) for m < i
+  const auto witness_content = [&](int h, int i, int j, const std::vector<double>& q) {
+    const Matrix<Mpfi>& A = model.layers[0][h].A;
+    std::vector<double> content(static_cast<std::size_t>(content_variables(task)), 0.0);
+    for (int c = 0; c < cd; ++c) {
+      Mpfi v = A(ordinary_flag(n), kFirstContent + c);
+      for (int l = 0; l < cd; ++l) v += Mpfi(q[l]) * A(kFirstContent + l, kFirstContent + c);
+      const double sign = bmp::median(v) >= 0 ? 1.0 : -1.0;
+      for (int m = 1; m < i; ++m) content[content_variable(task, m, c)] = sign;
+    }
+    for (int l = 0; l < cd; ++l) content[content_variable(task, i, l)] = q[l];
+    (void)j;
+    return content;
+  };
+  const auto offer_witness = [&](int h, int i, int j, const std::vector<double>& content) {
+    const Matrix<Mpfi> X =
+        make_input<Mpfi>(task, j, matrix_cast<Mpfi>(unflatten_content(task, content)));
+    const Mpfi D = point_bos_deficit(model.layers[0][h], kind, X, i);
+    if (interval_is_nan(D)) return D;
+    const Mpfr low = bmp::lower(D);
+    if (!have_witness || low > out.deficit_lower) {
+      have_witness = true;
+      out.deficit_lower = low;
+      out.witness_head = h;
+      out.witness_row = i;
+      out.witness_trigger = j;
+      out.witness_content = content;
+      out.witness_deficit = D;
+    }
+    return D;
+  };
+  const auto evaluate = [&](int h, int i, ContentBox box) {
+    Node node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
+    const Head<Mpfi>& head = model.layers[0][h];
+    const int j = node.box.trigger;
+    node.upper = upper_or_inf(box_bos_deficit(head, kind, n, i, j, node.box.lo, node.box.hi));
+    ++out.boxes;
+    std::vector<double> centre(cd), vertex(cd);
+    for (int l = 0; l < cd; ++l) centre[l] = 0.5 * (node.box.lo[l] + node.box.hi[l]);
+    node.slope.assign(cd, 0.0);
+    const auto at = [&](const std::vector<double>& q) {
+      return Mpfr(bmp::median(box_bos_deficit(head, kind, n, i, j, q, q)));
+    };
+    const Mpfr ref = bmp::abs(at(centre));
+    for (int l = 0; l < cd; ++l) {
+      std::vector<double> plus = centre, minus = centre;
+      const double quarter = 0.25 * (node.box.hi[l] - node.box.lo[l]);
+      plus[l] += quarter;
+      minus[l] -= quarter;
+      const Mpfr diff = at(plus) - at(minus);
+      // the slope's size relative to the centre's value (split scores only)
+      node.slope[l] = ref > 0 ? Mpfr(bmp::abs(diff) / ref).convert_to<double>()
+                              : bmp::abs(diff).convert_to<double>();
+      if (!std::isfinite(node.slope[l])) node.slope[l] = 0.0;
+      vertex[l] = diff >= 0 ? node.box.hi[l] : node.box.lo[l];
+    }
+    node.rounding = width_of(offer_witness(h, i, j, witness_content(h, i, j, vertex)));
+    offer_witness(h, i, j, witness_content(h, i, j, centre));
+    return node;
+  };
+  const auto raise_precision = [&]() {
+    bits += options.step_bits;
+    scope.reset();
+    scope.emplace(bits);
+    out.bits = PrecisionScope::current_bits();
+    model = model_in.template cast<Mpfi>();
+    if (have_witness) {
+      const Matrix<Mpfi> X =
+          make_input<Mpfi>(task, out.witness_trigger,
+                           matrix_cast<Mpfi>(unflatten_content(task, out.witness_content)));
+      out.witness_deficit =
+          point_bos_deficit(model.layers[0][out.witness_head], kind, X, out.witness_row);
+      if (bmp::lower(out.witness_deficit) > out.deficit_lower) {
+        out.deficit_lower = bmp::lower(out.witness_deficit);
+      }
+    }
+  };
+  std::priority_queue<Node, std::vector<Node>, ByUpper> heap;
+  const std::vector<int> triggers = task.trigger_positions();
+  if (options.head >= model.num_heads()) {
+    throw std::invalid_argument("BOS bound: no head " + std::to_string(options.head));
+  }
+  for (int h = 0; h < model.num_heads(); ++h) {
+    if (options.head >= 0 && h != options.head) continue;
+    for (int i = 1; i < task.L; ++i) {
+      // every j < i, and one j > i (all give row i the same value)
+      std::vector<int> cases;
+      for (int j : triggers) {
+        if (j < i || (j > i && (cases.empty() || cases.back() < i))) cases.push_back(j);
+      }
+      for (int j : cases) {
+        ContentBox box{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
+        heap.push(evaluate(h, i, std::move(box)));
+      }
+    }
+  }
+  if (heap.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");
+  while (true) {
+    const Node& top = heap.top();
+    out.deficit_upper = top.upper > out.deficit_lower ? top.upper : out.deficit_lower;
+    if (have_witness && done(out.deficit_lower, out.deficit_upper)) {
+      out.verdict = Verdict::kVerified;
+      out.stop_reason = "decided";
+      break;
+    }
+    out.seconds = seconds_since(t0);
+    if (out.boxes >= options.max_boxes || out.seconds >= options.max_seconds) {
+      out.budget_exhausted = true;
+      out.stop_reason = out.boxes >= options.max_boxes ? "budget exhausted (boxes)"
+                                                       : "budget exhausted (seconds)";
+      break;
+    }
+    Node node = top;
+    heap.pop();
+    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
+      heap.push(evaluate(node.head, node.row, node.box));
+      continue;
+    }
+    const bool finite = !bmp::isinf(node.upper);
+    const Mpfr gap = out.deficit_upper - out.deficit_lower;
+    const bool rounding_limited = have_witness && finite && !bmp::isinf(node.rounding) &&
+                                  node.rounding >= gap * Mpfr(kRoundingShare);
+    const int split = rounding_limited ? -1 : choose_split(node);
+    if (split >= 0) {
+      ContentBox left, right;
+      bisect(node.box, split, left, right);
+      for (ContentBox* child : {&left, &right}) {
+        Node c = evaluate(node.head, node.row, *child);
+        if (!have_witness || c.upper > out.deficit_lower) heap.push(std::move(c));
+      }
+      if (heap.empty()) {  // every box fell below the witness: D = lower
+        out.deficit_upper = out.deficit_lower;
+        out.verdict =
+            done(out.deficit_lower, out.deficit_upper) ? Verdict::kVerified : Verdict::kUndecided;
+        out.stop_reason = "every box fell below the witness";
+        break;
+      }
+      continue;
+    }
+    if (rounding_limited) {
+      if (bits + options.step_bits <= cap) {
+        raise_precision();
+        heap.push(std::move(node));
+        continue;
+      }
+      out.precision_floor = true;
+      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
+                        " bits (the cap) rounding is at least half the gap";
+      heap.push(std::move(node));
+      break;
+    }
+    // no box (q has no coordinate, n = 3) or adjacent doubles: cannot split
+    out.box_unsplittable = true;
+    out.stop_reason = cd == 0 ? "no content coordinate to split (n = 3)"
+                              : "cannot split a box whose coordinates are adjacent doubles";
+    heap.push(std::move(node));
+    break;
+  }
+  if (!have_witness) {
+    out.witness_trigger = 0;
+    out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
+  }
+  out.evidence = Evidence::certified(out.bits);
+  out.seconds = seconds_since(t0);
+  PrecisionScope wide(2 * out.bits);
+  out.relative_gap =
+      have_witness && out.deficit_lower != 0
+          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
+                .convert_to<double>()
+          : INFINITY;
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
+  const double gap = options.relative_gap;
+  BosBound out =
+      branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
+        return upper - lower <= Mpfr(gap) * bmp::abs(lower);
+      });
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
+
+template BosBound bound_min_bos(const Model<double>&, const Task&, const BosBoundOptions&);
+template BosBound bound_min_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
+template BosBound bound_min_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
+
+template <class T>
+BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
+                            const BosBoundOptions& options) {
+  if (!(claimed >= 0 && claimed <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+  }
+  BosClaimCheck out;
+  out.claimed = claimed;
+  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
+  std::optional<Mpfr> c;
+  {
+    PrecisionScope exact(1100);
+    c = Mpfr(1) - Mpfr(claimed);
+  }
+  // min BOS >= claimed  <=>  D <= c
+  out.bound = branch_and_bound(model, task, options, [&c](const Mpfr& lower, const Mpfr& upper) {
+    return upper <= *c || lower > *c;
+  });
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  PrecisionScope wide(1100);
+  if (out.bound.deficit_upper <= *c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(*c - out.bound.deficit_upper).convert_to<double>();
+  } else if (out.bound.witness_trigger != 0 && out.bound.deficit_lower > *c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.deficit_lower - *c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+template BosClaimCheck check_min_bos(const Model<double>&, const Task&, double,
+                                     const BosBoundOptions&);
+template BosClaimCheck check_min_bos(const Model<Mpfr>&, const Task&, double,
+                                     const BosBoundOptions&);
+template BosClaimCheck check_min_bos(const Model<Rational>&, const Task&, double,
+                                     const BosBoundOptions&);
+
+namespace {
+
+// 1 - x rounded down (so the printed lower bound on min BOS stays one).
+Mpfr one_minus_down(const Mpfr& x) {
+  Mpfr r;
+  mpfr_ui_sub(r.backend().data(), 1, x.backend().data(), MPFR_RNDD);
+  return r;
+}
+
+void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  s << "minimum BOS mass a_i0 over the whole content box (non-trigger rows i >= 1, every head), n "
+       "= "
+    << task.n << ", L = " << task.L << ", triggers " << to_string(task.range) << "\n";
+  if (b.witness_trigger == 0) {
+    s << "1 - min BOS >= -inf  (no witness had a finite enclosure)\n";
+  } else {
+    s << "1 - min BOS >= " << format_down(b.deficit_lower, 6) << "  [CERTIFIED] witness: head "
+      << b.witness_head << ", row i = " << b.witness_row << ", trigger j = " << b.witness_trigger
+      << ", content";
+    const auto old_precision = s.precision(17);
+    for (double c : b.witness_content) s << " " << c;
+    s.precision(old_precision);
+    s << "\n";
+    s << "  at the witness a_i0 in " << format_interval(Mpfi(1) - b.witness_deficit, 17)
+      << ", 1 - a_i0 in " << format_interval(b.witness_deficit, 6) << "  [CERTIFIED]\n";
+  }
+  s << "1 - min BOS <= " << format_up(b.deficit_upper, 6) << "  [CERTIFIED] branch and bound, "
+    << b.boxes << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
+  s << "min BOS >= " << format_down(one_minus_down(b.deficit_upper), 17) << "  [CERTIFIED]\n";
+  if (bmp::isinf(b.deficit_upper)) {
+    s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+  }
+  const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
+  if (b.bits > allocated) {
+    s << "precision raised from " << b.bits_requested << " to " << b.bits
+      << " bits (rounding, not the box, limited the bound)\n";
+  }
+  s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
+}
+
+}  // namespace
+
+std::string enclosure_line(const BosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  std::ostringstream s;
+  s << "1 - min BOS in [" << (b.witness_trigger == 0 ? "-inf" : format_down(b.deficit_lower, 6))
+    << ", " << format_up(b.deficit_upper, 6) << "]  [" << b.evidence.label() << "] (gap "
+    << b.relative_gap << ", " << b.boxes << " boxes, stopped: " << b.stop_reason << ", " << b.bits
+    << " bits)";
+  return s.str();
+}
+
+std::string summary_text(const BosBound& bound, const Task& task, double requested_gap) {
+  std::ostringstream s;
+  bound_lines(s, bound, task);
+  s << "verdict: " << to_string(bound.verdict) << "  margin (requested gap " << requested_gap
+    << " - achieved) = ";
+  if (bound.verdict == Verdict::kVerified) {
+    s << requested_gap - bound.relative_gap;
+  } else {
+    s << "n/a";
+  }
+  s << "  precision: " << bound.bits << " bits  evidence: " << bound.evidence.label() << "\n";
+  return s.str();
+}
+
+std::string summary_text(const BosClaimCheck& check, const Task& task) {
+  std::ostringstream s;
+  bound_lines(s, check.bound, task);
+  const auto old_precision = s.precision(17);
+  s << "claim: min BOS >= " << check.claimed << "\n";
+  s.precision(old_precision);
+  s << "verdict: " << to_string(check.verdict) << "  margin ";
+  switch (check.verdict) {
+    case Verdict::kVerified:
+      s << "(certified min BOS - claim) = " << check.margin;
+      break;
+    case Verdict::kNotVerified:
+      s << "(claim - a_i0 at the witness) = " << check.margin;
+      break;
+    case Verdict::kUndecided:
+      s << "n/a (the claim lies inside the enclosure when the budget ran out)";
+      break;
+  }
+  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label() << "\n";
+  return s.str();
+}
+
+}  // namespace sinkcert::theorems

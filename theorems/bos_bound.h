@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+//
+// Certified minimum BOS mass over the whole content box, by interval branch
+// and bound (the twin of worst_case_bound.h for the BOS mass).
+//
+//   B(theta) = min over heads h, trigger positions j of the convention,
+//              non-trigger rows i >= 1 (i != j) and content C in the box of
+//              a^h_i0(X(j, C))
+//   D(theta) = 1 - B(theta), the largest BOS deficit 1 - a_i0
+//
+// Softmax: with the score differences d_m = s_im - s_i0 = x_i^T A (x_m - e_0)
+//   a_i0 = 1 / (1 + T),  T = sum_{m=1..i} exp(d_m)
+//   (off-by-one softmax: T gains exp(-s_i0), the extra zero logit)
+//   1 - a_i0 = 1 / (1 + 1 / T)
+// increasing in T and computed without the cancellation of 1 - a_i0 (a
+// deficit of 1e-120 needs no more than 128 bits). relu, relu-count-all,
+// sigmoid: a_i0 = phi(s_i0) / divisor (src/attention.h), s_i0 = x_i^T A e_0.
+//
+// Reduction to the query's content. Row i reads x_1..x_i only (causal), so
+// every trigger j > i gives row i the same value (one of them is kept). Write
+// x_i = e_{n-1} + P q (q: its n - 3 content coordinates) and x_m = f_m + P c_m
+// (m < i; f_m the flags: e_1 at the trigger, e_{n-1} otherwise). Then
+//   d_m = x_i^T A (f_m - e_0) + v(q)^T c_m,   v_c(q) = (A^T x_i)_{2+c},
+// c_m enters only d_m, linearly, and T increases in every d_m, so
+//   max over c_m in [-1,1]^(n-3) of d_m = g_m(q) = x_i^T A (f_m - e_0) + ||v(q)||_1
+// attained at c_m = sign(v(q)). Hence
+//   D(theta) = max_{h, j, i} max_{q in [-1,1]^(n-3)} D_hji(q),
+//   T_hji(q) = (i - 1 - [j < i]) exp(g_ord(q)) + [j < i] exp(g_trig(q))
+//              + exp(x_i^T A (x_i - e_0))  [+ exp(-s_i0(q))],
+// and the branch and bound splits only the n - 3 coordinates of q.
+// Upper bound over a box Q of q: every linear form in q (x_i^T A w, v_c(q),
+// s_i0(q)) is evaluated with each q_l once, so its interval is its exact range
+// up to rounding; |v_c| takes the interval's magnitude; the quadratic
+// x_i^T A x_i = const + lin(q) + sum_l A_ll q_l^2 + sum_{l<l'} (A_ll' + A_l'l) q_l q_l'
+// uses the exact range of each square. The looseness (terms maximized
+// independently, the cross products) shrinks linearly with Q. For the
+// elementwise kinds D depends on q through the linear s_i0 only: the first box
+// is exact.
+// Lower bound on D (an upper bound on B): witness inputs, each evaluated from
+// its tokens in MPFI: per box its centre and the vertex of Q that the signs of
+// central differences of D along each coordinate point to, with c_m =
+// sign(v(q)) and every other content coordinate 0. The witness's own a_i0 is
+// then a point value at or below which B lies.
+// Loop, as in worst_case_bound.h: one max-heap of boxes (h, i, j, Q) by
+// upper bound, pop the top, stop once it is decided (the relative gap
+// (upper - lower) / lower reached, or a claim decided), else bisect a
+// coordinate (even depth: the largest |central difference|, odd depth: the
+// widest) and push the children whose bound exceeds the best witness. On
+// stopping every live box is below the top:
+//   lower <= D(theta) <= upper,  1 - upper <= B(theta) <= 1 - lower  CERTIFIED
+// A budget (boxes, seconds) that runs out leaves a valid but wider enclosure.
+// NaN or infinite ends count as +inf (never pruned). Precision: when the
+// rounding width of D at the box's vertex is at least kRoundingShare of the
+// gap, the precision is raised by step_bits up to the cap (boxes bounded
+// before are bounded again when they reach the top); at the cap, or at a box
+// whose coordinates are adjacent doubles, the search stops and says why.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/scalar_traits.h"
+#include "src/task.h"
+
+namespace sinkcert::theorems {
+
+struct BosBoundOptions {
+  double relative_gap = 0.01;  // stop when upper - lower <= relative_gap |lower| (on D)
+  long max_boxes = 200000;     // evaluated boxes (re-evaluations count)
+  double max_seconds = 120.0;
+  int bits = 128;      // MPFI precision to start with
+  int step_bits = 64;  // raise by this much while rounding limits the bound
+  int max_bits = 1024;
+  int head = -1;  // -1: every head; else only this head (0-based)
+};
+
+struct BosBound {
+  Verdict verdict = Verdict::kUndecided;       // kVerified: gap reached (or claim decided)
+  Evidence evidence = Evidence::certified(0);  // at the precision used at the end
+  // lower <= D = 1 - min BOS <= upper, both CERTIFIED
+  Mpfr deficit_lower, deficit_upper;
+  double relative_gap = 0.0;  // (upper - lower) / |lower|; inf when lower = 0
+  // The witness of the lower end (head 0-based, row i, trigger j; content
+  // flattened as in src/task.h), and its deficit enclosure. witness_trigger
+  // = 0: none had a finite enclosure.
+  int witness_head = 0, witness_row = 0, witness_trigger = 0;
+  std::vector<double> witness_content;
+  Mpfi witness_deficit;
+  long boxes = 0;
+  double seconds = 0.0;
+  bool budget_exhausted = false;
+  bool precision_floor = false;
+  bool box_unsplittable = false;
+  std::string stop_reason;
+  int bits_requested = 0;
+  int bits = 0;  // precision used at the end
+};
+
+// The deficit 1 - a^h_i0 of one point input X (L x n tokens in MPFI), from
+// its tokens by the formulas of the header (no cancellation for softmax).
+Mpfi point_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, const Matrix<Mpfi>& X, int i);
+
+// An enclosure of max over c_m (m < i) of the deficit of row i, trigger j,
+// with the query content q in the box (lo, hi) of n - 3 coordinates (the
+// upper end bounds D_hji over the box; see the header).
+Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
+                     const std::vector<double>& lo, const std::vector<double>& hi);
+
+// Throws std::invalid_argument unless the model is single-layer of dimension
+// task.n with a trigger position (and options.head, if set, is a head). T = double, Mpfr or
+// Rational (enclosed in MPFI at the working precision).
+template <class T>
+BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options);
+
+// The claim "min BOS >= claimed" (claimed in [0, 1]): VERIFIED if
+// 1 - upper >= claimed, NOT VERIFIED (with the witness) if the witness's
+// certified a_i0 is below claimed, UNDECIDED when the budget runs out first.
+struct BosClaimCheck {
+  Verdict verdict = Verdict::kUndecided;
+  Evidence evidence = Evidence::certified(0);
+  double claimed = 0.0;
+  // VERIFIED: (1 - upper) - claimed; NOT VERIFIED: claimed - (1 - lower),
+  // rounded down; 0 otherwise.
+  double margin = 0.0;
+  BosBound bound;
+};
+template <class T>
+BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
+                            const BosBoundOptions& options);
+
+// One line: "1 - min BOS in [lower, upper]  [CERTIFIED] (gap, boxes, stop
+// reason, bits)", lower rounded down and upper rounded up.
+std::string enclosure_line(const BosBound& bound);
+
+// Reports ending in the verdict line (verdict, margin, precision, evidence).
+std::string summary_text(const BosBound& bound, const Task& task, double requested_gap);
+std::string summary_text(const BosClaimCheck& check, const Task& task);
+
+}  // namespace sinkcert::theorems
