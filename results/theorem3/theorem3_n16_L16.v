@@ -1,8 +1,8 @@
 (* Theorem 3 of Ran-Milo, "Attention Sinks Are Provably Necessary in Softmax
    Transformers", for one ReLU model, checked by Coq 8.16:  coqc FILE.v
    (FILE a Coq module name). Written by sinkcert:
-     command: build-coq/sinkcert verify relu --n 16 --L 16 --coq results/theorem3/theorem3_n16_L16.v
-     revision: 2c48a255ea4e-dirty, time: 2026-12-01T00:04:17Z
+     command: build/sinkcert verify relu --n 16 --L 16 --coq results/theorem3/theorem3_n16_L16.v
+     revision: df5c16aed1e2, time: 2026-12-01T03:00:21Z
      model: single-layer, 1 layer, 1 head, relu attention
      task: T(n = 16, L = 16), paper convention, trigger j in {1..15}
      sinkcert's exact verdict: VERIFIED
