@@ -347,6 +347,14 @@ double term_value_and_gradient(const Model<double>& model, const Task& task,
   // only row i of the output (error) or of layer `layer` (BOS mass) is read
   const ForwardTape<double> tape = forward_tape(model, X, i);
   const TargetKind target = target_kind_of(model.kind);
+  // deeper models: phi read off the taped forward pass; single layer: phi as
+  // the reverse pass applies its cotangents (ForwardGradient::applied), below
+  const bool single_layer = model.kind == ModelKind::kSingleLayer;
+  const auto taped_phi = [&] {
+    return bos ? tape.attention(term.layer, d, i, 0)
+               : term.sign * (tape.output(i, d) - make_target(X, term.trigger, target)(i, d));
+  };
+  if (!single_layer && !gradient) return taped_phi();
   // dphi/df: sigma e_{i,d} (error); dphi/da: e_{i,0} on one layer and head (BOS mass)
   Matrix<double> dY = Matrix<double>::Zero(task.L, task.n);
   std::vector<std::vector<Matrix<double>>> d_attention;
@@ -361,13 +369,8 @@ double term_value_and_gradient(const Model<double>& model, const Task& task,
   const ForwardGradient<double> pass =
       forward_vjp(model, tape, dY, bos ? &d_attention : nullptr, /*weights=*/false);
   Matrix<double> dX = pass.dX;
-  // single layer: phi = sum_h sum_k a_ik (sigma M_h[d, :] . x_k) [- sigma y_{i,d}]
-  // or a_i0, as the reverse pass applies its cotangents (ForwardGradient::applied);
-  // deeper models: phi read off the taped forward pass
-  const bool single_layer = model.kind == ModelKind::kSingleLayer;
-  double phi = single_layer ? pass.applied[0]
-               : bos        ? tape.attention(term.layer, d, i, 0)
-                     : term.sign * (tape.output(i, d) - make_target(X, term.trigger, target)(i, d));
+  // single layer: phi = sum_h sum_k a_ik (sigma M_h[d, :] . x_k) [- sigma y_{i,d}] or a_i0
+  double phi = single_layer ? pass.applied[0] : taped_phi();
   if (!bos) {
     // minus dy_{i,d}/dX: y_i = x_i (residual target), and at the trigger
     // y_{j,d} += (1/j) sum_{k=1..j} x_k[d]

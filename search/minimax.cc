@@ -133,7 +133,8 @@ class BosCeilingCost : public ceres::CostFunction {
     const bool jacobian = J && J[0];
     const bool closed_form =
         kind_ == AttentionKind::kSoftmax || kind_ == AttentionKind::kSoftmaxOffByOne;
-    const Head<double> head{A, Matrix<double>()};
+    // the general pass reads A as a Head (the closed form reads the rows only)
+    const Head<double> head = closed_form ? Head<double>{} : Head<double>{A, Matrix<double>()};
     Matrix<double> grad = Matrix<double>::Zero(n, n);
     double sum = 0;
     long count = 0;

@@ -18,6 +18,7 @@
 // G, or, with --claim, whether min BOS >= claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
 #include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -129,7 +130,8 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   ctx.exit_code = exit_code_for(cert.verdict);
 }
 
-struct VerifyBoundOptions {
+// The options of the two box checkers, verify bound and verify bos.
+struct VerifyBoxOptions {
   std::string weights;
   TaskOptions task;  // --L required, n from the weight file
   std::optional<double> claim;
@@ -139,42 +141,63 @@ struct VerifyBoundOptions {
   CLI::Option* weights_option = nullptr;
 };
 
-void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
-  const std::string cli = "command line";
+// What a box checker reads: a single-layer weight file of n <= kMaxBoundN
+// and the task of --L, whose first pass (no budget check) costs
+// work(file, L) <= max_work. checker names the bound in the kind error,
+// n_note explains the n limit, work_note(file) the L limit (after
+// "for n = N").
+struct BoxInput {
+  WeightFile file;
+  Task task;
+};
+BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::string& checker,
+                        const std::string& n_note,
+                        const std::function<double(const WeightFile&, int)>& work, double max_work,
+                        const std::function<std::string(const WeightFile&)>& work_note) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
   require_option(opt.task.L_option);
   ctx.activity = "reading " + opt.weights;
-  const WeightFile file = read_weight_file(opt.weights);
+  BoxInput in{read_weight_file(opt.weights), opt.task.task()};
+  const WeightFile& file = in.file;
   if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
-    throw InputError(opt.weights, "kind",
-                     "single-layer (the bound handles single-layer models, any heads and "
-                     "attention)");
+    throw InputError(
+        opt.weights, "kind",
+        "single-layer (" + checker + " handles single-layer models, any heads and attention)");
   }
   if (file.n > kMaxBoundN) {
-    throw InputError(opt.weights, "n",
-                     "at most " + std::to_string(kMaxBoundN) +
-                         " for verify bound (its interval forward passes grow as L^3 n), got " +
-                         std::to_string(file.n));
+    throw InputError(
+        opt.weights, "n",
+        "at most " + std::to_string(kMaxBoundN) + n_note + ", got " + std::to_string(file.n));
   }
-  Task task = opt.task.task();
-  task.n = file.n;
-  check_task_options(task);
+  in.task.n = file.n;
+  check_task_options(in.task);
+  if (work(file, in.task.L) > max_work) {
+    int max_L = kMinL;
+    while (work(file, max_L + 1) <= max_work) ++max_L;
+    throw InputError("command line", "--L",
+                     "expected " + integer_range_text(kMinL, max_L) +
+                         " for n = " + std::to_string(file.n) + work_note(file) + ", got " +
+                         std::to_string(in.task.L));
+  }
+  return in;
+}
+
+void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
   // capped (limits.h, kMaxBoundWork).
-  const auto bound_work = [&](int L) {
+  const auto bound_work = [&](const WeightFile& file, int L) {
     return double(L) * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
   };
-  if (bound_work(task.L) > kMaxBoundWork) {
-    int max_L = kMinL;
-    while (bound_work(max_L + 1) <= kMaxBoundWork) ++max_L;
-    throw InputError(cli, "--L",
-                     "expected " + integer_range_text(kMinL, max_L) + " for n = " +
-                         std::to_string(file.n) + " at --bits " + std::to_string(opt.bits) +
-                         " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, takes about a "
-                         "minute at the limit), got " +
-                         std::to_string(task.L));
-  }
+  const BoxInput in = read_box_input(
+      opt, ctx, "the bound", " for verify bound (its interval forward passes grow as L^3 n)",
+      bound_work, kMaxBoundWork, [&](const WeightFile&) {
+        return " at --bits " + std::to_string(opt.bits) +
+               " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, takes about a minute at "
+               "the limit)";
+      });
+  const WeightFile& file = in.file;
+  const Task& task = in.task;
   ctx.activity = "running the branch and bound (--L, --bits)";
   theorems::WorstCaseOptions options;
   options.relative_gap = opt.gap;
@@ -212,49 +235,20 @@ void run_verify_bound(const VerifyBoundOptions& opt, Context& ctx) {
 // first pass near a minute (n = 64: L <= 17; n = 16: L up to 64).
 constexpr double kMaxBosWork = 33554432.0;  // 2^25
 
-struct VerifyBosOptions {
-  std::string weights;
-  TaskOptions task;  // --L required, n from the weight file
-  std::optional<double> claim;
-  double gap = 0.01;
-  double seconds = 60.0;
-  int bits = 128;
-  CLI::Option* weights_option = nullptr;
-};
-
-void run_verify_bos(const VerifyBosOptions& opt, Context& ctx) {
-  // Every value was range-checked when parsed (add_*_option, limits.h).
-  require_option(opt.weights_option);
-  require_option(opt.task.L_option);
-  ctx.activity = "reading " + opt.weights;
-  const WeightFile file = read_weight_file(opt.weights);
-  if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
-    throw InputError(opt.weights, "kind",
-                     "single-layer (the BOS bound handles single-layer models, any heads and "
-                     "attention)");
-  }
-  if (file.n > kMaxBoundN) {
-    throw InputError(
-        opt.weights, "n",
-        "at most " + std::to_string(kMaxBoundN) + " for verify bos, got " + std::to_string(file.n));
-  }
-  Task task = opt.task.task();
-  task.n = file.n;
-  check_task_options(task);
-  const auto bos_work = [&](int L) {
+void run_verify_bos(const VerifyBoxOptions& opt, Context& ctx) {
+  const auto bos_work = [](const WeightFile& file, int L) {
     const double c = file.n - 3;
     return file.num_heads() * L * (L - 1) / 2.0 * c * c * c;
   };
-  if (bos_work(task.L) > kMaxBosWork) {
-    int max_L = kMinL;
-    while (bos_work(max_L + 1) <= kMaxBosWork) ++max_L;
-    throw InputError("command line", "--L",
-                     "expected " + integer_range_text(kMinL, max_L) + " for n = " +
-                         std::to_string(file.n) + " and " + std::to_string(file.num_heads()) +
-                         " heads (the first pass, H L^2 (n - 3)^3 / 2 <= 2^25, takes about a "
-                         "minute at the limit), got " +
-                         std::to_string(task.L));
-  }
+  const BoxInput in = read_box_input(
+      opt, ctx, "the BOS bound", " for verify bos", bos_work, kMaxBosWork,
+      [](const WeightFile& file) {
+        return " and " + std::to_string(file.num_heads()) +
+               " heads (the first pass, H L^2 (n - 3)^3 / 2 <= 2^25, takes about a minute at the "
+               "limit)";
+      });
+  const WeightFile& file = in.file;
+  const Task& task = in.task;
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
   theorems::BosBoundOptions options;
   options.relative_gap = opt.gap;
@@ -314,7 +308,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "certified worst-case loss of a single-layer weight file over the whole content box by "
       "interval branch and bound: lower <= E <= upper, or with --claim whether E <= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
-  auto bopt = std::make_shared<VerifyBoundOptions>();
+  auto bopt = std::make_shared<VerifyBoxOptions>();
   bopt->weights_option = add_text_option(bound, "--weights", &bopt->weights, "a file name",
                                          "a single-layer weight file (required)");
   add_task_options(bound, &bopt->task,
@@ -338,7 +332,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "certified minimum BOS mass of a single-layer weight file over the whole content box by "
       "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
-  auto sopt = std::make_shared<VerifyBosOptions>();
+  auto sopt = std::make_shared<VerifyBoxOptions>();
   sopt->weights_option = add_text_option(bos, "--weights", &sopt->weights, "a file name",
                                          "a single-layer weight file (required)");
   add_task_options(bos, &sopt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
