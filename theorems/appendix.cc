@@ -128,7 +128,7 @@ class Computations {
         o.scales = {1};
         o.bits = 256;
         o.evaluations = 4;
-        o.bound_seconds = 0.5;
+        o.bound_boxes = 100;
       }
       p5_options_ = o;
     }
@@ -178,10 +178,10 @@ Built build_p2(Computations& c) {
     }
   }
   c.say("P2: " + std::to_string(files.size()) + " search models under " + c.model_path(kStudy));
-  const double bound_seconds = c.size() == RunSize::kFull    ? 300.0
-                               : c.size() == RunSize::kQuick ? 1.0
-                                                             : c.options().p2_bound_seconds;
-  const auto rows = search_model_rows(files, bound_seconds, c.progress());
+  const long bound_boxes = c.size() == RunSize::kFull    ? 120000
+                           : c.size() == RunSize::kQuick ? 400
+                                                         : c.options().p2_bound_boxes;
+  const auto rows = search_model_rows(files, bound_boxes, c.progress());
   return {p2_table(rows, "the committed study in theorem1/ and its n = 5, L = 4 edge run"),
           c.info(0, "MPFI adaptive, 6 digits"),
           {},
@@ -243,13 +243,14 @@ const std::vector<CertifiedPathRow>& Computations::c1() {
                       row.bounded ? std::optional<WorstCaseBound>(row.bound) : std::nullopt});
   }
   CertifiedPathOptions o;
+  // about 1 s (quick), 10 s (default) and 120 s (full) per model for E
   if (size() == RunSize::kQuick) {
-    o.loss_seconds = 1.0;
-    o.bos_seconds = 2.0;
+    o.loss_boxes = [](const Task&) { return 400L; };
+    o.bos_boxes = 800;
   } else if (size() == RunSize::kFull) {
-    o.loss_seconds = 120.0;
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 48000L : 600L; };
   } else {
-    o.loss_seconds = 10.0;
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 4000L : 50L; };
   }
   say("C1: certified path, " + std::to_string(models.size()) + " models");
   c1_ = certified_path_rows(models, o, progress());

@@ -139,14 +139,7 @@ struct Node {
   int bits = 0;               // precision the bound was computed at
   Mpfr rounding;              // width of the point enclosure at the box's vertex
   std::vector<double> slope;  // |central difference of D| per coordinate
-};
-
-struct ByUpper {
-  bool operator()(const Node& a, const Node& b) const {
-    if (a.upper < b.upper) return true;
-    if (b.upper < a.upper) return false;
-    return a.box.depth < b.box.depth;
-  }
+  const Mpfr& upper_bound() const { return upper; }
 };
 
 // The upper end of an enclosure, +inf when it is NaN or infinite.
@@ -179,10 +172,6 @@ int choose_split(const Node& node) {
   return split;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The loop shared by bound_min_bos and check_min_bos.
 template <class T>
 BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
@@ -195,9 +184,8 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   const auto t0 = std::chrono::steady_clock::now();
   const int cap = std::max(options.bits, options.max_bits);
   const int n = task.n, cd = task.content_dim();
-  int bits = options.bits;
   std::optional<PrecisionScope> scope;
-  scope.emplace(bits);
+  scope.emplace(options.bits);
   Model<Mpfi> model = model_in.template cast<Mpfi>();
   BosBound out;
   out.bits_requested = options.bits;
@@ -236,7 +224,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     return D;
   };
-  const auto evaluate = [&](int h, int i, ContentBox box) {
+  const auto bound_node = [&](int h, int i, ContentBox box) {
     Node node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const Head<Mpfi>& head = model.layers[0][h];
     const int j = node.box.trigger;
@@ -265,8 +253,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     offer_witness(h, i, j, witness_content(h, i, j, centre));
     return node;
   };
-  const auto raise_precision = [&]() {
-    bits += options.step_bits;
+  const auto raise_to = [&](int bits) {
     scope.reset();
     scope.emplace(bits);
     out.bits = PrecisionScope::current_bits();
@@ -282,7 +269,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       }
     }
   };
-  std::priority_queue<Node, std::vector<Node>, ByUpper> heap;
+  BoxHeap<Node> heap;
   const std::vector<int> triggers = task.trigger_positions();
   if (options.head >= model.num_heads()) {
     throw std::invalid_argument("BOS bound: no head " + std::to_string(options.head));
@@ -297,72 +284,34 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       }
       for (int j : cases) {
         ContentBox box{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
-        heap.push(evaluate(h, i, std::move(box)));
+        heap.push(bound_node(h, i, std::move(box)));
       }
     }
   }
   if (heap.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");
-  while (true) {
-    const Node& top = heap.top();
-    out.deficit_upper = top.upper > out.deficit_lower ? top.upper : out.deficit_lower;
-    if (have_witness && done(out.deficit_lower, out.deficit_upper)) {
-      out.verdict = Verdict::kVerified;
-      out.stop_reason = "decided";
-      break;
+  struct Ops {
+    decltype(bound_node)& evaluate_box;
+    decltype(raise_to)& raise;
+    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
+    int content_dim;
+    Node evaluate(const Node& like, ContentBox box) {
+      return evaluate_box(like.head, like.row, std::move(box));
     }
-    out.seconds = seconds_since(t0);
-    if (out.boxes >= options.max_boxes || out.seconds >= options.max_seconds) {
-      out.budget_exhausted = true;
-      out.stop_reason = out.boxes >= options.max_boxes ? "budget exhausted (boxes)"
-                                                       : "budget exhausted (seconds)";
-      break;
-    }
-    Node node = top;
-    heap.pop();
-    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
-      heap.push(evaluate(node.head, node.row, node.box));
-      continue;
-    }
-    const bool finite = !bmp::isinf(node.upper);
-    const Mpfr gap = out.deficit_upper - out.deficit_lower;
-    const bool rounding_limited = have_witness && finite && !bmp::isinf(node.rounding) &&
-                                  node.rounding >= gap * Mpfr(kRoundingShare);
-    const int split = rounding_limited ? -1 : choose_split(node);
-    if (split >= 0) {
-      ContentBox left, right;
-      bisect(node.box, split, left, right);
-      for (ContentBox* child : {&left, &right}) {
-        Node c = evaluate(node.head, node.row, *child);
-        if (!have_witness || c.upper > out.deficit_lower) heap.push(std::move(c));
-      }
-      if (heap.empty()) {  // every box fell below the witness: D = lower
-        out.deficit_upper = out.deficit_lower;
-        out.verdict =
-            done(out.deficit_lower, out.deficit_upper) ? Verdict::kVerified : Verdict::kUndecided;
-        out.stop_reason = "every box fell below the witness";
-        break;
-      }
-      continue;
-    }
-    if (rounding_limited) {
-      if (bits + options.step_bits <= cap) {
-        raise_precision();
-        heap.push(std::move(node));
-        continue;
-      }
-      out.precision_floor = true;
-      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
-                        " bits (the cap) rounding is at least half the gap";
-      heap.push(std::move(node));
-      break;
-    }
-    // no box (q has no coordinate, n = 3) or adjacent doubles: cannot split
-    out.box_unsplittable = true;
-    out.stop_reason = cd == 0 ? "no content coordinate to split (n = 3)"
+    int choose_split(const Node& node) { return theorems::choose_split(node); }
+    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
+    void raise_precision(int new_bits) { raise(new_bits); }
+    void on_precision_floor(const Node&) {}
+    std::string unsplittable_reason(const Node&) {
+      // no box (q has no coordinate, n = 3) or adjacent doubles
+      return content_dim == 0 ? "no content coordinate to split (n = 3)"
                               : "cannot split a box whose coordinates are adjacent doubles";
-    heap.push(std::move(node));
-    break;
-  }
+    }
+    void progress(const Mpfr&, const Mpfr&) {}
+  } ops{bound_node, raise_to, done, cd};
+  run_box_search(
+      heap,
+      BoxSearchLimits{options.max_boxes, options.max_seconds, options.bits, options.step_bits, cap},
+      ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0);
   if (!have_witness) {
     out.witness_trigger = 0;
     out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
@@ -468,11 +417,7 @@ void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
   if (bmp::isinf(b.deficit_upper)) {
     s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
   }
-  const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
-  if (b.bits > allocated) {
-    s << "precision raised from " << b.bits_requested << " to " << b.bits
-      << " bits (rounding, not the box, limited the bound)\n";
-  }
+  precision_lines(s, b);
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
 }
 
@@ -491,14 +436,7 @@ std::string enclosure_line(const BosBound& b) {
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap) {
   std::ostringstream s;
   bound_lines(s, bound, task);
-  s << "verdict: " << to_string(bound.verdict) << "  margin (requested gap " << requested_gap
-    << " - achieved) = ";
-  if (bound.verdict == Verdict::kVerified) {
-    s << requested_gap - bound.relative_gap;
-  } else {
-    s << "n/a";
-  }
-  s << "  precision: " << bound.bits << " bits  evidence: " << bound.evidence.label() << "\n";
+  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
   return s.str();
 }
 
@@ -508,19 +446,10 @@ std::string summary_text(const BosClaimCheck& check, const Task& task) {
   const auto old_precision = s.precision(17);
   s << "claim: min BOS >= " << check.claimed << "\n";
   s.precision(old_precision);
-  s << "verdict: " << to_string(check.verdict) << "  margin ";
-  switch (check.verdict) {
-    case Verdict::kVerified:
-      s << "(certified min BOS - claim) = " << check.margin;
-      break;
-    case Verdict::kNotVerified:
-      s << "(claim - a_i0 at the witness) = " << check.margin;
-      break;
-    case Verdict::kUndecided:
-      s << "n/a (the claim lies inside the enclosure when the budget ran out)";
-      break;
-  }
-  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label() << "\n";
+  claim_verdict_line(s, check.verdict, check.margin,
+                     {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
+                      "n/a (the claim lies inside the enclosure when the budget ran out)"},
+                     check.bound);
   return s.str();
 }
 

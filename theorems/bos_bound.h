@@ -41,12 +41,11 @@
 // central differences of D along each coordinate point to, with c_m =
 // sign(v(q)) and every other content coordinate 0. The witness's own a_i0 is
 // then a point value at or below which B lies.
-// Loop, as in worst_case_bound.h: one max-heap of boxes (h, i, j, Q) by
-// upper bound, pop the top, stop once it is decided (the relative gap
-// (upper - lower) / lower reached, or a claim decided), else bisect a
-// coordinate (even depth: the largest |central difference|, odd depth: the
-// widest) and push the children whose bound exceeds the best witness. On
-// stopping every live box is below the top:
+// Loop (theorems/box_search.h, shared with worst_case_bound.h): one max-heap of boxes (h, i, j, Q)
+// by upper bound, pop the top, stop once it is decided (the relative gap (upper - lower) / lower
+// reached, or a claim decided), else bisect a coordinate (even depth: the largest |central
+// difference|, odd depth: the widest) and push the children whose bound exceeds the best witness.
+// On stopping every live box is below the top:
 //   lower <= D(theta) <= upper,  1 - upper <= B(theta) <= 1 - lower  CERTIFIED
 // A budget (boxes, seconds) that runs out leaves a valid but wider enclosure.
 // NaN or infinite ends count as +inf (never pruned). Precision: when the
@@ -63,6 +62,7 @@
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
+#include "theorems/box_search.h"
 
 namespace sinkcert::theorems {
 
@@ -76,9 +76,7 @@ struct BosBoundOptions {
   int head = -1;  // -1: every head; else only this head (0-based)
 };
 
-struct BosBound {
-  Verdict verdict = Verdict::kUndecided;       // kVerified: gap reached (or claim decided)
-  Evidence evidence = Evidence::certified(0);  // at the precision used at the end
+struct BosBound : BoxSearchOutcome {
   // lower <= D = 1 - min BOS <= upper, both CERTIFIED
   Mpfr deficit_lower, deficit_upper;
   double relative_gap = 0.0;  // (upper - lower) / |lower|; inf when lower = 0
@@ -88,14 +86,6 @@ struct BosBound {
   int witness_head = 0, witness_row = 0, witness_trigger = 0;
   std::vector<double> witness_content;
   Mpfi witness_deficit;
-  long boxes = 0;
-  double seconds = 0.0;
-  bool budget_exhausted = false;
-  bool precision_floor = false;
-  bool box_unsplittable = false;
-  std::string stop_reason;
-  int bits_requested = 0;
-  int bits = 0;  // precision used at the end
 };
 
 // The deficit 1 - a^h_i0 of one point input X (L x n tokens in MPFI), from

@@ -74,12 +74,17 @@ std::vector<CertifiedPathRow> certified_path_rows(const std::vector<CertifiedPat
                                                   const Progress& progress) {
   std::vector<CertifiedPathRow> rows;
   for (const CertifiedPathModel& m : models) {
-    CertifiedPathRow row{m.name, m.stage, m.task, {}, {}};
+    CertifiedPathRow row;
+    row.name = m.name;
+    row.stage = m.stage;
+    row.task = m.task;
     WorstCaseOptions lo;
-    lo.max_seconds = options.loss_seconds;
+    lo.max_boxes = options.loss_boxes(m.task);
+    lo.max_seconds = kNoTimeLimit;
     lo.relative_gap = options.loss_gap;
     BosBoundOptions bo;
-    bo.max_seconds = options.bos_seconds;
+    bo.max_boxes = options.bos_boxes;
+    bo.max_seconds = kNoTimeLimit;
     bo.relative_gap = options.bos_gap;
     std::visit(
         [&](const auto& model) {

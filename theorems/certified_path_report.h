@@ -15,6 +15,7 @@
 // (L-1) / (e^beta + L-1) there).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -39,10 +40,15 @@ struct CertifiedPathModel {
   std::optional<WorstCaseBound> loss;
 };
 
+// Budgets in boxes, not seconds, so that a rerun prints the same table.
 struct CertifiedPathOptions {
-  double loss_seconds = 8.0;  // branch-and-bound budget for E, per model
+  // branch-and-bound budget for E per model, by its task (a box of n = L = 16
+  // costs about 80 times one of n = 5, L = 4)
+  std::function<long(const Task&)> loss_boxes = [](const Task& t) {
+    return t.n * t.L <= 64 ? 3200L : 40L;
+  };
   double loss_gap = 0.1;
-  double bos_seconds = 30.0;  // budget for min BOS, per model
+  long bos_boxes = 12000;  // budget for min BOS, per model
   double bos_gap = 0.01;
 };
 

@@ -148,7 +148,7 @@ std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progre
 // ({trigger, content}) if present, whichever certifies more; the value is
 // SEARCH(lower bound), certified at its witness (search/adversary.h).
 // Certified: loss and 1 - min BOS at the vertex witness set; the branch and
-// bound when n = 5 and L = 4 (budget `bound_seconds`); the scale path A -> s A.
+// bound when n = 5 and L = 4 (budget `bound_boxes` boxes); the scale path A -> s A.
 struct SearchModelFile {
   std::string name;  // as shown in the table, e.g. "edges/n5_L4_paper/path_start0.weights.json"
   std::string path;
@@ -163,6 +163,6 @@ struct SearchModelRow {
   std::vector<ScaleRow> path;
 };
 std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>& files,
-                                              double bound_seconds, const Progress& progress = {});
+                                              long bound_boxes, const Progress& progress = {});
 
 }  // namespace sinkcert::theorems

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "search/least_squares_refiner.h"
+#include "src/elapsed.h"
 #include "src/table_writer.h"
 
 namespace sinkcert::theorems {
@@ -70,10 +71,6 @@ Inputs check_set(const Task& task, const RefinedPathOptions& o) {
   return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 bool check_set_has_every_vertex(const Task& task) {
@@ -113,10 +110,11 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
     row.max_abs_a = current.layers[0][0].A.cwiseAbs().maxCoeff().convert_to<double>();
     row.fit_max = refined.final_max;
     row.cert = certify_witnesses(current, task, check, options.certify);
-    if (options.bound_seconds > 0) {
+    if (options.bound_boxes > 0) {
       WorstCaseOptions bo;
       bo.bits = row.cert.bits + 64;
-      bo.max_seconds = options.bound_seconds;
+      bo.max_boxes = options.bound_boxes;
+      bo.max_seconds = kNoTimeLimit;
       bo.relative_gap = options.bound_gap;
       row.bound = bound_worst_case(current, task, bo);
       row.bounded = true;

@@ -24,7 +24,7 @@
 // What is certified: loss(W) is a certified value at W, hence a CERTIFIED
 // lower bound on the worst-case loss E(theta_k) over the whole box. The upper
 // bound comes from the branch and bound (theorems/worst_case_bound.h) run on
-// theta_k itself at cert.bits + 64 bits, within `bound_seconds`:
+// theta_k itself at cert.bits + 64 bits, within `bound_boxes` boxes:
 //   lower <= E(theta_k) <= upper     CERTIFIED, over the whole content box.
 #pragma once
 
@@ -55,8 +55,8 @@ struct RefinedPathOptions {
   int check_samples = 64;
   std::uint64_t seed = 0;
   AdaptiveOptions certify{6, 64, 64, 4096};
-  double bound_seconds = 10.0;  // branch-and-bound budget per step; 0 = skip
-  double bound_gap = 0.1;       // stop at upper <= lower (1 + gap)
+  long bound_boxes = 2000;  // branch-and-bound budget per step (boxes); 0 = skip
+  double bound_gap = 0.1;   // stop at upper <= lower (1 + gap)
 };
 
 struct RefinedPathRow {

@@ -137,17 +137,7 @@ struct Node {
   BoxBound bound;
   int bits = 0;   // precision the bound was computed at
   Mpfr rounding;  // width of the enclosure of e(X) at the box's vertex
-};
-
-// Max-heap by upper bound; among equal bounds (e.g. +inf) the deeper box
-// first, so that a box that cannot be split is reached instead of the heap
-// cycling through its siblings.
-struct ByUpper {
-  bool operator()(const Node& a, const Node& b) const {
-    if (a.bound.upper < b.bound.upper) return true;
-    if (b.bound.upper < a.bound.upper) return false;
-    return a.box.depth < b.box.depth;
-  }
+  const Mpfr& upper_bound() const { return bound.upper; }
 };
 
 // The variable to bisect: at even depth the largest width_m * weight_m
@@ -193,10 +183,6 @@ int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, double relat
   return (needed + 63) / 64 * 64;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The loop shared by bound_worst_case and check_upper_bound; `done(lower,
 // upper)` says when to stop. T = double, Mpfr or Rational: the model's
 // entries are enclosed in MPFI at the working precision (exactly when they
@@ -212,15 +198,14 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
   }
   const auto t0 = std::chrono::steady_clock::now();
   const int cap = std::max(options.bits, options.max_bits);
-  int bits = options.bits;
   std::optional<PrecisionScope> scope;
-  scope.emplace(bits);
+  scope.emplace(options.bits);
   Model<Mpfi> model = model_in.template cast<Mpfi>();
   WorstCaseBound out;
   out.bits_requested = options.bits;
   out.bits = PrecisionScope::current_bits();
   out.lower = Mpfr(-1);
-  std::priority_queue<Node, std::vector<Node>, ByUpper> heap;
+  BoxHeap<Node> heap;
   auto offer_witness = [&](int trigger, const std::vector<double>& content) {
     const Mpfi e = certified_error(model, task, trigger, content);
     const Mpfr low = bmp::lower(e);
@@ -231,7 +216,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     return e;
   };
-  auto evaluate = [&](ContentBox box) {
+  auto bound_node = [&](ContentBox box) {
     Node node{std::move(box), {}, out.bits, Mpfr(0)};
     node.bound = bound_box(model, task, node.box);
     ++out.boxes;
@@ -245,8 +230,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     return node;
   };
   // raise the precision by one step: later pops re-evaluate older boxes
-  auto raise_precision = [&]() {
-    bits += options.step_bits;
+  auto raise_to = [&](int bits) {
     scope.reset();
     scope.emplace(bits);
     out.bits = PrecisionScope::current_bits();
@@ -264,77 +248,38 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
       offer_witness(w.trigger, flatten_content(w.content));
     }
   }
-  for (int j : triggers) heap.push(evaluate(full_content_box(task, j)));
-  double last_progress = 0.0;
-  while (true) {
-    const Node& top = heap.top();
-    out.upper = top.bound.upper > out.lower ? top.bound.upper : out.lower;
-    if (done(out.lower, out.upper)) {
-      out.verdict = Verdict::kVerified;
-      out.stop_reason = "decided";
-      break;
-    }
-    out.seconds = seconds_since(t0);
-    if (out.boxes >= options.max_boxes || out.seconds >= options.max_seconds) {
-      out.budget_exhausted = true;
-      out.stop_reason = out.boxes >= options.max_boxes ? "budget exhausted (boxes)"
-                                                       : "budget exhausted (seconds)";
-      break;
-    }
-    if (options.progress && out.seconds - last_progress >= 1.0) {
-      last_progress = out.seconds;
-      options.progress(out.boxes, out.lower.convert_to<double>(), out.upper.convert_to<double>());
-    }
-    Node node = top;
-    heap.pop();
-    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
-      heap.push(evaluate(node.box));
-      continue;
-    }
-    const bool finite = !bmp::isinf(node.bound.upper);
-    // rounding at a point of the box is a large share of the gap: no
-    // bisection can close it at this precision
-    const Mpfr gap = out.upper - out.lower;
-    const bool rounding_limited =
-        finite && !bmp::isinf(node.rounding) && node.rounding >= gap * Mpfr(kRoundingShare);
-    const int split = rounding_limited ? -1 : choose_split(node);
-    if (split >= 0) {
-      ContentBox left, right;
-      bisect(node.box, split, left, right);
-      for (ContentBox* child : {&left, &right}) {
-        Node c = evaluate(*child);
-        if (c.bound.upper > out.lower) heap.push(std::move(c));
-      }
-      if (heap.empty()) {  // every box fell below the witness: E = lower
-        out.upper = out.lower;
-        out.verdict = done(out.lower, out.upper) ? Verdict::kVerified : Verdict::kUndecided;
-        out.stop_reason = "every box fell below the witness";
-        break;
-      }
-      continue;
-    }
-    if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
-      if (bits + options.step_bits <= cap) {
-        raise_precision();
-        heap.push(std::move(node));
-        continue;
-      }
-      out.precision_floor = true;
+  for (int j : triggers) heap.push(bound_node(full_content_box(task, j)));
+  struct Ops {
+    decltype(bound_node)& evaluate_box;
+    decltype(raise_to)& raise;
+    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
+    const WorstCaseOptions& options;
+    WorstCaseBound& out;
+    Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
+    int choose_split(const Node& node) { return theorems::choose_split(node); }
+    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
+    void raise_precision(int new_bits) { raise(new_bits); }
+    void on_precision_floor(const Node& node) {
       out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
-      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
-                        " bits (the cap) rounding is at least half the gap";
-      heap.push(std::move(node));
-      break;
     }
-    // the box cannot be split: its coordinates are adjacent doubles, and
-    // rounding is not what limits its bound (more precision cannot help)
-    out.box_unsplittable = true;
-    out.stop_reason = finite ? "cannot split a box whose coordinates are adjacent doubles"
-                             : "cannot split a box whose coordinates are adjacent doubles and "
-                               "whose bound is not finite";
-    heap.push(std::move(node));
-    break;
-  }
+    std::string unsplittable_reason(const Node& node) {
+      // rounding is not what limits its bound (more precision cannot help)
+      return bmp::isinf(node.upper_bound())
+                 ? "cannot split a box whose coordinates are adjacent doubles and "
+                   "whose bound is not finite"
+                 : "cannot split a box whose coordinates are adjacent doubles";
+    }
+    void progress(const Mpfr& lower, const Mpfr& upper) {
+      if (options.progress) {
+        options.progress(out.boxes, lower.convert_to<double>(), upper.convert_to<double>());
+      }
+    }
+  } ops{bound_node, raise_to, done, options, out};
+  const bool has_lower = true;  // out.lower starts below every error (-1)
+  run_box_search(
+      heap,
+      BoxSearchLimits{options.max_boxes, options.max_seconds, options.bits, options.step_bits, cap},
+      ops, out.lower, has_lower, out.upper, out, t0);
   if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
     out.lower = 0;
     out.witness_trigger = 0;
@@ -564,16 +509,7 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
   if (bmp::isinf(b.upper)) {
     s << "no finite upper bound: the interval evaluation of some box overflowed or gave NaN\n";
   }
-  // Boost allocates precision in decimal digits: a request of p bits gets
-  // bits_for_digits10(digits10_for_bits(p)) >= p without any raise.
-  const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
-  if (b.bits > allocated) {
-    s << "precision raised from " << b.bits_requested << " to " << b.bits
-      << " bits (rounding, not the box, limited the bound)\n";
-  } else if (b.bits != b.bits_requested) {
-    s << "precision: " << b.bits << " bits allocated for the " << b.bits_requested
-      << " requested (MPFR precision is set in decimal digits)\n";
-  }
+  precision_lines(s, b);
   if (b.precision_floor) {
     s << "precision floor: the bound is limited by rounding at " << b.bits << " bits, not by the "
       << "box; ";
@@ -591,14 +527,7 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
   std::ostringstream s;
   bound_lines(s, bound, task);
-  s << "verdict: " << to_string(bound.verdict) << "  margin (requested gap " << requested_gap
-    << " - achieved) = ";
-  if (bound.verdict == Verdict::kVerified) {
-    s << requested_gap - bound.relative_gap;
-  } else {
-    s << "n/a";
-  }
-  s << "  precision: " << bound.bits << " bits  evidence: " << bound.evidence.label() << "\n";
+  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
   return s.str();
 }
 
@@ -606,19 +535,10 @@ std::string summary_text(const UpperBoundCheck& check, const Task& task) {
   std::ostringstream s;
   bound_lines(s, check.bound, task);
   s << "claim: E <= " << check.claimed << "\n";
-  s << "verdict: " << to_string(check.verdict) << "  margin ";
-  switch (check.verdict) {
-    case Verdict::kVerified:
-      s << "(claim - upper) = " << check.margin;
-      break;
-    case Verdict::kNotVerified:
-      s << "(lower - claim, at the witness) = " << check.margin;
-      break;
-    case Verdict::kUndecided:
-      s << "n/a (lower <= claim < upper when the budget ran out)";
-      break;
-  }
-  s << "  precision: " << check.bound.bits << " bits  evidence: " << check.evidence.label() << "\n";
+  claim_verdict_line(s, check.verdict, check.margin,
+                     {"(claim - upper)", "(lower - claim, at the witness)",
+                      "n/a (lower <= claim < upper when the budget ran out)"},
+                     check.bound);
   return s.str();
 }
 

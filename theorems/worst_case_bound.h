@@ -72,6 +72,7 @@
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
+#include "theorems/box_search.h"
 
 namespace sinkcert::theorems {
 
@@ -85,10 +86,6 @@ struct ContentBox {
 };
 
 ContentBox full_content_box(const Task& task, int trigger);
-
-// Share of the gap upper - lower that rounding must reach before the
-// precision, not the box, counts as the limit (see the header comment).
-constexpr double kRoundingShare = 0.5;
 
 // Bisects variable m at its midpoint into left (hi[m] = mid) and right
 // (lo[m] = mid), depth + 1. Returns false, leaving left and right unchanged,
@@ -128,28 +125,15 @@ struct WorstCaseOptions {
   std::function<void(long, double, double)> progress;
 };
 
-struct WorstCaseBound {
-  Verdict verdict = Verdict::kUndecided;       // kVerified: gap reached
-  Evidence evidence = Evidence::certified(0);  // at the precision used at the end
-  Mpfr lower, upper;                           // lower <= E(theta) <= upper, both certified
-  double relative_gap = 0.0;                   // (upper - lower) / lower
-  int witness_trigger = 0;                     // 0: no witness (lower = 0)
-  std::vector<double> witness_content;         // attains e(X) >= lower
-  long boxes = 0;
-  double seconds = 0.0;
-  bool budget_exhausted = false;  // stopped by max_boxes or max_seconds
-  // Stopped because rounding, not the box, limits the bound at the cap (or a
-  // box at adjacent doubles could not be split there).
-  bool precision_floor = false;
+struct WorstCaseBound : BoxSearchOutcome {
+  Mpfr lower, upper;                    // lower <= E(theta) <= upper, both certified
+  double relative_gap = 0.0;            // (upper - lower) / lower
+  int witness_trigger = 0;              // 0: no witness (lower = 0)
+  std::vector<double> witness_content;  // attains e(X) >= lower
   // With precision_floor: an estimate of the starting precision (--bits)
   // that would shrink the rounding enough; 0 when it cannot be estimated
   // (lower <= 0).
   int bits_suggested = 0;
-  // Stopped at a box that cannot be split (coordinates at adjacent doubles).
-  bool box_unsplittable = false;
-  std::string stop_reason;  // why the search stopped, for the report
-  int bits_requested = 0;   // options.bits
-  int bits = 0;             // precision used at the end (after any raises)
 };
 
 // Throws std::invalid_argument unless the model is single-layer with

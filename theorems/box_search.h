@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+//
+// The best-first interval branch and bound shared by the certified worst-case
+// loss (worst_case_bound.h) and the certified minimum BOS mass
+// (bos_bound.h). Both maximize a quantity Q over boxes of content:
+//
+//   lower <= Q <= upper,  lower = best certified value at a witness point,
+//                         upper = max over live boxes B of upper(B)
+//
+// Loop: a max-heap of boxes by upper(B) (ties: the deeper box first, so that
+// a box that cannot be split is reached instead of the heap cycling through
+// its siblings); pop the top, stop once `done(lower, upper)`, else bisect one
+// coordinate and push the children whose bound exceeds lower (the others
+// cannot hold the maximum). Every live box stays below the top, so the
+// enclosure is valid whenever the loop stops: a budget (boxes, seconds) that
+// runs out leaves a wider, still certified, enclosure.
+// Precision: when the rounding width at a point of the box is at least
+// kRoundingShare of the gap upper - lower, no bisection can close the gap;
+// the precision is raised by step_bits up to the cap, and boxes bounded
+// before a raise are bounded again when they reach the top. At the cap the
+// search stops with a precision floor. A box whose coordinates are adjacent
+// doubles cannot be split and stops the search with the reason its owner
+// gives.
+#pragma once
+
+#include <chrono>
+#include <limits>
+#include <queue>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/elapsed.h"
+#include "src/evidence.h"
+#include "src/scalar_traits.h"
+
+namespace sinkcert::theorems {
+
+// Share of the gap upper - lower that rounding must reach before the
+// precision, not the box, counts as the limit.
+constexpr double kRoundingShare = 0.5;
+
+// What every run of the loop reports, beside its own enclosure.
+struct BoxSearchOutcome {
+  Verdict verdict = Verdict::kUndecided;       // kVerified: decided (gap or claim)
+  Evidence evidence = Evidence::certified(0);  // at the precision used at the end
+  long boxes = 0;                              // evaluated boxes (re-evaluations count)
+  double seconds = 0.0;
+  bool budget_exhausted = false;  // stopped by the box or seconds budget
+  // Stopped because rounding, not the box, limits the bound at the cap.
+  bool precision_floor = false;
+  // Stopped at a box that cannot be split (coordinates at adjacent doubles,
+  // or no coordinate at all).
+  bool box_unsplittable = false;
+  std::string stop_reason;  // why the search stopped, for the report
+  int bits_requested = 0;   // the starting precision asked for
+  int bits = 0;             // precision used at the end (after any raises)
+};
+
+// A budget in boxes alone keeps a run reproducible (the same boxes, whatever
+// the load); seconds are a guard against a run that would not end.
+constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
+
+struct BoxSearchLimits {
+  long max_boxes = 0;
+  double max_seconds = 0.0;
+  int bits = 0;       // working precision at the start
+  int step_bits = 0;  // raise by this much while rounding limits the bound
+  int cap = 0;        // the largest working precision
+};
+
+// Node: .upper_bound() (an Mpfr, +inf for NaN), .bits (precision it was
+// bounded at), .rounding (width of a point enclosure in the box), .box
+// (a ContentBox: .depth and bisect()).
+template <class Node>
+struct ByUpperBound {
+  bool operator()(const Node& a, const Node& b) const {
+    if (a.upper_bound() < b.upper_bound()) return true;
+    if (b.upper_bound() < a.upper_bound()) return false;
+    return a.box.depth < b.box.depth;
+  }
+};
+template <class Node>
+using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>;
+
+// Runs the loop on a non-empty heap. `lower` is raised by the owner's
+// evaluations (witnesses); `has_lower` says whether it is a certified value
+// yet (before that nothing is pruned and nothing is decided). `upper` is
+// written. Ops provides:
+//   Node evaluate(const Node& like, ContentBox box)  a box of like's kind
+//   int choose_split(const Node&)                    -1: none
+//   bool done(const Mpfr& lower, const Mpfr& upper)
+//   void raise_precision(int bits)                   bits: the new working precision
+//   void on_precision_floor(const Node&)
+//   std::string unsplittable_reason(const Node&)
+//   void progress(const Mpfr& lower, const Mpfr& upper)   about once a second
+template <class Node, class Ops>
+void run_box_search(BoxHeap<Node>& heap, const BoxSearchLimits& limits, Ops& ops, const Mpfr& lower,
+                    const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
+                    std::chrono::steady_clock::time_point t0) {
+  int bits = limits.bits;
+  double last_progress = 0.0;
+  while (true) {
+    const Node& top = heap.top();
+    upper = top.upper_bound() > lower ? top.upper_bound() : lower;
+    if (has_lower && ops.done(lower, upper)) {
+      out.verdict = Verdict::kVerified;
+      out.stop_reason = "decided";
+      return;
+    }
+    out.seconds = seconds_since(t0);
+    if (out.boxes >= limits.max_boxes || out.seconds >= limits.max_seconds) {
+      out.budget_exhausted = true;
+      out.stop_reason =
+          out.boxes >= limits.max_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
+      return;
+    }
+    if (out.seconds - last_progress >= 1.0) {
+      last_progress = out.seconds;
+      ops.progress(lower, upper);
+    }
+    Node node = top;
+    heap.pop();
+    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
+      heap.push(ops.evaluate(node, node.box));
+      continue;
+    }
+    const bool finite = !bmp::isinf(node.upper_bound());
+    // rounding at a point of the box is a large share of the gap: no
+    // bisection can close it at this precision
+    const Mpfr gap = upper - lower;
+    const bool rounding_limited = has_lower && finite && !bmp::isinf(node.rounding) &&
+                                  node.rounding >= gap * Mpfr(kRoundingShare);
+    const int split = rounding_limited ? -1 : ops.choose_split(node);
+    if (split >= 0) {
+      decltype(node.box) left, right;
+      bisect(node.box, split, left, right);
+      for (auto* child : {&left, &right}) {
+        Node c = ops.evaluate(node, std::move(*child));
+        if (!has_lower || c.upper_bound() > lower) heap.push(std::move(c));
+      }
+      if (heap.empty()) {  // every box fell below the witness: Q = lower
+        upper = lower;
+        out.verdict = ops.done(lower, upper) ? Verdict::kVerified : Verdict::kUndecided;
+        out.stop_reason = "every box fell below the witness";
+        return;
+      }
+      continue;
+    }
+    if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
+      if (bits + limits.step_bits <= limits.cap) {
+        bits += limits.step_bits;
+        ops.raise_precision(bits);
+        heap.push(std::move(node));
+        continue;
+      }
+      out.precision_floor = true;
+      ops.on_precision_floor(node);
+      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
+                        " bits (the cap) rounding is at least half the gap";
+      heap.push(std::move(node));
+      return;
+    }
+    out.box_unsplittable = true;
+    out.stop_reason = ops.unsplittable_reason(node);
+    heap.push(std::move(node));
+    return;
+  }
+}
+
+// The report's precision line(s): raised, or allocated differently from the
+// request (Boost allocates MPFR precision in decimal digits: a request of p
+// bits gets bits_for_digits10(digits10_for_bits(p)) >= p).
+void precision_lines(std::ostringstream& s, const BoxSearchOutcome& b);
+
+// "verdict: V  margin (requested gap G - achieved) = M  precision: P bits
+// evidence: E" for a run asked for a relative gap.
+void gap_verdict_line(std::ostringstream& s, const BoxSearchOutcome& b, double requested_gap,
+                      double achieved_gap);
+
+// "verdict: V  margin <the verdict's text> = M  precision: ... evidence: ..."
+// for a claim (precision and evidence from the run b); the undecided text
+// is printed in place of the margin.
+struct ClaimMarginTexts {
+  const char* verified;
+  const char* not_verified;
+  const char* undecided;
+};
+void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
+                        const ClaimMarginTexts& texts, const BoxSearchOutcome& b);
+
+}  // namespace sinkcert::theorems
