@@ -70,6 +70,12 @@ inline constexpr double kMaxReluWork = 1073741824.0;  // 2^30 = H L^3
 inline constexpr int kMaxBoundN = 64;
 inline constexpr int kMaxBoundL = 64;
 inline constexpr double kMaxBoundWork = 16777216.0;  // 2^24
+// verify bos: its first pass bounds every (head, row, trigger case), about
+// H L^2 / 2 cases of (n - 3)^3 interval operations each (the box bound and
+// the central differences that pick its witness). Measured: n = L = 32, one
+// head, 1.2e7 of these in 18 s; the cap keeps the first pass near a minute
+// (n = 64: L <= 17; n = 16: L up to 64).
+inline constexpr double kMaxBosWork = 33554432.0;  // 2^25
 // --bits: at least a double's 53 (the weights are enclosed exactly); at most
 // 8192, the cap of eval --certify.
 inline constexpr int kMinBoundBits = 53;

@@ -11,23 +11,12 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-# sink KIND: the sink family as a weight file, A[4][0] = 10, A[1][0] = -10,
-# M = I except M[0][0] = 0.
-sink() {
-  cat <<JSON
-{"format": "sinkcert-weights", "version": 1, "kind": "$1", "attention": "softmax",
- "n": 5, "layers": 1, "heads": 1,
- "weights": [[{"A": [[0, 0, 0, 0, 0], [-10, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0],
-                     [10, 0, 0, 0, 0]],
-               "M": [[0, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0],
-                     [0, 0, 0, 0, 1]]}]]}
-JSON
-}
-sink single-layer > "$tmp/sink.json"
-sink residual > "$tmp/residual.json"
+. "$(dirname "$0")/sink_family.sh"
+sink_family single-layer 10 > "$tmp/sink.json"
+sink_family residual 10 > "$tmp/residual.json"
 # the same family at beta = 100: E = 3 / (e^100 + 3) = 1.116e-43, below the
 # rounding of 128-bit intervals in the trigger row (~1e-38)
-sed 's/10,/100,/' "$tmp/sink.json" > "$tmp/sink100.json"
+sink_family single-layer 100 > "$tmp/sink100.json"
 
 expect 0 '^E <= 1\.3618[1-2]e-04  \[CERTIFIED\]' verify bound --weights "$tmp/sink.json" --L 4
 expect 0 '^verdict: VERIFIED .*precision: 128 bits  evidence: CERTIFIED' \

@@ -182,7 +182,6 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     throw std::invalid_argument("BOS bound: need bits >= 2 and step_bits >= 1");
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const int cap = std::max(options.bits, options.max_bits);
   const int n = task.n, cd = task.content_dim();
   std::optional<PrecisionScope> scope;
   scope.emplace(options.bits);
@@ -308,10 +307,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
     void progress(const Mpfr&, const Mpfr&) {}
   } ops{bound_node, raise_to, done, cd};
-  run_box_search(
-      heap,
-      BoxSearchLimits{options.max_boxes, options.max_seconds, options.bits, options.step_bits, cap},
-      ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0);
+  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0);
   if (!have_witness) {
     out.witness_trigger = 0;
     out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());

@@ -66,13 +66,8 @@
 
 namespace sinkcert::theorems {
 
-struct BosBoundOptions {
-  double relative_gap = 0.01;  // stop when upper - lower <= relative_gap |lower| (on D)
-  long max_boxes = 200000;     // evaluated boxes (re-evaluations count)
-  double max_seconds = 120.0;
-  int bits = 128;      // MPFI precision to start with
-  int step_bits = 64;  // raise by this much while rounding limits the bound
-  int max_bits = 1024;
+// relative_gap: stop when upper - lower <= relative_gap |lower| (on D).
+struct BosBoundOptions : BoxSearchOptions {
   int head = -1;  // -1: every head; else only this head (0-based)
 };
 

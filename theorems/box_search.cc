@@ -3,6 +3,14 @@
 
 namespace sinkcert::theorems {
 
+std::string stop_status(const BoxSearchOutcome& b, bool upper_finite) {
+  if (b.verdict == Verdict::kVerified) return "gap reached";
+  if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
+  if (!upper_finite) return "no finite bound";
+  if (b.budget_exhausted) return "budget exhausted";
+  return b.stop_reason;
+}
+
 void precision_lines(std::ostringstream& s, const BoxSearchOutcome& b) {
   const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
   if (b.bits > allocated) {

@@ -23,6 +23,7 @@
 // gives.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <queue>
@@ -62,12 +63,19 @@ struct BoxSearchOutcome {
 // the load); seconds are a guard against a run that would not end.
 constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
 
-struct BoxSearchLimits {
-  long max_boxes = 0;
-  double max_seconds = 0.0;
-  int bits = 0;       // working precision at the start
-  int step_bits = 0;  // raise by this much while rounding limits the bound
-  int cap = 0;        // the largest working precision
+// The options both bounds take.
+struct BoxSearchOptions {
+  double relative_gap = 0.01;  // the gap at which a bound counts as reached
+  long max_boxes = 200000;     // evaluated boxes (re-evaluations count), budget
+  double max_seconds = 120.0;  // budget
+  int bits = 128;              // MPFI precision to start with
+  int step_bits = 64;          // raise by this much while rounding limits the bound
+  int max_bits = 1024;         // cap of the raises (the cap is max(bits, max_bits))
+  // Lowers max_boxes so that every evaluated box, of box_bytes, fits
+  // `memory_bytes` (each may stay in the heap).
+  void fit_memory(double box_bytes, double memory_bytes) {
+    max_boxes = std::min<long>(max_boxes, static_cast<long>(memory_bytes / box_bytes));
+  }
 };
 
 // Node: .upper_bound() (an Mpfr, +inf for NaN), .bits (precision it was
@@ -84,10 +92,9 @@ struct ByUpperBound {
 template <class Node>
 using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>;
 
-// Runs the loop on a non-empty heap. `lower` is raised by the owner's
-// evaluations (witnesses); `has_lower` says whether it is a certified value
-// yet (before that nothing is pruned and nothing is decided). `upper` is
-// written. Ops provides:
+// Runs the loop on a non-empty heap, within the budget of `limits`. `lower` is raised by the
+// owner's evaluations (witnesses); `has_lower` says whether it is a certified value yet (before
+// that nothing is pruned and nothing is decided). `upper` is written. Ops provides:
 //   Node evaluate(const Node& like, ContentBox box)  a box of like's kind
 //   int choose_split(const Node&)                    -1: none
 //   bool done(const Mpfr& lower, const Mpfr& upper)
@@ -96,10 +103,11 @@ using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>
 //   std::string unsplittable_reason(const Node&)
 //   void progress(const Mpfr& lower, const Mpfr& upper)   about once a second
 template <class Node, class Ops>
-void run_box_search(BoxHeap<Node>& heap, const BoxSearchLimits& limits, Ops& ops, const Mpfr& lower,
-                    const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
+void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
+                    const Mpfr& lower, const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
                     std::chrono::steady_clock::time_point t0) {
   int bits = limits.bits;
+  const int cap = std::max(limits.bits, limits.max_bits);
   double last_progress = 0.0;
   while (true) {
     const Node& top = heap.top();
@@ -149,7 +157,7 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchLimits& limits, Ops& ops
       continue;
     }
     if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
-      if (bits + limits.step_bits <= limits.cap) {
+      if (bits + limits.step_bits <= cap) {
         bits += limits.step_bits;
         ops.raise_precision(bits);
         heap.push(std::move(node));
@@ -168,6 +176,11 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchLimits& limits, Ops& ops
     return;
   }
 }
+
+// What stopped a run, in a table cell's words: "gap reached", "precision
+// floor at B bits", "no finite bound" (upper_finite false), "budget
+// exhausted", else the stop reason.
+std::string stop_status(const BoxSearchOutcome& b, bool upper_finite);
 
 // The report's precision line(s): raised, or allocated differently from the
 // request (Boost allocates MPFR precision in decimal digits: a request of p

@@ -48,13 +48,7 @@ std::string gap_text(double gap) {
 }
 
 // What stopped a BOS bound, in the words of bound_status.
-std::string bos_status(const BosBound& b) {
-  if (b.verdict == Verdict::kVerified) return "gap reached";
-  if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
-  if (bmp::isinf(b.deficit_upper)) return "no finite bound";
-  if (b.budget_exhausted) return "budget exhausted";
-  return b.stop_reason;
-}
+std::string bos_status(const BosBound& b) { return stop_status(b, !bmp::isinf(b.deficit_upper)); }
 
 // A positive value for a log axis, "?" when gnuplot cannot hold it.
 std::string plot_value(const Mpfr& x) {

@@ -69,13 +69,7 @@ Cell rational_cell(const Rational& r) {
   return Cell(text, "$" + text + "$");
 }
 
-std::string bound_status(const WorstCaseBound& b) {
-  if (b.verdict == Verdict::kVerified) return "gap reached";
-  if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
-  if (bmp::isinf(b.upper)) return "no finite bound";
-  if (b.budget_exhausted) return "budget exhausted";
-  return b.stop_reason;
-}
+std::string bound_status(const WorstCaseBound& b) { return stop_status(b, !bmp::isinf(b.upper)); }
 
 std::string task_string(const Task& task) {
   return "n = " + std::to_string(task.n) + ", L = " + std::to_string(task.L) + ", triggers " +

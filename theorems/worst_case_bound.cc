@@ -197,7 +197,6 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     throw std::invalid_argument("worst-case bound: need bits >= 2 and step_bits >= 1");
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const int cap = std::max(options.bits, options.max_bits);
   std::optional<PrecisionScope> scope;
   scope.emplace(options.bits);
   Model<Mpfi> model = model_in.template cast<Mpfi>();
@@ -276,10 +275,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
     }
   } ops{bound_node, raise_to, done, options, out};
   const bool has_lower = true;  // out.lower starts below every error (-1)
-  run_box_search(
-      heap,
-      BoxSearchLimits{options.max_boxes, options.max_seconds, options.bits, options.step_bits, cap},
-      ops, out.lower, has_lower, out.upper, out, t0);
+  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0);
   if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
     out.lower = 0;
     out.witness_trigger = 0;

@@ -110,14 +110,9 @@ Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
 Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
                            const std::vector<double>& content);
 
-struct WorstCaseOptions {
-  double relative_gap = 0.01;  // stop when upper <= lower (1 + relative_gap)
-  long max_boxes = 200000;     // evaluated boxes (re-evaluations count), budget
-  double max_seconds = 120.0;  // budget
-  int bits = 128;              // MPFI precision to start with
-  int step_bits = 64;          // raise by this much while rounding limits the bound
-  int max_bits = 1024;         // cap of the raises (the cap is max(bits, max_bits))
-  std::vector<int> triggers;   // empty = every position of the convention
+// relative_gap: stop when upper <= lower (1 + relative_gap).
+struct WorstCaseOptions : BoxSearchOptions {
+  std::vector<int> triggers;  // empty = every position of the convention
   // Also offer the adversary's witnesses (search/adversary.h, seed 0) as
   // lower-bound candidates before branching.
   bool adversary_witnesses = true;

@@ -183,6 +183,16 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
   return in;
 }
 
+// The budget options both bounds share, with the box budget lowered so that
+// every live box (of box_bytes) fits kMemoryBudgetBytes (limits.h).
+void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
+                     theorems::BoxSearchOptions& options) {
+  options.relative_gap = opt.gap;
+  options.max_seconds = opt.seconds;
+  options.bits = opt.bits;
+  options.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
+}
+
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
   // capped (limits.h, kMaxBoundWork).
@@ -200,16 +210,10 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   const Task& task = in.task;
   ctx.activity = "running the branch and bound (--L, --bits)";
   theorems::WorstCaseOptions options;
-  options.relative_gap = opt.gap;
-  options.max_seconds = opt.seconds;
-  options.bits = opt.bits;
-  // Every evaluated box may stay in the heap: its bounds, vertex and
-  // weights are 4 V doubles (V = (L - 1)(n - 3) content variables) plus
-  // two MPFR numbers; the box budget is lowered so they fit
-  // kMemoryBudgetBytes (limits.h). The summary says when it ran out.
-  const double box_bytes = 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0;
-  options.max_boxes = std::min<long>(
-      options.max_boxes, static_cast<long>(static_cast<double>(kMemoryBudgetBytes) / box_bytes));
+  // a box: its bounds, vertex and weights, 4 V doubles (V = (L - 1)(n - 3)
+  // content variables), plus two MPFR numbers. The summary says when the
+  // budget ran out.
+  set_box_options(opt, 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0, options);
   options.progress = [](long boxes, double lower, double upper) {
     std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
   };
@@ -228,13 +232,6 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   }
 }
 
-// The first pass of verify bos has no budget check: it bounds every (head,
-// row, trigger case), about H L^2 / 2 cases of (n - 3)^3 interval operations
-// each (the box bound and the central differences that pick its witness).
-// Measured: n = L = 32, one head, 1.2e7 of these in 18 s; the cap keeps the
-// first pass near a minute (n = 64: L <= 17; n = 16: L up to 64).
-constexpr double kMaxBosWork = 33554432.0;  // 2^25
-
 void run_verify_bos(const VerifyBoxOptions& opt, Context& ctx) {
   const auto bos_work = [](const WeightFile& file, int L) {
     const double c = file.n - 3;
@@ -251,14 +248,8 @@ void run_verify_bos(const VerifyBoxOptions& opt, Context& ctx) {
   const Task& task = in.task;
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
   theorems::BosBoundOptions options;
-  options.relative_gap = opt.gap;
-  options.max_seconds = opt.seconds;
-  options.bits = opt.bits;
-  // a live box holds 3 (n - 3) doubles and two MPFR numbers; the box budget
-  // is lowered so that they fit kMemoryBudgetBytes (limits.h)
-  const double box_bytes = 24.0 * (task.n - 3) + 256 + opt.bits / 4.0;
-  options.max_boxes = std::min<long>(
-      options.max_boxes, static_cast<long>(static_cast<double>(kMemoryBudgetBytes) / box_bytes));
+  // a box: 3 (n - 3) doubles and two MPFR numbers
+  set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
   if (opt.claim) {
