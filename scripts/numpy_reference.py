@@ -10,14 +10,17 @@ attention matrices computed the way a PyTorch implementation would:
     softmax:            a = exp(S - rowmax) / rowsum     (causal mask k <= i)
     softmax-off-by-one: a = exp(S - m) / (exp(-m) + rowsum),  m = max(0, rowmax)
     relu:               a = max(S, 0) / max(i, 1)
+    relu-count-all:     a = max(S, 0) / (i + 1)
     sigmoid:            a = sigma(S) / max(i, 1)
-    head output = (a V) W_O^T;  single-layer: f = sum over heads;
-    residual: x <- x + sum over heads, per layer.
+    softpick:           a = max(expm1(S), 0) / rowsum |expm1(S)|   (0 where the sum is 0)
+    gated:              softmax weights
+    head output = (a V) W_O^T, gated: times sigma(x W_g^T) elementwise;
+    single-layer: f = sum over heads; residual: x <- x + sum over heads, per layer.
 
 It never forms A = W_Q^T W_K or M = W_O W_V (sinkcert does), so agreement is
 an independent check of the conventions. Writes, into --out (default
 tests/data/numpy next to this script's repository):
-    <case>.weights.json    sinkcert-weights, factored W_Q, W_K, W_V, W_O
+    <case>.weights.json    sinkcert-weights, factored W_Q, W_K, W_V, W_O (and gate)
     <case>.input.json      sinkcert-input
     <case>.reference.json  output (L x n) and attention[layer][head] (L x L)
     index.json             the list of cases
@@ -39,6 +42,9 @@ CASES = [
     ("residual_softmax_2x2", "softmax", "residual", 6, 8, 2, 2, 6, 6, 0.4, 303),
     ("softmax_off_by_one_single", "softmax-off-by-one", "single-layer", 5, 6, 1, 2, 5, 5, 0.6, 404),
     ("sigmoid_single", "sigmoid", "single-layer", 5, 6, 1, 1, 5, 5, 0.8, 505),
+    ("softpick_single", "softpick", "single-layer", 5, 7, 1, 2, 5, 5, 0.8, 606),
+    ("gated_residual_2x2", "gated", "residual", 5, 6, 2, 2, 4, 5, 0.6, 707),
+    ("relu_count_all_single", "relu-count-all", "single-layer", 5, 6, 1, 1, 5, 5, 0.7, 808),
 ]
 
 
@@ -57,7 +63,7 @@ def attention(S, kind):
     L = S.shape[0]
     mask = np.tril(np.ones((L, L), dtype=bool))
     count = np.maximum(np.arange(L), 1).astype(float)[:, None]
-    if kind in ("softmax", "softmax-off-by-one"):
+    if kind in ("softmax", "softmax-off-by-one", "gated"):
         masked = np.where(mask, S, -np.inf)
         m = masked.max(axis=1, keepdims=True)
         if kind == "softmax-off-by-one":
@@ -69,8 +75,14 @@ def attention(S, kind):
         return E / Z
     if kind == "relu":
         return np.where(mask, np.maximum(S, 0.0), 0.0) / count
+    if kind == "relu-count-all":
+        return np.where(mask, np.maximum(S, 0.0), 0.0) / np.arange(1, L + 1).astype(float)[:, None]
     if kind == "sigmoid":
         return np.where(mask, 1.0 / (1.0 + np.exp(-S)), 0.0) / count
+    if kind == "softpick":
+        U = np.where(mask, np.expm1(S), 0.0)
+        Z = np.abs(U).sum(axis=1, keepdims=True)
+        return np.maximum(U, 0.0) / np.where(Z > 0, Z, 1.0)
     raise ValueError(kind)
 
 
@@ -86,7 +98,10 @@ def forward(X, layers, kind, model_kind):
             V = x @ h["W_V"].T
             a = attention(Q @ K.T, kind)
             attns[-1].append(a)
-            delta = delta + (a @ V) @ h["W_O"].T
+            o = (a @ V) @ h["W_O"].T
+            if kind == "gated":
+                o = o / (1.0 + np.exp(-(x @ h["gate"].T)))
+            delta = delta + o
         x = x + delta if model_kind == "residual" else delta
     return x, attns
 
@@ -125,6 +140,10 @@ def main():
                             "W_K": rng.normal(0.0, std, (dk, n)),
                             "W_V": rng.normal(0.0, std, (dv, n)),
                             "W_O": rng.normal(0.0, std, (n, dv))} for _ in range(nh)])
+            if kind == "gated":
+                for h in layers[-1]:
+                    h["gate"] = rng.normal(0.0, std, (n, n))
+        keys = ("W_Q", "W_K", "W_V", "W_O") + (("gate",) if kind == "gated" else ())
         X, j = make_input(rng, n, L)
         out, attns = forward(X, layers, kind, model_kind)
         meta = {"generator": "scripts/numpy_reference.py", "case": name, "seed": seed,
@@ -133,7 +152,7 @@ def main():
         write_json(os.path.join(args.out, name + ".weights.json"), {
             "format": "sinkcert-weights", "version": 1, "kind": model_kind, "attention": kind,
             "n": n, "layers": nl, "heads": nh,
-            "weights": [[{k: h[k].tolist() for k in ("W_Q", "W_K", "W_V", "W_O")} for h in hs]
+            "weights": [[{k: h[k].tolist() for k in keys} for h in hs]
                         for hs in layers],
             "metadata": meta})
         write_json(os.path.join(args.out, name + ".input.json"),

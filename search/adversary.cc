@@ -283,6 +283,11 @@ Witness score_error(const Model<double>& model, const Task& task, int j, const M
   return Witness{j, C, e.value, e.position, e.coordinate, 0};
 }
 
+Witness score_bos_mass(const Model<double>& model, const Task& task, int j,
+                       const Matrix<double>& C) {
+  return score_bos(model, task, j, C);
+}
+
 bool differ_in_first_digit(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return true;
   if (a == b) return false;

@@ -150,6 +150,12 @@ AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
 Witness score_error(const Model<double>& model, const Task& task, int trigger,
                     const Matrix<double>& content);
 
+// The smallest BOS mass over non-trigger rows i >= 1, layers and heads of
+// one input and where it occurs (position, coordinate = head, layer; value 2
+// when there is no non-trigger row); NUMERIC(53), not certified.
+Witness score_bos_mass(const Model<double>& model, const Task& task, int trigger,
+                       const Matrix<double>& content);
+
 // What a refined term measures: kError, phi = sigma (f_{i,d} - y_{i,d})
 // (coordinate = d); kBosMass, phi = a^{layer,head}_{i0} (coordinate = head).
 enum class TermKind { kError, kBosMass };

@@ -244,6 +244,12 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     throw std::invalid_argument("the minimax covers single-layer single-head models");
   }
   if (init.n != task.n) throw std::invalid_argument("model and task dimensions differ");
+  if (init.attention == AttentionKind::kGated) {
+    // the parameter blocks are A and M (src/parameter_layout.h): no gate block
+    throw std::invalid_argument(
+        "the minimax does not cover gated attention (its parameters are A and M; the gate W_g "
+        "has no parameter block)");
+  }
   if (o.bos_ceiling && !o.probes) throw std::invalid_argument("a BOS ceiling needs a probe set");
   const auto t0 = std::chrono::steady_clock::now();
   const int n = task.n;

@@ -6,7 +6,7 @@
 //   S = (X A) X^T           (s_ik = x_i^T A x_k; only k <= i is used)
 //   a_i. = attention_row(s_i.)
 //   V_i  = sum_{k<=i} a_ik x_k
-//   o_i  = M V_i
+//   o_i  = M V_i          (gated: o_i = sigma(G x_i) * M V_i, * coordinatewise)
 // computed as dense products (S is formed transposed so that each row of
 // scores is contiguous for attention_row, which works in place).
 // and the layer output is sum_h o (single-layer) or X + sum_h o (residual).
@@ -52,8 +52,18 @@ ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_at
       // V_i = sum_{k<=i} a_ik x_k, i.e. V = W^T X (zeros above the diagonal
       // of W^T; a general product, see matrix_product on triangular kernels)
       V.noalias() = matrix_product(W.transpose(), x);
-      // o = V M^T (row i: M V_i)
-      delta.noalias() += matrix_product(V, head.M.transpose());
+      if (model.attention == AttentionKind::kGated) {
+        // o_i = g_i * (M V_i), g_i = sigma(G x_i), x_i the query token of this layer
+        Matrix<T> o = matrix_product(V, head.M.transpose());
+        for (int i = 0; i < L; ++i) {
+          o.row(i).array() *=
+              head_gate(head.G, Vector<T>(x.row(i).transpose())).array().transpose();
+        }
+        delta += o;
+      } else {
+        // o = V M^T (row i: M V_i)
+        delta.noalias() += matrix_product(V, head.M.transpose());
+      }
       if (keep_attention) result.attention.back().push_back(W.transpose());
     }
     if (model.kind == ModelKind::kResidual) {

@@ -19,6 +19,10 @@
 //   dx_k += a_ik u + g_k q_i              (k <= i)
 //   dx_i += A w
 //   dA  += x_i w^T
+// Gated attention, o_i = g * p with p = M V_i, g = sigma(G x_i) (* elementwise):
+// the steps above run with dO_i replaced by g * dO_i (the cotangent of p), and
+//   c    = dO_i * p * g * (1 - g)         (= dphi/d(G x_i))
+//   dG  += c x_i^T,   dx_i += G^T c
 // forward_vjp runs this for every row of every head, from the last layer to
 // the first, with dx^(l) = dx^(l+1) + (head terms) for residual layers and
 // dx^(l) = (head terms) for single-layer ones. Rows whose cotangents are all
@@ -79,6 +83,7 @@ struct HeadRow {
   std::vector<T> a;  // a_ik, k = 0..i (a caller may replace them by tighter
                      // enclosures of the same weights)
   Vector<T> mixed;   // V_i = sum_k a_ik x_k
+  Vector<T> gate;    // g_i = sigma(G x_i), gated attention only (else empty)
 };
 
 // The forward pass of one head at query row i of a layer with input x. A
@@ -100,9 +105,21 @@ HeadRow<T> head_row_forward(AttentionKind kind, const Eigen::MatrixBase<AMatrix>
   for (int k = 1; k <= i; ++k) row.mixed += row.a[k] * x.row(k).transpose();
   return row;
 }
+// From a Head: for gated attention also the gate g_i = sigma(G x_i) (the
+// overload above, which sees A only, leaves it empty).
 template <class T>
 HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matrix<T>& x, int i) {
-  return head_row_forward(kind, head.A, x, i);
+  HeadRow<T> row = head_row_forward(kind, head.A, x, i);
+  if (kind == AttentionKind::kGated) row.gate = head_gate(head.G, Vector<T>(x.row(i).transpose()));
+  return row;
+}
+
+// The head output at the row: o_i = M V_i, times the gate for gated attention.
+template <class T>
+Vector<T> head_row_output(AttentionKind kind, const Head<T>& head, const HeadRow<T>& row) {
+  Vector<T> out = matrix_product(head.M, row.mixed);
+  if (kind == AttentionKind::kGated) out.array() *= row.gate.array();
+  return out;
 }
 
 // Accumulates the reverse pass of one head at one row (header formulas).
@@ -113,17 +130,43 @@ HeadRow<T> head_row_forward(AttentionKind kind, const Head<T>& head, const Matri
 // arithmetic; over an interval box the keys' enclosure is the one the
 // caller already has). Returns sum_k a_ik z_k = dO_i . o_i + sum_k z0_ik a_ik,
 // the cotangents applied to the row's own outputs (for phi = sigma o_i[d]
-// it is phi, as sum_k a_ik (sigma M[d, :] . x_k)).
+// it is phi, as sum_k a_ik (sigma M[d, :] . x_k)). Gated attention: the row
+// must come from the Head overload of head_row_forward (it carries the
+// gate), and dG (n x n, may be nullptr) is added dphi/dG.
 template <class T>
 T head_row_vjp(AttentionKind kind, const Head<T>& head, const internal::NonDeducedT<Matrix<T>>& x,
                const internal::NonDeducedT<HeadRow<T>>& row,
                const internal::NonDeducedT<Vector<T>>* d_out,
                const internal::NonDeducedT<T>* d_attention, internal::NonDeducedT<Matrix<T>>* dx,
                internal::NonDeducedT<Matrix<T>>* dA, internal::NonDeducedT<Matrix<T>>* dM,
-               const internal::NonDeducedT<Matrix<T>>* keys = nullptr) {
+               const internal::NonDeducedT<Matrix<T>>* keys = nullptr,
+               internal::NonDeducedT<Matrix<T>>* dG = nullptr) {
   const int i = row.i, n = static_cast<int>(x.cols());
   std::vector<T> z(i + 1, T(0)), g(i + 1);
-  Vector<T> u;  // dphi/dV_i
+  Vector<T> u;          // dphi/dV_i
+  Vector<T> gated_out;  // gated: g * dO_i, the cotangent of p = M V_i
+  if (kind == AttentionKind::kGated && d_out) {
+    if (row.gate.size() != n) {
+      throw std::invalid_argument(
+          "head_row_vjp: gated attention needs the row's gate (head_row_forward from a Head)");
+    }
+    gated_out = d_out->cwiseProduct(row.gate);
+    if (dG || dx) {
+      // c = dO_i * p * g * (1 - g)
+      const Vector<T> p = matrix_product(head.M, row.mixed);
+      Vector<T> c(n);
+      for (int d = 0; d < n; ++d) c(d) = (*d_out)(d)*p(d) * row.gate(d) * (T(1) - row.gate(d));
+      // dG += c x_i^T
+      if (dG) {
+        for (int d = 0; d < n; ++d) {
+          for (int e = 0; e < n; ++e) (*dG)(d, e) += c(d) * x(i, e);
+        }
+      }
+      // dx_i += G^T c
+      if (dx) dx->row(i) += matrix_product(head.G.transpose(), c).transpose();
+    }
+    d_out = &gated_out;
+  }
   if (d_out) {
     // dM += dO_i V_i^T
     if (dM) {
@@ -192,6 +235,10 @@ template <class T, class MMatrix>
 Matrix<T> head_row_output_jacobian(AttentionKind kind, const Eigen::MatrixBase<MMatrix>& M,
                                    const internal::NonDeducedT<Matrix<T>>& x, const HeadRow<T>& row,
                                    const internal::NonDeducedT<Vector<T>>* out = nullptr) {
+  if (kind == AttentionKind::kGated) {
+    throw std::invalid_argument(
+        "head_row_output_jacobian: gated attention is not covered (use head_row_vjp)");
+  }
   const int i = row.i, n = static_cast<int>(x.cols());
   const auto xi = x.topRows(i + 1);
   // Z(k, d) = z^d_k = M[d, :] . x_k
@@ -217,7 +264,8 @@ Matrix<T> head_row_output_jacobian(AttentionKind kind, const Eigen::MatrixBase<M
 template <class T>
 void bos_mass_row_vjp(AttentionKind kind, const internal::NonDeducedT<Matrix<T>>& x,
                       const HeadRow<T>& row, internal::NonDeducedT<Matrix<T>>& dA) {
-  if (kind != AttentionKind::kSoftmax && kind != AttentionKind::kSoftmaxOffByOne) {
+  if (kind != AttentionKind::kSoftmax && kind != AttentionKind::kSoftmaxOffByOne &&
+      kind != AttentionKind::kGated) {
     throw std::invalid_argument("bos_mass_row_vjp: softmax kinds only");
   }
   // dA += (a_i0 x_i) (x_0 - V_i)^T
@@ -261,8 +309,13 @@ ForwardTape<T> forward_tape(const Model<T>& model, const Matrix<T>& X, int only_
       tape.rows.back().emplace_back(L);
       for (int i = first_row; i < end_row; ++i) {
         HeadRow<T> row = head_row_forward(model.attention, head, x, i);
-        // o_i = M V_i
-        delta.row(i) += matrix_product(head.M, row.mixed).transpose();
+        if (model.attention == AttentionKind::kGated) {
+          // o_i = g_i * (M V_i)
+          delta.row(i) += head_row_output(model.attention, head, row).transpose();
+        } else {
+          // o_i = M V_i
+          delta.row(i) += matrix_product(head.M, row.mixed).transpose();
+        }
         tape.rows.back().back()[i] = std::move(row);
       }
     }
@@ -276,11 +329,12 @@ ForwardTape<T> forward_tape(const Model<T>& model, const Matrix<T>& X, int only_
   return tape;
 }
 
-// dphi/dX and dphi/d(A, M) of every head.
+// dphi/dX and dphi/d(A, M) (and G, gated) of every head.
 template <class T>
 struct ForwardGradient {
   Matrix<T> dX;                              // L x n
-  std::vector<std::vector<Head<T>>> dheads;  // [l][h] {dA, dM}; empty unless asked for
+  std::vector<std::vector<Head<T>>> dheads;  // [l][h] {dA, dM, dG (gated only)}; empty
+                                             // unless asked for
   // [l]: the cotangents applied to layer l's head outputs and attention
   // weights, sum_{h,i} (dO^(l)_i . o^(l,h)_i + sum_k z0_ik a^(l,h)_ik), each
   // row's part summed as sum_k a_ik z_k (head_row_vjp). For a single-layer
@@ -291,7 +345,8 @@ struct ForwardGradient {
 // The vector-Jacobian product of forward() at the taped point: for the
 // scalar phi with dphi/df(X) = dY (L x n) and, if given, dphi/da^{l,h}_{ik}
 // = (*d_attention)[l][h](i, k) (L x L each; entries above the diagonal are
-// ignored), returns dphi/dX and, with weights = true, dphi/dA, dphi/dM.
+// ignored), returns dphi/dX and, with weights = true, dphi/dA, dphi/dM
+// (and dphi/dG for gated attention).
 template <class T>
 ForwardGradient<T> forward_vjp(
     const Model<T>& model, const internal::NonDeducedT<ForwardTape<T>>& tape,
@@ -307,6 +362,9 @@ ForwardGradient<T> forward_vjp(
       for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
         out.dheads[l].push_back(
             Head<T>{Matrix<T>::Constant(n, n, T(0)), Matrix<T>::Constant(n, n, T(0))});
+        if (model.attention == AttentionKind::kGated) {
+          out.dheads[l].back().G = Matrix<T>::Constant(n, n, T(0));
+        }
       }
     }
   }
@@ -340,7 +398,8 @@ ForwardGradient<T> forward_vjp(
         }
         out.applied[l] += head_row_vjp(model.attention, head, x, row, out_zero ? nullptr : &d_out,
                                        d_att, &dx_in, weights ? &out.dheads[l][h].A : nullptr,
-                                       weights ? &out.dheads[l][h].M : nullptr);
+                                       weights ? &out.dheads[l][h].M : nullptr, nullptr,
+                                       weights ? &out.dheads[l][h].G : nullptr);
       }
     }
     dx = std::move(dx_in);

@@ -16,6 +16,8 @@ const std::pair<AttentionKind, const char*> kAttentionNames[] = {
     {AttentionKind::kReluCountAll, "relu-count-all"},
     {AttentionKind::kSoftmaxOffByOne, "softmax-off-by-one"},
     {AttentionKind::kSigmoid, "sigmoid"},
+    {AttentionKind::kSoftpick, "softpick"},
+    {AttentionKind::kGated, "gated"},
 };
 }  // namespace
 

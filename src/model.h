@@ -5,12 +5,19 @@
 // Causal self-attention, no positional encoding, no 1/sqrt(d) scaling:
 //   score      s_ik = (W_Q x_i) . (W_K x_k) = x_i^T A x_k,   A = W_Q^T W_K
 //   head out   o_i  = W_O sum_{k<=i} a_ik W_V x_k = M sum_k a_ik x_k,  M = W_O W_V
+//   gated:     o_i  = g_i * (M sum_k a_ik x_k),  g_i = sigma(G x_i)  (* coordinatewise,
+//              G = W_g n x n per head; the gate multiplies the output of M)
 // Normalizations a_ik (AttentionKind):
 //   softmax            exp(s_ik) / sum_{m<=i} exp(s_im)
 //   relu               max(s_ik, 0) / max(i, 1)
 //   relu-count-all     max(s_ik, 0) / (i + 1)   (a deliberately wrong variant)
 //   softmax-off-by-one exp(s_ik) / (1 + sum_{m<=i} exp(s_im))
 //   sigmoid            sigma(s_ik) / max(i, 1)
+//   softpick           relu(exp(s_ik) - 1) / sum_{m<=i} |exp(s_im) - 1|
+//                      (rectified softmax; 0/0 := 0: a row whose scores are
+//                      all exactly 0 has all weights 0)
+//   gated              softmax weights, and the head output is gated per
+//                      coordinate by the query token ("gated:" above)
 // Model kinds:
 //   single-layer  f(X)_i = sum_h o^h_i                      (targets: plain)
 //   residual      x^(l+1)_i = x^(l)_i + sum_h o^{h,l}_i     (targets: residual)
@@ -27,7 +34,15 @@
 
 namespace sinkcert {
 
-enum class AttentionKind { kSoftmax, kRelu, kReluCountAll, kSoftmaxOffByOne, kSigmoid };
+enum class AttentionKind {
+  kSoftmax,
+  kRelu,
+  kReluCountAll,
+  kSoftmaxOffByOne,
+  kSigmoid,
+  kSoftpick,
+  kGated
+};
 enum class ModelKind { kSingleLayer, kResidual };
 
 std::string to_string(AttentionKind kind);
@@ -44,8 +59,10 @@ inline TargetKind target_kind_of(ModelKind kind) {
 
 template <class T>
 struct Head {
-  Matrix<T> A;  // score matrix, n x n: s_ik = x_i^T A x_k
-  Matrix<T> M;  // value-output matrix, n x n: o_i = M sum_k a_ik x_k
+  Matrix<T> A;                // score matrix, n x n: s_ik = x_i^T A x_k
+  Matrix<T> M;                // value-output matrix, n x n: o_i = M sum_k a_ik x_k
+  Matrix<T> G = Matrix<T>();  // gate matrix W_g, n x n (gated attention only, else empty):
+                              // o_i = sigma(G x_i) * (M sum_k a_ik x_k)
 };
 
 template <class T>
@@ -72,6 +89,7 @@ struct Model {
         Head<U> hu;
         hu.A = matrix_cast<U>(h.A);
         hu.M = matrix_cast<U>(h.M);
+        hu.G = matrix_cast<U>(h.G);
         out.layers.back().push_back(std::move(hu));
       }
     }

@@ -73,8 +73,20 @@ Head<T> unpack_head(const T* in, int n) {
 }
 
 // theta of every head of the model, in the order of the header.
+// Gated attention has a gate per head that this layout does not hold: both
+// refuse it.
+template <class T>
+void require_ungated(const Model<T>& model) {
+  if (model.attention == AttentionKind::kGated) {
+    throw std::invalid_argument(
+        "the parameter vector holds (A, M) per head only: gated attention (a gate W_g per "
+        "head) is not covered by the search");
+  }
+}
+
 template <class T>
 Vector<T> pack_theta(const Model<T>& model) {
+  require_ungated(model);
   const int per_head = head_parameter_count(model.n);
   int heads = 0;
   for (const auto& layer : model.layers) heads += static_cast<int>(layer.size());
@@ -89,6 +101,7 @@ Vector<T> pack_theta(const Model<T>& model) {
 // The model's heads replaced by those packed in theta (same shape).
 template <class T>
 void unpack_theta(const Vector<T>& theta, Model<T>& model) {
+  require_ungated(model);
   const int per_head = head_parameter_count(model.n);
   int heads = 0;
   for (const auto& layer : model.layers) heads += static_cast<int>(layer.size());

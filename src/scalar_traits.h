@@ -12,7 +12,7 @@
 //   Mpfi                   CERTIFIED, outward-rounded intervals (MPFI)
 //   Rational               EXACT (GMP mpq)
 // The kernels call only the functions defined here for anything beyond
-// + - * / and comparison: exp, relu(x) = max(x, 0), abs, max, and the
+// + - * / and comparison: exp, expm1, relu(x) = max(x, 0), abs, max, and the
 // interval endpoints (the interval vocabulary itself is src/interval.h).
 // For an interval X = [l, u]:
 //   relu(X) = [max(l, 0), max(u, 0)],  max(X, Y) = [max(lx, ly), max(ux, uy)],
@@ -224,6 +224,25 @@ T exp_of(const T& x) {
   } else {
     using std::exp;
     return exp(x);
+  }
+}
+
+// expm1(x) = exp(x) - 1 without cancellation near 0 (softpick attention);
+// for an interval the outward-rounded range (MPFI's expm1, monotone).
+template <class T>
+T expm1_of(const T& x) {
+  if constexpr (!ScalarTraits<T>::kHasExp) {
+    (void)x;
+    throw std::domain_error(
+        "expm1 is not available in exact rational arithmetic; evaluate softpick "
+        "attention in Mpfi for certified bounds");
+  } else if constexpr (std::is_same_v<T, Float128>) {
+    // Boost 1.74's expm1 for float128 does not compile without expression
+    // templates: libquadmath's expm1q directly
+    return Float128(expm1q(x.backend().value()));
+  } else {
+    using std::expm1;
+    return expm1(x);
   }
 }
 

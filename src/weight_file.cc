@@ -22,10 +22,29 @@ using internal::field_join;
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 
 HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const std::string& field,
-                      int n) {
+                      int n, AttentionKind attention) {
   const std::string& file = doc.file;
   internal::require_object(v, file, field);
-  internal::reject_unknown_members(v, {"W_Q", "W_K", "W_V", "W_O", "A", "M"}, file, field);
+  internal::reject_unknown_members(v, {"W_Q", "W_K", "W_V", "W_O", "A", "M", "gate"}, file, field);
+  // the gate: required for gated attention, refused for every other kind
+  const bool gated = attention == AttentionKind::kGated;
+  if (gated && !v.contains("gate")) {
+    throw InputError(file, field_join(field, "gate"),
+                     "missing required field (a head of \"gated\" attention needs its gate "
+                     "matrix W_g, n x n = " +
+                         dims(n, n) + ")");
+  }
+  if (!gated && v.contains("gate")) {
+    throw InputError(file, field_join(field, "gate"),
+                     "no \"gate\" key: only \"gated\" attention has a gate (this file's "
+                     "attention is \"" +
+                         to_string(attention) + "\")");
+  }
+  Matrix<Rational> gate;
+  if (gated) {
+    gate = internal::require_rational_matrix(doc, v["gate"], field_join(field, "gate"), n, n,
+                                             "n x n = " + dims(n, n));
+  }
   const bool any_factor =
       v.contains("W_Q") || v.contains("W_K") || v.contains("W_V") || v.contains("W_O");
   const bool any_product = v.contains("A") || v.contains("M");
@@ -39,6 +58,7 @@ HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const st
   }
   HeadWeights h;
   h.factored = any_factor;
+  h.gate = std::move(gate);
   const std::string nn = "n x n = " + dims(n, n);
   if (!h.factored) {
     const json& A = internal::require_member(v, "A", file, field);
@@ -147,7 +167,7 @@ WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
     }
     w.layers.emplace_back();
     for (int h = 0; h < heads; ++h) {
-      w.layers.back().push_back(read_head(parsed, layer[h], field_index(lf, h), w.n));
+      w.layers.back().push_back(read_head(parsed, layer[h], field_index(lf, h), w.n, w.attention));
     }
   }
   if (doc.contains("metadata")) w.metadata = doc["metadata"];
@@ -198,6 +218,12 @@ WeightFile weight_file_from_any_model(const Model<T>& m, const json& metadata) {
       hw.factored = false;
       hw.A = exact(head.A);
       hw.M = exact(head.M);
+      if (m.attention == AttentionKind::kGated) {
+        if (head.G.rows() != m.n || head.G.cols() != m.n) {
+          throw std::invalid_argument("weight_file_from_model: a gated head's gate is not n x n");
+        }
+        hw.gate = exact(head.G);
+      }
       w.layers.back().push_back(std::move(hw));
     }
   }
@@ -238,6 +264,7 @@ std::string weight_file_text(const WeightFile& w) {
       } else {
         mats = {{"A", &hw.A}, {"M", &hw.M}};
       }
+      if (hw.gate.size() > 0) mats.push_back({"gate", &hw.gate});
       out += "      {\n";
       for (std::size_t k = 0; k < mats.size(); ++k) {
         out += std::string("        \"") + mats[k].first +

@@ -8,6 +8,9 @@
 //   W_Q, W_K: d_k x n,  W_V: d_v x n,  W_O: n x d_v   (d_k = d_v = n in the paper)
 // or by the two products that alone define the function (model.h),
 //   A = W_Q^T W_K  (n x n, s_ik = x_i^T A x_k),   M = W_O W_V  (n x n).
+// A head of a "gated" model also has "gate": W_g, n x n (g_i = sigma(W_g x_i)
+// multiplies the head output coordinatewise, model.h); every other kind
+// rejects the key, and a gated head without it is an error.
 // Every entry is the exact rational its decimal literal denotes (a JSON number
 // or a decimal string; json_reader.h), so a file describes one exact model.
 // to_model<T> makes it in T: entries exactly for Rational, enclosed for Mpfi,
@@ -37,6 +40,7 @@ inline constexpr int kWeightFormatVersion = 1;
 struct HeadWeights {                          // as stored in a file, y = W x (rows = outputs)
   bool factored = true;                       // true: W_Q, W_K, W_V, W_O given; false: A, M given
   Matrix<Rational> W_Q, W_K, W_V, W_O, A, M;  // the exact values
+  Matrix<Rational> gate;                      // W_g, n x n (gated attention only, else empty)
 };
 
 struct WeightFile {
@@ -55,22 +59,24 @@ struct WeightFile {
 // problem (unreadable, not JSON, missing or unknown fields, wrong types or
 // shapes, non-finite numbers, unknown kind/attention, counts that disagree
 // with the arrays, single-layer with layers != 1, factored and unfactored
-// keys mixed in one head).
+// keys mixed in one head, "gate" missing from a gated head or present in a
+// head of another kind).
 WeightFile read_weight_file(const std::string& path);
 // The same validation on an already parsed document; `file` names it in errors.
 // Numbers in a document built in memory are doubles, taken exactly.
 WeightFile weight_file_from_json(const nlohmann::json& doc, const std::string& file);
 WeightFile weight_file_from_document(const internal::JsonDocument& doc);
 
-// A = W_Q^T W_K and M = W_O W_V, computed in T from the exact entries.
+// A = W_Q^T W_K and M = W_O W_V, computed in T from the exact entries (and
+// the gate G = W_g entry by entry).
 template <class T>
 Head<T> to_head(const HeadWeights& h) {
-  if (!h.factored) return Head<T>{matrix_cast<T>(h.A), matrix_cast<T>(h.M)};
+  if (!h.factored) return Head<T>{matrix_cast<T>(h.A), matrix_cast<T>(h.M), matrix_cast<T>(h.gate)};
   // A = W_Q^T W_K
   Matrix<T> A = matrix_product(matrix_cast<T>(h.W_Q).transpose(), matrix_cast<T>(h.W_K));
   // M = W_O W_V
   Matrix<T> M = matrix_product(matrix_cast<T>(h.W_O), matrix_cast<T>(h.W_V));
-  return Head<T>{std::move(A), std::move(M)};
+  return Head<T>{std::move(A), std::move(M), matrix_cast<T>(h.gate)};
 }
 
 template <class T>
@@ -86,7 +92,8 @@ Model<T> to_model(const WeightFile& w) {
   return m;
 }
 
-// A file holding the model's (A, M) per head (unfactored), each entry the
+// A file holding the model's (A, M) per head (unfactored; and G for gated
+// attention, which must then be n x n), each entry the
 // exact value of the model's (double, MPFR or rational) entry. Throws
 // std::invalid_argument if the model is empty, ragged or non-finite.
 WeightFile weight_file_from_model(const Model<double>& m, const nlohmann::json& metadata = nullptr);

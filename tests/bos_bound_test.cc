@@ -73,7 +73,7 @@ TEST_CASE("the point deficit agrees with 1 - a_i0 of the forward pass, every att
   const Task task{6, 5, TriggerRange::kPaper};
   for (AttentionKind kind :
        {AttentionKind::kSoftmax, AttentionKind::kSoftmaxOffByOne, AttentionKind::kRelu,
-        AttentionKind::kReluCountAll, AttentionKind::kSigmoid}) {
+        AttentionKind::kReluCountAll, AttentionKind::kSigmoid, AttentionKind::kGated}) {
     const Model<double> m = testing::random_model(6, kind, 0.7, 3);
     TaskSampler sampler(task, 11);
     for (int s = 0; s < 4; ++s) {
@@ -104,8 +104,8 @@ TEST_CASE("the box enclosure holds every input whose query content lies in the b
   const Task task{6, 5, TriggerRange::kPaper};
   std::mt19937_64 eng(17);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (AttentionKind kind :
-       {AttentionKind::kSoftmax, AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
+  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kSoftmaxOffByOne,
+                             AttentionKind::kSigmoid, AttentionKind::kGated}) {
     const Model<double> m = testing::random_model(6, kind, 0.8, 23);
     PrecisionScope scope(128);
     const Model<Mpfi> mi = m.cast<Mpfi>();
@@ -369,6 +369,11 @@ TEST_CASE("multi-layer models and a wrong n are refused") {
   CHECK_THROWS_AS(bound_min_bos(r, task, BosBoundOptions{}), std::invalid_argument);
   const Model<double> m6 = testing::random_model(6, AttentionKind::kSoftmax, 0.5, 1);
   CHECK_THROWS_AS(bound_min_bos(m6, task, BosBoundOptions{}), std::invalid_argument);
+  // softpick's a_i0 is not monotone in the other scores: no closed form
+  const Model<double> sp = testing::random_model(5, AttentionKind::kSoftpick, 0.5, 1);
+  CHECK_THROWS_WITH_AS(bound_min_bos(sp, task, BosBoundOptions{}),
+                       doctest::Contains("softpick attention is not supported"),
+                       std::invalid_argument);
 }
 
 }  // namespace

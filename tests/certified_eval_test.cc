@@ -260,21 +260,33 @@ namespace {
 // Regression: Eigen's blocked GEMM returned NaN entries for MPFI at shapes
 // that are not multiples of its register blocks (L = 8, n = 6 here); the
 // forward pass uses coefficient-based products for intervals.
+// Also softpick and gated (a residual gated model: the gate reads each
+// layer's input): the certified pass reaches 15 digits and encloses MPFR in
+// the outputs and the BOS deficits 1 - a_i0.
 TEST_CASE("certified evaluation at L = 8, n = 6 has no NaN and encloses MPFR") {
   const Task task{6, 8, TriggerRange::kPaper};
-  const Model<double> m = testing::random_model(6, AttentionKind::kSoftmax, 1.0, 3);
-  TaskSampler sampler(task, 9);
-  const Sample s = sampler.next();
-  AdaptiveOptions options;
-  options.digits = 15;
-  const CertifiedEvaluation e = certify_forward(m, s.X, s.trigger, options);
-  REQUIRE(e.reached);
-  PrecisionScope high(1024);
-  const auto r = forward(m.cast<Mpfr>(), testing::cast_matrix<Mpfr>(s.X));
-  for (int i = 0; i < task.L; ++i) {
-    for (int d = 0; d < task.n; ++d) {
-      CHECK(Mpfr(bmp::lower(e.output(i, d))) <= r.output(i, d));
-      CHECK(Mpfr(bmp::upper(e.output(i, d))) >= r.output(i, d));
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmax, AttentionKind::kSoftpick, AttentionKind::kGated}) {
+    CAPTURE(to_string(kind));
+    const Model<double> m = kind == AttentionKind::kGated
+                                ? testing::random_model(6, kind, 1.0, 3, 2, 2, ModelKind::kResidual)
+                                : testing::random_model(6, kind, 1.0, 3);
+    TaskSampler sampler(task, 9);
+    const Sample s = sampler.next();
+    AdaptiveOptions options;
+    options.digits = 15;
+    const CertifiedEvaluation e = certify_forward(m, s.X, s.trigger, options);
+    REQUIRE(e.reached);
+    PrecisionScope high(1024);
+    const auto r = forward(m.cast<Mpfr>(), testing::cast_matrix<Mpfr>(s.X));
+    for (int i = 0; i < task.L; ++i) {
+      for (int d = 0; d < task.n; ++d) {
+        CHECK(Mpfr(bmp::lower(e.output(i, d))) <= r.output(i, d));
+        CHECK(Mpfr(bmp::upper(e.output(i, d))) >= r.output(i, d));
+      }
+      const Mpfr deficit = Mpfr(1) - r.attention[0][0](i, 0);
+      CHECK(Mpfr(bmp::lower(e.bos_deficit[0][0][i])) <= deficit);
+      CHECK(Mpfr(bmp::upper(e.bos_deficit[0][0][i])) >= deficit);
     }
   }
 }

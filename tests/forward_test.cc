@@ -23,8 +23,9 @@ constexpr double kDoubleVsMpfr = 1e-12;
 
 TEST_CASE("double and 256-bit MPFR agree on random models of every kind") {
   const Task task{6, 7, TriggerRange::kPaper};
-  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kRelu,
-                             AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmax, AttentionKind::kRelu, AttentionKind::kSoftmaxOffByOne,
+        AttentionKind::kSigmoid, AttentionKind::kSoftpick, AttentionKind::kGated}) {
     for (ModelKind mk : {ModelKind::kSingleLayer, ModelKind::kResidual}) {
       const int layers = mk == ModelKind::kResidual ? 2 : 1;
       const Model<double> md = random_model(task.n, kind, 0.5, 7, layers, 2, mk);
@@ -44,8 +45,9 @@ TEST_CASE("double and 256-bit MPFR agree on random models of every kind") {
 
 TEST_CASE("the MPFI enclosure contains the 1024-bit MPFR value") {
   const Task task{5, 6, TriggerRange::kPaper};
-  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kRelu,
-                             AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid}) {
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmax, AttentionKind::kRelu, AttentionKind::kSoftmaxOffByOne,
+        AttentionKind::kSigmoid, AttentionKind::kSoftpick, AttentionKind::kGated}) {
     const Model<double> md = random_model(task.n, kind, 2.0, 3, 2, 2, ModelKind::kResidual);
     TaskSampler sampler(task, 5);
     const Sample s = sampler.next();

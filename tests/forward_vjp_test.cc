@@ -3,10 +3,11 @@
 // The reverse-mode derivative of forward() against forward-mode Jets of
 // forward() itself, for
 //   phi = sum_{i,d} dY_{i,d} f(X)_{i,d} + sum_{l,h,i,k<=i} Z^{l,h}_{ik} a^{l,h}_{ik}
-// with random cotangents dY and Z: dphi/dX, dphi/dA and dphi/dM of every head,
-// every attention kind, single-layer (2 heads) and residual (2 layers x 2
-// heads), at points where ReLU scores are exactly 0; and the MPFI reverse
-// pass over a box enclosing the double one at points of the box.
+// with random cotangents dY and Z: dphi/dX, dphi/dA and dphi/dM (and the
+// gate dphi/dG of gated attention) of every head, every attention kind,
+// single-layer (2 heads) and residual (2 layers x 2 heads), at points where
+// ReLU (and softpick) scores are exactly 0; and the MPFI reverse pass over a
+// box enclosing the double one at points of the box.
 #include "src/forward_vjp.h"
 
 #include <doctest/doctest.h>
@@ -34,9 +35,15 @@ constexpr double kDoubleRounding = 1e-12;
 constexpr int kChunk = 8;
 using Jet = ceres::Jet<double, kChunk>;
 
-const AttentionKind kKinds[] = {AttentionKind::kSoftmax, AttentionKind::kRelu,
+const AttentionKind kKinds[] = {AttentionKind::kSoftmax,      AttentionKind::kRelu,
                                 AttentionKind::kReluCountAll, AttentionKind::kSoftmaxOffByOne,
-                                AttentionKind::kSigmoid};
+                                AttentionKind::kSigmoid,      AttentionKind::kSoftpick,
+                                AttentionKind::kGated};
+// The kinds head_row_output_jacobian covers (all but gated, whose gate it
+// does not see).
+const AttentionKind kJacobianKinds[] = {
+    AttentionKind::kSoftmax,         AttentionKind::kRelu,    AttentionKind::kReluCountAll,
+    AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid, AttentionKind::kSoftpick};
 
 // phi in any scalar type, from forward().
 template <class T>
@@ -57,7 +64,8 @@ T phi_of(const Model<T>& model, const Matrix<T>& X, const Matrix<double>& dY,
   return phi;
 }
 
-// Pointers to every differentiated entry: X, then A and M of every head.
+// Pointers to every differentiated entry: X, then A, M (and the gate G of
+// gated attention) of every head.
 std::vector<Jet*> variables(Model<Jet>& m, Matrix<Jet>& X) {
   std::vector<Jet*> v;
   for (int t = 0; t < X.size(); ++t) v.push_back(X.data() + t);
@@ -65,6 +73,7 @@ std::vector<Jet*> variables(Model<Jet>& m, Matrix<Jet>& X) {
     for (auto& head : layer) {
       for (int t = 0; t < head.A.size(); ++t) v.push_back(head.A.data() + t);
       for (int t = 0; t < head.M.size(); ++t) v.push_back(head.M.data() + t);
+      for (int t = 0; t < head.G.size(); ++t) v.push_back(head.G.data() + t);
     }
   }
   return v;
@@ -102,6 +111,7 @@ std::vector<double> vjp_gradient(const Model<double>& model, const Matrix<double
     for (const auto& head : layer) {
       out.insert(out.end(), head.A.data(), head.A.data() + head.A.size());
       out.insert(out.end(), head.M.data(), head.M.data() + head.M.size());
+      out.insert(out.end(), head.G.data(), head.G.data() + head.G.size());
     }
   }
   return out;
@@ -163,10 +173,13 @@ TEST_CASE("the reverse pass matches Jets: every attention kind, single-layer and
   }
 }
 
+// (softpick: relu(exp(s) - 1) has derivative 0 and |exp(s) - 1| derivative -1
+// at s = 0, the left derivatives.)
 TEST_CASE("at a ReLU score of exactly 0 the derivative is 0, as Jets give") {
   const Task task{5, 4, TriggerRange::kPaper};
   TaskSampler sampler(task, 8);
-  for (AttentionKind kind : {AttentionKind::kRelu, AttentionKind::kReluCountAll}) {
+  for (AttentionKind kind :
+       {AttentionKind::kRelu, AttentionKind::kReluCountAll, AttentionKind::kSoftpick}) {
     CAPTURE(to_string(kind));
     const Sample s = sampler.next();
     for (ModelKind mk : {ModelKind::kSingleLayer, ModelKind::kResidual}) {
@@ -202,7 +215,14 @@ TEST_CASE("the output Jacobian of a row equals one reverse pass per unit cotange
   const Task task{6, 5, TriggerRange::kPaper};
   TaskSampler sampler(task, 11);
   const Sample s = sampler.next();
-  for (AttentionKind kind : kKinds) {
+  {
+    // gated: refused (the Jacobian would miss the gate)
+    const Model<double> m = random_model(task.n, AttentionKind::kGated, 0.7, 51);
+    const HeadRow<double> row = head_row_forward(AttentionKind::kGated, m.layers[0][0], s.X, 3);
+    CHECK_THROWS_AS(head_row_output_jacobian(AttentionKind::kGated, m.layers[0][0].M, s.X, row),
+                    std::invalid_argument);
+  }
+  for (AttentionKind kind : kJacobianKinds) {
     CAPTURE(to_string(kind));
     const Model<double> m = random_model(task.n, kind, 0.7, 51);
     const Head<double>& head = m.layers[0][0];
@@ -231,7 +251,7 @@ TEST_CASE("row shortcuts: weighted mean, row-major views, BOS closed form, appli
   TaskSampler sampler(task, 12);
   const Sample s = sampler.next();
   const int i = 4;
-  for (AttentionKind kind : kKinds) {
+  for (AttentionKind kind : kJacobianKinds) {
     CAPTURE(to_string(kind));
     const Model<double> m = random_model(task.n, kind, 0.7, 52);
     const Head<double>& head = m.layers[0][0];
@@ -332,6 +352,10 @@ TEST_CASE("MPFI over a box encloses the double reverse pass at points of the box
         for (int t = 0; t < task.n * task.n; ++t) {
           outside += !inside(enc.dheads[0][h].A.data()[t], g.dheads[0][h].A.data()[t]);
           outside += !inside(enc.dheads[0][h].M.data()[t], g.dheads[0][h].M.data()[t]);
+        }
+        REQUIRE(enc.dheads[0][h].G.size() == g.dheads[0][h].G.size());
+        for (int t = 0; t < g.dheads[0][h].G.size(); ++t) {
+          outside += !inside(enc.dheads[0][h].G.data()[t], g.dheads[0][h].G.data()[t]);
         }
       }
     }

@@ -17,8 +17,10 @@ namespace sinkcert {
 namespace {
 
 constexpr AttentionKind kAllAttention[] = {
-    AttentionKind::kSoftmax, AttentionKind::kRelu, AttentionKind::kReluCountAll,
-    AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid};
+    AttentionKind::kSoftmax,      AttentionKind::kRelu,
+    AttentionKind::kReluCountAll, AttentionKind::kSoftmaxOffByOne,
+    AttentionKind::kSigmoid,      AttentionKind::kSoftpick,
+    AttentionKind::kGated};
 
 TEST_CASE("attention kinds: names round trip and are distinct") {
   std::string listed;
@@ -34,7 +36,8 @@ TEST_CASE("attention kinds: names round trip and are distinct") {
   }
   // the list in messages is every name, in declaration order
   CHECK(attention_kind_names() == listed);
-  CHECK(attention_kind_names() == "softmax, relu, relu-count-all, softmax-off-by-one, sigmoid");
+  CHECK(attention_kind_names() ==
+        "softmax, relu, relu-count-all, softmax-off-by-one, sigmoid, softpick, gated");
 }
 
 TEST_CASE("model kinds: names round trip") {

@@ -287,6 +287,209 @@ TEST_CASE("the exact margin equals the brute-force maximum over all vertices") {
   }
 }
 
+// --- Several layers -----------------------------------------------------------
+
+// A random residual ReLU model satisfying the several-layer conditions: A with
+// random rationals in the flag rows and columns (plus A[0][c], which only the
+// BOS query reads), M random except that layers before the last have zero
+// flag rows.
+Model<Rational> random_deep_model(int n, int layers, int heads, std::uint64_t seed) {
+  std::mt19937_64 eng(seed);
+  Model<Rational> m;
+  m.kind = ModelKind::kResidual;
+  m.attention = AttentionKind::kRelu;
+  m.n = n;
+  const int flags[3] = {kBosFlag, kTriggerFlag, ordinary_flag(n)};
+  for (int l = 0; l < layers; ++l) {
+    m.layers.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      Head<Rational> head{Matrix<Rational>::Constant(n, n, Rational(0)), Matrix<Rational>(n, n)};
+      for (int p : flags) {
+        for (int c : flags) head.A(p, c) = random_rational(eng);
+      }
+      head.A(kBosFlag, kFirstContent) = random_rational(eng);
+      for (int r = 0; r < n; ++r) {
+        const bool flag = r == kBosFlag || r == kTriggerFlag || r == ordinary_flag(n);
+        for (int c = 0; c < n; ++c) {
+          head.M(r, c) = flag && l + 1 < layers ? Rational(0) : random_rational(eng);
+        }
+      }
+      m.layers.back().push_back(head);
+    }
+  }
+  return m;
+}
+
+TEST_CASE("the 2 x 2 and 4 x 4 residual constructions are VERIFIED exactly") {
+  struct Case {
+    int n, L, layers, heads;
+    TriggerRange range;
+  };
+  const Case cases[] = {
+      {5, 6, 2, 2, TriggerRange::kPaper},   {5, 6, 4, 4, TriggerRange::kReferenceCode},
+      {16, 16, 2, 2, TriggerRange::kPaper}, {16, 16, 4, 4, TriggerRange::kPaper},
+      {6, 5, 2, 1, TriggerRange::kPaper},   {6, 5, 4, 3, TriggerRange::kPaper},
+      {6, 5, 1, 2, TriggerRange::kPaper}};
+  for (const Case& c : cases) {
+    const Task task{c.n, c.L, c.range};
+    CAPTURE(c.n);
+    CAPTURE(c.L);
+    CAPTURE(c.layers);
+    CAPTURE(c.heads);
+    const Model<Rational> model = relu_residual_construction<Rational>(c.n, c.layers, c.heads);
+    REQUIRE(model.num_layers() == c.layers);
+    REQUIRE(model.num_heads() == c.heads);
+    const ReluCertificate cert = check_relu_exact(model, task);
+    CHECK(cert.verdict == Verdict::kVerified);
+    CHECK(cert.evidence.label() == "EXACT");
+    CHECK(cert.margin == 0);
+    CHECK(cert.per_trigger.size() == task.trigger_positions().size());
+  }
+}
+
+TEST_CASE("every head of the residual constructions is used and none attends to BOS") {
+  const Task task{5, 6, TriggerRange::kPaper};
+  std::mt19937_64 eng(11);
+  for (int layers : {2, 4}) {
+    const Model<Rational> model = relu_residual_construction<Rational>(task.n, layers, layers);
+    // The forward pass alone: zero error and zero BOS attention at random
+    // content, and every head gives the trigger rows some attention (heads
+    // that read the ordinary keys only have none to read at j = 1).
+    Matrix<Rational> mass = Matrix<Rational>::Constant(layers, layers, Rational(0));
+    for (int j : task.trigger_positions()) {
+      const Matrix<Rational> X = make_input<Rational>(task, j, random_content(task, eng));
+      const ForwardResult<Rational> fr = forward(model, X);
+      CHECK(linf(fr.output - make_target(X, j, TargetKind::kResidual)) == 0);
+      for (int l = 0; l < layers; ++l) {
+        for (int h = 0; h < layers; ++h) {
+          for (int k = 1; k <= j; ++k) mass(l, h) += fr.attention[l][h](j, k);
+          for (int i = 1; i < task.L; ++i) CHECK(fr.attention[l][h](i, 0) == 0);
+        }
+      }
+    }
+    for (int l = 0; l < layers; ++l) {
+      for (int h = 0; h < layers; ++h) CHECK(mass(l, h) > 0);
+    }
+    // Zeroing any one head's M breaks the model: each head is necessary.
+    for (int l = 0; l < layers; ++l) {
+      for (int h = 0; h < layers; ++h) {
+        Model<Rational> ablated = model;
+        ablated.layers[l][h].M.setConstant(Rational(0));
+        CAPTURE(l);
+        CAPTURE(h);
+        const ReluCertificate cert = check_relu_exact(ablated, task);
+        CHECK(cert.verdict == Verdict::kNotVerified);
+        check_witness(ablated, task, cert);
+      }
+    }
+  }
+}
+
+TEST_CASE("several layers breaking the conditions are UNDECIDED, naming layer, head, entry") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  Model<Rational> writes_flag = relu_residual_construction<Rational>(task.n, 2, 2);
+  writes_flag.layers[0][1].M(kTriggerFlag, kFirstContent) = q(1, 3);
+  ReluCertificate cert = check_relu_exact(writes_flag, task);
+  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.per_trigger.empty());
+  CHECK(cert.reason.find("layer 0, head 1: M[1][2] = 1/3 != 0 writes into the trigger flag "
+                         "coordinate 1, which layer 1's scores read") != std::string::npos);
+  // The last layer may write the flags (the construction's does).
+  Model<Rational> last_writes = relu_residual_construction<Rational>(task.n, 2, 2);
+  last_writes.layers[1][1].M(ordinary_flag(task.n), kFirstContent) = q(1, 3);
+  CHECK(check_relu_exact(last_writes, task).verdict == Verdict::kNotVerified);
+
+  Model<Rational> reads_content = relu_residual_construction<Rational>(task.n, 4, 4);
+  reads_content.layers[3][2].A(kTriggerFlag, kFirstContent + 1) = q(-2);
+  cert = check_relu_exact(reads_content, task);
+  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.reason.find("layer 3, head 2: A[1][3] = -2/1 != 0 puts the key's content") !=
+        std::string::npos);
+  Model<Rational> query_content = relu_residual_construction<Rational>(task.n, 2, 2);
+  query_content.layers[1][0].A(kFirstContent, kBosFlag) = q(1, 5);
+  cert = check_relu_exact(query_content, task);
+  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.reason.find("layer 1, head 0: A[2][0]") != std::string::npos);
+
+  Model<Rational> not_residual = relu_residual_construction<Rational>(task.n, 2, 2);
+  not_residual.kind = ModelKind::kSingleLayer;
+  CHECK(check_relu_exact(not_residual, task).verdict == Verdict::kUndecided);
+  Model<Rational> softmax = relu_residual_construction<Rational>(task.n, 2, 2);
+  softmax.attention = AttentionKind::kSoftmax;
+  CHECK(check_relu_exact(softmax, task).verdict == Verdict::kUndecided);
+}
+
+TEST_CASE("a perturbed 2 x 2 construction is NOT VERIFIED with an exact vertex witness") {
+  const Task task{5, 6, TriggerRange::kPaper};
+  Model<Rational> model = relu_residual_construction<Rational>(task.n, 2, 2);
+  // Layer 0, head 1 adds 1/1000 more of the earlier tokens' content mean.
+  model.layers[0][1].M *= q(1001, 1000);
+  const ReluCertificate cert = check_relu_exact(model, task);
+  CHECK(cert.verdict == Verdict::kNotVerified);
+  // Head (0, 1) carries half of sum_{k<j} x_k / j; the excess is
+  // (1/2000) sum_{k<j} c_k / j, largest at j = L-1: (1/2000) (L-2)/(L-1).
+  CHECK(cert.margin == q(1, 2000) * q(task.L - 2, task.L - 1));
+  check_witness(model, task, cert);
+}
+
+TEST_CASE("a BOS query reading content is harmless in every layer; BOS attention has a witness") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<Rational> bos_row = relu_residual_construction<Rational>(task.n, 2, 2);
+  bos_row.layers[1][0].A(kBosFlag, kFirstContent) = q(7);
+  bos_row.layers[0][0].M(kFirstContent, kBosFlag) = q(1, 2);  // x_0's content becomes nonzero
+  bos_row.layers[0][0].A(kBosFlag, kBosFlag) = q(1);          // ... through a_00 = 1
+  const ReluCertificate ok = check_relu_exact(bos_row, task);
+  // BOS's own row changes (its target is x_0), so the error is that change.
+  CHECK(ok.verdict == Verdict::kNotVerified);
+  CHECK(ok.margin == q(1, 2));
+  check_witness(bos_row, task, ok);
+
+  Model<Rational> bos = relu_residual_construction<Rational>(task.n, 2, 2);
+  // The last layer's head 1 (ordinary flag, M = E_{n-1}) also scores BOS,
+  // whose value M e_0 = 0: zero error, but a^{1,1}_j0 = 1/j.
+  bos.layers[1][1].A(kTriggerFlag, kBosFlag) = q(1);
+  const ReluCertificate cert = check_relu_exact(bos, task);
+  CHECK(cert.verdict == Verdict::kNotVerified);
+  CHECK(cert.margin == 0);
+  REQUIRE(cert.witness.has_value());
+  CHECK(cert.witness->kind == ReluWitness::Kind::kBosAttention);
+  CHECK(cert.witness->layer == 1);
+  CHECK(cert.witness->head == 1);
+  CHECK(cert.witness->trigger == 1);
+  CHECK(cert.witness->value == 1);
+  CHECK(cert.reason.find("layer 1, head 1") != std::string::npos);
+  check_witness(bos, task, cert);
+}
+
+TEST_CASE("several layers: the exact margin equals the brute-force maximum over all vertices") {
+  // n = 5, L = 4: 64 vertices per trigger, each evaluated by forward<Rational>.
+  const Task task{5, 4, TriggerRange::kPaper};
+  for (std::uint64_t seed : {3u, 4u, 5u}) {
+    const int layers = seed == 5 ? 3 : 2, heads = seed == 3 ? 1 : 2;
+    const Model<Rational> model = random_deep_model(task.n, layers, heads, seed);
+    const ReluCertificate cert = check_relu_exact(model, task);
+    CAPTURE(seed);
+    REQUIRE(cert.verdict == Verdict::kNotVerified);
+    const int dims = (task.L - 1) * task.content_dim();
+    Rational overall(0);
+    for (std::size_t t = 0; t < cert.per_trigger.size(); ++t) {
+      const int j = cert.per_trigger[t].trigger;
+      Rational best(0);
+      for (int mask = 0; mask < (1 << dims); ++mask) {
+        Matrix<Rational> C(task.L - 1, task.content_dim());
+        for (int b = 0; b < dims; ++b) {
+          C(b / task.content_dim(), b % task.content_dim()) = Rational((mask >> b) & 1 ? 1 : -1);
+        }
+        best = max_of(best, linf(error_matrix(model, make_input<Rational>(task, j, C), j)));
+      }
+      CHECK(cert.per_trigger[t].max_abs_error == best);
+      overall = max_of(overall, best);
+    }
+    CHECK(cert.margin == overall);
+    check_witness(model, task, cert);
+  }
+}
+
 TEST_CASE("JSON certificate and summary text") {
   CHECK(rational_string(q(1, 3)) == "1/3");
   CHECK(rational_string(q(0)) == "0/1");

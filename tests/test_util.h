@@ -42,7 +42,8 @@ inline bool near(double a, double b, double tol) {
 }
 
 // A model (single-layer by default; `layers` x `heads`, residual when asked)
-// with i.i.d. normal(0, std) entries of every A and M.
+// with i.i.d. normal(0, std) entries of every A and M (and, for gated
+// attention, of every gate G, drawn after A and M of its head).
 inline Model<double> random_model(int n, AttentionKind kind, double std, std::uint64_t seed,
                                   int layers = 1, int heads = 1,
                                   ModelKind model_kind = ModelKind::kSingleLayer) {
@@ -61,6 +62,10 @@ inline Model<double> random_model(int n, AttentionKind kind, double std, std::ui
           head.A(r, c) = normal(eng);
           head.M(r, c) = normal(eng);
         }
+      }
+      if (kind == AttentionKind::kGated) {
+        head.G = Matrix<double>(n, n);
+        for (int t = 0; t < head.G.size(); ++t) head.G.data()[t] = normal(eng);
       }
       m.layers.back().push_back(head);
     }

@@ -366,6 +366,85 @@ TEST_CASE("a written weight file reads back bit-identically, with identical outp
   }
 }
 
+// The base document made gated: every head gets a gate (n x n) whose entry
+// [0][0] is the unique marker 0.375.
+json gated_doc() {
+  json doc = valid_doc();
+  doc["attention"] = "gated";
+  for (json& head : doc["weights"][0]) {
+    json G = json::array();
+    for (int r = 0; r < 5; ++r) {
+      G.push_back(json::array());
+      for (int c = 0; c < 5; ++c) G[r].push_back(r == 0 && c == 0 ? 0.375 : 0.5 * (c - r));
+    }
+    head["gate"] = G;
+  }
+  return doc;
+}
+
+TEST_CASE("the gate of gated attention: required, n x n, refused for every other kind") {
+  REQUIRE_FALSE(error_of(gated_doc()).thrown);
+  const WeightFile w = weight_file_from_json(gated_doc(), "mem");
+  CHECK(w.attention == AttentionKind::kGated);
+  CHECK(w.layers[0][0].gate(0, 0) == Rational(3, 8));
+  CHECK(w.layers[0][1].gate(2, 0) == Rational(-1));
+  // the gate reaches the model, in both head styles
+  const Model<Rational> m = to_model<Rational>(w);
+  CHECK(m.layers[0][0].G(0, 0) == Rational(3, 8));
+  CHECK(m.layers[0][1].G(0, 4) == Rational(2));
+  SUBCASE("missing for gated") {
+    json doc = gated_doc();
+    doc["weights"][0][1].erase("gate");
+    check_error(error_of(doc), "weights[0][1].gate", "gated");
+  }
+  SUBCASE("present for another kind") {
+    for (const char* kind : {"softmax", "softpick", "relu"}) {
+      json doc = gated_doc();
+      doc["attention"] = kind;
+      const CaughtError e = error_of(doc);
+      check_error(e, "weights[0][0].gate", std::string("attention is \"") + kind + "\"");
+    }
+  }
+  SUBCASE("wrong shape") {
+    json doc = gated_doc();
+    doc["weights"][0][0]["gate"].erase(4);
+    check_error(error_of(doc), "weights[0][0].gate", "n x n = 5 x 5");
+  }
+  SUBCASE("not a number") {
+    json doc = gated_doc();
+    doc["weights"][0][0]["gate"][1][1] = "x";
+    CHECK(error_of(doc).field.find("weights[0][0].gate") == 0);
+  }
+}
+
+TEST_CASE("gated and softpick models round-trip exactly, gate included") {
+  for (AttentionKind kind : {AttentionKind::kGated, AttentionKind::kSoftpick}) {
+    CAPTURE(to_string(kind));
+    const Model<double> m = testing::random_model(5, kind, 0.7, 44, 2, 2, ModelKind::kResidual);
+    const std::string path = (temp_dir() / "gated_roundtrip.json").string();
+    write_weight_file(path, weight_file_from_model(m));
+    const WeightFile w = read_weight_file(path);
+    CHECK(w.attention == kind);
+    const Model<double> back = to_model<double>(w);
+    for (int l = 0; l < 2; ++l) {
+      for (int h = 0; h < 2; ++h) {
+        const Head<double>& a = m.layers[l][h];
+        const Head<double>& b = back.layers[l][h];
+        REQUIRE(a.G.size() == b.G.size());
+        CHECK(a.G.size() == (kind == AttentionKind::kGated ? 25 : 0));
+        for (int t = 0; t < a.G.size(); ++t) CHECK(same_bits(a.G.data()[t], b.G.data()[t]));
+        for (int t = 0; t < a.A.size(); ++t) CHECK(same_bits(a.A.data()[t], b.A.data()[t]));
+      }
+    }
+    // a gated model without its gate cannot be written
+    if (kind == AttentionKind::kGated) {
+      Model<double> bare = m;
+      bare.layers[1][0].G = Matrix<double>();
+      CHECK_THROWS_AS(weight_file_from_model(bare), std::invalid_argument);
+    }
+  }
+}
+
 TEST_CASE("factored heads round-trip and multiply out exactly in Rational, enclosed in Mpfi") {
   WeightFile w = weight_file_from_json(valid_doc(), "mem");
   HeadWeights& h = w.layers[0][1];

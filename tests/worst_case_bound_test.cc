@@ -303,5 +303,13 @@ TEST_CASE("multi-layer models are refused") {
   CHECK_THROWS_AS(bound_worst_case(m, task, WorstCaseOptions{}), std::invalid_argument);
 }
 
+TEST_CASE("gated attention is refused (the coefficient form has no gate)") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kGated, 0.5, 1);
+  CHECK_THROWS_WITH_AS(bound_worst_case(m, task, WorstCaseOptions{}),
+                       doctest::Contains("gated attention is not supported"),
+                       std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems

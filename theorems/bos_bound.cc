@@ -37,8 +37,10 @@ Mpfi elementwise_deficit(AttentionKind kind, int i, const Mpfi& s_i0) {
   return Mpfi(1) - a[0];
 }
 
+// Gated attention's weights are softmax's (its gate scales the output only).
 bool is_softmax_kind(AttentionKind kind) {
-  return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne;
+  return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne ||
+         kind == AttentionKind::kGated;
 }
 
 }  // namespace
@@ -124,6 +126,13 @@ void check_model(const Model<T>& model, const Task& task) {
     throw std::invalid_argument("BOS bound: only single-layer models are supported");
   }
   if (model.n != task.n) throw std::invalid_argument("BOS bound: model n != task n");
+  // softpick's a_i0 depends on every score of the row, not on s_i0 alone,
+  // and not monotonically on the others as softmax's does: not covered
+  if (model.attention == AttentionKind::kSoftpick) {
+    throw std::invalid_argument(
+        "BOS bound: softpick attention is not supported (softmax, "
+        "softmax-off-by-one, gated, relu, relu-count-all, sigmoid are)");
+  }
   task.validate();
   if (task.trigger_positions().empty()) {
     throw std::invalid_argument("BOS bound: no trigger positions");

@@ -155,7 +155,7 @@ Figure certified_path_figure(const std::vector<CertifiedPathRow>& rows) {
       "of the two enclosures and its error bars are the enclosures; the dashed line is "
       "1 - min BOS = E, on which the softmax sink family lies. Both fall together from the "
       "double search's models to the MPFR continuation far below double (over so many "
-      "decades the bars, relative widths below 2.2, are mostly shorter than the symbols).";
+      "decades the bars are mostly shorter than the symbols).";
   f.evidence = "CERTIFIED (both axes, error bars = MPFI enclosures)";
   f.columns = {"model",         "n",     "E_lower",    "E_upper", "deficit_lower",
                "deficit_upper", "E_mid", "deficit_mid"};

@@ -23,17 +23,22 @@ int flag_index(int k, int j, int n) {
   return k == j ? kTriggerFlag : ordinary_flag(n);
 }
 
-std::string head_name(int h) { return "head " + std::to_string(h); }
+// "head h", or "layer l, head h" when layer >= 0.
+std::string head_name(int h, int layer = -1) {
+  return (layer >= 0 ? "layer " + std::to_string(layer) + ", " : std::string()) + "head " +
+         std::to_string(h);
+}
 
 // The first entry of some A^h that lets content into a score, described; ""
 // when the scores depend on the flags only (conditions in the header).
-std::string content_dependence(const std::vector<Head<Rational>>& heads, int n) {
+// `layer` >= 0 names the layer in the description.
+std::string content_dependence(const std::vector<Head<Rational>>& heads, int n, int layer = -1) {
   for (std::size_t h = 0; h < heads.size(); ++h) {
     const Matrix<Rational>& A = heads[h].A;
     for (int c = kFirstContent; c < ordinary_flag(n); ++c) {
       for (int q = 0; q < n; ++q) {
         if (A(c, q) != 0) {
-          return head_name(static_cast<int>(h)) + ": A[" + std::to_string(c) + "][" +
+          return head_name(static_cast<int>(h), layer) + ": A[" + std::to_string(c) + "][" +
                  std::to_string(q) + "] = " + rational_string(A(c, q)) +
                  " != 0 puts the query's content coordinate " + std::to_string(c) +
                  " into the score";
@@ -41,7 +46,7 @@ std::string content_dependence(const std::vector<Head<Rational>>& heads, int n) 
       }
       for (int p = 1; p < n; ++p) {
         if (A(p, c) != 0) {
-          return head_name(static_cast<int>(h)) + ": A[" + std::to_string(p) + "][" +
+          return head_name(static_cast<int>(h), layer) + ": A[" + std::to_string(p) + "][" +
                  std::to_string(c) + "] = " + rational_string(A(p, c)) +
                  " != 0 puts the key's content coordinate " + std::to_string(c) + " into the score";
         }
@@ -199,20 +204,21 @@ struct Worst {
 };
 
 struct BosHit {
-  int j = -1, i = -1, h = -1;
+  int j = -1, i = -1, h = -1, l = 0;  // trigger, position, head, layer
+  Rational value;                     // a^{l,h}_i0
 };
 
-ReluWitness error_witness(const Model<Rational>& model, const Task& task, const Worst& worst) {
-  RowEvaluator rows(model, task.L);
-  rows.attention(worst.j, worst.i);
-  const Vector<Rational> cst = rows.constant(worst.j, worst.i);
-  const Rational t_row = RowEvaluator::t(worst.j, worst.i);
-  // e_{i,d} = const + sum coef * c is extreme at c = s sign(coef), s = sign(const)
-  const Rational s(cst(worst.d) < 0 ? -1 : 1);
+// The witness at the vertex where e_{i,d} = cst + sum_{k=1..i, c in C}
+// coef(k, c) c_k[c] (i, d of `worst`) reaches s worst.bound: content
+// c_k[c] = -s where coef(k, c) < 0, else s, with s = sign(cst) (+1 at 0);
+// re-evaluated by the plain forward<Rational> pass.
+ReluWitness vertex_witness(const Model<Rational>& model, const Task& task, const Worst& worst,
+                           const Rational& cst, const std::function<Rational(int, int)>& coef) {
+  const Rational s(cst < 0 ? -1 : 1);
   Matrix<Rational> content = Matrix<Rational>::Constant(task.L - 1, task.content_dim(), s);
   for (int k = 1; k <= worst.i; ++k) {
     for (int c = kFirstContent; c < ordinary_flag(task.n); ++c) {
-      if (rows.coefficient(k, worst.d, c, t_row) < 0) content(k - 1, c - kFirstContent) = -s;
+      if (coef(k, c) < 0) content(k - 1, c - kFirstContent) = -s;
     }
   }
   ReluWitness w;
@@ -233,25 +239,221 @@ ReluWitness error_witness(const Model<Rational>& model, const Task& task, const 
   return w;
 }
 
+ReluWitness error_witness(const Model<Rational>& model, const Task& task, const Worst& worst) {
+  RowEvaluator rows(model, task.L);
+  rows.attention(worst.j, worst.i);
+  const Vector<Rational> cst = rows.constant(worst.j, worst.i);
+  const Rational t_row = RowEvaluator::t(worst.j, worst.i);
+  return vertex_witness(model, task, worst, cst(worst.d),
+                        [&](int k, int c) { return rows.coefficient(k, worst.d, c, t_row); });
+}
+
 ReluWitness bos_witness(const Model<Rational>& model, const Task& task, const BosHit& hit) {
   ReluWitness w;
   w.kind = ReluWitness::Kind::kBosAttention;
   w.trigger = hit.j;
   w.position = hit.i;
   w.head = hit.h;
+  w.layer = hit.l;
   const Matrix<Rational> content =
       Matrix<Rational>::Constant(task.L - 1, task.content_dim(), Rational(1));
   w.X = make_input<Rational>(task, hit.j, content);
-  RowEvaluator rows(model, task.L);
-  rows.attention(hit.j, hit.i);
-  w.value = rows.a(hit.h, 0);
-  w.recomputed = forward(model, w.X).attention[0][hit.h](hit.i, 0);
+  w.value = hit.value;
+  w.recomputed = forward(model, w.X).attention[hit.l][hit.h](hit.i, 0);
   if (w.recomputed != w.value) {
     throw std::logic_error("relu exact checker: BOS attention of the witness is " +
                            rational_string(w.recomputed) + ", predicted " +
                            rational_string(w.value));
   }
   return w;
+}
+
+// --- Several layers (header: "Several layers") ------------------------------
+
+// The first entry of a layer before the last whose M^h writes into a flag
+// coordinate, described; "" when there is none.
+std::string flag_write(const Model<Rational>& model) {
+  const int n = model.n;
+  const int flags[3] = {kBosFlag, kTriggerFlag, ordinary_flag(n)};
+  const char* names[3] = {"BOS", "trigger", "ordinary"};
+  for (int l = 0; l + 1 < model.num_layers(); ++l) {
+    for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+      const Matrix<Rational>& M = model.layers[l][h].M;
+      for (int f = 0; f < 3; ++f) {
+        for (int q = 0; q < n; ++q) {
+          if (M(flags[f], q) == 0) continue;
+          return head_name(static_cast<int>(h), l) + ": M[" + std::to_string(flags[f]) + "][" +
+                 std::to_string(q) + "] = " + rational_string(M(flags[f], q)) +
+                 " != 0 writes into the " + names[f] + " flag coordinate " +
+                 std::to_string(flags[f]) + ", which layer " + std::to_string(l + 1) +
+                 "'s scores read";
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// A token as an affine function of the content of the input:
+//   v = cst + sum_{k=1..K} coef[:, (k-1) C' .. k C' - 1] c_k,  C' = n - 3,
+// where K is the token's position (a causal layer mixes only x_0..x_i).
+struct AffineToken {
+  Vector<Rational> cst;
+  Matrix<Rational> coef;  // n x (K C')
+};
+
+// target += a * source on source's columns, skipping zeros (the
+// constructions are sparse; a dense model costs the same as without).
+void add_scaled(AffineToken& target, const Rational& a, const AffineToken& source) {
+  for (int r = 0; r < source.cst.size(); ++r) {
+    if (source.cst(r) != 0) target.cst(r) += a * source.cst(r);
+    for (int c = 0; c < source.coef.cols(); ++c) {
+      if (source.coef(r, c) != 0) target.coef(r, c) += a * source.coef(r, c);
+    }
+  }
+}
+
+// target += M v, skipping zero entries of M and v.
+void add_product(AffineToken& target, const Matrix<Rational>& M, const AffineToken& v) {
+  for (int d = 0; d < M.rows(); ++d) {
+    for (int e = 0; e < M.cols(); ++e) {
+      const Rational& m = M(d, e);
+      if (m == 0) continue;
+      if (v.cst(e) != 0) target.cst(d) += m * v.cst(e);
+      for (int c = 0; c < v.coef.cols(); ++c) {
+        if (v.coef(e, c) != 0) target.coef(d, c) += m * v.coef(e, c);
+      }
+    }
+  }
+}
+
+// The exact error e_i = f(X)_i - y_i of a residual model, every position i,
+// as affine functions of the content for trigger j, under the conditions of
+// the header; the first nonzero BOS attention a^{l,h}_i0 (i >= 1) if any.
+struct DeepErrors {
+  std::vector<AffineToken> e;
+  std::optional<BosHit> bos;
+};
+
+DeepErrors deep_errors(const Model<Rational>& model, int L, int j) {
+  const int n = model.n, width = n - 3;
+  const auto zero_token = [&](int position) {
+    return AffineToken{Vector<Rational>::Constant(n, Rational(0)),
+                       Matrix<Rational>::Constant(n, position * width, Rational(0))};
+  };
+  // x^(0)_k = f_k + P c_k
+  std::vector<AffineToken> x;
+  for (int k = 0; k < L; ++k) {
+    x.push_back(zero_token(k));
+    x[k].cst(flag_index(k, j, n)) = Rational(1);
+    for (int c = 0; c < width && k >= 1; ++c) x[k].coef(kFirstContent + c, (k - 1) * width + c) = 1;
+  }
+  const std::vector<AffineToken> input = x;
+  DeepErrors out;
+  std::vector<Rational> scores(L), a(L);
+  std::vector<Vector<Rational>> keys(L);
+  for (int l = 0; l < model.num_layers(); ++l) {
+    std::vector<AffineToken> next = x;
+    for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+      const Head<Rational>& head = model.layers[l][h];
+      // s_ik = cst_i^T A cst_k: the content terms vanish under the conditions
+      for (int k = 0; k < L; ++k) keys[k] = head.A * x[k].cst;
+      for (int i = 0; i < L; ++i) {
+        for (int k = 0; k <= i; ++k) scores[k] = x[i].cst.dot(keys[k]);
+        attention_row(model.attention, i, scores.data(), a.data());
+        if (i >= 1 && a[0] != 0 && !out.bos) {
+          out.bos = BosHit{j, i, static_cast<int>(h), l, a[0]};
+        }
+        // o_i = M sum_{k<=i} a_ik x_k
+        AffineToken mix = zero_token(i);
+        for (int k = 0; k <= i; ++k) {
+          if (a[k] != 0) add_scaled(mix, a[k], x[k]);
+        }
+        add_product(next[i], head.M, mix);
+      }
+    }
+    x = std::move(next);
+  }
+  // y_i = x_i, and y_j = x_j + (1/j) sum_{k=1..j} x_k
+  out.e = std::move(x);
+  const Rational minus_one(-1), minus_inv_j = Rational(-1) / Rational(j);
+  for (int i = 0; i < L; ++i) add_scaled(out.e[i], minus_one, input[i]);
+  for (int k = 1; k <= j; ++k) add_scaled(out.e[j], minus_inv_j, input[k]);
+  return out;
+}
+
+// max over the box of |e_{i,d}| = |cst_d| + sum_c |coef(d, c)|.
+Rational box_max(const AffineToken& e, int d) {
+  Rational bound = abs_of(e.cst(d));
+  for (int c = 0; c < e.coef.cols(); ++c) {
+    if (e.coef(d, c) != 0) bound += abs_of(e.coef(d, c));
+  }
+  return bound;
+}
+
+// The verdict from the exact worst error and the first BOS hit; the witness
+// of an error comes from make_error_witness(worst).
+void conclude(ReluCertificate& cert, int triggers, const Worst& worst,
+              const std::optional<BosHit>& bos_hit, const Model<Rational>& model, const Task& task,
+              const std::function<ReluWitness(const Worst&)>& make_error_witness) {
+  cert.margin = worst.bound;
+  if (worst.bound == 0 && !bos_hit) {
+    cert.verdict = Verdict::kVerified;
+    cert.reason = "for all " + std::to_string(triggers) +
+                  " trigger positions the error is identically 0 on the content box and "
+                  "the BOS attention is 0 at every position i >= 1";
+  } else if (worst.bound > 0) {
+    cert.verdict = Verdict::kNotVerified;
+    cert.witness = make_error_witness(worst);
+    cert.reason = "the error is not identically 0: max |error| over the box = " +
+                  rational_string(worst.bound) + " at trigger j = " + std::to_string(worst.j) +
+                  ", position i = " + std::to_string(worst.i) +
+                  ", coordinate d = " + std::to_string(worst.d);
+  } else {
+    cert.verdict = Verdict::kNotVerified;
+    cert.witness = bos_witness(model, task, *bos_hit);
+    cert.reason = "the error is identically 0 but the BOS attention is not: a_i0 = " +
+                  rational_string(cert.witness->value) +
+                  " at trigger j = " + std::to_string(bos_hit->j) +
+                  ", position i = " + std::to_string(bos_hit->i) + ", " +
+                  head_name(bos_hit->h, model.num_layers() > 1 ? bos_hit->l : -1);
+  }
+}
+
+// The several-layer check (the conditions were checked by the caller).
+void check_deep(const Model<Rational>& model, const Task& task, const ReluProgress& progress,
+                ReluCertificate& cert) {
+  const std::vector<int> triggers = task.trigger_positions();
+  Worst worst;
+  std::optional<BosHit> bos_hit;
+  for (std::size_t done = 0; done < triggers.size(); ++done) {
+    const int j = triggers[done];
+    const DeepErrors errors = deep_errors(model, task.L, j);
+    ReluTriggerDetail detail;
+    detail.trigger = j;
+    detail.max_abs_error = Rational(0);
+    detail.bos_attention_zero = !errors.bos;
+    if (errors.bos && !bos_hit) bos_hit = errors.bos;
+    for (int i = 0; i < task.L; ++i) {
+      for (int d = 0; d < task.n; ++d) {
+        const Rational bound = box_max(errors.e[i], d);
+        if (bound > detail.max_abs_error) detail.max_abs_error = bound;
+        if (bound > worst.bound) worst = Worst{bound, j, i, d};
+      }
+    }
+    detail.verdict = detail.max_abs_error == 0 && detail.bos_attention_zero ? Verdict::kVerified
+                                                                            : Verdict::kNotVerified;
+    cert.per_trigger.push_back(detail);
+    if (progress) progress(static_cast<int>(done) + 1, static_cast<int>(triggers.size()));
+  }
+  conclude(cert, static_cast<int>(triggers.size()), worst, bos_hit, model, task,
+           [&](const Worst& w) {
+             const AffineToken e = deep_errors(model, task.L, w.j).e[w.i];
+             const int width = task.n - 3;
+             return vertex_witness(model, task, w, e.cst(w.d), [&](int k, int c) {
+               return e.coef(w.d, (k - 1) * width + c - kFirstContent);
+             });
+           });
 }
 
 }  // namespace
@@ -263,6 +465,15 @@ std::string rational_string(const Rational& r) {
 nlohmann::json rational_json(const Rational& r) {
   return nlohmann::json{
       {"exact", rational_string(r)}, {"approx", to_double(r)}, {"evidence", "EXACT"}};
+}
+
+double relu_exact_work(int layers, int heads, int n, int L) {
+  const double H = heads, l = L, d = n;
+  if (layers <= 1) return H * l * l * l;
+  // Weighted 5x: an operation here costs about 5 of the one-layer count's
+  // (measured, dense 4 x 4 at n = 16: L = 8 4.0 s, L = 12 17 s), so the cap
+  // of 2^30 is again about a minute.
+  return 5 * layers * H * (l - 1) * (l * l * l * d * d / 6 + l * l * d * d * d / 2);
 }
 
 ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
@@ -299,8 +510,26 @@ ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
                      "argument covers ReLU attention only");
   }
   if (model.num_layers() != 1) {
-    return undecided("the model has " + std::to_string(model.num_layers()) +
-                     " layers; the exact argument covers single-layer models only");
+    if (model.kind != ModelKind::kResidual) {
+      return undecided("a single-layer model with " + std::to_string(model.num_layers()) +
+                       " layers; the exact argument covers residual models of several layers");
+    }
+    for (int l = 0; l < model.num_layers(); ++l) {
+      const std::string dependence = content_dependence(model.layers[l], task.n, l);
+      if (!dependence.empty()) {
+        return undecided("the scores depend on the content (" + dependence +
+                         "), so the attention is not fixed per trigger position and the exact "
+                         "affine argument does not apply");
+      }
+    }
+    const std::string write = flag_write(model);
+    if (!write.empty()) {
+      return undecided("a head writes into a flag coordinate before the last layer (" + write +
+                       "), so later scores may depend on the content and the exact affine "
+                       "argument does not apply");
+    }
+    check_deep(model, task, progress, cert);
+    return finish();
   }
   const std::vector<Head<Rational>>& heads = model.layers[0];
   const std::string dependence = content_dependence(heads, task.n);
@@ -333,7 +562,7 @@ ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
       for (int h = 0; h < H && i >= 1; ++h) {
         if (rows.a(h, 0) != 0) {
           detail.bos_attention_zero = false;
-          if (!bos_hit) bos_hit = BosHit{j, i, h};
+          if (!bos_hit) bos_hit = BosHit{j, i, h, 0, rows.a(h, 0)};
         }
       }
       const Vector<Rational> cst = rows.constant(j, i);
@@ -382,36 +611,17 @@ ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
     if (progress) progress(static_cast<int>(done) + 1, static_cast<int>(triggers.size()));
   }
 
-  cert.margin = worst.bound;
-  const int count = static_cast<int>(triggers.size());
-  if (worst.bound == 0 && !bos_hit) {
-    cert.verdict = Verdict::kVerified;
-    cert.reason = "for all " + std::to_string(count) +
-                  " trigger positions the error is identically 0 on the content box and "
-                  "the BOS attention is 0 at every position i >= 1";
-  } else if (worst.bound > 0) {
-    cert.verdict = Verdict::kNotVerified;
-    cert.witness = error_witness(model, task, worst);
-    cert.reason = "the error is not identically 0: max |error| over the box = " +
-                  rational_string(worst.bound) + " at trigger j = " + std::to_string(worst.j) +
-                  ", position i = " + std::to_string(worst.i) +
-                  ", coordinate d = " + std::to_string(worst.d);
-  } else {
-    cert.verdict = Verdict::kNotVerified;
-    cert.witness = bos_witness(model, task, *bos_hit);
-    cert.reason =
-        "the error is identically 0 but the BOS attention is not: a_i0 = " +
-        rational_string(cert.witness->value) + " at trigger j = " + std::to_string(bos_hit->j) +
-        ", position i = " + std::to_string(bos_hit->i) + ", head " + std::to_string(bos_hit->h);
-  }
+  conclude(cert, static_cast<int>(triggers.size()), worst, bos_hit, model, task,
+           [&](const Worst& w) { return error_witness(model, task, w); });
   return finish();
 }
 
 nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info) {
   nlohmann::json j;
   j["claim"] =
-      "Theorem 3: the single-layer ReLU model solves T(n, L) with zero l_inf error over the "
-      "whole content box [-1, 1]^(n-3) of every position and zero BOS attention";
+      "Theorem 3: the ReLU model (single-layer, or residual with scores that read the flags "
+      "only) solves T(n, L) with zero l_inf error over the whole content box [-1, 1]^(n-3) of "
+      "every position and zero BOS attention in every layer and head";
   j["verdict"] = to_string(cert.verdict);
   j["evidence"] = cert.evidence.label();
   j["precision"] = "exact";
@@ -449,6 +659,7 @@ nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info) {
                     {"position", w.position},
                     {"coordinate", w.coordinate},
                     {"head", w.head},
+                    {"layer", w.layer},
                     {"value", rational_json(w.value)},
                     {"recomputed_by_forward", rational_json(w.recomputed)},
                     {"X", x}};
@@ -477,8 +688,8 @@ std::string summary_text(const ReluCertificate& cert) {
         << " (i = " << w.position << ", d = " << w.coordinate << ") = " << rational_string(w.value)
         << " [EXACT] (forward pass: " << rational_string(w.recomputed) << ")\n";
     } else {
-      s << "witness: trigger j = " << w.trigger << ", head " << w.head << ": a_" << w.position
-        << ",0 = " << rational_string(w.value)
+      s << "witness: trigger j = " << w.trigger << ", layer " << w.layer << ", head " << w.head
+        << ": a_" << w.position << ",0 = " << rational_string(w.value)
         << " [EXACT] (forward pass: " << rational_string(w.recomputed) << ")\n";
     }
   }

@@ -32,6 +32,30 @@
 // mass).
 // Cost: O(H L^3) rational operations for the attention rows and tuples plus
 // O(H n^2) per distinct failing tuple; never a forward pass per content point.
+//
+// Several layers (a residual model, x^(l+1)_i = x^(l)_i + sum_h M^{l,h} o,
+// target y_i = x_i, y_j = x_j + (1/j) sum_{k=1..j} x_k). Conditions, else
+// UNDECIDED naming the layer, head and entry:
+//   every layer's A^{l,h} satisfies the conditions above, and
+//   M^{l,h}[f, :] = 0 for every flag f in {0, 1, n-1} and every layer l but
+//   the last (no head writes into a flag that a later score reads; the last
+//   layer must write the flags, the target changes them at j).
+// Then by induction on l: the flags of x^(l)_i are those of x_i (so x^(l)_i
+// [0] = 0 for i >= 1), the content rows of x^(l)_i are affine in the input
+// content c, and x^(l)_0 is a constant (row 0 sees only itself). So every
+// score s^{l,h}_ik = x_i^T A x_k is the constant cst_i^T A cst_k (cst = the
+// token at c = 0): A[C, :] = 0 kills the query's content, A[f, C] = 0 for
+// f != 0 the key's content at i >= 1, and at i = 0 the key is x_0 itself.
+// The attention is one rational matrix per (j, l, h), and each layer maps
+// affine functions of c to affine functions of c:
+//   x^(l+1)_i = x^(l)_i + sum_h M^{l,h} sum_{k<=i} a^{l,h}_ik x^(l)_k,
+// propagated exactly as (constant, coefficient matrix n x (i (n-3))) per
+// position. The error e_i = x^(last)_i - y_i is affine, and
+//   max_box |e_{i,d}| = |cst_{i,d}| + sum_{k, c} |coef_{i,d,(k,c)}|,
+// attained at the vertex c_k[c] = sign(cst) sign(coef) (the witness).
+// Cost per trigger: O(layers H (L^3 n^2 + L^2 n^3)) rational operations in
+// the worst case (dense M); zero entries are skipped, so sparse models such
+// as the constructions cost far less.
 #pragma once
 
 #include <functional>
@@ -64,6 +88,7 @@ struct ReluWitness {
   int position = 0;     // i
   int coordinate = -1;  // d (kError)
   int head = -1;        // h (kBosAttention)
+  int layer = 0;        // l (kBosAttention)
   Matrix<Rational> X;   // L x n, content at a vertex of the box
   Rational value;       // predicted: f(X)_{i,d} - y_{i,d}, or a^h_i0
   Rational recomputed;  // the same quantity from forward<Rational>(model, X)
@@ -80,6 +105,13 @@ struct ReluCertificate {
   std::optional<ReluWitness> witness;
   double seconds = 0.0;
 };
+
+// About how many exact rational operations check_relu_exact does at most, for
+// the command line's limit: H L^3 for one layer (the tuple argument); for
+// several layers, dense M, per trigger and head, L^3 n^2 / 6 for the mixing
+// and L^2 n^3 / 2 for M, weighted 5x (each costs about 5 of the one-layer
+// count's operations): 5 layers H (L - 1) (L^3 n^2 / 6 + L^2 n^3 / 2).
+double relu_exact_work(int layers, int heads, int n, int L);
 
 // Called after each trigger position: (done, total).
 using ReluProgress = std::function<void(int, int)>;

@@ -129,6 +129,10 @@ void check_model(const Model<T>& model, const Task& task) {
     throw std::invalid_argument("worst-case bound: only single-layer models are supported");
   }
   if (model.n != task.n) throw std::invalid_argument("worst-case bound: model n != task n");
+  // the coefficient form G_ik = sum_h a_ik M_h has no gate
+  if (model.attention == AttentionKind::kGated) {
+    throw std::invalid_argument("worst-case bound: gated attention is not supported");
+  }
   task.validate();
 }
 

@@ -118,5 +118,6 @@ void add_eval_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);
 void add_theorem1_command(CLI::App& app, Context& ctx);
 void add_appendix_command(CLI::App& app, Context& ctx);
+void add_attack_command(CLI::App& app, Context& ctx);
 
 }  // namespace sinkcert::cli

@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   sinkcert::cli::add_verify_command(app, ctx);
   sinkcert::cli::add_theorem1_command(app, ctx);
   sinkcert::cli::add_appendix_command(app, ctx);
+  sinkcert::cli::add_attack_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert verify relu --n N --L L [--trigger-range paper|reference-code]
-//                      [--weights W.json] [--out FILE] [--coq FILE.v]
+//                      [--weights W.json | --layers N --heads H [--write-weights F]]
+//                      [--out FILE] [--coq FILE.v]
 // Theorem 3's exact certificate (theorems/relu_exact_checker.h) for the ReLU
-// construction of README, Definitions 4, or for a single-layer ReLU weight file.
+// construction of README, Definitions 4 (or its residual version with
+// --layers/--heads, src/constructions.h), or for a ReLU weight file.
 // Prints the summary; writes the JSON certificate atomically to --out, and
 // the result as a Coq proof to --coq (theorems/coq_export.h).
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
@@ -45,7 +47,11 @@ struct VerifyReluOptions {
   std::string weights;
   std::string out;
   std::string coq;
-  bool coq_force = false;  // debug: theorem3 even when not VERIFIED
+  bool coq_force = false;     // debug: theorem3 even when not VERIFIED
+  int layers = 1, heads = 1;  // the construction's shape (without --weights)
+  CLI::Option* layers_option = nullptr;
+  CLI::Option* heads_option = nullptr;
+  std::string write_weights;  // write the construction as a weight file
 };
 
 void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
@@ -64,20 +70,34 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
     }
     task.n = file->n;
   }
+  if (file && (opt.layers_option->count() > 0 || opt.heads_option->count() > 0 ||
+               !opt.write_weights.empty())) {
+    throw InputError(cli, opt.write_weights.empty() ? "--layers/--heads" : "--write-weights",
+                     "expected no --weights (they choose and write the construction)");
+  }
   check_task_options(task);
-  // H L^3 exact operations (limits.h, kMaxReluWork)
-  const double heads = file ? std::max(1, file->num_heads()) : 1;
-  const auto relu_work = [heads](int L) { return heads * L * double(L) * L; };
+  // exact operations (limits.h, kMaxReluWork; theorems/relu_exact_checker.h)
+  const int heads = file ? std::max(1, file->num_heads()) : opt.heads;
+  const int layers = file ? std::max(1, file->num_layers()) : opt.layers;
+  const auto relu_work = [&](int L) { return theorems::relu_exact_work(layers, heads, task.n, L); };
   if (relu_work(task.L) > kMaxReluWork) {
     int max_L = kMinL;
     while (relu_work(max_L + 1) <= kMaxReluWork) ++max_L;
+    const std::string shape = std::to_string(layers) + " layer(s) x " + std::to_string(heads) +
+                              " heads at n = " + std::to_string(task.n);
+    if (relu_work(kMinL) > kMaxReluWork) {
+      throw InputError(cli, "--L",
+                       "expected a smaller model: the exact check of " + shape +
+                           " exceeds its cap of 2^30 operations at every L");
+    }
     throw InputError(cli, "--L",
                      "expected " + integer_range_text(kMinL, max_L) + " for a model of " +
-                         std::to_string(static_cast<int>(heads)) +
-                         " heads (the exact check's H L^3 operations are capped at 2^30, about a "
-                         "minute), got " +
+                         (layers == 1 ? std::to_string(heads) + " heads (the exact check's H L^3"
+                                      : shape + " (the exact check's") +
+                         " operations are capped at 2^30, about a minute), got " +
                          std::to_string(task.L));
   }
+  if (!opt.write_weights.empty()) check_output_file(opt.write_weights, "--write-weights");
   if (!opt.out.empty()) check_output_file(opt.out, "--out");
   if (!opt.coq.empty()) {
     theorems::check_coq_file_name(opt.coq, "--coq");
@@ -86,13 +106,24 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
     throw InputError(cli, "--coq-force-theorem", "expected --coq FILE.v as well");
   }
   ctx.activity = "computing the exact certificate (--n, --L)";
+  const bool deep = opt.layers > 1 || opt.heads > 1;
   const Model<Rational> model =
-      file ? to_model<Rational>(*file) : relu_construction<Rational>(task.n);
+      file   ? to_model<Rational>(*file)
+      : deep ? relu_residual_construction<Rational>(task.n, opt.layers, opt.heads)
+             : relu_construction<Rational>(task.n);
   if (file) {
     std::cout << "weights: " << opt.weights << " (entries read as exact rationals)\n";
+  } else if (deep) {
+    std::cout << "model: the residual ReLU construction of README, Theorem 3 (" << opt.layers
+              << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
   } else {
     std::cout << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
                  "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
+  }
+  if (!opt.write_weights.empty()) {
+    const RunInfo info = make_run_info(ctx.argv, 0, "exact");
+    write_weight_file(opt.write_weights, weight_file_from_model(model, to_json(info)));
+    std::cout << "weights written to " << opt.write_weights << "\n";
   }
   const int total = static_cast<int>(task.trigger_positions().size());
   const int step = total >= 20 ? total / 10 : total + 1;
@@ -276,19 +307,29 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   verify->require_subcommand(1);
   CLI::App* relu = verify->add_subcommand(
       "relu",
-      "Theorem 3, exactly: the single-layer ReLU model has zero error over the whole content "
+      "Theorem 3, exactly: the ReLU model (one layer, or residual) has zero error over the whole "
+      "content "
       "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   auto opt = std::make_shared<VerifyReluOptions>();
   add_task_options(relu, &opt->task,
                    {kMaxReluN, "token dimension (default 16; from the weight file if given)",
                     kMaxReluL, "sequence length (default 16)"});
   add_text_option(relu, "--weights", &opt->weights, "a file name",
-                  "a single-layer ReLU weight file (default: the construction)");
+                  "a ReLU weight file, one layer or residual (default: the construction)");
   add_out_option(relu, &opt->out, OutputKind::kFile,
                  "write the JSON certificate here (atomically)");
   add_text_option(relu, "--coq", &opt->coq, "a file name",
                   "also write the result as a Coq 8.16 proof to FILE.v (check it with: coqc "
                   "FILE.v); for a NOT VERIFIED model, the witness");
+  opt->layers_option = add_int_option(
+      relu, "--layers", &opt->layers, 1, kMaxLayers,
+      "without --weights: the residual construction of this many layers (default 1)");
+  opt->heads_option = add_int_option(
+      relu, "--heads", &opt->heads, 1, kMaxHeads,
+      "without --weights: the residual construction of this many heads per layer (default 1; "
+      "--layers 1 --heads 1 is the single-layer construction)");
+  add_text_option(relu, "--write-weights", &opt->write_weights, "a file name",
+                  "without --weights: also write the construction as a weight file");
   relu->add_flag("--coq-force-theorem", opt->coq_force,
                  "debug: with --coq, write the Theorem 3 statement and proof even when the check "
                  "fails (coqc then rejects the proof)");

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+//
+// The attack: the strongest search sinkcert has for bad inputs of one model.
+//
+// Quantity (attack_quantity):
+//   error:    E_found = max over the inputs tried of e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|,
+//             a SEARCH(lower bound) on the worst-case loss E(theta);
+//   BOS mass: B_found = min over the inputs tried of min_{i >= 1, i != j, l, h} a^{l,h}_{i0},
+//             a SEARCH(upper bound) on the smallest non-trigger BOS mass.
+//
+// Schedule, per round r = 0, 1, ... (round 0 always; further rounds only
+// while a time budget remains, see AttackOptions::seconds):
+//   1. the gradient adversary (adversary.h, maximize_error or
+//      minimize_bos_mass) with seed s_r = seed + r; from round 1 on it also
+//      refines the best witness of every trigger found so far;
+//   2. the vertex search (vertex_search.h, seed s_r) from the adversary's
+//      per-trigger witnesses rounded to the vertex and from random vertices;
+//   3. per trigger position, the better of the witnesses so far (double
+//      values; ties keep the earlier one).
+// Then certification (adversary.h, certify_witness), once per trigger: the
+// chosen witness is re-evaluated in MPFI on the EXACT model the user's file
+// denotes (Model<Rational>), and
+//   error:    certified = lower end of the enclosure of e(X), rounded down,
+//   BOS mass: certified = min of the upper ends of the enclosures of a_i0, rounded up.
+// The reported best is the trigger whose certified value is largest (error)
+// or smallest (BOS mass): every certified value is a true bound at its
+// witness, so the best of them is one too.
+//
+// Reproducibility: without a time budget the result depends only on the
+// model, the task and the seed (round 0 alone; no clock is read for the
+// result). With seconds = T > 0, rounds 1, 2, ... run while less than T
+// seconds have elapsed when a round would start, so how many rounds run,
+// and hence the result, depends on the machine's speed; round 0 is the same
+// as without a budget, so a budget never gives a worse result than none.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "search/adversary.h"
+#include "search/vertex_search.h"
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/task.h"
+
+namespace sinkcert::search {
+
+struct AttackOptions {
+  std::uint64_t seed = 0;
+  WitnessQuantity quantity = WitnessQuantity::kError;
+  std::vector<int> triggers;  // empty: every position of the convention
+  double seconds = 0;         // 0: round 0 only (reproducible); > 0: the time budget
+  bool vertex_search = true;  // step 2 (off: the gradient adversary alone)
+  // Step 1 and 2's settings; their seed and triggers are set by attack().
+  AdversaryOptions adversary;
+  VertexSearchOptions vertex;
+};
+
+// Which step found a per-trigger witness.
+enum class FoundBy { kGradient, kVertex };
+std::string to_string(FoundBy by);
+
+struct AttackResult {
+  WitnessQuantity quantity = WitnessQuantity::kError;
+  Evidence evidence;                 // SEARCH(lower bound) / SEARCH(upper bound)
+  Witness best;                      // certified on the exact model
+  std::vector<Witness> per_trigger;  // one per trigger searched, ascending j, certified
+  std::vector<FoundBy> found_by;     // per trigger
+  long evaluations = 0;              // forward passes in double
+  int rounds = 0;
+  double seconds = 0;  // wall time (not part of the result's reproducibility)
+};
+
+// Progress lines ("round 0: gradient adversary done, best 1.2e-02, 3.1 s"),
+// sent only once a run has taken more than kAttackProgressAfterSeconds.
+using AttackProgress = std::function<void(const std::string&)>;
+constexpr double kAttackProgressAfterSeconds = 2.0;
+
+// Size limit of one round (the CLI refuses larger tasks before searching):
+// the vertex search's passes cost L triggers x L n moves x one forward pass
+// (layers heads L n (L + n)), so a round grows about as
+//   work = layers heads L^4 n^2,
+// measured (Release, one thread, shared 2-core machine) at n = L = 16,
+// work 2^24: about 1 s. kMaxAttackWork = 2^28 allows n = 16, L = 32 or
+// n = 64, L = 16 (about 20 s).
+inline double attack_work(const Task& task, int layers, int heads) {
+  const double L = task.L, n = task.n;
+  return double(layers) * heads * L * L * L * L * n * n;
+}
+constexpr double kMaxAttackWork = 268435456.0;  // 2^28
+
+// Runs the schedule of the header on `model` (the double model searched) and
+// certifies on `exact` (the model the weight file denotes exactly; both must
+// have the dimensions of task.n). Throws std::invalid_argument on a
+// dimension mismatch or a trigger outside 1..L-1.
+AttackResult attack(const Model<double>& model, const Model<Rational>& exact, const Task& task,
+                    const AttackOptions& options, const AttackProgress& progress = {});
+
+// The witness's input X(j, C), L x n: what the witness file holds.
+Matrix<double> witness_tokens(const Task& task, const Witness& w);
+
+// Certified value for printing, rounded in its bound's direction to
+// `digits` significant digits (down for an error, up for a BOS mass), so
+// the printed number is still a bound; "nan" when uncertified.
+std::string format_certified(const AttackResult& r, double value, int digits);
+
+// Human-readable report (several lines) and its JSON form.
+std::string summary_text(const AttackResult& r);
+nlohmann::json to_json(const AttackResult& r);
+
+}  // namespace sinkcert::search
