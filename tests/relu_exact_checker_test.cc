@@ -510,7 +510,7 @@ TEST_CASE("JSON certificate and summary text") {
   const std::string text = summary_text(ok);
   CHECK(text.find("j = 2: VERIFIED") != std::string::npos);
   CHECK(text.substr(text.rfind("verdict:")) ==
-        "verdict: VERIFIED  margin (max |error| over box and triggers) = 0/1 ~ 0  precision: "
+        "verdict: VERIFIED  margin (max |error| over box and triggers) = 0  precision: "
         "exact  evidence: EXACT\n");
 
   Model<Rational> bad = relu_construction<Rational>(5);
@@ -518,6 +518,8 @@ TEST_CASE("JSON certificate and summary text") {
   const nlohmann::json jb = to_json(check_relu_exact(bad, task), info);
   CHECK(jb["verdict"] == "NOT VERIFIED");
   CHECK(jb["margin"]["exact"] == "1/3");
+  // a margin that is not an integer prints as p/q beside its double
+  CHECK(summary_text(check_relu_exact(bad, task)).find("= 1/3 ~ 0.333") != std::string::npos);
   CHECK(jb["witness"]["kind"] == "error");
   CHECK(jb["witness"]["X"].size() == 4);
   CHECK(jb["witness"]["value"]["exact"] == jb["witness"]["recomputed_by_forward"]["exact"]);

@@ -698,7 +698,12 @@ std::string summary_text(const ReluCertificate& cert) {
   if (cert.verdict == Verdict::kUndecided) {
     s << "n/a";
   } else {
-    s << rational_string(cert.margin) << " ~ " << to_double(cert.margin);
+    // an integer (an exact 0 above all) as itself, else p/q ~ its double
+    if (bmp::denominator(cert.margin) == 1) {
+      s << bmp::numerator(cert.margin).str();
+    } else {
+      s << rational_string(cert.margin) << " ~ " << to_double(cert.margin);
+    }
   }
   s << "  precision: exact  evidence: " << cert.evidence.label() << "\n";
   return s.str();
