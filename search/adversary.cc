@@ -50,15 +50,7 @@ std::vector<Matrix<double>> make_starts(const Task& task, int j, const Adversary
     starts.push_back(alternate);
   }
   for (int v = 0; v < o.random_vertices_per_trigger; ++v) {
-    Matrix<double> C(rows, cols);
-    if (v % 2 == 0) {
-      // one sign per content coordinate, shared by all positions
-      for (int c = 0; c < cols; ++c) C.col(c).setConstant(unit_double(eng) < 0.5 ? -1.0 : 1.0);
-    } else {
-      for (int k = 0; k < rows; ++k)
-        for (int c = 0; c < cols; ++c) C(k, c) = unit_double(eng) < 0.5 ? -1.0 : 1.0;
-    }
-    starts.push_back(C);
+    starts.push_back(random_sign_vertex(task, v, eng));
   }
   starts.push_back(Matrix<double>::Zero(rows, cols));
   for (int v = 0; v < o.random_interior_per_trigger; ++v) {
@@ -275,6 +267,19 @@ double round_to_double(const Mpfr& x, mpfr_rnd_t direction) {
 }
 
 }  // namespace
+
+Matrix<double> random_sign_vertex(const Task& task, int v, std::mt19937_64& eng) {
+  const int rows = task.L - 1, cols = task.content_dim();
+  Matrix<double> C(rows, cols);
+  if (v % 2 == 0) {
+    // one sign per content coordinate, shared by all positions
+    for (int c = 0; c < cols; ++c) C.col(c).setConstant(unit_double(eng) < 0.5 ? -1.0 : 1.0);
+  } else {
+    for (int k = 0; k < rows; ++k)
+      for (int c = 0; c < cols; ++c) C(k, c) = unit_double(eng) < 0.5 ? -1.0 : 1.0;
+  }
+  return C;
+}
 
 Witness score_error(const Model<double>& model, const Task& task, int j, const Matrix<double>& C) {
   const Matrix<double> X = make_input<double>(task, j, C);

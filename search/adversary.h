@@ -68,6 +68,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "src/evidence.h"
@@ -149,6 +150,12 @@ AdversaryResult minimize_bos_mass(const Model<double>& model, const Task& task,
 // certified).
 Witness score_error(const Model<double>& model, const Task& task, int trigger,
                     const Matrix<double>& content);
+
+// A random vertex of the content box ((L - 1) x (n - 3), entries +-1), drawn
+// from eng as the adversary draws its vertex starts: even v one sign per
+// content coordinate shared by all positions, odd v independent signs; each
+// sign is -1 when the task's documented double u in [0, 1) is below 1/2.
+Matrix<double> random_sign_vertex(const Task& task, int v, std::mt19937_64& eng);
 
 // The smallest BOS mass over non-trigger rows i >= 1, layers and heads of
 // one input and where it occurs (position, coordinate = head, layer; value 2

@@ -37,22 +37,6 @@ void flip(Matrix<double>& C, const Move& m) {
   C.block(m.row_begin, m.col_begin, m.row_end - m.row_begin, m.col_end - m.col_begin) *= -1.0;
 }
 
-// The task's documented double in [0, 1), as the adversary draws it.
-double unit_double(std::mt19937_64& eng) { return static_cast<double>(eng() >> 11) * 0x1.0p-53; }
-
-Matrix<double> random_vertex(const Task& task, int v, std::mt19937_64& eng) {
-  const int rows = task.L - 1, cols = task.content_dim();
-  Matrix<double> C(rows, cols);
-  if (v % 2 == 0) {
-    // one sign per content coordinate, shared by all positions
-    for (int c = 0; c < cols; ++c) C.col(c).setConstant(unit_double(eng) < 0.5 ? -1.0 : 1.0);
-  } else {
-    for (int k = 0; k < rows; ++k)
-      for (int c = 0; c < cols; ++c) C(k, c) = unit_double(eng) < 0.5 ? -1.0 : 1.0;
-  }
-  return C;
-}
-
 }  // namespace
 
 Matrix<double> round_to_vertex(const Matrix<double>& C) {
@@ -110,7 +94,7 @@ VertexSearchResult vertex_search(const Model<double>& model, const Task& task,
       if (s.trigger == j) from.push_back(s.content);
     }
     for (int v = 0; v < o.random_starts_per_trigger; ++v)
-      from.push_back(random_vertex(task, v, eng));
+      from.push_back(random_sign_vertex(task, v, eng));
     bool any = false;
     Witness best;
     for (const Matrix<double>& C : from) {

@@ -14,22 +14,13 @@ namespace sinkcert::search {
 namespace {
 
 using testing::near;
+using testing::perturbed_relu;
 using testing::random_model;
 using testing::ScratchDir;
 
 // A certified value of an exactly known quantity, rounded to double in its
 // bound's direction from a 128-bit enclosure: within one ulp of the value.
 constexpr double kOneUlp = 2.3e-16;
-
-// The construction of vertex_search_test.cc: worst case exactly 1/2 at n = 7.
-template <class T>
-Model<T> perturbed_relu(int n) {
-  Model<T> m = relu_construction<T>(n);
-  for (int c = 0; c < n - 3; ++c) {
-    m.layers[0][0].M(kFirstContent, kFirstContent + c) += (c % 2 == 0 ? T(1) : T(-1)) / T(8);
-  }
-  return m;
-}
 
 TEST_CASE("attack: the ReLU construction's worst case 0, certified on the exact model") {
   const Task task{6, 5, TriggerRange::kPaper};

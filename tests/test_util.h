@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "src/constructions.h"
 #include "src/model.h"
 #include "src/task.h"
 
@@ -69,6 +70,20 @@ inline Model<double> random_model(int n, AttentionKind kind, double std, std::ui
       }
       m.layers.back().push_back(head);
     }
+  }
+  return m;
+}
+
+// The ReLU construction with M = I + eps e_2 v^T, v_c = +1 (even content
+// coordinate c), -1 (odd), eps = 1/8. At the trigger row the error in
+// coordinate 2 is eps |(1/j) sum_{k<=j} v . c_k| <= eps (n - 3), with equality
+// exactly at the vertices c_k = s v (one sign s for all k <= j); every other
+// row outputs 0 = its target. At n = 7: worst case 1/2.
+template <class T>
+Model<T> perturbed_relu(int n) {
+  Model<T> m = relu_construction<T>(n);
+  for (int c = 0; c < n - 3; ++c) {
+    m.layers[0][0].M(kFirstContent, kFirstContent + c) += (c % 2 == 0 ? T(1) : T(-1)) / T(8);
   }
   return m;
 }

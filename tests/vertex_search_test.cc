@@ -11,26 +11,13 @@ namespace {
 
 using testing::for_each_content_vertex;
 using testing::near;
+using testing::perturbed_relu;
 using testing::random_model;
 
 // The value of the perturbed construction's optimum, 1/2, against its double
 // evaluation: one division by j and a sum of j terms of exact dyadics, a few
 // ulps of 1/2.
 constexpr double kRounding = 1e-15;
-
-// The ReLU construction with M = I + eps e_2 v^T, v_c = +1 (even content
-// coordinate c), -1 (odd), eps = 1/8. At the trigger row the error in
-// coordinate 2 is eps |(1/j) sum_{k<=j} v . c_k| <= eps (n - 3), with equality
-// exactly at the vertices c_k = s v (one sign s for all k <= j); every other
-// row outputs 0 = its target. At n = 7: worst case 1/2.
-template <class T>
-Model<T> perturbed_relu(int n) {
-  Model<T> m = relu_construction<T>(n);
-  for (int c = 0; c < n - 3; ++c) {
-    m.layers[0][0].M(kFirstContent, kFirstContent + c) += (c % 2 == 0 ? T(1) : T(-1)) / T(8);
-  }
-  return m;
-}
 
 TEST_CASE("vertex_ascent climbs to the known optimum of the perturbed construction") {
   const Task task{7, 5, TriggerRange::kPaper};
