@@ -214,6 +214,26 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
   return in;
 }
 
+// The options verify bound and verify bos share: --weights, the task
+// options, --claim (in claim_range), --gap, --seconds and --bits, with each
+// subcommand's own help texts.
+std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim_range,
+                                                  const std::string& claim_help,
+                                                  const std::string& gap_help,
+                                                  const std::string& bits_help) {
+  auto opt = std::make_shared<VerifyBoxOptions>();
+  opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
+                                        "a single-layer weight file (required)");
+  add_task_options(sub, &opt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
+  add_real_option(
+      sub, "--claim", [opt](double c) { opt->claim = c; }, claim_range, claim_help);
+  add_real_option(sub, "--gap", &opt->gap, RealRange{0, true}, gap_help);
+  add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
+                  "time budget, default 60");
+  add_int_option(sub, "--bits", &opt->bits, kMinBoundBits, kMaxBoundBits, bits_help);
+  return opt;
+}
+
 // The budget options both bounds share, with the box budget lowered so that
 // every live box (of box_bytes) fits kMemoryBudgetBytes (limits.h).
 void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
@@ -340,23 +360,12 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "certified worst-case loss of a single-layer weight file over the whole content box by "
       "interval branch and bound: lower <= E <= upper, or with --claim whether E <= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
-  auto bopt = std::make_shared<VerifyBoxOptions>();
-  bopt->weights_option = add_text_option(bound, "--weights", &bopt->weights, "a file name",
-                                         "a single-layer weight file (required)");
-  add_task_options(bound, &bopt->task,
-                   {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
   // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
   // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0
   // exactly; verify relu does that for ReLU models).
-  add_real_option(
-      bound, "--claim", [bopt](double c) { bopt->claim = c; }, RealRange{0, false},
-      "check E <= CLAIM instead of enclosing E to --gap");
-  add_real_option(bound, "--gap", &bopt->gap, RealRange{0, true},
-                  "stop at upper <= lower (1 + gap), default 0.01");
-  add_real_option(bound, "--seconds", &bopt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
-                  "time budget, default 60");
-  add_int_option(bound, "--bits", &bopt->bits, kMinBoundBits, kMaxBoundBits,
-                 "MPFI precision, default 128");
+  const auto bopt = add_box_options(
+      bound, RealRange{0, false}, "check E <= CLAIM instead of enclosing E to --gap",
+      "stop at upper <= lower (1 + gap), default 0.01", "MPFI precision, default 128");
   bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
 
   CLI::App* bos = verify->add_subcommand(
@@ -364,19 +373,10 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "certified minimum BOS mass of a single-layer weight file over the whole content box by "
       "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
-  auto sopt = std::make_shared<VerifyBoxOptions>();
-  sopt->weights_option = add_text_option(bos, "--weights", &sopt->weights, "a file name",
-                                         "a single-layer weight file (required)");
-  add_task_options(bos, &sopt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
-  add_real_option(
-      bos, "--claim", [sopt](double c) { sopt->claim = c; }, RealRange{0, false, true, 1},
-      "check min BOS >= CLAIM instead of enclosing it to --gap");
-  add_real_option(bos, "--gap", &sopt->gap, RealRange{0, true},
-                  "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01");
-  add_real_option(bos, "--seconds", &sopt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
-                  "time budget, default 60");
-  add_int_option(bos, "--bits", &sopt->bits, kMinBoundBits, kMaxBoundBits,
-                 "MPFI precision to start with, default 128");
+  const auto sopt = add_box_options(
+      bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
+      "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",
+      "MPFI precision to start with, default 128");
   bos->callback([sopt, &ctx]() { run_verify_bos(*sopt, ctx); });
 }
 
