@@ -98,6 +98,62 @@ class RowCost : public ceres::CostFunction {
   int n_;
 };
 
+// Residuals of row i of one input for a model with several heads or layers
+// (README, Definitions 2; target by model kind): r_d = sqrt(w_d) (f(X)_{i,d}
+// - y_{i,d}), parameters the 2 H blocks of src/parameter_layout.h
+// (head_blocks: A then M of every head, layer by layer). Jacobian row d: the
+// general reverse pass (forward_vjp) with cotangent sqrt(w_d) e_{i,d} on
+// f(X), on a tape of the rows 0..i that row i reads (forward_tape's
+// only_row); it yields dr_d/dA and dr_d/dM of every head at once.
+class DeepRowCost : public ceres::CostFunction {
+ public:
+  DeepRowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
+              const Model<double>* shape)
+      : X_(X), Y_(Y), i_(i), w_(weights), shape_(shape), n_(static_cast<int>(X->cols())) {
+    set_num_residuals(n_);
+    for (int b = 0; b < 2 * head_count(*shape); ++b) {
+      mutable_parameter_block_sizes()->push_back(n_ * n_);
+    }
+  }
+
+  bool Evaluate(double const* const* p, double* r, double** J) const override {
+    const int n = n_, i = i_, L = static_cast<int>(X_->rows());
+    Model<double> m = *shape_;
+    unpack_head_blocks(p, m);
+    const ForwardTape<double> tape = forward_tape(m, *X_, i);
+    for (int d = 0; d < n; ++d) r[d] = std::sqrt(w_[d]) * (tape.output(i, d) - (*Y_)(i, d));
+    if (!J) return true;
+    const int blocks = 2 * head_count(m);
+    bool any = false;
+    for (int b = 0; b < blocks; ++b) any = any || J[b];
+    if (!any) return true;
+    Matrix<double> dY = Matrix<double>::Zero(L, n);
+    for (int d = 0; d < n; ++d) {
+      // cotangent sqrt(w_d) e_{i,d} on f(X)
+      dY.setZero();
+      dY(i, d) = std::sqrt(w_[d]);
+      const ForwardGradient<double> g = forward_vjp(m, tape, dY);
+      int t = 0;
+      for (const auto& layer : g.dheads) {
+        for (const Head<double>& dh : layer) {
+          if (J[2 * t]) pack_row_major(dh.A, J[2 * t] + d * n * n);
+          if (J[2 * t + 1]) pack_row_major(dh.M, J[2 * t + 1] + d * n * n);
+          ++t;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  const Matrix<double>* X_;
+  const Matrix<double>* Y_;
+  int i_;
+  const double* w_;
+  const Model<double>* shape_;  // kind, attention and shape (its weights are not read)
+  int n_;
+};
+
 // The same residuals as a templated functor, for the Jet timing.
 struct RowFunctor {
   const Matrix<double>* X;
@@ -181,21 +237,44 @@ struct ActiveInput {
   std::vector<double> w;  // L * n, row-major (i, d)
 };
 
-ActiveInput make_active(const Task& task, int j, const Matrix<double>& C, bool initial) {
+ActiveInput make_active(const Task& task, int j, const Matrix<double>& C, bool initial,
+                        TargetKind target) {
   ActiveInput a;
   a.trigger = j;
   a.initial = initial;
   a.content = C;
   a.X = make_input<double>(task, j, C);
-  a.Y = make_target(a.X, j, TargetKind::kPlain);
+  a.Y = make_target(a.X, j, target);
   a.w.assign(task.L * task.n, kNewWeight);
   return a;
 }
 
-Model<double> to_model(AttentionKind kind, int n, const std::vector<double>& A,
-                       const std::vector<double>& M) {
-  return single_head_model<double>(kind, unpack_row_major(A.data(), n),
-                                   unpack_row_major(M.data(), n));
+// The model of the parameter blocks: single-head as single_head_model,
+// otherwise `shape` with its heads replaced.
+Model<double> to_model(const Model<double>& shape, bool single,
+                       const std::vector<std::vector<double>>& P) {
+  if (single) {
+    return single_head_model<double>(shape.attention, unpack_row_major(P[0].data(), shape.n),
+                                     unpack_row_major(P[1].data(), shape.n));
+  }
+  Model<double> m = shape;
+  std::vector<const double*> ptrs;
+  for (const auto& b : P) ptrs.push_back(b.data());
+  unpack_head_blocks(ptrs.data(), m);
+  return m;
+}
+
+// Whether the model is the single-layer single-head case (the rank-one
+// A-block path, RowCost).
+bool single_head(const Model<double>& m) {
+  return m.kind == ModelKind::kSingleLayer && m.num_layers() == 1 && m.num_heads() == 1;
+}
+
+double max_abs_score_entry(const Model<double>& m) {
+  double out = 0;
+  for (const auto& layer : m.layers)
+    for (const Head<double>& h : layer) out = std::max(out, h.A.cwiseAbs().maxCoeff());
+  return out;
 }
 
 // Unweighted residuals of every active input, row-major (i, d) per input.
@@ -223,25 +302,53 @@ double max_abs(const std::vector<std::vector<double>>& rs) {
 
 std::string to_string(Surrogate s) { return s == Surrogate::kLawson ? "lawson" : "least-squares"; }
 
-double mean_probe_bos(const Model<double>& model, const ProbeSet& probes) {
+double mean_probe_bos(const Model<double>& model, const ProbeSet& probes, int layer, int head) {
   double sum = 0;
   long count = 0;
   for (const Sample& s : probes.samples) {
     const auto r = forward(model, s.X, true);
     for (int i = 1; i < probes.task.L; ++i) {
       if (i == s.trigger) continue;
-      sum += r.attention[0][0](i, 0);
+      sum += r.attention[layer][head](i, 0);
       ++count;
     }
   }
   return count ? sum / count : 0.0;
 }
 
+double max_head_mean_probe_bos(const Model<double>& model, const ProbeSet& probes) {
+  std::vector<std::vector<double>> sum(model.num_layers(), std::vector<double>(model.num_heads()));
+  long count = 0;
+  for (const Sample& s : probes.samples) {
+    const auto r = forward(model, s.X, true);
+    for (int i = 1; i < probes.task.L; ++i) {
+      if (i == s.trigger) continue;
+      for (int l = 0; l < model.num_layers(); ++l)
+        for (int h = 0; h < model.num_heads(); ++h) sum[l][h] += r.attention[l][h](i, 0);
+      ++count;
+    }
+  }
+  double best = 0;
+  for (const auto& layer : sum)
+    for (double v : layer) best = std::max(best, count ? v / count : 0.0);
+  return best;
+}
+
 MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& o,
                       const MinimaxProgress& progress) {
   task.validate();
-  if (init.kind != ModelKind::kSingleLayer || init.num_layers() != 1 || init.num_heads() != 1) {
-    throw std::invalid_argument("the minimax covers single-layer single-head models");
+  const bool single = single_head(init);
+  if (init.num_layers() < 1 || init.num_heads() < 1) {
+    throw std::invalid_argument("the minimax needs a model with at least one layer and head");
+  }
+  for (const auto& layer : init.layers) {
+    if (static_cast<int>(layer.size()) != init.num_heads()) {
+      throw std::invalid_argument("the minimax needs the same number of heads in every layer");
+    }
+  }
+  if (!single && (o.bos_ceiling || !o.frozen_m.empty())) {
+    throw std::invalid_argument(
+        "the BOS ceiling and frozen M entries cover single-layer single-head models only");
   }
   if (init.n != task.n) throw std::invalid_argument("model and task dimensions differ");
   if (init.attention == AttentionKind::kGated) {
@@ -254,9 +361,14 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   const auto t0 = std::chrono::steady_clock::now();
   const int n = task.n;
   const AttentionKind kind = init.attention;
-  std::vector<double> A(n * n), M(n * n);
-  pack_row_major(init.layers[0][0].A, A.data());
-  pack_row_major(init.layers[0][0].M, M.data());
+  const TargetKind target = target_kind_of(init.kind);
+  // P[2 t] = A, P[2 t + 1] = M of head t (src/parameter_layout.h, head_blocks)
+  std::vector<std::vector<double>> P = head_blocks(init);
+  std::vector<double*> blocks;
+  const auto block_pointers = [&] {
+    blocks.clear();
+    for (auto& b : P) blocks.push_back(b.data());
+  };
 
   // 1. initial active set
   std::mt19937_64 eng(o.seed);
@@ -271,13 +383,13 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         for (int c = 0; c < C.cols(); ++c) {
           C(k, c) = s == 0 ? 1.0 : s == 1 ? -1.0 : ((eng() >> 63) ? 1.0 : -1.0);
         }
-      set.push_back(make_active(task, j, C, true));
+      set.push_back(make_active(task, j, C, true, target));
     }
   }
 
   MinimaxResult result;
   AdversaryOptions adv = o.adversary;
-  Model<double> current = to_model(kind, n, A, M);
+  Model<double> current = to_model(init, single, P);
   AdversaryResult worst = maximize_error(current, task, adv);
   result.model = current;
   result.worst = worst.best;
@@ -287,7 +399,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   const bool init_feasible = !o.bos_ceiling || mean_probe_bos(current, *o.probes) <= *o.bos_ceiling;
   double best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
   double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
-  std::vector<double> saved_A = A, saved_M = M;
+  std::vector<std::vector<double>> saved = P;
   result.stop_reason = "max rounds";
 
   for (int round = 1; round <= o.max_rounds; ++round) {
@@ -297,15 +409,21 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // 2. inner solve
     ceres::Problem::Options popt;
     ceres::Problem problem(popt);
+    block_pointers();
     for (ActiveInput& a : set) {
       for (int i = 0; i < task.L; ++i) {
-        problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
-                                 A.data(), M.data());
+        if (single) {
+          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
+                                   P[0].data(), P[1].data());
+        } else {
+          problem.AddResidualBlock(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init),
+                                   nullptr, blocks);
+        }
       }
     }
     if (o.bos_ceiling) {
       problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,
-                               A.data());
+                               P[0].data());
     }
     // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
     // the Jacobian are tiny and a joint first step would throw A into the
@@ -315,9 +433,11 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // an empty active set (no initial inputs asked for): the round only
     // runs the adversary, whose witnesses fill the set
     const bool solve = problem.NumResidualBlocks() > 0;
-    if (m_only && solve) problem.SetParameterBlockConstant(A.data());
+    if (m_only && solve) {
+      for (std::size_t b = 0; b < P.size(); b += 2) problem.SetParameterBlockConstant(P[b].data());
+    }
     if (!o.frozen_m.empty() && solve) {
-      problem.SetManifold(M.data(), new ceres::SubsetManifold(n * n, o.frozen_m));
+      problem.SetManifold(P[1].data(), new ceres::SubsetManifold(n * n, o.frozen_m));
     }
     ceres::Solver::Options sopt;
     sopt.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
@@ -337,7 +457,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     const double objective = solve ? summary.final_cost : 0.0;
 
     // 4. adversary
-    current = to_model(kind, n, A, M);
+    current = to_model(init, single, P);
     adv.warm_starts.clear();
     adv.warm_starts.emplace_back(result.worst.trigger, result.worst.content);
     for (const Witness& w : worst.per_trigger) adv.warm_starts.emplace_back(w.trigger, w.content);
@@ -348,8 +468,11 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     rec.worst_case_double = worst.best.value;
     rec.double_disagrees = worst.best.double_disagrees;
     rec.active_max = max_abs(residuals);
-    rec.max_abs_A = current.layers[0][0].A.cwiseAbs().maxCoeff();
-    if (o.probes) rec.mean_bos = mean_probe_bos(current, *o.probes);
+    rec.max_abs_A = max_abs_score_entry(current);
+    if (o.probes) {
+      rec.mean_bos =
+          single ? mean_probe_bos(current, *o.probes) : max_head_mean_probe_bos(current, *o.probes);
+    }
     const bool feasible = !o.bos_ceiling || rec.mean_bos <= *o.bos_ceiling;
 
     // 5. trust control against the worst case
@@ -367,11 +490,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         result.model = current;
         result.worst = worst.best;
       }
-      saved_A = A;
-      saved_M = M;
+      saved = P;
     } else {
-      A = saved_A;
-      M = saved_M;
+      P = saved;
     }
     if (o.bos_ceiling && !feasible) rho = std::min(kMaxPenalty, rho * kPenaltyGrowth);
 
@@ -389,7 +510,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         });
         if (old != set.end()) set.erase(old);
       }
-      set.push_back(make_active(task, w.trigger, w.content, false));
+      set.push_back(make_active(task, w.trigger, w.content, false, target));
     }
     rec.active_size = static_cast<int>(set.size());
     rec.elapsed = seconds_since(t0);
@@ -419,6 +540,36 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   result.feasible = std::isfinite(best_feasible);
   result.seconds = seconds_since(t0);
   return result;
+}
+
+RowJacobian row_residual_jacobian(const Model<double>& model, const Task& task, int trigger,
+                                  const Matrix<double>& content, int i) {
+  require_ungated(model);
+  const int n = task.n;
+  const Matrix<double> X = make_input<double>(task, trigger, content);
+  const Matrix<double> Y = make_target(X, trigger, target_kind_of(model.kind));
+  std::vector<std::vector<double>> P = head_blocks(model);
+  std::vector<const double*> params;
+  for (const auto& b : P) params.push_back(b.data());
+  const std::vector<double> w(n, 1.0);
+  std::vector<std::vector<double>> jac(P.size(), std::vector<double>(n * n * n));
+  std::vector<double*> jac_ptrs;
+  for (auto& b : jac) jac_ptrs.push_back(b.data());
+  RowJacobian out;
+  out.residuals.resize(n);
+  std::unique_ptr<ceres::CostFunction> cost;
+  if (single_head(model)) {
+    cost = std::make_unique<RowCost>(&X, &Y, i, w.data(), model.attention);
+  } else {
+    cost = std::make_unique<DeepRowCost>(&X, &Y, i, w.data(), &model);
+  }
+  cost->Evaluate(params.data(), out.residuals.data(), jac_ptrs.data());
+  // block b holds dr_d/dP_b in row d (n^2 entries each): column b n^2 + e
+  out.jacobian.resize(n, static_cast<Eigen::Index>(P.size()) * n * n);
+  for (std::size_t b = 0; b < P.size(); ++b)
+    for (int d = 0; d < n; ++d)
+      for (int e = 0; e < n * n; ++e) out.jacobian(d, b * n * n + e) = jac[b][d * n * n + e];
+  return out;
 }
 
 JacobianTiming time_row_jacobian(const Model<double>& model, const Task& task, int repeats) {

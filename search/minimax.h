@@ -2,11 +2,15 @@
 //
 // The minimax: minimize over the weights the worst-case l_inf loss
 //   min_theta max_{j, C} max_{i,d} |f_theta(X(j, C))_{i,d} - y_{i,d}|
-// for a single-layer, single-head model (any attention kind; Theorem 1 uses
-// softmax).
+// for a single-layer single-head model (any attention kind but gated;
+// Theorem 1 uses softmax), and for models with several layers and heads
+// (residual: Theorem 2; layers[l][h], the same number of heads per layer),
+// compared with the target of their kind (README, Definitions 1: plain for
+// single-layer, residual y_i = x_i (+ the mean at the trigger) for residual).
 //
-// Parametrization: theta = (A, M), 2 n^2 numbers, s_ik = x_i^T A x_k and
-// o_i = M sum_k a_ik x_k (model.h). Every output says so (kParametrization).
+// Parametrization: theta = (A, M) of every head, 2 n^2 numbers per head,
+// s_ik = x_i^T A x_k and o_i = M sum_k a_ik x_k (model.h), packed as
+// src/parameter_layout.h says. Every output says so (kParametrization).
 //
 // Algorithm (an exchange method):
 //  1. Active set: for every trigger position j, `initial_per_trigger` inputs
@@ -36,10 +40,17 @@
 // n = L = 16 (search_benchmark), and a first version stalled in a loop of
 // rejected scalings; it is left for later.
 // Derivatives: analytic Jacobians, one reverse pass (src/forward_vjp.h) per
-// residual: the A-block of residual (i, d) is the rank-one x_i w^T with
-// w = sum_k g_k x_k, g = dphi/ds (src/attention.h), the M-block V_i^T in
-// row d; theta is packed as src/parameter_layout.h says. The benchmark
-// compares their cost with Jets.
+// residual. Single-layer single-head: the A-block of residual (i, d) is the
+// rank-one x_i w^T with w = sum_k g_k x_k, g = dphi/ds (src/attention.h), the
+// M-block V_i^T in row d (all d of a row at once). Several heads or layers:
+// the general reverse pass forward_vjp with cotangent e_{i,d} on f(X), one
+// per residual, on the tape of the rows 0..i that row i reads; it gives the
+// (A, M) block of every head. theta is packed as src/parameter_layout.h says
+// (head_blocks). The benchmark compares their cost with Jets.
+// Several heads or layers: every step above is the same (the M-only first
+// round holds every head's A), the BOS ceiling and frozen M entries are for
+// single-layer single-head models only (refused otherwise), and a record's
+// mean_bos is the largest per-head mean over the probe set.
 // Optional constraint (the frontier): mean BOS mass over a fixed probe set
 // at non-trigger positions <= ceiling, as a penalty residual
 // rho * max(0, mean - ceiling), rho raised by kPenaltyGrowth while violated.
@@ -63,6 +74,10 @@ namespace sinkcert::search {
 
 inline constexpr const char* kParametrization =
     "(A, M): s_ik = x_i^T A x_k, o_i = M sum_k a_ik x_k (A = W_Q^T W_K, M = W_O W_V)";
+// The same for every head of a model with several layers or heads.
+inline constexpr const char* kDeepParametrization =
+    "(A, M) of every head (l, h): s^{l,h}_ik = x^(l)_i^T A x^(l)_k, o^{l,h}_i = M sum_k "
+    "a^{l,h}_ik x^(l)_k; x^(l+1) = x^(l) + sum_h o^{l,h}";
 
 enum class Surrogate { kLeastSquares, kLawson };
 std::string to_string(Surrogate s);
@@ -96,7 +111,8 @@ struct MinimaxRecord {
   int active_size = 0;            // inputs
   double elapsed = 0;             // seconds since the start
   double max_abs_A = 0;           // NUMERIC(53)
-  double mean_bos = -1;           // over the probe set if one is given, else -1
+  double mean_bos = -1;           // over the probe set if one is given, else -1 (several
+                                  // heads or layers: the largest per-head mean)
   bool accepted = true;           // step kept (false: rejected by the trust control)
   std::string event;              // "M-only", "lm", "reject"
 };
@@ -119,8 +135,24 @@ using MinimaxProgress = std::function<void(const MinimaxRecord&, const Model<dou
 MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& options,
                       const MinimaxProgress& progress = {});
 
-// Mean BOS mass over every non-trigger position i >= 1 of the probe set.
-double mean_probe_bos(const Model<double>& model, const ProbeSet& probes);
+// Mean BOS mass a^{layer,head}_{i0} over every non-trigger position i >= 1
+// of the probe set.
+double mean_probe_bos(const Model<double>& model, const ProbeSet& probes, int layer = 0,
+                      int head = 0);
+// The largest over layers and heads of that mean.
+double max_head_mean_probe_bos(const Model<double>& model, const ProbeSet& probes);
+
+// The residuals r_d = f(X)_{i,d} - y_{i,d} (d = 0..n-1; target by model
+// kind) of row i of the input X(trigger, content), and their Jacobian as the
+// minimax computes it: n rows, columns theta in the order of
+// src/parameter_layout.h (head t's A at 2 t n^2, its M at (2 t + 1) n^2,
+// row-major). Exposed for tests.
+struct RowJacobian {
+  Vector<double> residuals;
+  Matrix<double> jacobian;
+};
+RowJacobian row_residual_jacobian(const Model<double>& model, const Task& task, int trigger,
+                                  const Matrix<double>& content, int i);
 
 // Time (seconds) of one analytic Jacobian evaluation of one residual row
 // block (n residuals), averaged over `repeats`, and the same with Jets

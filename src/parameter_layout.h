@@ -8,8 +8,9 @@
 // and a model's theta is its heads in order (layer 0 head 0, layer 0 head 1,
 // ..., layer 1 head 0, ...), head t at offset 2 n^2 t. The same order packs
 // derivatives dphi/dA, dphi/dM (a Head of derivatives, src/forward_vjp.h)
-// into a Jacobian row. The Ceres search keeps A and M as two parameter blocks
-// of n^2 each: the two halves of this layout.
+// into a Jacobian row. The Ceres search keeps A and M of every head as two
+// parameter blocks of n^2 each: the two halves of this layout, block 2 t
+// holding A of head t and block 2 t + 1 its M (head_blocks below).
 #pragma once
 
 #include <stdexcept>
@@ -112,6 +113,47 @@ void unpack_theta(const Vector<T>& theta, Model<T>& model) {
   int t = 0;
   for (auto& layer : model.layers) {
     for (Head<T>& head : layer) head = unpack_head(theta.data() + per_head * t++, model.n);
+  }
+}
+
+// Heads of the model, sum over layers of the heads per layer.
+template <class T>
+int head_count(const Model<T>& model) {
+  int heads = 0;
+  for (const auto& layer : model.layers) heads += static_cast<int>(layer.size());
+  return heads;
+}
+
+// The heads as 2 * head_count parameter blocks of n^2 each (the Ceres
+// layout): blocks[2 t] = A of head t row-major, blocks[2 t + 1] = its M.
+template <class T>
+std::vector<std::vector<T>> head_blocks(const Model<T>& model) {
+  require_ungated(model);
+  const int n = model.n;
+  std::vector<std::vector<T>> blocks;
+  for (const auto& layer : model.layers) {
+    for (const Head<T>& head : layer) {
+      blocks.emplace_back(static_cast<std::size_t>(n) * n);
+      pack_row_major(head.A, blocks.back().data());
+      blocks.emplace_back(static_cast<std::size_t>(n) * n);
+      pack_row_major(head.M, blocks.back().data());
+    }
+  }
+  return blocks;
+}
+
+// The model's heads replaced by the blocks (same order as head_blocks);
+// blocks[b] points to n^2 numbers.
+template <class T>
+void unpack_head_blocks(T const* const* blocks, Model<T>& model) {
+  require_ungated(model);
+  int t = 0;
+  for (auto& layer : model.layers) {
+    for (Head<T>& head : layer) {
+      head.A = unpack_row_major(blocks[2 * t], model.n);
+      head.M = unpack_row_major(blocks[2 * t + 1], model.n);
+      ++t;
+    }
   }
 }
 

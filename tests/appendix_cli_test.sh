@@ -17,7 +17,7 @@ tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_c
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 9 tables, 5 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 9 tables, 9 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -44,7 +44,7 @@ done
 if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
-[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 5 ] || fail "appendix.tex: not 5 figure captions"
+[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 9 ] || fail "appendix.tex: not 9 figure captions"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"
 grep -q 'resizebox' "$out"/tables/*.tex && fail "a table is shrunk by resizebox"
 

@@ -21,11 +21,24 @@ std::set<std::string> names(const std::vector<AppendixArtifact>& registry) {
 
 TEST_CASE("the registry lists every table and figure once, at every size") {
   const auto registry = appendix_registry(RunSize::kDefault);
-  const std::set<std::string> expected{
-      "p1_sink_loss",        "p1_sink_bos",         "f1_sink_precision", "p3_relu_certificate",
-      "p4_beyond_double",    "b1_worst_case_bound", "p2_search_models",  "p5_refined_search_path",
-      "t1_hypothesis_edges", "theorem1_path",       "theorem1_frontier", "theorem1_nuance",
-      "c1_certified_path",   "f2_certified_path"};
+  const std::set<std::string> expected{"p1_sink_loss",
+                                       "p1_sink_bos",
+                                       "f1_sink_precision",
+                                       "p3_relu_certificate",
+                                       "p4_beyond_double",
+                                       "b1_worst_case_bound",
+                                       "p2_search_models",
+                                       "p5_refined_search_path",
+                                       "t1_hypothesis_edges",
+                                       "theorem1_path",
+                                       "theorem1_frontier",
+                                       "theorem1_nuance",
+                                       "c1_certified_path",
+                                       "f2_certified_path",
+                                       "attention_paper_recipe_mean_std",
+                                       "attention_minimax_mean_std",
+                                       "attention_relu_2x2_one_input",
+                                       "attention_relu_4x4_one_input"};
   CHECK(names(registry) == expected);
   CHECK(registry.size() == expected.size());  // no name twice
   // quick and full write the same tables and figures (smaller or larger runs)
@@ -33,7 +46,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   CHECK(names(appendix_registry(RunSize::kFull)) == expected);
   int figures = 0;
   for (const auto& a : registry) figures += a.kind == ArtifactKind::kFigure;
-  CHECK(figures == 5);
+  CHECK(figures == 9);
   // P5 and P2 read the committed search models, relative to --models
   for (const auto& a : registry) {
     if (a.name == "p5_refined_search_path") {

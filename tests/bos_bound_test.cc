@@ -378,3 +378,114 @@ TEST_CASE("multi-layer models and a wrong n are refused") {
 
 }  // namespace
 }  // namespace sinkcert::theorems
+
+namespace sinkcert::theorems {
+namespace {
+
+using testing::random_model;
+
+// Largest a_i0 (non-trigger i >= 1) seen in double over random contents and
+// random vertices of every trigger: any certified upper bound on the
+// maximum BOS mass must clear it.
+double sampled_max_bos(const Model<double>& m, const Task& task, int samples, std::uint64_t seed) {
+  std::mt19937_64 eng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double best = -INFINITY;
+  for (int s = 0; s < samples; ++s) {
+    for (int j : task.trigger_positions()) {
+      Matrix<double> C(task.L - 1, task.content_dim());
+      for (int r = 0; r < C.rows(); ++r) {
+        for (int c = 0; c < C.cols(); ++c) C(r, c) = s % 2 ? u(eng) : (u(eng) > 0 ? 1.0 : -1.0);
+      }
+      const auto r = forward(m, make_input<double>(task, j, C), true);
+      for (int i = 1; i < task.L; ++i) {
+        if (i != j) best = std::max(best, r.attention[0][0](i, 0));
+      }
+    }
+  }
+  return best;
+}
+
+TEST_CASE("max BOS: the certified upper end clears every sampled a_i0, every kind") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmax, AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid,
+        AttentionKind::kRelu, AttentionKind::kReluCountAll, AttentionKind::kSoftpick}) {
+    for (std::uint64_t seed : {1u, 2u}) {
+      const Model<double> m = random_model(5, kind, 1.0, seed);
+      BosBoundOptions o;
+      o.max_boxes = 400;
+      const MaxBosBound b = bound_max_bos(m, task, o);
+      const double sampled = sampled_max_bos(m, task, 200, seed + 10);
+      INFO(to_string(kind) << " seed " << seed << ": " << enclosure_line(b) << ", sampled "
+                           << sampled);
+      CHECK(b.evidence.label() == "CERTIFIED");
+      CHECK(b.witness_trigger != 0);
+      CHECK(b.mass_lower <= b.mass_upper);
+      CHECK(Mpfr(sampled) <= b.mass_upper + Mpfr(kDoubleSlack));
+      // the witness is an input: its certified a_i0 holds the lower end
+      CHECK(bmp::upper(b.witness_mass) >= b.mass_lower);
+    }
+  }
+}
+
+TEST_CASE("max BOS: a bound below the sampled maximum is caught (the check can fail)") {
+  // 1 - (upper end of the minimum-mode deficit) is a lower bound on the
+  // MINIMUM BOS mass: below the sampled maximum of a content-dependent model
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = random_model(5, AttentionKind::kSoftmax, 1.0, 3);
+  const BosBound low = bound_min_bos(m, task, BosBoundOptions{});
+  const double sampled = sampled_max_bos(m, task, 200, 4);
+  CHECK_FALSE(Mpfr(sampled) <= Mpfr(1) - low.deficit_upper + Mpfr(kDoubleSlack));
+}
+
+TEST_CASE("max BOS: the box bound of a point box encloses the value at its best content") {
+  // q fixed (a point box): max over c_m of a_i0 is attained at the witness
+  // content, so box_max_bos_mass(q, q) must contain point_bos_mass there
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  for (AttentionKind kind : {AttentionKind::kSoftmax, AttentionKind::kSoftmaxOffByOne}) {
+    const Model<Mpfi> m = random_model(5, kind, 1.0, 7).cast<Mpfi>();
+    const Matrix<Mpfi>& A = m.layers[0][0].A;
+    const std::vector<double> q = {0.25, -0.5};
+    // c_m = -sign(v(q)), v_c(q) = A(n-1, 2+c) + sum_l q_l A(2+l, 2+c)
+    Matrix<double> C = Matrix<double>::Zero(task.L - 1, task.content_dim());
+    for (int c = 0; c < 2; ++c) {
+      Mpfi v = A(4, 2 + c) + Mpfi(q[0]) * A(2, 2 + c) + Mpfi(q[1]) * A(3, 2 + c);
+      for (int k = 1; k < 3; ++k) C(k - 1, c) = bmp::median(v) >= 0 ? -1.0 : 1.0;
+    }
+    C(2, 0) = q[0];
+    C(2, 1) = q[1];
+    const int i = 3, j = 1;  // row 3 with the trigger at 1
+    const Mpfi point =
+        point_bos_mass(m.layers[0][0], kind, make_input<Mpfi>(task, j, matrix_cast<Mpfi>(C)), i);
+    const Mpfi box = box_max_bos_mass(m.layers[0][0], kind, 5, i, j, q, q);
+    INFO(to_string(kind));
+    CHECK(bmp::lower(point) <= bmp::upper(box));
+    CHECK(bmp::lower(box) <= bmp::upper(point));
+  }
+}
+
+TEST_CASE("max BOS: the sink family fails a cap of 1/2 (NOT VERIFIED with a witness)") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const MaxBosClaimCheck c = check_max_bos(sink_family<double>(5, 10.0), task, 0.5, {});
+  CHECK(c.verdict == Verdict::kNotVerified);
+  CHECK(c.margin > 0.49);  // a_i0 = 1 - O(e^-10) at the witness
+  CHECK(c.bound.witness_trigger != 0);
+  // and the ReLU construction meets a cap of 0 exactly on the first boxes
+  const MaxBosClaimCheck z = check_max_bos(relu_construction<double>(5), task, 0.0, {});
+  CHECK(z.verdict == Verdict::kVerified);
+  CHECK(z.bound.mass_upper == 0);
+}
+
+TEST_CASE("max BOS: softpick is covered (the minimum mode still refuses it)") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<double> m = relu_construction<double>(5);
+  m.attention = AttentionKind::kSoftpick;
+  const MaxBosClaimCheck z = check_max_bos(m, task, 0.0, {});
+  CHECK(z.verdict == Verdict::kVerified);
+  CHECK_THROWS_AS(bound_min_bos(m, task, BosBoundOptions{}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

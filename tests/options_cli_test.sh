@@ -140,11 +140,11 @@ if ! grep -q __asan_init "$bin"; then
 fi
 
 # CLI11's own errors, one line each
-bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, appendix, attack$" frobnicate
+bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$" frobnicate
 bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound, bos$" verify frob
-bad "missing subcommand; expected one of eval, verify, theorem1, appendix, attack$"
+bad "missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$"
 bad "missing subcommand of 'verify'; expected one of relu, bound, bos$" verify
-bad "unknown option '--frob'; expected one of eval, verify, theorem1, appendix, attack$" --frob
+bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$" --frob
 bad "unknown option '--frob' of 'eval'; see sinkcert eval --help$" $S --frob
 bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --help$" verify relu junk
 bad "$R--samples: expected a value \(an integer in \[1, 10000000\]\), got none$" eval --weights "$W" --samples

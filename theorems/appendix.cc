@@ -19,6 +19,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
+#include "theorems/attention_figures.h"
 #include "theorems/certified_path_report.h"
 #include "theorems/precision_report.h"
 #include "theorems/refined_path.h"
@@ -371,6 +372,19 @@ std::vector<Entry> registry(RunSize size) {
     figure("theorem1_" + stem,
            {std::string(kStudy) + "/theorem1.json", std::string(kStudy) + "/" + stem + ".pdf"},
            [stem](Computations& c) { return study_figure(c, stem); });
+  }
+  // The attention figures, one per entry of attention_figure_list() (quick:
+  // the paper's recipe capped at 300 steps, under a second).
+  for (const AttentionFigureSpec& spec :
+       attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps)) {
+    figure(spec.name + "_" + figure_suffix(spec.kind), attention_figure_inputs(spec),
+           [spec](Computations& c) {
+             c.say("attention figure " + spec.name);
+             return Built{make_attention_figure(spec, c.options().models, {}),
+                          c.info(kDefaultProbeSeed, "double"),
+                          {},
+                          {}};
+           });
   }
   return entries;
 }

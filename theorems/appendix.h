@@ -10,6 +10,8 @@
 //   figures/<name>.{dat,gp,pdf}      one per figure computed here (F1)
 //   figures/<name>.pdf               the committed Theorem 1 study's figures,
 //                                    copied from the models folder
+//   figures/attention_*.{dat,gp,pdf,png}  the attention figures
+//                                    (theorems/attention_figures.h)
 //   tables/p5_refined_s*.weights.json  the refined models of P5
 // Inputs: the committed search models and study runs under the models folder
 // (--models, default: the repository's results/, compiled in), never under

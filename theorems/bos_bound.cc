@@ -37,6 +37,14 @@ Mpfi elementwise_deficit(AttentionKind kind, int i, const Mpfi& s_i0) {
   return Mpfi(1) - a[0];
 }
 
+// a_i0 of the elementwise kinds, without the cancellation of 1 - deficit.
+Mpfi elementwise_mass(AttentionKind kind, int i, const Mpfi& s_i0) {
+  std::vector<Mpfi> s(i + 1, Mpfi(0)), a(i + 1);
+  s[0] = s_i0;
+  attention_row(kind, i, s.data(), a.data());
+  return a[0];
+}
+
 // Gated attention's weights are softmax's (its gate scales the output only).
 bool is_softmax_kind(AttentionKind kind) {
   return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne ||
@@ -46,6 +54,9 @@ bool is_softmax_kind(AttentionKind kind) {
 }  // namespace
 
 Mpfi point_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, const Matrix<Mpfi>& X, int i) {
+  if (kind == AttentionKind::kSoftpick) {
+    throw std::invalid_argument("BOS bound: the deficit of softpick attention is not covered");
+  }
   const int n = static_cast<int>(X.cols());
   // x_i^T A y, summed term by term (coefficient-based MPFI products)
   const auto form = [&](const auto& y) {
@@ -69,12 +80,14 @@ Mpfi point_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, const Matrix<
   return deficit_from_odds(T);
 }
 
-Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
-                     const std::vector<double>& lo, const std::vector<double>& hi) {
-  const Matrix<Mpfi>& A = head.A;
+namespace {
+
+// The odds T of row i, trigger j, over the query box q (softmax kinds; the
+// header): maximal over every c_m (signed_norm = +||v(q)||_1, the minimum BOS
+// mass) or minimal (signed_norm = -||v(q)||_1, the maximum BOS mass).
+Mpfi box_softmax_odds(const Matrix<Mpfi>& A, AttentionKind kind, int n, int i, int j,
+                      const std::vector<Mpfi>& q, bool minimal) {
   const int cd = n - 3, o = ordinary_flag(n);
-  std::vector<Mpfi> q;
-  for (int l = 0; l < cd; ++l) q.emplace_back(Mpfr(lo[l]), Mpfr(hi[l]));
   // x_i^T w for a column w: w_{n-1} + sum_l q_l w_{2+l}, each q_l once
   const auto query_dot = [&](const Vector<Mpfi>& w) {
     Mpfi s = w(o);
@@ -83,7 +96,6 @@ Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, i
   };
   const Vector<Mpfi> col0 = A.col(kBosFlag);
   const Mpfi s_i0 = query_dot(col0);
-  if (!is_softmax_kind(kind)) return elementwise_deficit(kind, i, s_i0);
   // ||v(q)||_1, v_c(q) = (A^T x_i)_{2+c} = A(n-1, 2+c) + sum_l q_l A(2+l, 2+c)
   Mpfi norm(0);
   for (int c = 0; c < cd; ++c) {
@@ -91,15 +103,16 @@ Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, i
     for (int l = 0; l < cd; ++l) v += q[l] * A(kFirstContent + l, kFirstContent + c);
     norm += abs_of(v);
   }
+  const Mpfi signed_norm = minimal ? Mpfi(-norm) : norm;
   Mpfi T(0);
   const int ordinary = i - 1 - (j < i ? 1 : 0);  // ordinary tokens m = 1..i-1
   if (ordinary > 0) {
     const Vector<Mpfi> w = A.col(o) - col0;  // f_m - e_0 = e_{n-1} - e_0
-    T += Mpfi(ordinary) * exp_of(Mpfi(query_dot(w) + norm));
+    T += Mpfi(ordinary) * exp_of(Mpfi(query_dot(w) + signed_norm));
   }
   if (j < i) {
     const Vector<Mpfi> w = A.col(kTriggerFlag) - col0;  // e_1 - e_0
-    T += exp_of(Mpfi(query_dot(w) + norm));
+    T += exp_of(Mpfi(query_dot(w) + signed_norm));
   }
   // d_i = x_i^T A x_i - s_i0 = A(o,o) - A(o,0) + sum_l q_l (A(2+l,o) + A(o,2+l) - A(2+l,0))
   //       + sum_l A(2+l,2+l) q_l^2 + sum_{l<l'} (A(2+l,2+l') + A(2+l',2+l)) q_l q_l'
@@ -115,23 +128,132 @@ Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, i
   }
   T += exp_of(d);
   if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-s_i0));
-  return deficit_from_odds(T);
+  return T;
+}
+
+std::vector<Mpfi> query_box(int n, const std::vector<double>& lo, const std::vector<double>& hi) {
+  std::vector<Mpfi> q;
+  for (int l = 0; l < n - 3; ++l) q.emplace_back(Mpfr(lo[l]), Mpfr(hi[l]));
+  return q;
+}
+
+// s_i0 = x_i^T A e_0 over the query box (each q_l once: its exact range).
+Mpfi box_bos_score(const Matrix<Mpfi>& A, int n, const std::vector<Mpfi>& q) {
+  Mpfi s = A(ordinary_flag(n), kBosFlag);
+  for (int l = 0; l < n - 3; ++l) s += q[l] * A(kFirstContent + l, kBosFlag);
+  return s;
+}
+
+// min |exp(s) - 1| over s in [lo(S), up(S)], rounded down: 0 when S holds 0.
+Mpfi min_abs_expm1(const Mpfi& S) {
+  const Mpfr lo = bmp::lower(S), up = bmp::upper(S);
+  if (lo <= 0 && up >= 0) return Mpfi(0);
+  const Mpfi e = lo > 0 ? expm1_of(Mpfi(lo)) : expm1_of(Mpfi(up));
+  return Mpfi(bmp::lower(abs_of(e)));
+}
+
+// Softpick: an interval [0, u] with u >= a_i0 for every c_m and every q in
+// the box (the header's max-mode softpick bound).
+Mpfi softpick_box_max_mass(const Matrix<Mpfi>& A, int n, int i, int j, const std::vector<Mpfi>& q) {
+  const int cd = n - 3, o = ordinary_flag(n);
+  const Mpfi r = relu_of(expm1_of(box_bos_score(A, n, q)));
+  if (bmp::upper(r) <= 0) return Mpfi(0);
+  const auto query_dot = [&](const Vector<Mpfi>& w) {
+    Mpfi s = w(o);
+    for (int l = 0; l < cd; ++l) s += q[l] * w(kFirstContent + l);
+    return s;
+  };
+  Mpfi norm(0);
+  for (int c = 0; c < cd; ++c) {
+    Mpfi v = A(o, kFirstContent + c);
+    for (int l = 0; l < cd; ++l) v += q[l] * A(kFirstContent + l, kFirstContent + c);
+    norm += abs_of(v);
+  }
+  // s_im over c_m and q: the hull of base_m - ||v||, base_m + ||v||
+  const auto key_range = [&](int flag) {
+    const Mpfi base = query_dot(A.col(flag));
+    return Mpfi(bmp::lower(Mpfi(base - norm)), bmp::upper(Mpfi(base + norm)));
+  };
+  Mpfi R(0);
+  const int ordinary = i - 1 - (j < i ? 1 : 0);
+  if (ordinary > 0) R += Mpfi(ordinary) * min_abs_expm1(key_range(o));
+  if (j < i) R += min_abs_expm1(key_range(kTriggerFlag));
+  // s_ii = A(o,o) + sum_l q_l (A(2+l,o) + A(o,2+l)) + quadratic terms
+  Mpfi s_ii = A(o, o);
+  for (int l = 0; l < cd; ++l) {
+    const int p = kFirstContent + l;
+    s_ii += q[l] * Mpfi(A(p, o) + A(o, p));
+    s_ii += A(p, p) * square_of(q[l]);
+    for (int l2 = l + 1; l2 < cd; ++l2) {
+      const int p2 = kFirstContent + l2;
+      s_ii += Mpfi(A(p, p2) + A(p2, p)) * q[l] * q[l2];
+    }
+  }
+  R += min_abs_expm1(s_ii);
+  // a_i0 = r / (r + R) <= r_hi / (r_hi + R_lo) (nondecreasing in r, nonincreasing in R)
+  const Mpfi r_hi(bmp::upper(r));
+  const Mpfi R_lo(bmp::lower(R));
+  if (bmp::upper(R_lo) <= 0) return Mpfi(Mpfr(0), Mpfr(1));
+  return Mpfi(Mpfr(0), bmp::upper(Mpfi(r_hi / (r_hi + R_lo))));
+}
+
+}  // namespace
+
+Mpfi box_bos_deficit(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
+                     const std::vector<double>& lo, const std::vector<double>& hi) {
+  const std::vector<Mpfi> q = query_box(n, lo, hi);
+  if (!is_softmax_kind(kind)) return elementwise_deficit(kind, i, box_bos_score(head.A, n, q));
+  return deficit_from_odds(box_softmax_odds(head.A, kind, n, i, j, q, false));
+}
+
+Mpfi point_bos_mass(const Head<Mpfi>& head, AttentionKind kind, const Matrix<Mpfi>& X, int i) {
+  const int n = static_cast<int>(X.cols());
+  std::vector<Mpfi> s(i + 1, Mpfi(0)), a(i + 1);
+  for (int k = 0; k <= i; ++k) {
+    Mpfi sk(0);
+    for (int p = 0; p < n; ++p) {
+      Mpfi row(0);
+      for (int r = 0; r < n; ++r) row += head.A(p, r) * X(k, r);
+      sk += X(i, p) * row;
+    }
+    s[k] = sk;
+  }
+  if (is_softmax_kind(kind)) {
+    // a_i0 = 1 / (1 + T), T = sum_{m=1..i} exp(s_im - s_i0) [+ exp(-s_i0)]
+    Mpfi T(0);
+    for (int m = 1; m <= i; ++m) T += exp_of(Mpfi(s[m] - s[0]));
+    if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-s[0]));
+    return Mpfi(1) / (Mpfi(1) + T);
+  }
+  attention_row(kind, i, s.data(), a.data());
+  return a[0];
+}
+
+Mpfi box_max_bos_mass(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
+                      const std::vector<double>& lo, const std::vector<double>& hi) {
+  const std::vector<Mpfi> q = query_box(n, lo, hi);
+  if (kind == AttentionKind::kSoftpick) return softpick_box_max_mass(head.A, n, i, j, q);
+  if (!is_softmax_kind(kind)) {
+    return elementwise_mass(kind, i, box_bos_score(head.A, n, q));
+  }
+  return Mpfi(1) / (Mpfi(1) + box_softmax_odds(head.A, kind, n, i, j, q, true));
 }
 
 namespace {
 
 template <class T>
-void check_model(const Model<T>& model, const Task& task) {
+void check_model(const Model<T>& model, const Task& task, bool max_mode) {
   if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) {
     throw std::invalid_argument("BOS bound: only single-layer models are supported");
   }
   if (model.n != task.n) throw std::invalid_argument("BOS bound: model n != task n");
   // softpick's a_i0 depends on every score of the row, not on s_i0 alone,
   // and not monotonically on the others as softmax's does: not covered
-  if (model.attention == AttentionKind::kSoftpick) {
+  if (model.attention == AttentionKind::kSoftpick && !max_mode) {
     throw std::invalid_argument(
         "BOS bound: softpick attention is not supported (softmax, "
-        "softmax-off-by-one, gated, relu, relu-count-all, sigmoid are)");
+        "softmax-off-by-one, gated, relu, relu-count-all, sigmoid are; the maximum BOS mass "
+        "covers softpick too)");
   }
   task.validate();
   if (task.trigger_positions().empty()) {
@@ -185,8 +307,9 @@ int choose_split(const Node& node) {
 template <class T>
 BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
                           const BosBoundOptions& options,
-                          const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
-  check_model(model_in, task);
+                          const std::function<bool(const Mpfr&, const Mpfr&)>& done,
+                          bool max_mode = false) {
+  check_model(model_in, task, max_mode);
   if (options.bits < 2 || options.step_bits < 1) {
     throw std::invalid_argument("BOS bound: need bits >= 2 and step_bits >= 1");
   }
@@ -208,17 +331,40 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     for (int c = 0; c < cd; ++c) {
       Mpfi v = A(ordinary_flag(n), kFirstContent + c);
       for (int l = 0; l < cd; ++l) v += Mpfi(q[l]) * A(kFirstContent + l, kFirstContent + c);
-      const double sign = bmp::median(v) >= 0 ? 1.0 : -1.0;
+      double sign = bmp::median(v) >= 0 ? 1.0 : -1.0;
+      if (max_mode) sign = -sign;  // the maximum BOS mass: every d_m at its minimum
       for (int m = 1; m < i; ++m) content[content_variable(task, m, c)] = sign;
     }
+    if (max_mode && kind == AttentionKind::kSoftpick) {
+      // softpick: each key score s_im = base_m + v(q)^T c_m as near 0 as the box allows
+      // (c_m = -t sign(v), t = base_m / ||v||_1 clamped to [-1, 1])
+      std::vector<double> v(cd);
+      double norm = 0;
+      for (int c = 0; c < cd; ++c) {
+        Mpfi vc = A(ordinary_flag(n), kFirstContent + c);
+        for (int l = 0; l < cd; ++l) vc += Mpfi(q[l]) * A(kFirstContent + l, kFirstContent + c);
+        v[c] = bmp::median(vc).convert_to<double>();
+        norm += std::abs(v[c]);
+      }
+      for (int m = 1; m < i; ++m) {
+        const int flag = m == j ? kTriggerFlag : ordinary_flag(n);
+        Mpfi base = A(ordinary_flag(n), flag);
+        for (int l = 0; l < cd; ++l) base += Mpfi(q[l]) * A(kFirstContent + l, flag);
+        const double b = bmp::median(base).convert_to<double>();
+        const double t = norm > 0 ? std::clamp(b / norm, -1.0, 1.0) : 0.0;
+        for (int c = 0; c < cd; ++c) {
+          content[content_variable(task, m, c)] = v[c] >= 0 ? -t : t;
+        }
+      }
+    }
     for (int l = 0; l < cd; ++l) content[content_variable(task, i, l)] = q[l];
-    (void)j;
     return content;
   };
   const auto offer_witness = [&](int h, int i, int j, const std::vector<double>& content) {
     const Matrix<Mpfi> X =
         make_input<Mpfi>(task, j, matrix_cast<Mpfi>(unflatten_content(task, content)));
-    const Mpfi D = point_bos_deficit(model.layers[0][h], kind, X, i);
+    const Mpfi D = max_mode ? point_bos_mass(model.layers[0][h], kind, X, i)
+                            : point_bos_deficit(model.layers[0][h], kind, X, i);
     if (interval_is_nan(D)) return D;
     const Mpfr low = bmp::lower(D);
     if (!have_witness || low > out.deficit_lower) {
@@ -236,14 +382,17 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     Node node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const Head<Mpfi>& head = model.layers[0][h];
     const int j = node.box.trigger;
-    node.upper = upper_or_inf(box_bos_deficit(head, kind, n, i, j, node.box.lo, node.box.hi));
+    // the maximized quantity over a box: the deficit (min mode) or a_i0 (max mode)
+    const auto box_q = [&](const std::vector<double>& lo, const std::vector<double>& hi) {
+      return max_mode ? box_max_bos_mass(head, kind, n, i, j, lo, hi)
+                      : box_bos_deficit(head, kind, n, i, j, lo, hi);
+    };
+    node.upper = upper_or_inf(box_q(node.box.lo, node.box.hi));
     ++out.boxes;
     std::vector<double> centre(cd), vertex(cd);
     for (int l = 0; l < cd; ++l) centre[l] = 0.5 * (node.box.lo[l] + node.box.hi[l]);
     node.slope.assign(cd, 0.0);
-    const auto at = [&](const std::vector<double>& q) {
-      return Mpfr(bmp::median(box_bos_deficit(head, kind, n, i, j, q, q)));
-    };
+    const auto at = [&](const std::vector<double>& q) { return Mpfr(bmp::median(box_q(q, q))); };
     const Mpfr ref = bmp::abs(at(centre));
     for (int l = 0; l < cd; ++l) {
       std::vector<double> plus = centre, minus = centre;
@@ -270,8 +419,9 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       const Matrix<Mpfi> X =
           make_input<Mpfi>(task, out.witness_trigger,
                            matrix_cast<Mpfi>(unflatten_content(task, out.witness_content)));
-      out.witness_deficit =
-          point_bos_deficit(model.layers[0][out.witness_head], kind, X, out.witness_row);
+      const Head<Mpfi>& head = model.layers[0][out.witness_head];
+      out.witness_deficit = max_mode ? point_bos_mass(head, kind, X, out.witness_row)
+                                     : point_bos_deficit(head, kind, X, out.witness_row);
       if (bmp::lower(out.witness_deficit) > out.deficit_lower) {
         out.deficit_lower = bmp::lower(out.witness_deficit);
       }
@@ -388,6 +538,84 @@ template BosClaimCheck check_min_bos(const Model<Mpfr>&, const Task&, double,
                                      const BosBoundOptions&);
 template BosClaimCheck check_min_bos(const Model<Rational>&, const Task&, double,
                                      const BosBoundOptions&);
+
+namespace {
+
+MaxBosBound to_max_bound(BosBound b) {
+  MaxBosBound out;
+  static_cast<BoxSearchOutcome&>(out) = static_cast<const BoxSearchOutcome&>(b);
+  out.mass_lower = b.deficit_lower;
+  out.mass_upper = b.deficit_upper;
+  out.relative_gap = b.relative_gap;
+  out.witness_head = b.witness_head;
+  out.witness_row = b.witness_row;
+  out.witness_trigger = b.witness_trigger;
+  out.witness_content = std::move(b.witness_content);
+  out.witness_mass = b.witness_deficit;
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
+  const double gap = options.relative_gap;
+  MaxBosBound out = to_max_bound(branch_and_bound(
+      model, task, options,
+      [gap](const Mpfr& lower, const Mpfr& upper) {
+        return upper - lower <= Mpfr(gap) * bmp::abs(lower);
+      },
+      true));
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
+
+template MaxBosBound bound_max_bos(const Model<double>&, const Task&, const BosBoundOptions&);
+template MaxBosBound bound_max_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
+template MaxBosBound bound_max_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
+
+template <class T>
+MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
+                               const BosBoundOptions& options) {
+  if (!(claimed >= 0 && claimed <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+  }
+  MaxBosClaimCheck out;
+  out.claimed = claimed;
+  const Mpfr c(claimed);  // a double: exact at every precision of at least 53 bits
+  out.bound = to_max_bound(branch_and_bound(
+      model, task, options,
+      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  PrecisionScope wide(1100);
+  if (out.bound.mass_upper <= c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(c - out.bound.mass_upper).convert_to<double>();
+  } else if (out.bound.witness_trigger != 0 && out.bound.mass_lower > c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.mass_lower - c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+template MaxBosClaimCheck check_max_bos(const Model<double>&, const Task&, double,
+                                        const BosBoundOptions&);
+template MaxBosClaimCheck check_max_bos(const Model<Mpfr>&, const Task&, double,
+                                        const BosBoundOptions&);
+template MaxBosClaimCheck check_max_bos(const Model<Rational>&, const Task&, double,
+                                        const BosBoundOptions&);
+
+std::string enclosure_line(const MaxBosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  std::ostringstream s;
+  s << "max BOS in [" << (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, 6)) << ", "
+    << format_up(b.mass_upper, 6) << "]  [" << b.evidence.label() << "] (" << b.boxes
+    << " boxes, stopped: " << b.stop_reason << ", " << b.bits << " bits)";
+  return s.str();
+}
 
 namespace {
 

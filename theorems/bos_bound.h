@@ -48,7 +48,27 @@
 // On stopping every live box is below the top:
 //   lower <= D(theta) <= upper,  1 - upper <= B(theta) <= 1 - lower  CERTIFIED
 // A budget (boxes, seconds) that runs out leaves a valid but wider enclosure.
-// NaN or infinite ends count as +inf (never pruned). Precision: when the
+// NaN or infinite ends count as +inf (never pruned).
+//
+// Maximum mode (a certified BOS cap: bound_max_bos, check_max_bos). The same
+// loop maximizes a_i0 itself,
+//   U(theta) = max over h, j, non-trigger rows i >= 1 and the box of a^h_i0,
+// with the reduction above mirrored: softmax kinds, a_i0 = 1 / (1 + T) is
+// largest where T is smallest, so every d_m takes its minimum over c_m,
+//   g_m(q) = x_i^T A (f_m - e_0) - ||v(q)||_1   at c_m = -sign(v(q)),
+// and the box bound is the upper end of 1 / (1 + T) with these g_m. The
+// elementwise kinds read s_i0 alone, as before. Softpick,
+//   a_i0 = r / (r + R),  r = relu(exp(s_i0) - 1),  R = sum_{m=1..i} |exp(s_im) - 1|,
+// is nondecreasing in r and nonincreasing in R, so over a box
+//   a_i0 <= r_hi / (r_hi + R_lo)   (0 when r_hi = 0; 1 when R_lo = 0 < r_hi),
+// with r_hi from the exact range of the linear s_i0, and R_lo the sum of
+// min |exp(s) - 1| over each score's range: s_im = base_m(q) + v(q)^T c_m
+// ranges over [base_m - ||v||_1, base_m + ||v||_1] (0 when that holds 0),
+// s_ii over its quadratic enclosure. Loose (the minima are taken
+// independently), exact when s_i0 <= 0 over the box (a_i0 = 0). Witnesses:
+// c_m = -sign(v(q)) (softmax kinds); softpick, c_m = -t sign(v(q)) with
+// t = base_m / ||v||_1 clamped to [-1, 1] (s_im as near 0 as the box allows).
+// On stopping: lower <= U(theta) <= upper, CERTIFIED. Precision: when the
 // rounding width of D at the box's vertex is at least kRoundingShare of the
 // gap, the precision is raised by step_bits up to the cap (boxes bounded
 // before are bounded again when they reach the top); at the cap, or at a box
@@ -114,6 +134,49 @@ struct BosClaimCheck {
 template <class T>
 BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
                             const BosBoundOptions& options);
+
+// The maximum mode (header): lower <= max BOS mass <= upper, CERTIFIED.
+struct MaxBosBound : BoxSearchOutcome {
+  Mpfr mass_lower, mass_upper;
+  double relative_gap = 0.0;  // (upper - lower) / |lower|; inf when lower = 0
+  // The witness of the lower end, as in BosBound (witness_trigger = 0: none).
+  int witness_head = 0, witness_row = 0, witness_trigger = 0;
+  std::vector<double> witness_content;
+  Mpfi witness_mass;  // its a_i0 enclosure
+};
+
+// a^h_i0 of one point input X in MPFI (every kind; softmax kinds as
+// 1 / (1 + sum_m exp(s_im - s_i0)), without overflow).
+Mpfi point_bos_mass(const Head<Mpfi>& head, AttentionKind kind, const Matrix<Mpfi>& X, int i);
+
+// An interval whose upper end bounds max over c_m (m < i) of a_i0 of row i,
+// trigger j, with the query content q in the box (lo, hi) (max mode above).
+Mpfi box_max_bos_mass(const Head<Mpfi>& head, AttentionKind kind, int n, int i, int j,
+                      const std::vector<double>& lo, const std::vector<double>& hi);
+
+// The certified maximum BOS mass over the whole box (every kind but gated's
+// gate, which does not touch a_i0, is covered; softpick too). Throws as
+// bound_min_bos does, softpick aside.
+template <class T>
+MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options);
+
+// The cap "max BOS <= claimed" (claimed in [0, 1]): VERIFIED if upper <=
+// claimed, NOT VERIFIED (with the witness) if the witness's certified a_i0
+// exceeds it, UNDECIDED when the budget runs out first.
+struct MaxBosClaimCheck {
+  Verdict verdict = Verdict::kUndecided;
+  Evidence evidence = Evidence::certified(0);
+  double claimed = 0.0;
+  // VERIFIED: claimed - upper; NOT VERIFIED: lower - claimed; 0 otherwise.
+  double margin = 0.0;
+  MaxBosBound bound;
+};
+template <class T>
+MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
+                               const BosBoundOptions& options);
+
+// "max BOS in [lower, upper]  [CERTIFIED] (boxes, stop reason, bits)".
+std::string enclosure_line(const MaxBosBound& bound);
 
 // One line: "1 - min BOS in [lower, upper]  [CERTIFIED] (gap, boxes, stop
 // reason, bits)", lower rounded down and upper rounded up.

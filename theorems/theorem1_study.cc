@@ -44,7 +44,7 @@ std::string double_note(bool disagrees, double double_value) {
   return buf;
 }
 
-Model<double> normal_init(int n, double std, std::uint64_t seed) {
+Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t seed) {
   std::mt19937_64 eng(seed);
   std::normal_distribution<double> normal(0.0, std);
   Matrix<double> A(n, n), M(n, n);
@@ -52,7 +52,7 @@ Model<double> normal_init(int n, double std, std::uint64_t seed) {
     for (int c = 0; c < n; ++c) A(r, c) = normal(eng);
   for (int r = 0; r < n; ++r)
     for (int c = 0; c < n; ++c) M(r, c) = normal(eng);
-  return single_head_model<double>(AttentionKind::kSoftmax, A, M);
+  return single_head_model<double>(kind, A, M);
 }
 
 std::vector<NuancePoint> nuance_of(const std::string& name, const Model<double>& m,
@@ -263,7 +263,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     PathRun run;
     run.start = s;
     run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
-    const Model<double> init = normal_init(o.task.n, run.init_std, o.seed * 1000 + s);
+    const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
     MinimaxOptions mo;
     mo.seed = o.seed * 1000 + s;
     mo.adversary.seed = o.seed * 1000 + s;

@@ -82,6 +82,10 @@ inline constexpr const char* kFrontierPointMeaning =
 struct Theorem1Options {
   Task task;
   std::uint64_t seed = 0;
+  // Attention kind of every model searched (its initializations); the
+  // study as described is Theorem 1's softmax. Any kind the minimax covers
+  // (not gated).
+  AttentionKind attention = AttentionKind::kSoftmax;
   int starts = 3;
   double path_target = 1e-10;
   int path_rounds = 60;

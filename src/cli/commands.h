@@ -117,7 +117,11 @@ void check_memory(const std::string& file, const std::string& field, double byte
 void add_eval_command(CLI::App& app, Context& ctx);
 void add_verify_command(CLI::App& app, Context& ctx);
 void add_theorem1_command(CLI::App& app, Context& ctx);
+void add_theorem2_command(CLI::App& app, Context& ctx);
 void add_appendix_command(CLI::App& app, Context& ctx);
 void add_attack_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
+void add_figures_command(CLI::App& app, Context& ctx);
+void add_normalizations_command(CLI::App& app, Context& ctx);
 
 }  // namespace sinkcert::cli

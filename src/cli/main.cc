@@ -112,8 +112,12 @@ int main(int argc, char** argv) {
   sinkcert::cli::add_eval_command(app, ctx);
   sinkcert::cli::add_verify_command(app, ctx);
   sinkcert::cli::add_theorem1_command(app, ctx);
+  sinkcert::cli::add_theorem2_command(app, ctx);
   sinkcert::cli::add_appendix_command(app, ctx);
   sinkcert::cli::add_attack_command(app, ctx);
+  sinkcert::cli::add_sweep_command(app, ctx);
+  sinkcert::cli::add_figures_command(app, ctx);
+  sinkcert::cli::add_normalizations_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

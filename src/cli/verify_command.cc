@@ -9,12 +9,13 @@
 // Prints the summary; writes the JSON certificate atomically to --out, and
 // the result as a Coq proof to --coq (theorems/coq_export.h).
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
-//                       [--claim E] [--gap G] [--seconds S] [--bits B]
+//                       [--claim E] [--gap G] [--seconds S] [--boxes N] [--bits B]
 // The certified worst-case loss of a single-layer weight file over the whole
-// content box (theorems/worst_case_bound.h): lower <= E <= upper to a relative
-// gap G, or, with --claim, whether E <= claim holds.
+// content box (theorems/worst_case_bound.h), or of a residual weight file of
+// several layers (theorems/deep_worst_case_bound.h): lower <= E <= upper to a
+// relative gap G, or, with --claim, whether E <= claim holds.
 // sinkcert verify bos --weights W.json --L L [--trigger-range ...]
-//                     [--claim B] [--gap G] [--seconds S] [--bits B]
+//                     [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
 // The certified minimum BOS mass of a single-layer weight file over the whole
 // content box (theorems/bos_bound.h): 1 - min BOS enclosed to a relative gap
 // G, or, with --claim, whether min BOS >= claim holds.
@@ -35,6 +36,7 @@
 #include "src/weight_file.h"
 #include "theorems/bos_bound.h"
 #include "theorems/coq_export.h"
+#include "theorems/deep_worst_case_bound.h"
 #include "theorems/relu_exact_checker.h"
 #include "theorems/worst_case_bound.h"
 
@@ -168,6 +170,7 @@ struct VerifyBoxOptions {
   std::optional<double> claim;
   double gap = 0.01;
   double seconds = 60.0;
+  int boxes = 200000;  // BoxSearchOptions' default budget
   int bits = 128;
   CLI::Option* weights_option = nullptr;
 };
@@ -184,17 +187,23 @@ struct BoxInput {
 BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::string& checker,
                         const std::string& n_note,
                         const std::function<double(const WeightFile&, int)>& work, double max_work,
-                        const std::function<std::string(const WeightFile&)>& work_note) {
+                        const std::function<std::string(const WeightFile&)>& work_note,
+                        bool residual_layers = false) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
   require_option(opt.task.L_option);
   ctx.activity = "reading " + opt.weights;
   BoxInput in{read_weight_file(opt.weights), opt.task.task()};
   const WeightFile& file = in.file;
-  if (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1) {
-    throw InputError(
-        opt.weights, "kind",
-        "single-layer (" + checker + " handles single-layer models, any heads and attention)");
+  // residual_layers: a residual file of several layers is accepted too
+  const bool deep = residual_layers && file.kind == ModelKind::kResidual && file.num_layers() > 1;
+  if (!deep && (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1)) {
+    throw InputError(opt.weights, "kind",
+                     residual_layers
+                         ? "single-layer, or residual with several layers (" + checker +
+                               " handles those, any heads and attention)"
+                         : "single-layer (" + checker +
+                               " handles single-layer models, any heads and attention)");
   }
   if (file.n > kMaxBoundN) {
     throw InputError(
@@ -230,6 +239,9 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
   add_real_option(sub, "--gap", &opt->gap, RealRange{0, true}, gap_help);
   add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
                   "time budget, default 60");
+  // a box budget reproduces a run, whatever the load (10^9 boxes: days)
+  add_int_option(sub, "--boxes", &opt->boxes, 1, 1000000000,
+                 "budget of evaluated boxes, default 200000 (lowered to fit memory)");
   add_int_option(sub, "--bits", &opt->bits, kMinBoundBits, kMaxBoundBits, bits_help);
   return opt;
 }
@@ -240,6 +252,7 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
                      theorems::BoxSearchOptions& options) {
   options.relative_gap = opt.gap;
   options.max_seconds = opt.seconds;
+  options.max_boxes = opt.boxes;
   options.bits = opt.bits;
   options.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
 }
@@ -247,16 +260,21 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
   // capped (limits.h, kMaxBoundWork).
+  // Several layers: times layers x heads (every box of the deep bound runs
+  // a reverse pass per output term through every head).
   const auto bound_work = [&](const WeightFile& file, int L) {
-    return double(L) * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
+    const double deep = file.num_layers() > 1 ? file.num_layers() * file.num_heads() : 1;
+    return deep * L * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
   };
   const BoxInput in = read_box_input(
       opt, ctx, "the bound", " for verify bound (its interval forward passes grow as L^3 n)",
-      bound_work, kMaxBoundWork, [&](const WeightFile&) {
+      bound_work, kMaxBoundWork,
+      [&](const WeightFile&) {
         return " at --bits " + std::to_string(opt.bits) +
-               " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, takes about a minute at "
-               "the limit)";
-      });
+               " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, times layers x heads "
+               "for several layers, takes about a minute at the limit)";
+      },
+      true);
   const WeightFile& file = in.file;
   const Task& task = in.task;
   ctx.activity = "running the branch and bound (--L, --bits)";
@@ -271,6 +289,18 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
+  if (file.num_layers() > 1) {  // residual, several layers
+    if (opt.claim) {
+      const auto check = theorems::check_deep_upper_bound(model, task, *opt.claim, options);
+      std::cout << theorems::deep_summary_text(model, check, task);
+      ctx.exit_code = exit_code_for(check.verdict);
+    } else {
+      const auto bound = theorems::bound_deep_worst_case(model, task, options);
+      std::cout << theorems::deep_summary_text(model, bound, task, opt.gap);
+      ctx.exit_code = exit_code_for(bound.verdict);
+    }
+    return;
+  }
   if (opt.claim) {
     const theorems::UpperBoundCheck check =
         theorems::check_upper_bound(model, task, *opt.claim, options);
@@ -357,8 +387,9 @@ void add_verify_command(CLI::App& app, Context& ctx) {
 
   CLI::App* bound = verify->add_subcommand(
       "bound",
-      "certified worst-case loss of a single-layer weight file over the whole content box by "
-      "interval branch and bound: lower <= E <= upper, or with --claim whether E <= claim "
+      "certified worst-case loss of a single-layer weight file, or of a residual one of several "
+      "layers, over the whole content box by interval branch and bound: lower <= E <= upper, or "
+      "with --claim whether E <= claim "
       "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
   // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0

@@ -1,0 +1,64 @@
+# sinkcert figure script attention_relu_2x2_one_input
+# command_line: build-figures/sinkcert figures --paper --out results/figures
+# revision: abd73f170812-dirty
+# time_utc: 2026-12-01T07:23:42Z
+# seed: 20260311
+# precision: double
+# caption: Attention of ReLU 2 x 2 (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): every head's attention, layer by layer (down) and head by head (across), on one probe input (the first of probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: ReLU 2 x 2 (construction): the weight file theorem3/relu_residual_2x2_n16.weights.json (relu, residual, n = 16, 2 layer(s) x 2 head(s)). Evidence: NUMERIC(53).
+# gnuplot attention_relu_2x2_one_input.gp renders attention_relu_2x2_one_input.pdf; gnuplot -e "format='png'" attention_relu_2x2_one_input.gp renders attention_relu_2x2_one_input.png
+data = 'attention_relu_2x2_one_input.dat'
+if (!exists("format")) format = 'pdf'
+if (format eq 'png') {
+  set terminal pngcairo size 900,600
+} else {
+  set terminal pdfcairo size 6in,4in font "Helvetica,10"
+}
+set output 'attention_relu_2x2_one_input.'.format
+set datafile missing '?'
+# the grid: 2 row(s) x 2 column(s) of heat maps
+if (format eq 'png') {
+  set terminal pngcairo size 605,572 font "Helvetica,9"
+} else {
+  set terminal pdfcairo size 5.5in,5.2in font "Helvetica,8"
+}
+set output 'attention_relu_2x2_one_input.'.format
+set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')
+set cbrange [0:1]
+set xrange [-0.5:15.5]
+set yrange [15.5:-0.5]
+set xtics 0,4 out nomirror
+set ytics 0,4 out nomirror
+set size ratio -1
+set tmargin 2
+set bmargin 3.5
+set lmargin 7
+set rmargin 1
+unset key
+unset colorbox
+set multiplot title 'ReLU 2 x 2 (construction): attention a_{ik} (query i down, key k across), trigger at position 7'
+set origin 0,0.461538
+set size 0.418182,0.461538
+set title 'layer 0, head 0' noenhanced
+set xlabel ''
+set ylabel 'query i'
+plot data every ::0::255 using 7:6:($7 > $6 ? NaN : $8) with image
+set origin 0.418182,0.461538
+set size 0.418182,0.461538
+set title 'layer 0, head 1' noenhanced
+set xlabel ''
+set ylabel ''
+plot data every ::256::511 using 7:6:($7 > $6 ? NaN : $8) with image
+set origin 0,1.11022e-16
+set size 0.418182,0.461538
+set title 'layer 1, head 0' noenhanced
+set xlabel 'key k'
+set ylabel 'query i'
+plot data every ::512::767 using 7:6:($7 > $6 ? NaN : $8) with image
+set origin 0.418182,1.11022e-16
+set size 0.418182,0.461538
+set title 'layer 1, head 1' noenhanced
+set xlabel 'key k'
+set ylabel ''
+set colorbox user origin 0.881818,0.15 size 0.0363636,0.7
+plot data every ::768::1023 using 7:6:($7 > $6 ? NaN : $8) with image
+unset multiplot

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert theorem2 [--layers 1|2|4] [--heads 1|2|4] --n N --L L
+//                   [--trigger-range paper|reference-code] [--seed S]
+//                   [--out DIR] [--quick] [--time-limit SECONDS]
+//                   [--active-per-trigger K]
+// Theorem 2 studied by search (theorems/theorem2_study.h): the descent path
+// of a residual softmax model, its sink score sigma and each head's BOS
+// mass, and a verdict. Progress on stderr; summary on stdout; JSON, CSV,
+// weight files and the figure in --out.
+// Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
+// NOT APPLICABLE (L = 2), 2 bad input.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "src/cli/commands.h"
+#include "src/input_error.h"
+#include "src/limits.h"
+#include "src/run_info.h"
+#include "theorems/theorem2_report.h"
+#include "theorems/theorem2_study.h"
+
+namespace sinkcert::cli {
+
+namespace {
+
+struct Theorem2CliOptions {
+  TaskOptions task;
+  int layers = 2, heads = 2;
+  std::uint64_t seed = 0;
+  std::string out = "results/theorem2";
+  bool quick = false;
+  double time_limit = 0;       // 0: the study's default
+  int active_per_trigger = 0;  // 0: the study's default
+};
+
+int exit_code_for(theorems::StudyVerdict v) {
+  switch (v) {
+    case theorems::StudyVerdict::kConsistent:
+      return kExitSuccess;
+    case theorems::StudyVerdict::kCounterexampleCandidate:
+      return kExitNotVerified;
+    case theorems::StudyVerdict::kInconclusive:
+    case theorems::StudyVerdict::kNotApplicable:
+      return kExitUndecided;
+  }
+  return kExitInternal;
+}
+
+void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
+  const Task task = opt.task.task();
+  check_task_options(task);
+  for (auto [name, value] : {std::pair{"--layers", opt.layers}, std::pair{"--heads", opt.heads}}) {
+    if (value != 1 && value != 2 && value != 4) {
+      throw InputError("command line", name, "expected 1, 2 or 4, got " + std::to_string(value));
+    }
+  }
+  theorems::Theorem2Options o;
+  if (opt.quick) {
+    o = theorems::theorem2_quick_options(task, opt.layers, opt.heads, opt.seed);
+  } else {
+    o.task = task;
+    o.layers = opt.layers;
+    o.heads = opt.heads;
+    o.seed = opt.seed;
+  }
+  if (opt.time_limit > 0) o.path_time_limit = opt.time_limit;
+  if (opt.active_per_trigger > 0) {
+    // at least one place per trigger for the adversary's witnesses
+    o.max_per_trigger = opt.active_per_trigger;
+    o.initial_per_trigger = std::min(o.initial_per_trigger, opt.active_per_trigger - 1);
+  }
+  // the dense Levenberg-Marquardt Jacobian: max_per_trigger (L-1) L n rows,
+  // 2 n^2 layers heads columns, 8 bytes each
+  check_memory("command line", "--L",
+               8.0 * o.max_per_trigger * (task.L - 1) * task.L * task.n * 2.0 * task.n * task.n *
+                   opt.layers * opt.heads,
+               "the search's dense Jacobian");
+  check_output_set(theorems::theorem2_output_set(opt.out), "--out");
+  ctx.activity = "running the search (--n, --L, --layers, --heads)";
+  std::cout << "theorem2: residual softmax " << opt.layers << " x " << opt.heads
+            << ", n = " << task.n << ", L = " << task.L << ", trigger range "
+            << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
+            << "\n";
+  std::cout << "parametrization: " << search::kDeepParametrization << "\n";
+  const theorems::Theorem2Study st = theorems::run_theorem2_study(
+      o, [](const std::string& line) { std::cerr << "theorem2: " << line << "\n"; });
+  char buf[640];
+  for (const auto& r : st.runs) {
+    std::snprintf(
+        buf, sizeof buf,
+        "path start %d (normal std %g): worst case %s %s, sink score %.12f NUMERIC(53) "
+        "(layer %d, head %d, position %d), %s, %d rounds, %.1f s\n",
+        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
+        r.result.evidence.label().c_str(), r.sink.sigma, r.sink.layer, r.sink.head, r.sink.position,
+        r.result.stop_reason.c_str(), static_cast<int>(r.result.history.size()), r.result.seconds);
+    std::cout << buf;
+    for (const auto& layer : r.stats.heads) {
+      for (const auto& h : layer) {
+        std::snprintf(buf, sizeof buf,
+                      "  layer %d head %d: mean BOS %.9f, min BOS %.9f (NUMERIC(53), probe set)\n",
+                      h.layer, h.head, h.overall.mean, h.overall.min);
+        std::cout << buf;
+      }
+    }
+  }
+  std::cout << "verdict: " << theorems::to_string(st.verdict) << "\n  " << st.reason << "\n";
+  const RunInfo info = make_run_info(ctx.argv, opt.seed, "double");
+  std::vector<std::string> skipped;
+  const auto written = theorems::write_theorem2_outputs(st, info, opt.out, &skipped);
+  std::cout << "wrote " << written.size() << " files to " << opt.out << "\n";
+  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
+  std::snprintf(buf, sizeof buf, "time: %.1f s\n", st.seconds);
+  std::cout << buf;
+  ctx.exit_code = exit_code_for(st.verdict);
+}
+
+}  // namespace
+
+void add_theorem2_command(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<Theorem2CliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "theorem2",
+      "Theorem 2 by adversarial search in residual models: descent path, sink score, verdict");
+  add_task_options(
+      sub, &opt->task,
+      {kMaxTheorem1N, "token dimension, default 16", kMaxTheorem1L, "sequence length, default 16"});
+  add_int_option(sub, "--layers", &opt->layers, 1, 4, "layers: 1, 2 or 4 (default 2)");
+  add_int_option(sub, "--heads", &opt->heads, 1, 4, "heads per layer: 1, 2 or 4 (default 2)");
+  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
+  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  sub->add_flag("--quick", opt->quick, "the paper's init only, fewer rounds (e.g. --n 5 --L 4)");
+  add_real_option(sub, "--time-limit", &opt->time_limit, RealRange{0, true, true, 1e6},
+                  "seconds per path start after which no new round starts (default 1800; a run "
+                  "that hits it depends on the machine's speed)");
+  add_int_option(sub, "--active-per-trigger", &opt->active_per_trigger, 2, 10,
+                 "active-set inputs per trigger position (default 10; fewer: less memory and "
+                 "time per round, a weaker exchange)");
+  sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
+}
+
+}  // namespace sinkcert::cli

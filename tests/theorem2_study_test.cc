@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/theorem2_study.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "src/weight_file.h"
+#include "theorems/theorem2_report.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+// BOS statistics of `layers` x `heads` heads over L positions, every
+// per-position mean `base`, count 10 (position 0: count 0).
+BosStatistics made_up_stats(int layers, int heads, int L, double base) {
+  BosStatistics bs;
+  for (int l = 0; l < layers; ++l) {
+    bs.heads.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      HeadBosStatistics hs;
+      hs.layer = l;
+      hs.head = h;
+      hs.per_position.resize(L);
+      for (int i = 1; i < L; ++i) {
+        hs.per_position[i].count = 10;
+        hs.per_position[i].mean = base;
+      }
+      hs.overall.count = 10 * (L - 1);
+      hs.overall.mean = base;
+      bs.heads.back().push_back(hs);
+    }
+  }
+  return bs;
+}
+
+TEST_CASE("the sink score is the largest per-position mean over layers and heads") {
+  BosStatistics bs = made_up_stats(2, 2, 5, 0.3);
+  bs.heads[1][0].per_position[3].mean = 0.9;
+  // a position without values (count 0) does not count, however large
+  bs.heads[0][1].per_position[2].mean = 5.0;
+  bs.heads[0][1].per_position[2].count = 0;
+  const SinkScore s = sink_score(bs);
+  CHECK(s.defined);
+  CHECK(s.sigma == 0.9);
+  CHECK(s.layer == 1);
+  CHECK(s.head == 0);
+  CHECK(s.position == 3);
+  // the head's overall mean (0.3) is not the score: one position sinks
+  CHECK(s.sigma != bs.heads[1][0].overall.mean);
+  // NaN is never dropped
+  bs.heads[0][0].per_position[1].mean = std::nan("");
+  CHECK(std::isnan(sink_score(bs).sigma));
+  // no non-trigger position at all: undefined
+  BosStatistics empty = made_up_stats(1, 1, 2, 0.3);
+  empty.heads[0][0].per_position[1].count = 0;
+  CHECK_FALSE(sink_score(empty).defined);
+}
+
+Theorem2Study made_up_study(double worst, double sigma) {
+  Theorem2Study st;
+  Theorem2Run run;
+  run.result.worst.value = worst;
+  run.result.worst.certified = worst;
+  run.stats = made_up_stats(2, 2, 4, sigma);
+  run.sink = sink_score(run.stats);
+  st.runs.push_back(run);
+  Theorem2PathPoint p;
+  p.round = 5;
+  p.worst_case = worst;
+  p.worst_case_double = worst;
+  p.sink = run.sink;
+  st.path.push_back(p);
+  return st;
+}
+
+TEST_CASE("the Theorem 2 verdict rule") {
+  Theorem2Study good = made_up_study(1e-9, 1 - 1e-9);
+  decide_theorem2_verdict(good);
+  CHECK(good.verdict == StudyVerdict::kConsistent);
+  // a tiny loss with no head sinking anywhere
+  Theorem2Study bad = made_up_study(1e-9, 0.4);
+  decide_theorem2_verdict(bad);
+  CHECK(bad.verdict == StudyVerdict::kCounterexampleCandidate);
+  CHECK(bad.reason.find("round 5") != std::string::npos);
+  // ... unless that round was rejected by the trust control
+  Theorem2Study rejected = made_up_study(1e-9, 0.4);
+  rejected.path[0].accepted = false;
+  decide_theorem2_verdict(rejected);
+  CHECK(rejected.verdict == StudyVerdict::kInconclusive);
+  // a tiny loss with a partial sink: neither
+  Theorem2Study partial = made_up_study(1e-9, 0.9);
+  decide_theorem2_verdict(partial);
+  CHECK(partial.verdict == StudyVerdict::kInconclusive);
+  // the search did not get low: inconclusive, and it says why
+  Theorem2Study high = made_up_study(1e-2, 1 - 1e-9);
+  decide_theorem2_verdict(high);
+  CHECK(high.verdict == StudyVerdict::kInconclusive);
+  CHECK(high.reason.find("needs worst case") != std::string::npos);
+  // the certified value decides, not the double one
+  Theorem2Study noisy = made_up_study(1e-9, 1 - 1e-9);
+  noisy.runs[0].result.worst.certified = 1e-3;
+  decide_theorem2_verdict(noisy);
+  CHECK(noisy.verdict == StudyVerdict::kInconclusive);
+  // L = 2: no non-trigger position
+  Theorem2Study vacuous = made_up_study(1e-9, 0.1);
+  vacuous.runs[0].sink.defined = false;
+  decide_theorem2_verdict(vacuous);
+  CHECK(vacuous.verdict == StudyVerdict::kNotApplicable);
+}
+
+TEST_CASE("the residual init draws every head") {
+  const Model<double> m = residual_normal_init(5, 2, 2, 0.02, 3);
+  CHECK(m.kind == ModelKind::kResidual);
+  REQUIRE(m.num_layers() == 2);
+  REQUIRE(m.num_heads() == 2);
+  CHECK(m.layers[0][0].A != m.layers[1][1].A);
+  CHECK(m.layers[1][1].M.cwiseAbs().maxCoeff() > 0);
+  CHECK(m.layers[1][1].M.cwiseAbs().maxCoeff() < 0.2);  // 10 std: never at 50 draws
+  CHECK(residual_normal_init(5, 2, 2, 0.02, 3).layers[1][1].M == m.layers[1][1].M);
+}
+
+// The loss the small study must reach from the paper's init (a drop of
+// orders of magnitude from about 1; printed).
+constexpr double kSmallStudyLoss = 1e-3;
+
+TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
+  Theorem2Options o = theorem2_quick_options(Task{5, 4, TriggerRange::kPaper}, 2, 2, 0);
+  o.probe_count = 100;
+  const Theorem2Study st = run_theorem2_study(o);
+  REQUIRE(st.runs.size() == 1);
+  const Theorem2Run& r = st.runs[0];
+  CHECK(r.result.worst.certified <= kSmallStudyLoss);
+  CHECK(r.result.worst.certified > 0);
+  CHECK(r.sink.defined);
+  CHECK(r.sink.sigma >= 0);
+  CHECK(r.sink.sigma <= 1);
+  REQUIRE(!st.path.empty());
+  for (const Theorem2PathPoint& p : st.path) CHECK(p.head_mean.size() == 4u);
+  MESSAGE("2 x 2, n = 5, L = 4: worst case " << r.result.worst.certified << ", sink score "
+                                             << r.sink.sigma << ", verdict "
+                                             << to_string(st.verdict) << ": " << st.reason);
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sinkcert_theorem2_study_test").string();
+  std::filesystem::remove_all(dir);
+  RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double"};
+  write_theorem2_outputs(st, info, dir);
+  for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "path.dat", "path.gp",
+                           "path_start0.weights.json"}) {
+    CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
+  }
+  // the weight file holds the path model itself (re-checkable by eval)
+  const WeightFile w = read_weight_file(dir + "/path_start0.weights.json");
+  CHECK(w.metadata["worst_case_loss"].get<double>() == r.result.worst.certified);
+  CHECK(w.metadata["worst_case_witness"]["trigger"] == r.result.worst.trigger);
+  const std::string csv = to_csv(theorem2_heads_table(st), info);
+  CHECK(csv.find("\nstart,init_std,layer,head,mean_bos,min_bos,max_position_mean,max_position\n") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

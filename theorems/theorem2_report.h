@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+//
+// The report of a Theorem 2 study (theorems/theorem2_study.h), written
+// through src/table_writer.h:
+//   path.csv     one row per optimizer round and start: worst case
+//                SEARCH(lower bound), sampled loss, sink score sigma with
+//                its (layer, head, position), mean BOS mass of every head
+//                (NUMERIC(53))
+//   heads.csv    one row per start and head of the best path model: mean
+//                and min non-trigger BOS mass, the largest per-position mean
+//                and its position (NUMERIC(53))
+//   path figure  worst case and 1 - sigma against round (.dat, .gp, .pdf,
+//                .png)
+//   theorem2.json, and one weight file per path start with the certified
+//   worst case and its witness in the metadata (re-checkable by `eval`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/output_files.h"
+#include "src/run_info.h"
+#include "src/table_writer.h"
+#include "theorems/theorem2_study.h"
+
+namespace sinkcert::theorems {
+
+Table theorem2_path_table(const Theorem2Study& study);
+Table theorem2_heads_table(const Theorem2Study& study);
+Figure theorem2_path_figure(const Theorem2Study& study);
+
+// The files of `dir` a study owns (the names write_theorem2_outputs writes,
+// any path_start*.weights.json, and temporaries of those names); everything
+// else in `dir` is left alone.
+OutputSet theorem2_output_set(const std::string& dir);
+
+// Writes theorem2.json, path.csv, heads.csv, the path weight files and the
+// figure into `dir`, replacing the previous study's files as a whole
+// (replace_output_set, src/output_files.h). Returns the paths written;
+// renders gnuplot could not make are listed in `skipped`.
+std::vector<std::string> write_theorem2_outputs(const Theorem2Study& study, const RunInfo& info,
+                                                const std::string& dir,
+                                                std::vector<std::string>* skipped = nullptr);
+
+}  // namespace sinkcert::theorems
