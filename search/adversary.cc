@@ -303,9 +303,15 @@ bool differ_in_first_digit(double a, double b) {
   return std::abs(a - b) >= 0.5 * unit;
 }
 
+std::mutex& precision_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 template <class T>
 void certify_witness(const Model<T>& model, const Task& task, Witness& w,
                      WitnessQuantity quantity) {
+  const std::lock_guard<std::mutex> lock(precision_mutex());
   const bool bos = quantity == WitnessQuantity::kBosMass;
   for (int bits = kCertifyStartBits;; bits += kCertifyStepBits) {
     PrecisionScope scope(bits);

@@ -68,6 +68,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -114,8 +115,14 @@ constexpr int kCertifyStartBits = 128;
 constexpr int kCertifyStepBits = 64;
 constexpr int kCertifyMaxBits = 1024;
 
+// Boost 1.74 keeps the MPFR/MPFI default precision (PrecisionScope) in one
+// process-wide variable, so code that sets it while other threads may run
+// holds this lock for the scope's lifetime: certify_witness does, and so
+// must any other PrecisionScope opened in a worker thread.
+std::mutex& precision_mutex();
+
 // Certifies `witness` in place (step 5 of the header): sets certified,
-// certified_bits and double_disagrees.
+// certified_bits and double_disagrees; holds precision_mutex() meanwhile.
 // T = double (the search's models) or Rational (the exact model a weight file
 // denotes, whose entries are enclosed in MPFI).
 template <class T>

@@ -103,8 +103,9 @@ class RowCost : public ceres::CostFunction {
 // - y_{i,d}), parameters the 2 H blocks of src/parameter_layout.h
 // (head_blocks: A then M of every head, layer by layer). Jacobian row d: the
 // general reverse pass (forward_vjp) with cotangent sqrt(w_d) e_{i,d} on
-// f(X), on a tape of the rows 0..i that row i reads (forward_tape's
-// only_row); it yields dr_d/dA and dr_d/dM of every head at once.
+// f(X), all d in one batched pass (forward_vjp_batch), on a tape of the
+// rows 0..i that row i reads (forward_tape's only_row); it yields dr_d/dA
+// and dr_d/dM of every head at once.
 class DeepRowCost : public ceres::CostFunction {
  public:
   DeepRowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
@@ -127,14 +128,13 @@ class DeepRowCost : public ceres::CostFunction {
     bool any = false;
     for (int b = 0; b < blocks; ++b) any = any || J[b];
     if (!any) return true;
-    Matrix<double> dY = Matrix<double>::Zero(L, n);
+    // cotangents sqrt(w_d) e_{i,d} on f(X), d = 0..n-1, in one batched pass
+    std::vector<Matrix<double>> dY(n, Matrix<double>::Zero(L, n));
+    for (int d = 0; d < n; ++d) dY[d](i, d) = std::sqrt(w_[d]);
+    const std::vector<ForwardGradient<double>> grads = forward_vjp_batch(m, tape, dY);
     for (int d = 0; d < n; ++d) {
-      // cotangent sqrt(w_d) e_{i,d} on f(X)
-      dY.setZero();
-      dY(i, d) = std::sqrt(w_[d]);
-      const ForwardGradient<double> g = forward_vjp(m, tape, dY);
       int t = 0;
-      for (const auto& layer : g.dheads) {
+      for (const auto& layer : grads[d].dheads) {
         for (const Head<double>& dh : layer) {
           if (J[2 * t]) pack_row_major(dh.A, J[2 * t] + d * n * n);
           if (J[2 * t + 1]) pack_row_major(dh.M, J[2 * t + 1] + d * n * n);
@@ -227,6 +227,105 @@ class BosCeilingCost : public ceres::CostFunction {
   double ceiling_, rho_;
   int n_;
   AttentionKind kind_;
+};
+
+// Several heads or layers: rho * max(0, b^{l,h}_i - ceiling) for every
+// capped head (l, h) and position i >= 1, b^{l,h}_i = (1 / N_i) sum over the
+// probes with trigger != i of a^{l,h}_{i0}; parameters the 2 H blocks of
+// head_blocks. Jacobian row of a violated residual: (rho / N_i) sum over
+// those probes of forward_vjp with cotangent 1 on a^{l,h}_{i0} (dY = 0); it
+// reaches (A, M) of every head of the layers up to l.
+class DeepBosCeilingCost : public ceres::CostFunction {
+ public:
+  DeepBosCeilingCost(const ProbeSet* probes, double ceiling, double rho, const Model<double>* shape,
+                     std::optional<std::pair<int, int>> head)
+      : probes_(probes), ceiling_(ceiling), rho_(rho), shape_(shape), n_(shape->n) {
+    const int L = probes->task.L;
+    for (int l = 0; l < shape->num_layers(); ++l) {
+      for (int h = 0; h < shape->num_heads(); ++h) {
+        if (head && *head != std::pair{l, h}) continue;
+        for (int i = 1; i < L; ++i) {
+          long count = 0;
+          for (const Sample& smp : probes->samples) count += smp.trigger != i;
+          if (count > 0) caps_.push_back(Cap{l, h, i, count});
+        }
+      }
+    }
+    set_num_residuals(static_cast<int>(caps_.size()));
+    for (int b = 0; b < 2 * head_count(*shape); ++b)
+      mutable_parameter_block_sizes()->push_back(n_ * n_);
+  }
+
+  bool Evaluate(double const* const* p, double* r, double** J) const override {
+    const int n = n_, L = probes_->task.L, caps = static_cast<int>(caps_.size());
+    const int blocks = 2 * head_count(*shape_);
+    Model<double> m = *shape_;
+    unpack_head_blocks(p, m);
+    std::vector<ForwardTape<double>> tapes;
+    std::vector<double> sum(caps, 0.0);
+    for (const Sample& smp : probes_->samples) {
+      tapes.push_back(forward_tape(m, smp.X));
+      for (int c = 0; c < caps; ++c) {
+        const Cap& cap = caps_[c];
+        if (smp.trigger != cap.i) sum[c] += tapes.back().attention(cap.l, cap.h, cap.i, 0);
+      }
+    }
+    std::vector<bool> active(caps);
+    bool any_active = false;
+    for (int c = 0; c < caps; ++c) {
+      // b = sum / N_i; r = rho max(0, b - ceiling)
+      const double b = sum[c] / caps_[c].count;
+      active[c] = b > ceiling_;
+      any_active = any_active || active[c];
+      r[c] = active[c] ? rho_ * (b - ceiling_) : 0.0;
+    }
+    if (!J) return true;
+    for (int b = 0; b < blocks; ++b) {
+      if (J[b]) std::fill(J[b], J[b] + static_cast<std::size_t>(caps) * n * n, 0.0);
+    }
+    if (!any_active) return true;
+    const Matrix<double> zero_dY = Matrix<double>::Zero(L, n);
+    std::vector<std::vector<Matrix<double>>> d_attention(
+        m.num_layers(), std::vector<Matrix<double>>(m.num_heads(), Matrix<double>::Zero(L, L)));
+    std::vector<double> packed(static_cast<std::size_t>(n) * n);
+    for (std::size_t s = 0; s < tapes.size(); ++s) {
+      for (int c = 0; c < caps; ++c) {
+        const Cap& cap = caps_[c];
+        if (!active[c] || probes_->samples[s].trigger == cap.i) continue;
+        // cotangent 1 on a^{l,h}_{i0}
+        d_attention[cap.l][cap.h](cap.i, 0) = 1.0;
+        const ForwardGradient<double> g = forward_vjp(m, tapes[s], zero_dY, &d_attention);
+        d_attention[cap.l][cap.h](cap.i, 0) = 0.0;
+        // row c of every block += (rho / N_i) d a^{l,h}_{i0} / d block
+        const double scale = rho_ / caps_[c].count;
+        int t = 0;
+        for (const auto& layer : g.dheads) {
+          for (const Head<double>& dh : layer) {
+            for (int half = 0; half < 2; ++half) {
+              double* row = J[2 * t + half];
+              if (!row) continue;
+              pack_row_major(half == 0 ? dh.A : dh.M, packed.data());
+              row += static_cast<std::size_t>(c) * n * n;
+              for (int e = 0; e < n * n; ++e) row[e] += scale * packed[e];
+            }
+            ++t;
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Cap {
+    int l, h, i;
+    long count;  // N_i, probes whose trigger is not i
+  };
+  const ProbeSet* probes_;
+  double ceiling_, rho_;
+  const Model<double>* shape_;  // kind, attention and shape (its weights are not read)
+  int n_;
+  std::vector<Cap> caps_;
 };
 
 struct ActiveInput {
@@ -334,6 +433,20 @@ double max_head_mean_probe_bos(const Model<double>& model, const ProbeSet& probe
   return best;
 }
 
+double max_position_mean_probe_bos(const Model<double>& model, const ProbeSet& probes,
+                                   std::optional<std::pair<int, int>> head) {
+  double best = 0;
+  for (const auto& layer : bos_statistics(model, probes).heads) {
+    for (const HeadBosStatistics& hs : layer) {
+      if (head && *head != std::pair{hs.layer, hs.head}) continue;
+      for (const BosSummary& b : hs.per_position) {
+        if (b.count > 0) best = std::max(best, b.mean);
+      }
+    }
+  }
+  return best;
+}
+
 MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& o,
                       const MinimaxProgress& progress) {
   task.validate();
@@ -346,9 +459,16 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       throw std::invalid_argument("the minimax needs the same number of heads in every layer");
     }
   }
-  if (!single && (o.bos_ceiling || !o.frozen_m.empty())) {
-    throw std::invalid_argument(
-        "the BOS ceiling and frozen M entries cover single-layer single-head models only");
+  if (!single && !o.frozen_m.empty()) {
+    throw std::invalid_argument("frozen M entries cover single-layer single-head models only");
+  }
+  if (o.bos_ceiling_head) {
+    const auto [l, h] = *o.bos_ceiling_head;
+    if (l < 0 || l >= init.num_layers() || h < 0 || h >= init.num_heads() ||
+        (single && (l != 0 || h != 0))) {
+      throw std::invalid_argument("bos_ceiling_head: expected a (layer, head) of the model");
+    }
+    if (!o.bos_ceiling) throw std::invalid_argument("bos_ceiling_head needs a bos_ceiling");
   }
   if (init.n != task.n) throw std::invalid_argument("model and task dimensions differ");
   if (init.attention == AttentionKind::kGated) {
@@ -396,7 +516,12 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   // best_worst: the best worst case so far (trust control); best_feasible:
   // the best among models meeting the BOS ceiling (the result)
   double best_worst = worst.best.value;
-  const bool init_feasible = !o.bos_ceiling || mean_probe_bos(current, *o.probes) <= *o.bos_ceiling;
+  // the ceiling's statistic (single: the pooled mean; otherwise per position)
+  const auto ceiling_statistic = [&](const Model<double>& m) {
+    return single ? mean_probe_bos(m, *o.probes)
+                  : max_position_mean_probe_bos(m, *o.probes, o.bos_ceiling_head);
+  };
+  const bool init_feasible = !o.bos_ceiling || ceiling_statistic(current) <= *o.bos_ceiling;
   double best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
   double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
   std::vector<std::vector<double>> saved = P;
@@ -421,9 +546,14 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         }
       }
     }
-    if (o.bos_ceiling) {
+    if (o.bos_ceiling && single) {
       problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,
                                P[0].data());
+    } else if (o.bos_ceiling) {
+      auto cost = std::make_unique<DeepBosCeilingCost>(o.probes, *o.bos_ceiling, rho, &init,
+                                                       o.bos_ceiling_head);
+      // no position with a non-trigger probe: nothing to cap
+      if (cost->num_residuals() > 0) problem.AddResidualBlock(cost.release(), nullptr, blocks);
     }
     // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
     // the Jacobian are tiny and a joint first step would throw A into the
@@ -442,6 +572,13 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     ceres::Solver::Options sopt;
     sopt.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
     sopt.num_threads = 1;
+    if (!single) {
+      if (o.deep_solver == DeepLinearSolver::kConjugateGradients) {
+        sopt.linear_solver_type = ceres::CGNR;
+        sopt.preconditioner_type = ceres::IDENTITY;
+      }
+      sopt.num_threads = o.deep_threads;
+    }
     sopt.max_num_iterations = o.lm_iterations;
     sopt.initial_trust_region_radius = radius;
     sopt.logging_type = ceres::SILENT;
@@ -473,7 +610,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       rec.mean_bos =
           single ? mean_probe_bos(current, *o.probes) : max_head_mean_probe_bos(current, *o.probes);
     }
-    const bool feasible = !o.bos_ceiling || rec.mean_bos <= *o.bos_ceiling;
+    if (o.bos_ceiling && !single) rec.ceiling_bos = ceiling_statistic(current);
+    const bool feasible =
+        !o.bos_ceiling || (single ? rec.mean_bos : rec.ceiling_bos) <= *o.bos_ceiling;
 
     // 5. trust control against the worst case
     const double reject_factor =

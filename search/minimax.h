@@ -40,20 +40,29 @@
 // n = L = 16 (search_benchmark), and a first version stalled in a loop of
 // rejected scalings; it is left for later.
 // Derivatives: analytic Jacobians, one reverse pass (src/forward_vjp.h) per
-// residual. Single-layer single-head: the A-block of residual (i, d) is the
-// rank-one x_i w^T with w = sum_k g_k x_k, g = dphi/ds (src/attention.h), the
-// M-block V_i^T in row d (all d of a row at once). Several heads or layers:
-// the general reverse pass forward_vjp with cotangent e_{i,d} on f(X), one
-// per residual, on the tape of the rows 0..i that row i reads; it gives the
-// (A, M) block of every head. theta is packed as src/parameter_layout.h says
-// (head_blocks). The benchmark compares their cost with Jets.
+// residual row block. Single-layer single-head: the A-block of residual
+// (i, d) is the rank-one x_i w^T with w = sum_k g_k x_k, g = dphi/ds
+// (src/attention.h), the M-block V_i^T in row d (all d of a row at once).
+// Several heads or layers: the general reverse pass with cotangents e_{i,d}
+// on f(X), all d of a row in one batched pass (forward_vjp_batch), on the
+// tape of the rows 0..i that row i reads; it gives the (A, M) block of every
+// head. theta is packed as src/parameter_layout.h says (head_blocks). The
+// benchmark compares their cost with Jets.
 // Several heads or layers: every step above is the same (the M-only first
-// round holds every head's A), the BOS ceiling and frozen M entries are for
-// single-layer single-head models only (refused otherwise), and a record's
-// mean_bos is the largest per-head mean over the probe set.
-// Optional constraint (the frontier): mean BOS mass over a fixed probe set
-// at non-trigger positions <= ceiling, as a penalty residual
-// rho * max(0, mean - ceiling), rho raised by kPenaltyGrowth while violated.
+// round holds every head's A), frozen M entries are for single-layer
+// single-head models only (refused otherwise), and a record's mean_bos is
+// the largest per-head mean over the probe set.
+// Optional constraint (the frontier), as penalty residuals
+// rho * max(0, b - ceiling), rho raised by kPenaltyGrowth while violated:
+//  - single-layer single-head: b = the mean BOS mass over a fixed probe set
+//    at non-trigger positions (one residual, Theorem 1's frontier);
+//  - several heads or layers: one residual per capped head (l, h) and
+//    position i >= 1, b = b^{l,h}_i = the mean of a^{l,h}_{i0} over the
+//    probes whose trigger is not i (bos_statistics' per-position mean).
+//    Capped: every head of every layer (the sink score sigma <= ceiling,
+//    eps_all), or only bos_ceiling_head (eps_one). Its derivative: the
+//    general reverse pass with cotangent 1 on a^{l,h}_{i0} (forward_vjp's
+//    d_attention), one pass per probe and violated residual.
 // The returned worst case is SEARCH(lower bound) for the returned model:
 // the adversary's witness re-evaluated in MPFI, lower end rounded down
 // (adversary.h, certify_witness); the search itself runs in double.
@@ -62,6 +71,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "search/adversary.h"
@@ -80,6 +90,13 @@ inline constexpr const char* kDeepParametrization =
     "a^{l,h}_ik x^(l)_k; x^(l+1) = x^(l) + sum_h o^{l,h}";
 
 enum class Surrogate { kLeastSquares, kLawson };
+// Several heads or layers: the linear solver of an LM step. kDenseNormal
+// forms J^T J (Ceres DENSE_NORMAL_CHOLESKY), R p^2 / 2 multiply-adds for R
+// residuals and p parameters (at n = L = 16, 2 x 2: R ~ 1.2e4, p = 2048,
+// ~80% of the time measured); kConjugateGradients (Ceres CGNR, no
+// preconditioner: the block-Jacobi one, with n^2-sized blocks, took ~65% of
+// the time) applies J and J^T only, 2 R p per inner iteration.
+enum class DeepLinearSolver { kDenseNormal, kConjugateGradients };
 std::string to_string(Surrogate s);
 
 struct MinimaxOptions {
@@ -94,9 +111,17 @@ struct MinimaxOptions {
   int max_per_trigger = 10;
   // Entries of M held at their initial values (row-major indices d * n + e).
   std::vector<int> frozen_m;
-  // Frontier constraint: mean non-trigger BOS mass over `probes` <= ceiling.
+  // Frontier constraint: mean non-trigger BOS mass over `probes` <= ceiling
+  // (several heads or layers: per capped head and position, see above).
   std::optional<double> bos_ceiling;
+  // Several heads or layers: cap only this head (layer, head) instead of
+  // every head (single-layer single-head: only (0, 0) is accepted).
+  std::optional<std::pair<int, int>> bos_ceiling_head;
   const ProbeSet* probes = nullptr;
+  // Several heads or layers only (the single-layer single-head path keeps
+  // DENSE_NORMAL_CHOLESKY on one thread).
+  DeepLinearSolver deep_solver = DeepLinearSolver::kDenseNormal;
+  int deep_threads = 1;  // Ceres threads of the inner solve
   AdversaryOptions adversary;
 };
 
@@ -113,8 +138,11 @@ struct MinimaxRecord {
   double max_abs_A = 0;           // NUMERIC(53)
   double mean_bos = -1;           // over the probe set if one is given, else -1 (several
                                   // heads or layers: the largest per-head mean)
-  bool accepted = true;           // step kept (false: rejected by the trust control)
-  std::string event;              // "M-only", "lm", "reject"
+  // several heads or layers with a ceiling: the ceiling's statistic
+  // (max_position_mean_probe_bos over the capped heads), else -1
+  double ceiling_bos = -1;
+  bool accepted = true;  // step kept (false: rejected by the trust control)
+  std::string event;     // "M-only", "lm", "reject"
 };
 
 struct MinimaxResult {
@@ -141,6 +169,12 @@ double mean_probe_bos(const Model<double>& model, const ProbeSet& probes, int la
                       int head = 0);
 // The largest over layers and heads of that mean.
 double max_head_mean_probe_bos(const Model<double>& model, const ProbeSet& probes);
+// The largest over heads (every head, or only `head` = (layer, head)) and
+// positions i >= 1 of the per-position probe mean b^{l,h}_i of a^{l,h}_{i0}
+// over the probes whose trigger is not i (bos_statistics' per_position
+// mean); over every head it is the sink score sigma. NUMERIC(53).
+double max_position_mean_probe_bos(const Model<double>& model, const ProbeSet& probes,
+                                   std::optional<std::pair<int, int>> head = std::nullopt);
 
 // The residuals r_d = f(X)_{i,d} - y_{i,d} (d = 0..n-1; target by model
 // kind) of row i of the input X(trigger, content), and their Jacobian as the

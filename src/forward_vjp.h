@@ -28,6 +28,12 @@
 // dx^(l) = (head terms) for single-layer ones. Rows whose cotangents are all
 // exactly zero are skipped (a term at one output row costs O(n^2 + i n)).
 // Cost of a full pass: that of the forward pass, O(L n^2 + L^2 n) per head.
+// Batched (forward_vjp_batch, ungated kinds): K cotangents dY_c in one pass,
+// the per-cotangent vectors stacked as rows of K x n matrices at each row i:
+//   U = DO M,  Z = U X^T (k <= i),  G_c. = attention_row_vjp(Z_c.),
+//   W = G X,  dx_c,k += a_ik U_c + G_ck q_i,  dx_c,i += (W A^T)_c,
+//   dA_c += x_i W_c^T,  dM_c += dO_c V_i^T
+// (DO_c = dphi_c/do_i): the n Jacobian rows of an output row in one pass.
 // Derivative conventions of the attention kinds (ReLU at a zero score:
 // derivative 0; intervals: the hull of the one-sided derivatives) are those
 // of attention_row_vjp. With T = Mpfi on an interval input, the result
@@ -405,6 +411,102 @@ ForwardGradient<T> forward_vjp(
     dx = std::move(dx_in);
   }
   out.dX = std::move(dx);
+  return out;
+}
+
+// The reverse pass of one head at row i for K cotangents at once (header,
+// batched): DO (K x n) holds dphi_c/do_i in row c; dx[c] (L x n), (*dA)[c]
+// and (*dM)[c] (n x n) are added to (dA, dM may be nullptr). Ungated kinds.
+template <class T>
+void head_row_vjp_batch(AttentionKind kind, const Head<T>& head,
+                        const internal::NonDeducedT<Matrix<T>>& x,
+                        const internal::NonDeducedT<HeadRow<T>>& row,
+                        const internal::NonDeducedT<Matrix<T>>& DO, std::vector<Matrix<T>>& dx,
+                        std::vector<Matrix<T>>* dA, std::vector<Matrix<T>>* dM) {
+  const int i = row.i, n = static_cast<int>(x.cols()), K = static_cast<int>(DO.rows());
+  const auto xi = x.topRows(i + 1);
+  // U = DO M (row c: u_c = M^T dO_c), Z = U X^T
+  const Matrix<T> U = matrix_product(DO, head.M);
+  const Matrix<T> Z = matrix_product(U, xi.transpose());
+  Matrix<T> G(K, i + 1);
+  std::vector<T> z(i + 1), g(i + 1);
+  for (int c = 0; c < K; ++c) {
+    // applied = sum_k a_k z_k (the softmax rule's weighted mean)
+    T applied = row.a[0] * Z(c, 0);
+    for (int k = 0; k <= i; ++k) {
+      z[k] = Z(c, k);
+      if (k > 0) applied += row.a[k] * z[k];
+    }
+    attention_row_vjp(kind, i, row.s.data(), row.a.data(), z.data(), g.data(), &applied);
+    for (int k = 0; k <= i; ++k) G(c, k) = g[k];
+  }
+  // W = G X (row c: w_c = sum_k g_ck x_k), A W^T (column c: A w_c)
+  const Matrix<T> W = matrix_product(G, xi);
+  const Matrix<T> AW = matrix_product(head.A, W.transpose());
+  for (int c = 0; c < K; ++c) {
+    // dx_c,k += a_k u_c + g_ck q;  dx_c,i += A w_c
+    for (int k = 0; k <= i; ++k) {
+      dx[c].row(k) += (row.a[k] * U.row(c).transpose() + G(c, k) * row.query).transpose();
+    }
+    dx[c].row(i) += AW.col(c).transpose();
+    for (int p = 0; p < n; ++p) {
+      for (int q = 0; q < n; ++q) {
+        // dA_c += x_i w_c^T;  dM_c += dO_c V_i^T
+        if (dA) (*dA)[c](p, q) += x(i, p) * W(c, q);
+        if (dM) (*dM)[c](p, q) += DO(c, p) * row.mixed(q);
+      }
+    }
+  }
+}
+
+// The vector-Jacobian products of forward() at the taped point for K
+// cotangents dY[c] (L x n each) in one pass (header, batched): element c
+// holds dphi_c/dX and dphi_c/d(A, M) of every head (applied is left
+// empty). Equal to K calls of forward_vjp without d_attention, up to
+// rounding. Ungated kinds.
+template <class T>
+std::vector<ForwardGradient<T>> forward_vjp_batch(
+    const Model<T>& model, const internal::NonDeducedT<ForwardTape<T>>& tape,
+    const internal::NonDeducedT<std::vector<Matrix<T>>>& dY) {
+  if (model.attention == AttentionKind::kGated) {
+    throw std::invalid_argument("forward_vjp_batch: gated attention is not covered (forward_vjp)");
+  }
+  const int K = static_cast<int>(dY.size()), layers = model.num_layers();
+  const int n = model.n;
+  std::vector<ForwardGradient<T>> out(K);
+  if (K == 0) return out;
+  const int L = static_cast<int>(dY[0].rows());
+  std::vector<Matrix<T>> dx = dY;
+  Matrix<T> DO(K, n);
+  for (int l = layers - 1; l >= 0; --l) {
+    const Matrix<T>& x = tape.inputs[l];
+    std::vector<Matrix<T>> dx_in = model.kind == ModelKind::kResidual
+                                       ? dx
+                                       : std::vector<Matrix<T>>(K, Matrix<T>::Constant(L, n, T(0)));
+    for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+      std::vector<Matrix<T>> dA(K, Matrix<T>::Constant(n, n, T(0))), dM = dA;
+      for (int i = 0; i < L; ++i) {
+        bool zero = true;
+        for (int c = 0; c < K; ++c) {
+          DO.row(c) = dx[c].row(i);
+          for (int d = 0; d < n && zero; ++d) zero = internal::is_exact_zero(DO(c, d));
+        }
+        if (zero) continue;
+        const HeadRow<T>& row = tape.rows[l][h][i];
+        if (static_cast<int>(row.a.size()) != i + 1) {
+          throw std::invalid_argument(
+              "forward_vjp_batch: a cotangent on a row the tape did not compute");
+        }
+        head_row_vjp_batch(model.attention, model.layers[l][h], x, row, DO, dx_in, &dA, &dM);
+      }
+      for (int c = 0; c < K; ++c) {
+        if (out[c].dheads.size() != static_cast<std::size_t>(layers)) out[c].dheads.resize(layers);
+        out[c].dheads[l].push_back(Head<T>{std::move(dA[c]), std::move(dM[c])});
+      }
+    }
+    dx = std::move(dx_in);
+  }
+  for (int c = 0; c < K; ++c) out[c].dX = std::move(dx[c]);
   return out;
 }
 

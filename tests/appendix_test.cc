@@ -30,6 +30,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "p2_search_models",
                                        "p5_refined_search_path",
                                        "t1_hypothesis_edges",
+                                       "t2_theorem2_study",
+                                       "normalizations_n5_L4",
                                        "theorem1_path",
                                        "theorem1_frontier",
                                        "theorem1_nuance",

@@ -210,6 +210,25 @@ TEST_CASE("the appendix's list: its weight files exist, load at n = 16, and a wr
     }
   }
   CHECK(files == 3);
+  // the deep softmax models of the paper's recipe beside the ReLU constructions
+  std::vector<int> deep;
+  for (const AttentionFigureSpec& spec : attention_figure_list(300, 7)) {
+    for (const ModelSource& s : spec.models) {
+      if (s.kind != ModelSource::Kind::kPaperRecipe || s.recipe_layers == 1) continue;
+      CHECK(spec.kind == AttentionFigureKind::kOneInput);
+      CHECK(s.recipe_heads == s.recipe_layers);
+      CHECK(s.recipe_max_steps == 7);
+      deep.push_back(s.recipe_layers);
+    }
+  }
+  CHECK(deep == std::vector<int>{2, 4});
+  ModelSource two{ModelSource::Kind::kPaperRecipe, "x", "", 3, 0, 2, 2};
+  const FigureModel trained = load_figure_model(two, models, Task{5, 4, TriggerRange::kPaper});
+  CHECK(trained.model.kind == ModelKind::kResidual);
+  CHECK(trained.model.num_layers() == 2);
+  CHECK(trained.model.num_heads() == 2);
+  CHECK(trained.description.find("residual 2 x 2 softmax") == 0);
+  CHECK(trained.description.find("after 3 steps") != std::string::npos);
   const ModelSource minimax{ModelSource::Kind::kWeightFile, "x",
                             "theorem1/path_start0.weights.json", 0, 0};
   CHECK_THROWS_AS(load_figure_model(minimax, models, Task{8, 16, TriggerRange::kPaper}),

@@ -52,6 +52,19 @@ expect 0 '^head 0: 1 - min BOS in \[1\.36181e-04, 1\.36182e-04\]  \[CERTIFIED\]'
   verify bos --weights "$tmp/two.json" --L 4
 expect 0 '^head 1: 1 - min BOS in \[1\.98133e-02, 1\.98134e-02\]  \[CERTIFIED\]' \
   verify bos --weights "$tmp/two.json" --L 4
+# --max: the certified maximum, 1 / (1 + e^-10) = 0.99995460213 at row i = 1
+# (a_i0 = e^10 / (e^10 + i)); a true cap VERIFIED, a false one NOT VERIFIED
+# with its witness
+expect 0 '^max BOS <= 9\.99954602131[0-9]*e-01  \[CERTIFIED\]' verify bos --max --weights "$tmp/sink.json" --L 4
+expect 0 '^max BOS >= 9\.99954602131[0-9]*e-01  \[CERTIFIED\] witness: head 0, row i = 1' \
+  verify bos --max --weights "$tmp/sink.json" --L 4
+expect 0 '^verdict: VERIFIED  margin \(claim - certified max BOS\)' \
+  verify bos --max --weights "$tmp/sink.json" --L 4 --claim 0.99996
+expect 3 '^verdict: NOT VERIFIED  margin \(a_i0 at the witness - claim\)' \
+  verify bos --max --weights "$tmp/sink.json" --L 4 --claim 0.9999
+expect 3 '^max BOS >= 9\.9995.*witness: head 0, row i = 1, trigger j = ' \
+  verify bos --max --weights "$tmp/sink.json" --L 4 --claim 0.9999
+expect 0 '^head 1: max BOS in \[9\.9330[67]e-01' verify bos --max --weights "$tmp/two.json" --L 4
 expect 2 'command line: --claim: .*\[0, 1\]' verify bos --weights "$tmp/sink.json" --L 4 --claim 1.5
 expect 2 'command line: --gap: .*> 0' verify bos --weights "$tmp/sink.json" --L 4 --gap 0
 # the first pass is capped (H L^2 (n - 3)^3 / 2 <= 2^25): --L itself stops

@@ -173,6 +173,62 @@ TEST_CASE("the reverse pass matches Jets: every attention kind, single-layer and
   }
 }
 
+// forward_vjp_batch flattened like vjp_gradient, cotangent c.
+std::vector<double> batch_gradient(const ForwardGradient<double>& g) {
+  std::vector<double> out(g.dX.data(), g.dX.data() + g.dX.size());
+  for (const auto& layer : g.dheads) {
+    for (const auto& head : layer) {
+      out.insert(out.end(), head.A.data(), head.A.data() + head.A.size());
+      out.insert(out.end(), head.M.data(), head.M.data() + head.M.size());
+    }
+  }
+  return out;
+}
+
+// Entries of the batched gradient that differ from the Jets' of cotangent dY.
+int batch_mismatches(const Model<double>& m, const Matrix<double>& X, const Matrix<double>& dY,
+                     const ForwardGradient<double>& g) {
+  const std::vector<double> jet = jet_gradient(m, X, dY, {});
+  const std::vector<double> batch = batch_gradient(g);
+  REQUIRE(jet.size() == batch.size());
+  int bad = 0;
+  for (std::size_t p = 0; p < jet.size(); ++p) bad += !near(jet[p], batch[p], kJetAgreement);
+  return bad;
+}
+
+TEST_CASE("the batched reverse pass matches Jets for every cotangent, and tells a perturbed one") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  TaskSampler sampler(task, 8);
+  constexpr int kCotangents = 3;
+  for (AttentionKind kind : kJacobianKinds) {
+    CAPTURE(to_string(kind));
+    const Sample s = sampler.next();
+    for (const Model<double>& m :
+         {random_model(task.n, kind, 0.7, 21, 1, 2),
+          random_model(task.n, kind, 0.5, 22, 2, 2, ModelKind::kResidual)}) {
+      std::vector<Matrix<double>> dY;
+      for (int c = 0; c < kCotangents; ++c) {
+        dY.push_back(random_cotangents(m, task.L, 30 + c).dY);
+      }
+      // a unit cotangent on one output row (a Jacobian row), zero elsewhere
+      dY[0].setZero();
+      dY[0](task.L - 1, 2) = 1.0;
+      const ForwardTape<double> tape = forward_tape(m, s.X);
+      const std::vector<ForwardGradient<double>> g = forward_vjp_batch(m, tape, dY);
+      REQUIRE(static_cast<int>(g.size()) == kCotangents);
+      for (int c = 0; c < kCotangents; ++c) CHECK(batch_mismatches(m, s.X, dY[c], g[c]) == 0);
+      // the pass reads each cotangent: a perturbed one no longer matches
+      Matrix<double> perturbed = dY[1];
+      perturbed(1, 0) += 0.5;
+      CHECK(batch_mismatches(m, s.X, perturbed, g[1]) > 0);
+    }
+  }
+  const Model<double> gated = random_model(task.n, AttentionKind::kGated, 0.5, 23);
+  const ForwardTape<double> tape = forward_tape(gated, sampler.next().X);
+  CHECK_THROWS_AS(forward_vjp_batch(gated, tape, {Matrix<double>::Zero(task.L, task.n)}),
+                  std::invalid_argument);
+}
+
 // (softpick: relu(exp(s) - 1) has derivative 0 and |exp(s) - 1| derivative -1
 // at s = 0, the left derivatives.)
 TEST_CASE("at a ReLU score of exactly 0 the derivative is 0, as Jets give") {

@@ -26,9 +26,11 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST_CASE("constructions: certified sink-free for off-by-one, sigmoid, softpick; EXACT for relu") {
-  for (AttentionKind kind : {AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid,
-                             AttentionKind::kSoftpick, AttentionKind::kRelu}) {
+TEST_CASE(
+    "constructions: certified sink-free for off-by-one, sigmoid, softpick, gated; EXACT for relu") {
+  for (AttentionKind kind :
+       {AttentionKind::kSoftmaxOffByOne, AttentionKind::kSigmoid, AttentionKind::kSoftpick,
+        AttentionKind::kGated, AttentionKind::kRelu}) {
     const auto c = construction_for(kind, kTask.n);
     REQUIRE(c);
     const SinkFreeCandidate checked =
@@ -64,13 +66,15 @@ TEST_CASE("false claims: a sink, a wrong normalization, an unsupported kind are 
       check_sink_free("leaky", leaky, kTask, small_options(AttentionKind::kRelu));
   CHECK(leak.verdict == Verdict::kNotVerified);
   CHECK(leak.evidence == "EXACT");
-  // gated: the worst-case bound refuses the kind, so nothing is certified
-  const auto gated = construction_for(AttentionKind::kGated, kTask.n);
+  // gated with its gate matrix zeroed: g_i = sigmoid(0) = 1/2 halves every head output, so the
+  // trigger row's output is half its target
+  auto gated = construction_for(AttentionKind::kGated, kTask.n);
   REQUIRE(gated);
+  gated->model.layers[0][0].G.setZero();
   const SinkFreeCandidate g =
       check_sink_free(gated->name, gated->model, kTask, small_options(AttentionKind::kGated));
-  CHECK(g.verdict == Verdict::kUndecided);
-  CHECK(contains(g.reason, "not certified"));
+  CHECK(g.verdict == Verdict::kNotVerified);
+  CHECK(contains(g.reason, "worst case"));
 }
 
 // A made-up study: a path with a sink and a frontier that does not fall.
@@ -134,7 +138,8 @@ TEST_CASE("verdict: sink needed, and each condition that breaks it") {
   CHECK_FALSE(sink_free_weights(st));
 }
 
-TEST_CASE("study at a tiny size: relu is sink-free (EXACT), gated says why it is inconclusive") {
+TEST_CASE(
+    "study at a tiny size: relu is sink-free (EXACT), gated by its construction (CERTIFIED)") {
   NormalizationOptions o = small_options(AttentionKind::kRelu);
   o.starts = 1;
   o.path_rounds = 3;
@@ -155,9 +160,10 @@ TEST_CASE("study at a tiny size: relu is sink-free (EXACT), gated says why it is
   NormalizationOptions g = o;
   g.attention = AttentionKind::kGated;
   const NormalizationStudy gated = run_normalization_study(g);
-  CHECK(gated.verdict == NormalizationVerdict::kInconclusive);
-  CHECK(contains(gated.reason, "minimax refused"));
-  CHECK(contains(gated.reason, "worst-case bound"));
+  // the minimax has no gate parameters: no path, but the construction is certified
+  CHECK(gated.path.empty());
+  CHECK(gated.verdict == NormalizationVerdict::kSinkFreeSolution);
+  CHECK(gated.evidence == "CERTIFIED");
 }
 
 TEST_CASE("study at a tiny size: softmax's frontier is certified and no candidate exists") {
@@ -201,8 +207,8 @@ TEST_CASE("sweep entry: JSON with the weight file of a sink-free solution, and i
   CHECK(relu.row.size() == normalization_summary_columns().size());
   const NormalizationEntry gated =
       run_normalization_entry(AttentionKind::kGated, tiny, 0, true, info);
-  CHECK(gated.result["verdict"] == "inconclusive");
-  CHECK_FALSE(gated.result.contains("sink_free_weights"));
+  CHECK(gated.result["verdict"] == "sink-free solution");
+  CHECK(gated.result["sink_free_weights"]["attention"] == "gated");
 }
 
 }  // namespace

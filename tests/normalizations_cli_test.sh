@@ -4,8 +4,9 @@
 # relu, gated, sigmoid): relu's row is a sink-free solution (EXACT) whose
 # weight file verify relu re-checks, and the same file with BOS attention
 # added fails that check; sigmoid's (CERTIFIED) weight file passes verify
-# bound --claim 1e-6 and fails a claim below its loss; gated's row is inconclusive and says which parts refused
-# it; the table (LaTeX, CSV, JSON) and studies.json carry the provenance
+# bound --claim 1e-6 and fails a claim below its loss; gated's row is a
+# sink-free solution (CERTIFIED) by its construction, with no search path (the
+# minimax has no gate parameters); the table (LaTeX, CSV, JSON) and studies.json carry the provenance
 # header; a bad --attention is refused (exit 2) before anything runs.
 # Usage: normalizations_cli_test.sh SINKCERT (run from the source root, as ctest does).
 set -u
@@ -15,14 +16,14 @@ bin="$1"
 expect 0 '^relu: sink-free solution \[EXACT\]' normalizations --quick --n 4 --L 3 \
   --attention relu,gated,sigmoid --out "$tmp/n"
 cp "$tmp/out" "$tmp/run.out"
-grep '^gated: inconclusive \[none\] ' "$tmp/run.out" | grep 'minimax refused' |
-  grep -q 'worst-case bound: gated' ||
-  fail "gated: no inconclusive row naming the minimax and the worst-case bound"
+grep '^gated: sink-free solution \[CERTIFIED\] ' "$tmp/run.out" | grep -q 'gate b' ||
+  fail "gated: no certified sink-free row from its construction"
 for f in normalizations.tex normalizations.csv normalizations.json studies.json \
-  sink_free_relu.json sink_free_sigmoid.json; do
+  sink_free_relu.json sink_free_sigmoid.json sink_free_gated.json; do
   [ -s "$tmp/n/$f" ] || fail "$f not written"
 done
-[ ! -e "$tmp/n/sink_free_gated.json" ] || fail "an inconclusive kind wrote a weight file"
+grep -q '^gated,sink-free solution,CERTIFIED,no search,' "$tmp/n/normalizations.csv" ||
+  fail "normalizations.csv: gated row (no search path, certified construction)"
 keys=$(sed -n '2,6s/^# \([a-z_]*\): .*/\1/p' "$tmp/n/normalizations.csv" | tr '\n' ' ')
 [ "$keys" = "command_line revision time_utc seed precision " ] ||
   fail "normalizations.csv: provenance keys '$keys'"

@@ -100,6 +100,72 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   }
 }
 
+// The projection onto the exact-trigger-row structure: on the projected model
+// the trigger row errs only by its BOS leakage, e(X)_j = a_j0 |y_j|, checked
+// in 512-bit MPFR at vertices against the attention itself (an independent
+// evaluation of the header's identity); the unprojected search-like model
+// fails it (its noise is far above its leakage at beta = 25 in the trigger
+// row), so the check can fail.
+TEST_CASE("the projected model's trigger row errs by its BOS leakage only") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(512);
+  const Model<Mpfr> noisy = search_like_model().cast<Mpfr>();
+  const Model<Mpfr> projected = project_exact_structure(noisy);
+  // |e_j - a_j0 max|y_j|| relative to a_j0, on every trigger, content +-1
+  const auto worst_excess = [&](const Model<Mpfr>& m) {
+    Mpfr worst(0);
+    for (int j : task.trigger_positions()) {
+      for (double v : {1.0, -1.0}) {
+        const Matrix<Mpfr> X = make_input<Mpfr>(
+            task, j, Matrix<Mpfr>::Constant(task.L - 1, task.content_dim(), Mpfr(v)));
+        const auto out = forward(m, X, true);
+        const Matrix<Mpfr> y = make_target(X, j, TargetKind::kPlain);
+        const Mpfr a_j0 = out.attention[0][0](j, 0);
+        for (int d = 0; d < task.n; ++d) {
+          const Mpfr excess = bmp::abs(Mpfr(out.output(j, d) - y(j, d) + a_j0 * y(j, d))) / a_j0;
+          if (excess > worst) worst = excess;
+        }
+      }
+    }
+    return worst;
+  };
+  CHECK(worst_excess(projected) < Mpfr(1e-100));
+  CHECK(worst_excess(noisy) > Mpfr(1e-3));
+  // the entries P fixes, and M = I - e_0 e_0^T
+  const Head<Mpfr>& h = projected.layers[0][0];
+  CHECK(h.A(1, 2) == 0);
+  CHECK(h.A(2, 3) == 0);
+  CHECK(h.A(2, 1) == h.A(2, 4));
+  CHECK(h.M(0, 0) == 0);
+  CHECK(h.M(3, 3) == 1);
+  CHECK(h.M(3, 2) == 0);
+  // entries P leaves alone: the sink's scores
+  CHECK(h.A(4, 0) == noisy.layers[0][0].A(4, 0));
+}
+
+TEST_CASE("the exact-structure path certifies E and 1 - min BOS over the whole box") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  RefinedPathOptions o = small_options();
+  o.method = RefineMethod::kExactStructure;
+  o.scales = {2};
+  o.bound_boxes = 200;
+  o.bos_boxes = 200;
+  const RefinedPath path = refined_path(search_like_model(), task, o);
+  REQUIRE(path.rows.size() == 1);
+  const RefinedPathRow& r = path.rows[0];
+  CHECK(r.evaluations == 0);
+  REQUIRE(r.bounded);
+  REQUIRE(r.bos_bounded);
+  // the sink family at beta = 50: E and 1 - min BOS ~ 3 e^-50 ~ 6e-22
+  CHECK(r.bound.upper < Mpfr(1e-20));
+  CHECK(r.bound.upper >= Mpfr(bmp::lower(r.cert.loss)));
+  CHECK(r.bos.deficit_upper < Mpfr(1e-20));
+  CHECK(r.bos.deficit_upper >= Mpfr(bmp::lower(r.cert.deficit)));
+  const Table t = p5_paper_size_table({{"search-like", path}}, task, o, "0.0");
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].size() == t.columns.size());
+}
+
 TEST_CASE("the refined path refuses scales that do not increase") {
   const Task task{5, 4, TriggerRange::kPaper};
   RefinedPathOptions o = small_options();

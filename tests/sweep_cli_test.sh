@@ -65,7 +65,7 @@ cmp -s "$tmp/a" "$tmp/b" || fail "rerun wrote another table"
 
 # 3. refusals: exit 2, one line naming the file, the field and what was expected
 sed 's/"theorem1"/"theorem7"/' "$grid" > "$tmp/bad/study.json"
-expect 2 "^sinkcert: error: $tmp/bad/study.json: study: expected one of theorem1, got \"theorem7\"$" \
+expect 2 "^sinkcert: error: $tmp/bad/study.json: study: expected one of theorem1, normalization, theorem2, got \"theorem7\"$" \
   sweep --grid "$tmp/bad/study.json" --out "$tmp/bad/D"
 [ "$(wc -l < "$tmp/out")" -eq 1 ] || fail "bad study: not one line"
 [ ! -e "$tmp/bad/D" ] || fail "a refused grid created its --out"
@@ -91,6 +91,33 @@ if [ -n "$mpiexec" ]; then
   grep -q "^sweep: rank 1: running " "$tmp/two/err" || fail "mpirun: rank 1 ran nothing"
   table "$tmp/two/D/sweep.csv" > "$tmp/c"
   cmp "$tmp/a" "$tmp/c" || fail "mpirun -np 2: another merged table than one process"
+fi
+
+# 5. the normalization study through the sweep (tiny_normalization_grid.json:
+# three kinds, quick, n = 4, L = 3): one row per kind with the study's
+# verdicts; with MPIEXEC, 2 ranks give the same table
+ngrid="$(pwd)/tests/data/tiny_normalization_grid.json"
+mkdir -p "$tmp/norm1" "$tmp/norm2"
+(cd "$tmp/norm1" && "$bin" sweep --grid "$ngrid" --out D > out 2> err)
+rc=$?
+[ "$rc" -eq 0 ] || { fail "normalization sweep exit $rc"; tail -5 "$tmp/norm1/err"; }
+[ "$(grep -c '^normalization,' "$tmp/norm1/D/sweep.csv")" -eq 3 ] ||
+  fail "normalization sweep.csv: not one row per kind"
+grep -q '^normalization,relu,4,3,paper,0,sink-free solution,EXACT,' "$tmp/norm1/D/sweep.csv" ||
+  fail "normalization sweep.csv: relu is not a sink-free solution (EXACT)"
+grep -q '^normalization,gated,4,3,paper,0,' "$tmp/norm1/D/sweep.csv" ||
+  fail "normalization sweep.csv: no gated row"
+grep -q '^# caption: .*A test grid: quick options at the smallest size\.$' "$tmp/norm1/D/sweep.csv" ||
+  fail "normalization sweep.csv: the grid's caption is not in the table's"
+grep -q '^sweep: rank 0: normalization-relu-n4-L3-paper-s0: relu: candidate: VERIFIED' "$tmp/norm1/err" ||
+  fail "normalization sweep: the study's progress lines are not passed on"
+if [ -n "$mpiexec" ]; then
+  (cd "$tmp/norm2" && "$mpiexec" -np 2 --oversubscribe "$bin" sweep --grid "$ngrid" --out D > out 2> err)
+  rc=$?
+  [ "$rc" -eq 0 ] || { fail "mpirun -np 2 normalization sweep exit $rc"; head -20 "$tmp/norm2/err"; }
+  table "$tmp/norm1/D/sweep.csv" > "$tmp/n1"
+  table "$tmp/norm2/D/sweep.csv" > "$tmp/n2"
+  cmp "$tmp/n1" "$tmp/n2" || fail "mpirun -np 2: another normalization table than one process"
 fi
 
 finish sweep

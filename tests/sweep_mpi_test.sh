@@ -4,9 +4,10 @@
 # sinkcert sweep` on tests/data/tiny_grid.json, the worker rank killed
 # (SIGKILL) once the first result file exists; the run must fail with some
 # configurations missing and no merged table. The same command again must
-# succeed, say on stderr that it skipped each finished configuration, run
-# only the others, and write the merged table of a single-process run
-# (every line but the time stamp).
+# succeed, remove the temporary a killed writer leaves (one is planted, named
+# with the dead worker's PID), say on stderr that it skipped each finished
+# configuration, run only the others, and write the merged table of a
+# single-process run (every line but the time stamp).
 # Usage: sweep_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -51,7 +52,21 @@ finished=$(ls D/configs | grep -c '\.json$')
 [ "$finished" -lt "$configs" ] || fail "every configuration finished before the kill ($finished)"
 [ ! -e D/sweep.csv ] || fail "a killed run wrote the merged table"
 
-# 2. the same command again: skips the finished ones, runs the rest
+# a killed writer leaves its temporary behind (SIGKILL runs no clean-up):
+# one for a configuration still to run, named with the dead worker's PID
+stale=""
+for key in theorem1-sigmoid-n5-L3-paper-s0 theorem1-sigmoid-n5-L3-paper-s1 \
+  theorem1-sigmoid-n5-L4-paper-s0 theorem1-sigmoid-n5-L4-paper-s1 \
+  theorem1-softmax-n5-L3-paper-s0 theorem1-softmax-n5-L3-paper-s1 \
+  theorem1-softmax-n5-L4-paper-s0 theorem1-softmax-n5-L4-paper-s1; do
+  if [ -z "$stale" ] && [ ! -e "D/configs/$key.json" ]; then
+    stale="D/configs/$key.json.tmp.$worker"
+    printf '{"format": "sinkcert-sweep-res' > "$stale"
+  fi
+done
+
+# 2. the same command again: removes the stale temporary, skips the finished
+# ones, runs the rest
 "$mpiexec" -np 2 --oversubscribe "$bin" sweep --grid "$grid" --out D > out2 2> err2
 rc=$?
 [ "$rc" -eq 0 ] || { fail "the rerun exited $rc"; head -20 err2; }
@@ -61,6 +76,10 @@ ran=$(grep -c '^sweep: rank 1: running ' err2)
 [ "$ran" -eq $((configs - finished)) ] || fail "the rerun ran $ran configurations, expected $((configs - finished))"
 grep -q "^sweep: $configs configurations: $finished finished earlier (skipped), $ran run now on 2 rank(s)$" out2 ||
   fail "the rerun's summary line"
+[ -n "$stale" ] && [ ! -e "$stale" ] || fail "the rerun left the stale temporary $stale"
+grep -q "^sweep: removed $stale (the temporary of a killed run)$" err2 ||
+  fail "the rerun did not say it removed $stale"
+ls D/configs | grep -q '\.tmp\.' && fail "temporaries left in D/configs: $(ls D/configs | grep '\.tmp\.')"
 table "$tmp/one/D/sweep.csv" > "$tmp/a"
 table D/sweep.csv > "$tmp/b"
 cmp "$tmp/a" "$tmp/b" || fail "the resumed run's table differs from the single-process one"

@@ -9,6 +9,8 @@
 #include "theorems/sweep.h"
 
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "src/input_error.h"
 #include "tests/input_error_check.h"
 #include "tests/test_util.h"
+#include "theorems/normalization_study.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -116,7 +119,7 @@ TEST_CASE("bad grids: one InputError naming the file, the field and what was exp
   const json drop = json(json::value_t::discarded);
   CHECK(parse_error("{").thrown);
   check_error(parse_error(grid_with("/study", "theorem9")), "study",
-              "expected one of theorem1, got \"theorem9\"");
+              "expected one of theorem1, normalization, theorem2, got \"theorem9\"");
   check_error(parse_error(grid_with("/format", "sinkcert-weights")), "format",
               "sinkcert-sweep-grid");
   check_error(parse_error(grid_with("/version", 2)), "version", "[1, 1]");
@@ -296,6 +299,85 @@ TEST_CASE("run_sweep skips finished configurations and merges; a mismatch stops 
   fs::remove(out + "/sweep.csv");
   CHECK_THROWS_AS(run_sweep(grid_path, out, {"sinkcert", "sweep"}, {}), InputError);
   CHECK_FALSE(fs::exists(out + "/sweep.csv"));
+}
+
+TEST_CASE("the normalization and theorem2 studies are registered, with their checks") {
+  const SweepStudy* norm = find_sweep_study("normalization");
+  REQUIRE(norm != nullptr);
+  CHECK(norm->option_names == std::vector<std::string>{"quick"});
+  CHECK(norm->summary_columns == normalization_summary_columns());
+  const std::string grid = R"({"format": "sinkcert-sweep-grid", "version": 1,
+    "study": "normalization", "caption": "A caption.",
+    "axes": {"attention": ["gated", "relu"], "n": [4], "L": [3]}, "options": {"quick": true}})";
+  const SweepGrid g = parse_sweep_grid(grid, "N.json");
+  REQUIRE(g.configs.size() == 2);
+  CHECK(config_key(g.configs[0]) == "normalization-gated-n4-L3-paper-s0");
+  CHECK(g.caption == "A caption.");
+  // the caption is not part of the digest
+  json j = json::parse(grid);
+  j["caption"] = "Another.";
+  CHECK(parse_sweep_grid(j.dump(), "N.json").digest == g.digest);
+  j["options"]["quick"] = 1;
+  check_error(parse_error(j.dump()), "options.quick", "expected true or false");
+  j["options"] = {{"starts", 2}};
+  check_error(parse_error(j.dump()), "options.starts", "expected only quick");
+  j["options"] = json::object();
+  j["axes"]["n"] = json::array({40});
+  check_error(parse_error(j.dump()), "axes.n", "for the normalization study");
+  const SweepStudy* t2 = find_sweep_study("theorem2");
+  REQUIRE(t2 != nullptr);
+  json k = json::parse(R"({"format": "sinkcert-sweep-grid", "version": 1, "study": "theorem2",
+    "axes": {"attention": ["sigmoid"], "n": [5], "L": [4]}, "options": {"quick": true}})");
+  check_error(parse_error(k.dump()), "axes.attention", "residual softmax");
+  k["axes"]["attention"] = json::array({"softmax"});
+  CHECK(parse_sweep_grid(k.dump(), "T.json").configs.size() == 1);
+  k["options"]["layers"] = 3;
+  check_error(parse_error(k.dump()), "options.layers", "expected 1, 2 or 4");
+}
+
+// A process id that was alive a moment ago and is not now (a reaped child).
+long dead_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return child;
+}
+
+TEST_CASE("stale temporaries: a pending configuration's always, another's if its PID is dead") {
+  ScratchDir dir("sinkcert_sweep_stale");
+  const std::string out = (dir.path / "out").string();
+  const SweepGrid g = parse_sweep_grid(kGrid, "G.json");
+  const std::string live = std::to_string(getpid()), dead = std::to_string(dead_pid());
+  const std::string pending_tmp = result_path(out, g.configs[0]) + ".tmp." + live;
+  const std::string finished_live = result_path(out, g.configs[1]) + ".tmp." + live;
+  const std::string finished_dead = result_path(out, g.configs[1]) + ".tmp." + dead;
+  const std::string merged_dead = out + "/sweep.csv.tmp." + dead;
+  const std::string not_ours = result_path(out, g.configs[1]) + ".tmp.x1";
+  for (const auto& p : {pending_tmp, finished_live, finished_dead, merged_dead, not_ours}) {
+    write(p, "{\"format\": ");
+  }
+  const std::vector<std::string> removed = remove_stale_temporaries(g, out, {0});
+  CHECK(removed.size() == 3);
+  CHECK_FALSE(fs::exists(pending_tmp));
+  CHECK_FALSE(fs::exists(finished_dead));
+  CHECK_FALSE(fs::exists(merged_dead));
+  CHECK(fs::exists(finished_live));  // maybe another run's write in flight
+  CHECK(fs::exists(not_ours));
+  // run_sweep does it before running: every configuration finished here
+  const std::string grid_path = (dir.path / "grid.json").string();
+  write(grid_path, kGrid);
+  const SweepGrid again = read_sweep_grid(grid_path);
+  write_all_results(again, out);
+  write(finished_dead, "{");
+  std::vector<std::string> lines;
+  run_sweep(grid_path, out, {"sinkcert", "sweep"},
+            [&](const std::string& l) { lines.push_back(l); });
+  CHECK_FALSE(fs::exists(finished_dead));
+  CHECK(fs::exists(finished_live));
+  bool said = false;
+  for (const auto& l : lines) said = said || l.find("removed " + finished_dead) == 0;
+  CHECK(said);
 }
 
 }  // namespace

@@ -158,5 +158,89 @@ TEST_CASE("a small study runs end to end and writes its files") {
   std::filesystem::remove_all(dir);
 }
 
+Theorem1Options tiny_options() {
+  Theorem1Options o = quick_options(Task{5, 4, TriggerRange::kPaper}, 2);
+  o.starts = 2;
+  o.deltas = {0.5, 0.05};
+  o.path_rounds = 4;
+  o.frontier_rounds = 3;
+  o.probe_count = 100;
+  o.nuance_samples = 10;
+  o.content_scales = {0, 1};
+  return o;
+}
+
+TEST_CASE("the study is the same on one thread and on two") {
+  Theorem1Options o = tiny_options();
+  o.threads = 1;
+  const Theorem1Study one = run_theorem1_study(o);
+  o.threads = 2;
+  const Theorem1Study two = run_theorem1_study(o);
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double"};
+  const nlohmann::json a = without_time_keys(to_json(one, info));
+  const nlohmann::json b = without_time_keys(to_json(two, info));
+  CHECK(a.dump() == b.dump());
+  CHECK(a["path"].size() == 2u);
+  CHECK(a["frontier"].size() == 2u);
+  REQUIRE(one.runs.size() == 2u);
+  CHECK(one.runs[1].result.model.layers[0][0].A == two.runs[1].result.model.layers[0][0].A);
+  // one CPU time per task: 2 starts, 2 points, 2 nuances (path, delta 0.5
+  // if feasible, delta 0.05 if feasible), 4 final certifications
+  CHECK(one.profile.size() >= 2u + 2u + 1u + 4u);
+}
+
+TEST_CASE("the final certification: the attack never lowers a worst case, and without it less") {
+  Theorem1Options o = tiny_options();
+  o.threads = 2;
+  const Theorem1Study with = run_theorem1_study(o);
+  o.attack = false;
+  const Theorem1Study without = run_theorem1_study(o);
+  REQUIRE(with.runs.size() == without.runs.size());
+  for (std::size_t s = 0; s < with.runs.size(); ++s) {
+    const PathRun &a = with.runs[s], &b = without.runs[s];
+    CHECK(a.final_certification.attacked);
+    CHECK_FALSE(b.final_certification.attacked);
+    // the same search; the weaker adversary's worst case is at most the reported one
+    CHECK(a.final_certification.minimax_worst_case == b.result.worst.certified);
+    CHECK(b.result.worst.certified <= a.result.worst.certified);
+    CHECK(a.result.worst.certified == std::max(a.final_certification.minimax_worst_case,
+                                               a.final_certification.attack_worst_case));
+  }
+  REQUIRE(with.frontier.size() == without.frontier.size());
+  for (std::size_t k = 0; k < with.frontier.size(); ++k) {
+    CHECK(without.frontier[k].eps <= with.frontier[k].eps);
+    CHECK(with.frontier[k].eps == with.frontier[k].result.worst.certified);
+    CHECK(with.frontier[k].final_certification.minimax_worst_case == without.frontier[k].eps);
+  }
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double"};
+  const nlohmann::json j = to_json(with, info), k = to_json(without, info);
+  CHECK(j["path"][0].contains("worst_case_found_by"));
+  CHECK(j["frontier"][0].contains("eps_attack"));
+  CHECK(j["evidence"].contains("final_certification"));
+  CHECK_FALSE(k["path"][0].contains("worst_case_found_by"));
+  CHECK_FALSE(k["evidence"].contains("final_certification"));
+}
+
+TEST_CASE("re-certification replaces a weak witness and keeps a stronger one") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = normal_init(AttentionKind::kSoftmax, 5, 0.5, 7);
+  // a witness certified far below the model's error (a weak adversary's)
+  search::Witness weak = search::score_error(m, task, 1, Matrix<double>::Zero(3, 2));
+  weak.certified = 0;
+  const FinalCertification replaced = recertify_worst_case(m, task, 0, weak);
+  CHECK(replaced.attacked);
+  CHECK(replaced.minimax_worst_case == 0);
+  CHECK(weak.certified > 0);
+  CHECK(weak.certified == replaced.attack_worst_case);
+  CHECK(replaced.found_by.rfind("attack: ", 0) == 0);
+  // a witness above anything the attack can certify stays
+  search::Witness strong = weak;
+  strong.certified = 1e9;
+  const FinalCertification kept = recertify_worst_case(m, task, 0, strong);
+  CHECK(strong.certified == 1e9);
+  CHECK(kept.found_by == "minimax adversary");
+  CHECK(kept.attack_worst_case <= 1e9);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems

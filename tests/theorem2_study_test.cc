@@ -6,6 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "src/constructions.h"
+#include "src/input_error.h"
+#include "src/output_files.h"
 #include "src/weight_file.h"
 #include "theorems/theorem2_report.h"
 
@@ -121,6 +124,76 @@ TEST_CASE("the residual init draws every head") {
   CHECK(residual_normal_init(5, 2, 2, 0.02, 3).layers[1][1].M == m.layers[1][1].M);
 }
 
+// A residual one-layer model of two heads: head 0 the softmax sink family
+// at beta (it alone solves the task: worst case about (L-1) e^-beta), head
+// 1 the score `A1` with value-output `M1`.
+Model<double> sink_and_second_head(int n, double beta, const Matrix<double>& A1,
+                                   const Matrix<double>& M1) {
+  Model<double> m = sink_family<double>(n, beta);
+  m.kind = ModelKind::kResidual;
+  m.layers[0].push_back(Head<double>{A1, M1});
+  return m;
+}
+
+TEST_CASE("necessity: a dead head is not necessary, the only working head is") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Matrix<double> A1 = residual_normal_init(5, 1, 1, 1.0, 7).layers[0][0].A;
+  const Model<double> m = sink_and_second_head(5, 20, A1, Matrix<double>::Zero(5, 5));
+  // the dead head: its ablation is the model itself
+  const Necessity dead = necessity(m, task, 0, 1);
+  CHECK(dead.worst_case < 1e-6);
+  CHECK(dead.ratio == 1);
+  CHECK_FALSE(dead.necessary);
+  // the sink head: without it the trigger row misses the mean (error >= 1/2
+  // on the ordinary flag)
+  const Necessity working = necessity(m, task, 0, 0);
+  CHECK(working.ablated_worst_case >= 0.5);
+  CHECK(working.ratio >= kNecessityFactor);
+  CHECK(working.necessary);
+  // the layer of the only working head
+  CHECK(necessity(m, task, 0, -1).necessary);
+  CHECK(ablated(m, 0, -1).layers[0][0].M.isZero());
+  CHECK(ablated(m, 0, 1).layers[0][0].M == m.layers[0][0].M);
+}
+
+TEST_CASE("the every-head answer: a necessary head that does not sink, in a low-loss model") {
+  EveryHeadCandidate k;
+  k.source = "made up";
+  k.worst_case = 1e-6;
+  k.head_max_bos = {0.99, 0.3, 0.4, 0.2};  // l0h0, l0h1, l1h0, l1h1
+  const auto nc = [](int l, int h, bool necessary) {
+    Necessity n;
+    n.layer = l;
+    n.head = h;
+    n.necessary = necessary;
+    return n;
+  };
+  k.heads = {nc(0, 0, true), nc(0, 1, false), nc(1, 0, true), nc(1, 1, false)};
+  k.layers = {nc(0, -1, true), nc(1, -1, true)};
+  EveryHeadAnswer a;
+  a.candidates = {k};
+  decide_every_head(a, 2);
+  // head (1, 0) is necessary with BOS mass 0.4; layer 1 none of whose heads sinks
+  CHECK(a.head_found);
+  CHECK(a.head_layer == 1);
+  CHECK(a.head_head == 0);
+  CHECK(a.layer_found);
+  CHECK(a.layer_layer == 1);
+  CHECK(a.summary.find("FOUND (SEARCH)") == 0);
+  // the same heads sinking (BOS mass above 1/2): not found
+  a.candidates[0].head_max_bos = {0.99, 0.3, 0.6, 0.2};
+  decide_every_head(a, 2);
+  CHECK_FALSE(a.head_found);
+  CHECK_FALSE(a.layer_found);
+  CHECK(a.summary.find("NOT FOUND (SEARCH)") == 0);
+  // a necessary non-sinking head in a model whose loss is too high: not found
+  a.candidates[0].head_max_bos = {0.99, 0.3, 0.4, 0.2};
+  a.candidates[0].worst_case = 1e-3;
+  decide_every_head(a, 2);
+  CHECK_FALSE(a.head_found);
+  CHECK_FALSE(a.layer_found);
+}
+
 // The loss the small study must reach from the paper's init (a drop of
 // orders of magnitude from about 1; printed).
 constexpr double kSmallStudyLoss = 1e-3;
@@ -128,7 +201,22 @@ constexpr double kSmallStudyLoss = 1e-3;
 TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   Theorem2Options o = theorem2_quick_options(Task{5, 4, TriggerRange::kPaper}, 2, 2, 0);
   o.probe_count = 100;
+  // one delta, few rounds: the frontier and the every-head search run, briefly
+  o.deltas = {0.5};
+  o.frontier_rounds = 3;
+  o.every_head_searches = 1;
+  o.every_head_rounds = 3;
   const Theorem2Study st = run_theorem2_study(o);
+  // eps_all and eps_one at delta 0.5, each run or refused with its reason
+  REQUIRE(st.frontier.size() == 2u);
+  CHECK(st.frontier[0].scope == CapScope::kAll);
+  CHECK(st.frontier[1].scope == CapScope::kOne);
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    CHECK(p.ceiling == 0.5);
+    if (p.not_run.empty() && p.feasible) CHECK(p.capped_bos <= p.ceiling);
+  }
+  CHECK(st.every_head.candidates.size() >= 1u);
+  CHECK(st.every_head.summary.find("FOUND (SEARCH)") != std::string::npos);
   REQUIRE(st.runs.size() == 1);
   const Theorem2Run& r = st.runs[0];
   CHECK(r.result.worst.certified <= kSmallStudyLoss);
@@ -146,8 +234,8 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   std::filesystem::remove_all(dir);
   RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double"};
   write_theorem2_outputs(st, info, dir);
-  for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "path.dat", "path.gp",
-                           "path_start0.weights.json"}) {
+  for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "frontier.csv",
+                           "every_head.csv", "path.dat", "path.gp", "path_start0.weights.json"}) {
     CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
   }
   // the weight file holds the path model itself (re-checkable by eval)
@@ -157,6 +245,24 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   const std::string csv = to_csv(theorem2_heads_table(st), info);
   CHECK(csv.find("\nstart,init_std,layer,head,mean_bos,min_bos,max_position_mean,max_position\n") !=
         std::string::npos);
+  // the appendix reads the study back: verdict, frontier and every-head rows
+  const Table appendix = theorem2_appendix_table(dir + "/theorem2.json");
+  CHECK(appendix.rows.back()[2].text == to_string(st.verdict));
+  CHECK(to_csv(appendix, info).find("eps_all(0.5)") != std::string::npos);
+  CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the appendix table of a study not run, and of a malformed file") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sinkcert_theorem2_appendix_test").string();
+  std::filesystem::remove_all(dir);
+  const Table none = theorem2_appendix_table(dir + "/theorem2.json");
+  REQUIRE(none.rows.size() == 1u);
+  CHECK(none.rows[0][2].text == "not found: the study was not run");
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/theorem2.json", "{\"task\": {\"n\": 5}}\n");
+  CHECK_THROWS_AS(theorem2_appendix_table(dir + "/theorem2.json"), InputError);
   std::filesystem::remove_all(dir);
 }
 

@@ -303,12 +303,81 @@ TEST_CASE("multi-layer models are refused") {
   CHECK_THROWS_AS(bound_worst_case(m, task, WorstCaseOptions{}), std::invalid_argument);
 }
 
-TEST_CASE("gated attention is refused (the coefficient form has no gate)") {
+// max e(X) over a grid of (steps + 1)^V contents in double, every trigger
+// (V = content variables, small): an independent lower bound on E.
+double grid_worst(const Model<double>& m, const Task& task, int steps) {
+  const int vars = content_variables(task);
+  double worst = 0.0;
+  std::vector<int> index(vars, 0);
+  while (true) {
+    std::vector<double> flat(vars);
+    for (int v = 0; v < vars; ++v) flat[v] = -1.0 + 2.0 * index[v] / steps;
+    for (int j : task.trigger_positions()) {
+      const Matrix<double> X = make_input<double>(task, j, unflatten_content(task, flat));
+      const auto out = forward(m, X, false).output;
+      worst = std::max(worst, linf_error(out, make_target(X, j, TargetKind::kPlain)).value);
+    }
+    int v = 0;
+    while (v < vars && ++index[v] > steps) index[v++] = 0;
+    if (v == vars) return worst;
+  }
+}
+
+WorstCaseOptions gap_and_boxes(double gap, long boxes) {
+  WorstCaseOptions options;
+  options.relative_gap = gap;
+  options.max_boxes = boxes;
+  return options;
+}
+
+TEST_CASE("gated attention: enclosed within 1%, above a grid's worst, false claims refused") {
+  // n = 4, L = 3: two content variables, so a 101 x 101 grid sees E
+  const Task task{4, 3, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(4, AttentionKind::kGated, 0.8, 3);
+  const WorstCaseOptions options = gap_and_boxes(0.01, 4000);
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.relative_gap <= 0.01);
+  const double grid = grid_worst(m, task, 100);
+  MESSAGE("gated: " << b.lower << " <= E <= " << b.upper << ", grid " << grid << ", " << b.boxes
+                    << " boxes");
+  CHECK(b.upper >= Mpfr(grid));
+  // the grid is within 1% of E here: the lower bound is not far below it
+  CHECK(b.lower >= Mpfr(0.99 * grid));
+  REQUIRE(b.per_trigger.size() == 2);
+  for (const TriggerBound& t : b.per_trigger) CHECK(t.upper <= b.upper);
+  const UpperBoundCheck refused = check_upper_bound(m, task, 0.98 * grid, options);
+  CHECK(refused.verdict == Verdict::kNotVerified);
+  CHECK(refused.bound.witness_trigger > 0);
+  const UpperBoundCheck accepted = check_upper_bound(m, task, 1.02 * grid, options);
+  CHECK(accepted.verdict == Verdict::kVerified);
+}
+
+TEST_CASE("gated attention at n = 5, L = 4: the bound clears every sampled input") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> m = testing::random_model(5, AttentionKind::kGated, 0.5, 1);
-  CHECK_THROWS_WITH_AS(bound_worst_case(m, task, WorstCaseOptions{}),
-                       doctest::Contains("gated attention is not supported"),
-                       std::invalid_argument);
+  const WorstCaseBound b = bound_worst_case(m, task, gap_and_boxes(0.05, 300));
+  CHECK(b.upper >= Mpfr(sampled_worst(m, task, 200, 7)));
+  CHECK(b.lower <= b.upper);
+}
+
+TEST_CASE("the per-trigger enclosures cover the run's and each holds its own witnesses") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.2, 2);
+  const WorstCaseBound b = bound_worst_case(m, task, gap_and_boxes(0.01, 200));
+  REQUIRE(b.per_trigger.size() == 3);
+  Mpfr top_lower(0), top_upper(0);
+  long boxes = 0;
+  for (const TriggerBound& t : b.per_trigger) {
+    CHECK(t.lower <= t.upper);
+    if (t.lower > top_lower) top_lower = t.lower;
+    if (t.upper > top_upper) top_upper = t.upper;
+    boxes += t.boxes;
+  }
+  CHECK(top_lower == b.lower);
+  CHECK(top_upper <= b.upper);
+  CHECK(boxes == b.boxes);
+  CHECK(summary_text(b, task, 0.01).find("  trigger j = 3: ") != std::string::npos);
 }
 
 }  // namespace

@@ -21,9 +21,11 @@
 #include "src/weight_file.h"
 #include "theorems/attention_figures.h"
 #include "theorems/certified_path_report.h"
+#include "theorems/normalization_study.h"
 #include "theorems/precision_report.h"
 #include "theorems/refined_path.h"
 #include "theorems/theorem1_report.h"
+#include "theorems/theorem2_report.h"
 
 #ifndef SINKCERT_RESULTS_DIR
 #error "SINKCERT_RESULTS_DIR (the repository's results/ folder) must be defined by the build"
@@ -373,10 +375,30 @@ std::vector<Entry> registry(RunSize size) {
            {std::string(kStudy) + "/theorem1.json", std::string(kStudy) + "/" + stem + ".pdf"},
            [stem](Computations& c) { return study_figure(c, stem); });
   }
+  // The Theorem 2 study in theorem2/, read back; one row saying so when it
+  // was not run.
+  table("t2_theorem2_study", {}, [](Computations& c) {
+    return Built{theorem2_appendix_table(c.model_path("theorem2/theorem2.json")),
+                 c.info(0, "double (read from theorem2.json)"),
+                 {},
+                 {}};
+  });
+  // The per-kind normalization table, rebuilt from the committed sweep's
+  // merged results (sinkcert sweep --grid normalizations/grid_<dims>.json).
+  for (const std::string dims : {"n5_L4"}) {
+    const std::string input = "normalizations/sweep_" + dims + "/sweep.json";
+    table("normalizations_" + dims, {input}, [input, dims](Computations& c) {
+      RunInfo info;
+      Table t =
+          normalization_table_from_sweep(c.model_path(input), "normalizations_" + dims, &info);
+      return Built{std::move(t), info, {}, {}};
+    });
+  }
   // The attention figures, one per entry of attention_figure_list() (quick:
-  // the paper's recipe capped at 300 steps, under a second).
+  // the paper's recipe capped at 300 steps single-layer, 30 deep: seconds).
   for (const AttentionFigureSpec& spec :
-       attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps)) {
+       attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps,
+                             size == RunSize::kQuick ? 30 : kFigureDeepRecipeSteps)) {
     figure(spec.name + "_" + figure_suffix(spec.kind), attention_figure_inputs(spec),
            [spec](Computations& c) {
              c.say("attention figure " + spec.name);

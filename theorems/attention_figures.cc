@@ -13,17 +13,11 @@
 #include "src/forward.h"
 #include "src/input_error.h"
 #include "src/weight_file.h"
+#include "theorems/theorem1_study.h"
 
 namespace sinkcert::theorems {
 
 namespace {
-
-// A double as "%.17g": enough digits to read back the same double.
-std::string fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 // A number for a caption: 3 significant digits.
 std::string short_number(double v) {
@@ -191,7 +185,7 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
       for (int k = 0; k < L; ++k) {
         f.rows.push_back({std::to_string(p), std::to_string(pn.model), std::to_string(pn.layer),
                           std::to_string(pn.head), pn.what, std::to_string(i), std::to_string(k),
-                          fmt((*pn.values)(i, k))});
+                          format_double((*pn.values)(i, k))});
       }
     }
   }
@@ -244,7 +238,8 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
   return f;
 }
 
-std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps) {
+std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps,
+                                                       long deep_recipe_max_steps) {
   using Kind = ModelSource::Kind;
   const ModelSource relu{Kind::kReluConstruction, "ReLU (construction)", "", 0, 0};
   const ModelSource recipe{Kind::kPaperRecipe, "softmax (paper's recipe)", "", recipe_max_steps, 0};
@@ -253,15 +248,27 @@ std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps) {
   const auto file = [](const std::string& label, const std::string& path) {
     return ModelSource{Kind::kWeightFile, label, path, 0, 0};
   };
+  const auto deep_recipe = [&](int shape) {
+    return ModelSource{
+        Kind::kPaperRecipe,
+        "softmax " + std::to_string(shape) + " x " + std::to_string(shape) + " (paper's recipe)",
+        "",
+        deep_recipe_max_steps,
+        0,
+        shape,
+        shape};
+  };
   return {
       {"attention_paper_recipe", AttentionFigureKind::kMeanStd, {recipe, relu}},
       {"attention_minimax", AttentionFigureKind::kMeanStd, {minimax, relu}},
       {"attention_relu_2x2",
        AttentionFigureKind::kOneInput,
-       {file("ReLU 2 x 2 (construction)", "theorem3/relu_residual_2x2_n16.weights.json")}},
+       {deep_recipe(2),
+        file("ReLU 2 x 2 (construction)", "theorem3/relu_residual_2x2_n16.weights.json")}},
       {"attention_relu_4x4",
        AttentionFigureKind::kOneInput,
-       {file("ReLU 4 x 4 (construction)", "theorem3/relu_residual_4x4_n16.weights.json")}},
+       {deep_recipe(4),
+        file("ReLU 4 x 4 (construction)", "theorem3/relu_residual_4x4_n16.weights.json")}},
   };
 }
 
@@ -282,14 +289,19 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
               "the trigger and ordinary flags)",
               relu_construction<double>(task.n)};
     case ModelSource::Kind::kPaperRecipe: {
-      search::PaperRecipeOptions o;
+      search::PaperRecipeOptions o =
+          search::paper_recipe_options(source.recipe_layers, source.recipe_heads);
       o.seed = source.recipe_seed;
       o.max_steps = source.recipe_max_steps;
       o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
       const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
       std::ostringstream d;
-      d << "single-layer softmax trained by the paper's recipe (Adam lr " << short_number(o.lr)
-        << ", betas (" << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
+      const bool deep = o.kind == ModelKind::kResidual;
+      d << (deep ? "residual " + std::to_string(o.layers) + " x " + std::to_string(o.heads) +
+                       " softmax"
+                 : std::string("single-layer softmax"))
+        << " trained by the paper's recipe (Adam lr " << short_number(o.lr) << ", betas ("
+        << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
         << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed
         << "), stopped after " << r.steps << " steps "
         << (r.reached

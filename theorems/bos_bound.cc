@@ -626,21 +626,31 @@ Mpfr one_minus_down(const Mpfr& x) {
   return r;
 }
 
+// "<extreme> BOS mass a_i0 over the whole content box (...), n = .., L = .., triggers .."
+void header_line(std::ostringstream& s, const char* extreme, const Task& task) {
+  s << extreme
+    << " BOS mass a_i0 over the whole content box (non-trigger rows i >= 1, every head), n = "
+    << task.n << ", L = " << task.L << ", triggers " << to_string(task.range) << "\n";
+}
+
+// "<lower>  [CERTIFIED] witness: head h, row i = .., trigger j = .., content c_1 c_2 ..."
+template <typename Bound>
+void witness_line(std::ostringstream& s, const std::string& lower, const Bound& b) {
+  s << lower << "  [CERTIFIED] witness: head " << b.witness_head << ", row i = " << b.witness_row
+    << ", trigger j = " << b.witness_trigger << ", content";
+  const auto old_precision = s.precision(17);
+  for (double c : b.witness_content) s << " " << c;
+  s.precision(old_precision);
+  s << "\n";
+}
+
 void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  s << "minimum BOS mass a_i0 over the whole content box (non-trigger rows i >= 1, every head), n "
-       "= "
-    << task.n << ", L = " << task.L << ", triggers " << to_string(task.range) << "\n";
+  header_line(s, "minimum", task);
   if (b.witness_trigger == 0) {
     s << "1 - min BOS >= -inf  (no witness had a finite enclosure)\n";
   } else {
-    s << "1 - min BOS >= " << format_down(b.deficit_lower, 6) << "  [CERTIFIED] witness: head "
-      << b.witness_head << ", row i = " << b.witness_row << ", trigger j = " << b.witness_trigger
-      << ", content";
-    const auto old_precision = s.precision(17);
-    for (double c : b.witness_content) s << " " << c;
-    s.precision(old_precision);
-    s << "\n";
+    witness_line(s, "1 - min BOS >= " + format_down(b.deficit_lower, 6), b);
     s << "  at the witness a_i0 in " << format_interval(Mpfi(1) - b.witness_deficit, 17)
       << ", 1 - a_i0 in " << format_interval(b.witness_deficit, 6) << "  [CERTIFIED]\n";
   }
@@ -667,23 +677,78 @@ std::string enclosure_line(const BosBound& b) {
 }
 
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap) {
-  std::ostringstream s;
-  bound_lines(s, bound, task);
-  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
-  return s.str();
+  return gap_summary(bound, task, bound_lines, requested_gap);
 }
 
 std::string summary_text(const BosClaimCheck& check, const Task& task) {
-  std::ostringstream s;
-  bound_lines(s, check.bound, task);
-  const auto old_precision = s.precision(17);
-  s << "claim: min BOS >= " << check.claimed << "\n";
-  s.precision(old_precision);
-  claim_verdict_line(s, check.verdict, check.margin,
-                     {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
-                      "n/a (the claim lies inside the enclosure when the budget ran out)"},
-                     check.bound);
-  return s.str();
+  return claim_summary(check, task, bound_lines, "min BOS >=", 17,
+                       {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
+                        "n/a (the claim lies inside the enclosure when the budget ran out)"});
 }
+
+namespace {
+
+void max_bound_lines(std::ostringstream& s, const MaxBosBound& b, const Task& task) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  header_line(s, "maximum", task);
+  if (b.witness_trigger == 0) {
+    s << "max BOS >= -inf  (no witness had a finite enclosure)\n";
+  } else {
+    witness_line(s, "max BOS >= " + format_down(b.mass_lower, 17), b);
+    s << "  at the witness a_i0 in " << format_interval(b.witness_mass, 17) << "  [CERTIFIED]\n";
+  }
+  s << "max BOS <= " << format_up(b.mass_upper, 17) << "  [CERTIFIED] branch and bound, " << b.boxes
+    << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
+  if (bmp::isinf(b.mass_upper)) {
+    s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+  }
+  precision_lines(s, b);
+  s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
+}
+
+}  // namespace
+
+std::string to_string(BosMode mode) { return mode == BosMode::kMin ? "min" : "max"; }
+
+std::string summary_text(const MaxBosBound& bound, const Task& task, double requested_gap) {
+  return gap_summary(bound, task, max_bound_lines, requested_gap);
+}
+
+std::string summary_text(const MaxBosClaimCheck& check, const Task& task) {
+  return claim_summary(check, task, max_bound_lines, "max BOS <=", 17,
+                       {"(claim - certified max BOS)", "(a_i0 at the witness - claim)",
+                        "n/a (the claim lies inside the enclosure when the budget ran out)"});
+}
+
+template <class T>
+BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
+                     std::optional<double> claimed, const BosBoundOptions& options) {
+  BosReport r;
+  if (mode == BosMode::kMin && claimed) {
+    const BosClaimCheck c = check_min_bos(model, task, *claimed, options);
+    r.verdict = c.verdict;
+    r.text = summary_text(c, task);
+  } else if (mode == BosMode::kMin) {
+    const BosBound b = bound_min_bos(model, task, options);
+    r.verdict = b.verdict;
+    r.text = summary_text(b, task, options.relative_gap);
+  } else if (claimed) {
+    const MaxBosClaimCheck c = check_max_bos(model, task, *claimed, options);
+    r.verdict = c.verdict;
+    r.text = summary_text(c, task);
+  } else {
+    const MaxBosBound b = bound_max_bos(model, task, options);
+    r.verdict = b.verdict;
+    r.text = summary_text(b, task, options.relative_gap);
+  }
+  return r;
+}
+
+template BosReport bos_report(const Model<double>&, const Task&, BosMode, std::optional<double>,
+                              const BosBoundOptions&);
+template BosReport bos_report(const Model<Mpfr>&, const Task&, BosMode, std::optional<double>,
+                              const BosBoundOptions&);
+template BosReport bos_report(const Model<Rational>&, const Task&, BosMode, std::optional<double>,
+                              const BosBoundOptions&);
 
 }  // namespace sinkcert::theorems

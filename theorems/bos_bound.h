@@ -75,6 +75,7 @@
 // whose coordinates are adjacent doubles, the search stops and says why.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -185,5 +186,25 @@ std::string enclosure_line(const BosBound& bound);
 // Reports ending in the verdict line (verdict, margin, precision, evidence).
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap);
 std::string summary_text(const BosClaimCheck& check, const Task& task);
+std::string summary_text(const MaxBosBound& bound, const Task& task, double requested_gap);
+std::string summary_text(const MaxBosClaimCheck& check, const Task& task);
+
+// Which extreme of the non-trigger BOS mass: the minimum (bounded through
+// D = 1 - min a_i0; a claim reads "min BOS >= c") or the maximum (U itself;
+// a claim reads "max BOS <= c").
+enum class BosMode { kMin, kMax };
+// "min", "max".
+std::string to_string(BosMode mode);
+
+// Either mode through one call: the claim's check when `claimed` is given,
+// else the enclosure to options.relative_gap; the verdict and the report
+// (summary_text of the mode's bound or check).
+struct BosReport {
+  Verdict verdict = Verdict::kUndecided;
+  std::string text;
+};
+template <class T>
+BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
+                     std::optional<double> claimed, const BosBoundOptions& options);
 
 }  // namespace sinkcert::theorems

@@ -203,4 +203,28 @@ struct ClaimMarginTexts {
 void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
                         const ClaimMarginTexts& texts, const BoxSearchOutcome& b);
 
+// A box search's report: `lines(s, bound, task)` writes the enclosure, then
+// the verdict line of a gap target (gap_summary) or of a claim, after the
+// line "claim: <relation> C" with C printed to `claim_digits` digits
+// (claim_summary).
+template <typename Bound, typename TaskT, typename Lines>
+std::string gap_summary(const Bound& bound, const TaskT& task, Lines lines, double requested_gap) {
+  std::ostringstream s;
+  lines(s, bound, task);
+  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
+  return s.str();
+}
+
+template <typename Check, typename TaskT, typename Lines>
+std::string claim_summary(const Check& check, const TaskT& task, Lines lines, const char* relation,
+                          int claim_digits, const ClaimMarginTexts& texts) {
+  std::ostringstream s;
+  lines(s, check.bound, task);
+  const auto old_precision = s.precision(claim_digits);
+  s << "claim: " << relation << " " << check.claimed << "\n";
+  s.precision(old_precision);
+  claim_verdict_line(s, check.verdict, check.margin, texts, check.bound);
+  return s.str();
+}
+
 }  // namespace sinkcert::theorems

@@ -10,11 +10,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "search/attack.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/linf_error.h"
+#include "theorems/worst_case_search.h"
 
 namespace sinkcert::theorems {
 
@@ -576,13 +576,7 @@ void check_model(const Model<T>& model, const Task& task) {
   task.validate();
 }
 
-struct DeepNode {
-  ContentBox box;
-  DeepBoxBound bound;
-  int bits = 0;   // precision the bound was computed at
-  Mpfr rounding;  // width of the enclosure of e(X) at the box's witness
-  const Mpfr& upper_bound() const { return bound.upper; }
-};
+using DeepNode = BoxNode<DeepBoxBound>;
 
 // The variable to bisect (see the header); -1 if none can be split.
 int choose_deep_split(const DeepNode& node, const Task& task) {
@@ -622,115 +616,26 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
   return split >= 0 ? split : widest([](std::size_t) { return true; });
 }
 
-// bits + log2(rounding / (kRoundingShare * relative_gap * lower)), rounded up
-// to a multiple of 64; 0 when lower <= 0 or the rounding is not finite (as
-// the single-layer bound estimates it).
-int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, double relative_gap) {
-  if (!(lower > 0) || bmp::isinf(rounding) || !(rounding > 0)) return 0;
-  const Mpfr target = lower * Mpfr(kRoundingShare * relative_gap);
-  const double extra = Mpfr(bmp::log2(Mpfr(rounding / target))).convert_to<double>();
-  const int needed = bits + std::max(64, static_cast<int>(std::ceil(extra)));
-  return (needed + 63) / 64 * 64;
-}
-
-template <class T>
-WorstCaseBound deep_branch_and_bound(const Model<T>& model_in, const Task& task,
-                                     const WorstCaseOptions& options,
-                                     const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
-  check_model(model_in, task);
-  if (options.bits < 2 || options.step_bits < 1) {
-    throw std::invalid_argument("deep worst-case bound: need bits >= 2 and step_bits >= 1");
+// The deep box kind of the driver (worst_case_search.h): bound_deep_box,
+// whose centre and Baumann points are offered as witnesses (the best one's
+// enclosure width, rounding only, is the node's rounding).
+struct DeepEvaluator {
+  const Task& task;
+  Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
+    return certified_deep_error(model, task, trigger, content);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::optional<PrecisionScope> scope;
-  scope.emplace(options.bits);
-  Model<Mpfi> model = model_in.template cast<Mpfi>();
-  WorstCaseBound out;
-  out.bits_requested = options.bits;
-  out.bits = PrecisionScope::current_bits();
-  out.lower = Mpfr(-1);
-  const auto take_witness = [&](const Mpfr& low, int trigger, const std::vector<double>& content) {
-    if (low > out.lower) {
-      out.lower = low;
-      out.witness_trigger = trigger;
-      out.witness_content = content;
-    }
-  };
-  const auto offer_witness = [&](int trigger, const std::vector<double>& content) {
-    const Mpfi e = certified_deep_error(model, task, trigger, content);
-    if (!interval_is_nan(e)) take_witness(bmp::lower(e), trigger, content);
-  };
-  const auto bound_node = [&](ContentBox box) {
-    DeepNode node{std::move(box), {}, out.bits, Mpfr(0)};
-    node.bound = bound_deep_box(model, task, node.box, DeepForm::kCentred, out.lower);
-    ++out.boxes;
+  void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
+                const TakeWitness& take) {
+    node.bound = bound_deep_box(model, task, node.box, DeepForm::kCentred, lower);
     node.rounding = node.bound.witness_rounding;
     if (!node.bound.witness.empty()) {
-      take_witness(node.bound.witness_lower, node.box.trigger, node.bound.witness);
-    }
-    return node;
-  };
-  const auto raise_to = [&](int bits) {
-    scope.reset();
-    scope.emplace(bits);
-    out.bits = PrecisionScope::current_bits();
-    model = model_in.template cast<Mpfi>();
-    if (!out.witness_content.empty()) offer_witness(out.witness_trigger, out.witness_content);
-  };
-  const std::vector<int> triggers =
-      options.triggers.empty() ? task.trigger_positions() : options.triggers;
-  if (triggers.empty()) throw std::invalid_argument("deep worst-case bound: no trigger positions");
-  if (options.adversary_witnesses) {
-    search::AttackOptions ao;  // seed 0, round 0 only: reproducible
-    ao.triggers = triggers;
-    const search::AttackResult r = search::attack(model_in.template cast<double>(),
-                                                  model_in.template cast<Rational>(), task, ao);
-    for (const search::Witness& w : r.per_trigger) {
-      offer_witness(w.trigger, flatten_content(w.content));
+      // the enclosure's lower end is what the driver keeps
+      take(node.box.trigger, node.bound.witness,
+           Mpfi(node.bound.witness_lower, node.bound.witness_lower));
     }
   }
-  BoxHeap<DeepNode> heap;
-  for (int j : triggers) heap.push(bound_node(full_content_box(task, j)));
-  struct Ops {
-    decltype(bound_node)& evaluate_box;
-    decltype(raise_to)& raise;
-    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
-    const WorstCaseOptions& options;
-    const Task& task;
-    WorstCaseBound& out;
-    DeepNode evaluate(const DeepNode&, ContentBox box) { return evaluate_box(std::move(box)); }
-    int choose_split(const DeepNode& node) { return choose_deep_split(node, task); }
-    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
-    void raise_precision(int new_bits) { raise(new_bits); }
-    void on_precision_floor(const DeepNode& node) {
-      out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
-    }
-    std::string unsplittable_reason(const DeepNode& node) {
-      return bmp::isinf(node.upper_bound())
-                 ? "cannot split a box whose coordinates are adjacent doubles and "
-                   "whose bound is not finite"
-                 : "cannot split a box whose coordinates are adjacent doubles";
-    }
-    void progress(const Mpfr& lower, const Mpfr& upper) {
-      if (options.progress) {
-        options.progress(out.boxes, lower.convert_to<double>(), upper.convert_to<double>());
-      }
-    }
-  } ops{bound_node, raise_to, done, options, task, out};
-  const bool has_lower = true;  // out.lower starts below every error (-1)
-  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0);
-  if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
-    out.lower = 0;
-    out.witness_trigger = 0;
-    out.witness_content.clear();
-  }
-  out.evidence = Evidence::certified(out.bits);
-  out.seconds = seconds_since(t0);
-  PrecisionScope wide(2 * out.bits);
-  out.relative_gap =
-      out.lower > 0 ? Mpfr((out.upper - out.lower) / out.lower).convert_to<double>() : INFINITY;
-  return out;
-}
+  int split(const DeepNode& node) { return choose_deep_split(node, task); }
+};
 
 // "model: residual, L layer(s) x H head(s), ATTENTION; ..." and, for a zero
 // lower bound, why a relative gap cannot be reached, before the verdict line.
@@ -755,39 +660,34 @@ std::string with_method_lines(const Model<T>& model, const WorstCaseBound& bound
 }  // namespace
 
 template <class T>
+WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
+                                   const WorstCaseOptions& options,
+                                   const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  if (model.n != task.n) throw std::invalid_argument("deep worst-case bound: model n != task n");
+  if (model.num_layers() < 1 || model.num_heads() < 1) {
+    throw std::invalid_argument("deep worst-case bound: the model has no heads");
+  }
+  task.validate();
+  DeepEvaluator evaluator{task};
+  return run_worst_case_search<DeepBoxBound>(model, task, options, done, evaluator,
+                                             "deep worst-case bound");
+}
+
+template <class T>
 WorstCaseBound bound_deep_worst_case(const Model<T>& model, const Task& task,
                                      const WorstCaseOptions& options) {
-  const double gap = options.relative_gap;
-  WorstCaseBound out =
-      deep_branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
-        // upper <= lower (1 + gap)
-        return lower > 0 && upper <= lower * (1 + Mpfr(gap));
-      });
-  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
-  return out;
+  check_model(model, task);
+  return bound_to_gap(options.relative_gap, [&](const auto& done) {
+    return centred_form_search(model, task, options, done);
+  });
 }
 
 template <class T>
 UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                        const WorstCaseOptions& options) {
-  UpperBoundCheck out;
-  out.claimed = claimed;
-  const Mpfr c(claimed);
-  out.bound = deep_branch_and_bound(
-      model, task, options,
-      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; });
-  out.evidence = out.bound.evidence;
-  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  if (out.bound.upper <= c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
-  } else if (out.bound.lower > c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.lower - c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
-  return out;
+  check_model(model, task);
+  return check_claim(
+      claimed, [&](const auto& done) { return centred_form_search(model, task, options, done); });
 }
 
 template <class T>
@@ -805,6 +705,9 @@ std::string deep_summary_text(const Model<T>& model, const UpperBoundCheck& chec
 #define SINKCERT_DEEP_BOUND(T)                                                                \
   template WorstCaseBound bound_deep_worst_case(const Model<T>&, const Task&,                 \
                                                 const WorstCaseOptions&);                     \
+  template WorstCaseBound centred_form_search(                                                \
+      const Model<T>&, const Task&, const WorstCaseOptions&,                                  \
+      const std::function<bool(const Mpfr&, const Mpfr&)>&);                                  \
   template UpperBoundCheck check_deep_upper_bound(const Model<T>&, const Task&, double,       \
                                                   const WorstCaseOptions&);                   \
   template std::string deep_summary_text(const Model<T>&, const WorstCaseBound&, const Task&, \

@@ -46,6 +46,8 @@
 // end of the enclosure of e(X): every box offers its centre and the
 // Baumann points it evaluated; before branching, the attack's per-trigger
 // witnesses (search/attack.h, seed 0, round 0) are offered.
+// The driver (witnesses, precision raises, per-trigger summary, stopping
+// rules) is theorems/worst_case_search.h, shared with the single-layer bound.
 // Split rule: at odd depth the widest variable that enters the worst term
 // (rule C alone can stall, as in the single-layer bound); at even depth the
 // variable with the largest term sup sigma g_m (B_m - p_m) of the worst
@@ -59,6 +61,7 @@
 // of a Lipschitz function needs (Lebourg's mean-value theorem).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -105,6 +108,16 @@ WorstCaseBound bound_deep_worst_case(const Model<T>& model, const Task& task,
 template <class T>
 UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                        const WorstCaseOptions& options);
+
+// The branch and bound with these box forms (worst_case_search.h) for any
+// model whose forward pass and reverse pass src/forward_vjp.h encloses,
+// single-layer ones included (worst_case_bound.h sends gated attention
+// here), stopping when done(lower, upper). Throws std::invalid_argument
+// when the dimensions disagree or the model has no heads.
+template <class T>
+WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
+                                   const WorstCaseOptions& options,
+                                   const std::function<bool(const Mpfr&, const Mpfr&)>& done);
 
 // The reports of worst_case_bound.h, after a line naming the model's shape
 // and the method.

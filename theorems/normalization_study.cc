@@ -5,12 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include "search/minimax.h"
 #include "src/bos_statistics.h"
+#include "src/input_error.h"
+#include "src/internal/json_reader.h"
 #include "src/output_files.h"
 #include "theorems/bos_bound.h"
 #include "theorems/relu_exact_checker.h"
@@ -21,15 +22,6 @@ namespace sinkcert::theorems {
 namespace {
 
 using search::MinimaxOptions;
-
-// The Theorem 1 study's path inits and thresholds (theorem1_study.cc): init
-// std 0.02 times 5^s at start s; the path has a sink when it ends at worst
-// case <= 1e-6 with mean BOS >= 1 - 1e-5; warm starts bisect 40 times.
-constexpr double kStudyInitStd = 0.02;
-constexpr double kStudyInitGrowth = 5.0;
-constexpr double kStudyPathLowLoss = 1e-6;
-constexpr double kStudyPathSinkMass = 1 - 1e-5;
-constexpr int kStudyBisectionSteps = 40;
 
 // A double at or above (up) / at or below (down) an MPFR value.
 double up_double(const Mpfr& x) { return mpfr_get_d(x.backend().data(), MPFR_RNDU); }
@@ -44,42 +36,6 @@ std::string num(double v, int digits = 4) {
 // A BOS mass near 1 as "1 - 2.1e-11" (its double would print 1).
 std::string bos_text(double mass) {
   return mass > 0.999 ? "1 - " + num(1 - mass, 3) : num(mass, 6);
-}
-
-// The Theorem 1 study's init of start s, as a model of `attention`
-// (theorem1_study.cc: A then M, row by row, normal(0, std), mt19937_64).
-Model<double> path_init(AttentionKind attention, int n, double std, std::uint64_t seed) {
-  std::mt19937_64 eng(seed);
-  std::normal_distribution<double> normal(0.0, std);
-  Matrix<double> A(n, n), M(n, n);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) A(r, c) = normal(eng);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) M(r, c) = normal(eng);
-  return single_head_model<double>(attention, A, M);
-}
-
-// A scaled by the largest gamma in [0, 1] (kBisectionSteps halvings) whose
-// mean probe BOS mass is <= ceiling (the frontier's warm start).
-Model<double> mean_scaled(const Model<double>& m, const ProbeSet& probes, double ceiling) {
-  const auto with = [&](double g) {
-    Model<double> out = m;
-    out.layers[0][0].A *= g;
-    return out;
-  };
-  if (search::mean_probe_bos(m, probes) <= ceiling) return m;
-  double lo = 0, hi = 1;
-  for (int k = 0; k < kStudyBisectionSteps; ++k) {
-    const double mid = 0.5 * (lo + hi);
-    (search::mean_probe_bos(with(mid), probes) <= ceiling ? lo : hi) = mid;
-  }
-  return with(lo);
-}
-
-Model<double> with_scaled_A(const Model<double>& m, double gamma) {
-  Model<double> out = m;
-  out.layers[0][0].A *= gamma;
-  return out;
 }
 
 BosBoundOptions bos_options(const NormalizationOptions& o) {
@@ -299,10 +255,10 @@ void decide_normalization_verdict(NormalizationStudy& st) {
     const NormPathRun* best = st.best_start >= 0 && st.best_start < static_cast<int>(st.path.size())
                                   ? &st.path[st.best_start]
                                   : nullptr;
-    if (!best || !(best->worst_case <= kStudyPathLowLoss) || best->bos_mean < kStudyPathSinkMass) {
+    if (!best || !(best->worst_case <= kPathLowLoss) || best->bos_mean < kPathSinkMass) {
       ok = false;
-      why << "the path did not reach worst case <= " << kStudyPathLowLoss
-          << " with mean BOS >= " << kStudyPathSinkMass;
+      why << "the path did not reach worst case <= " << kPathLowLoss
+          << " with mean BOS >= " << kPathSinkMass;
       if (best) {
         why << " (it reached " << format_bound(best->worst_case, true, 4)
             << " SEARCH(lower bound), mean BOS " << bos_text(best->bos_mean) << ")";
@@ -376,8 +332,8 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
   for (int s = 0; s < o.starts && st.search_refused.empty(); ++s) {
     NormPathRun run;
     run.start = s;
-    run.init_std = kStudyInitStd * std::pow(kStudyInitGrowth, s);
-    const Model<double> init = path_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
+    run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
+    const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
     MinimaxOptions mo;
     mo.seed = o.seed * 1000 + s;
     mo.adversary.seed = o.seed * 1000 + s;
@@ -425,7 +381,7 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
       mo.time_limit_seconds = kNoTimeLimit;
       mo.target_loss = 0;
       const search::MinimaxResult r =
-          search::minimax(mean_scaled(best_model, probes, p.ceiling), o.task, mo);
+          search::minimax(scaled_to_ceiling(best_model, probes, p.ceiling), o.task, mo);
       p.feasible = r.feasible;
       p.converged = r.converged;
       p.eps_search = r.worst.certified;
@@ -679,24 +635,34 @@ std::vector<Cell> normalization_row(const NormalizationStudy& st) {
           candidate};
 }
 
+namespace {
+
+// "Which attention kinds need a sink (n = 5, L = 4, triggers paper, seed 0):
+// per kind, ..." (no task part when task is null).
+std::string table_caption(const Task* task, std::uint64_t seed, bool quick) {
+  std::ostringstream cap;
+  cap << "Which attention kinds need a sink";
+  if (task) {
+    cap << " (n = " << task->n << ", L = " << task->L << ", triggers " << to_string(task->range)
+        << ", seed " << seed << (quick ? ", quick" : "") << ")";
+  }
+  cap << ": per kind, the descent path's lowest worst case and BOS mass, the frontier under a BOS "
+         "cap 1 - delta, and a sink-free candidate.";
+  return cap.str();
+}
+
+}  // namespace
+
 Table normalization_table(const std::vector<NormalizationStudy>& studies) {
   Table t;
   t.name = "normalizations";
   t.columns = normalization_columns();
   // the long cells wrap (landscape page, 4pt column gaps)
-  t.alignment = "lp{3cm}lrrp{3.8cm}p{3.8cm}p{4.4cm}";
+  t.alignment = "lp{2.4cm}p{2.8cm}p{2.8cm}p{2.8cm}p{2.8cm}p{2.4cm}p{2.4cm}";
   t.landscape = true;
-  std::ostringstream cap;
-  cap << "Which attention kinds need a sink";
-  if (!studies.empty()) {
-    const Task& task = studies[0].options.task;
-    cap << " (n = " << task.n << ", L = " << task.L << ", triggers " << to_string(task.range)
-        << ", seed " << studies[0].options.seed << (studies[0].options.quick ? ", quick" : "")
-        << ")";
-  }
-  cap << ": per kind, the descent path's lowest worst case and BOS mass, the frontier under a BOS "
-         "cap 1 - delta, and a sink-free candidate.";
-  t.caption = cap.str();
+  t.caption = studies.empty() ? table_caption(nullptr, 0, false)
+                              : table_caption(&studies[0].options.task, studies[0].options.seed,
+                                              studies[0].options.quick);
   for (const NormalizationStudy& st : studies) t.rows.push_back(normalization_row(st));
   t.notes = {
       "sink-free solution: a model with certified worst case <= 1e-6 and certified BOS mass <= "
@@ -708,6 +674,67 @@ Table normalization_table(const std::vector<NormalizationStudy>& studies) {
       "<= 1 - delta at every non-trigger position, its worst case certified from above; 'not "
       "certified' when a bound did not close within its box budget.",
       "frontier model worst case: SEARCH lower bound on that model's E, no bound on eps*(delta)."};
+  return t;
+}
+
+Table normalization_table_from_sweep(const std::string& path, const std::string& name,
+                                     RunInfo* info) {
+  const nlohmann::json j = internal::read_json_file(path);
+  const auto expect = [&](bool ok, const std::string& field, const std::string& what) {
+    if (!ok) throw InputError(path, field, what);
+  };
+  expect(j.is_object() && j.contains("grid") && j["grid"].is_object() &&
+             j["grid"].value("study", "") == "normalization",
+         "grid.study", "\"normalization\" (the merged table of a normalization sweep)");
+  std::vector<std::string> columns = {"study", "attention", "n", "L", "trigger range", "seed"};
+  for (const std::string& c : normalization_summary_columns()) columns.push_back(c);
+  expect(j.contains("columns") && j["columns"] == nlohmann::json(columns), "columns",
+         nlohmann::json(columns).dump());
+  expect(j.contains("rows") && j["rows"].is_array() && !j["rows"].empty(), "rows",
+         "a non-empty array");
+  const nlohmann::json& first = j["rows"][0];
+  Table t = normalization_table({});
+  t.name = name;
+  for (std::size_t r = 0; r < j["rows"].size(); ++r) {
+    const nlohmann::json& row = j["rows"][r];
+    const std::string field = "rows[" + std::to_string(r) + "]";
+    expect(row.is_array() && row.size() == columns.size(), field,
+           std::to_string(columns.size()) + " cells");
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      expect(row[c].is_string(), field, "text cells");
+      // one task and seed: the table's rows differ in the kind only
+      if (c >= 2 && c <= 5) expect(row[c] == first[c], field, "the task and seed of rows[0]");
+    }
+    std::vector<Cell> cells = {row[1].get<std::string>()};
+    for (std::size_t c = 6; c < row.size(); ++c) cells.emplace_back(row[c].get<std::string>());
+    t.rows.push_back(std::move(cells));
+  }
+  Task task;
+  try {
+    task = Task{std::stoi(first[2].get<std::string>()), std::stoi(first[3].get<std::string>()),
+                parse_trigger_range(first[4].get<std::string>())};
+  } catch (const std::exception&) {
+    expect(false, "rows[0]", "n, L and trigger range of a task");
+  }
+  const bool quick = j["grid"].contains("options") && j["grid"]["options"].is_object() &&
+                     j["grid"]["options"].value("quick", false);
+  t.caption = table_caption(&task, std::stoull(first[5].get<std::string>()), quick);
+  t.caption += " Made by sinkcert sweep (" + j["grid"].value("file", std::string("a grid")) + ").";
+  const std::string grid_caption = j["grid"].value("caption", std::string());
+  if (!grid_caption.empty()) t.caption += " " + grid_caption;
+  // the weight files: in each configuration's result
+  t.notes[0] =
+      "sink-free solution: a model with certified worst case <= 1e-6 and certified BOS mass <= "
+      "0.5 at every non-trigger position over the whole box (EXACT for relu: verify relu); its "
+      "weight file is under sink_free_weights in configs/<key>.json beside the sweep's table.";
+  if (info != nullptr && j.contains("run_info") && j["run_info"].is_object()) {
+    const nlohmann::json& r = j["run_info"];
+    info->command_line = r.value("command_line", "");
+    info->revision = r.value("revision", "");
+    info->time_utc = r.value("time_utc", "");
+    info->seed = r.value("seed", std::uint64_t{0});
+    info->precision = r.value("precision", "");
+  }
   return t;
 }
 

@@ -219,6 +219,15 @@ std::vector<Cell> normalization_row(const NormalizationStudy& study);
 // The per-kind table (one row per study).
 Table normalization_table(const std::vector<NormalizationStudy>& studies);
 
+// The per-kind table of a sweep of this study (theorems/sweep.h): the merged
+// sweep.json at `path` (one task and seed; a row per kind) laid out as
+// normalization_table, named `name`, its caption naming the task, seed and
+// options and ending with the grid's caption; *info (if given) is the
+// sweep's provenance. InputError naming the file and the field unless it is
+// the merged table of a normalization sweep over one task and seed.
+Table normalization_table_from_sweep(const std::string& path, const std::string& name,
+                                     RunInfo* info = nullptr);
+
 // One configuration for a sweep (theorems/sweep.h: SweepStudyResult): the
 // study's JSON (with run_info, and the weight file of a sink-free solution
 // under "sink_free_weights") and its summary, the row without the attention

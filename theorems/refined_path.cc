@@ -1,19 +1,33 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/refined_path.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 
 #include "search/least_squares_refiner.h"
 #include "src/elapsed.h"
+#include "src/run_info.h"
 #include "src/table_writer.h"
+#include "src/task.h"
+#include "theorems/precision_report.h"
 
 namespace sinkcert::theorems {
 
 namespace {
 
 using Inputs = std::vector<std::pair<int, Matrix<double>>>;
+
+// log2(10): bits per decimal digit.
+constexpr double kBitsPerDigit = 3.3219280948873623;
+// Bits beyond the loss's exponent and its digits that the MPFI enclosures of
+// a forward pass at n = L = 16 lose to rounding (softmax sums of 16 terms,
+// two matrix products): at s = 10 a loss ~ 2^-358 with 6 digits (20 bits)
+// certified at 448 bits, 70 beyond. The start is the grid point at or below.
+constexpr int kGuardBits = 64;
 
 Matrix<double> content_of(const Task& task, const Matrix<double>& X) {
   return X.block(1, kFirstContent, task.L - 1, task.content_dim());
@@ -71,7 +85,31 @@ Inputs check_set(const Task& task, const RefinedPathOptions& o) {
   return out;
 }
 
+// Process CPU seconds (user + sys, every thread).
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 }  // namespace
+
+Model<Mpfr> project_exact_structure(const Model<Mpfr>& model) {
+  Model<Mpfr> out = model;
+  Head<Mpfr>& h = out.layers[0][0];
+  const int n = static_cast<int>(h.A.rows());
+  const int ordinary = ordinary_flag(n);
+  const Mpfr half = Mpfr(1) / Mpfr(2);
+  // rows q = 1 (trigger query) and q = c (content query)
+  for (int q = kTriggerFlag; q < ordinary; ++q) {
+    // A[q][c'] = 0: no key content in the trigger row
+    for (int c = kFirstContent; c < ordinary; ++c) h.A(q, c) = Mpfr(0);
+    // A[q][1] = A[q][n-1] = their mean: the trigger key scores as an ordinary one
+    const Mpfr mean = (h.A(q, kTriggerFlag) + h.A(q, ordinary)) * half;
+    h.A(q, kTriggerFlag) = mean;
+    h.A(q, ordinary) = mean;
+  }
+  // M = I - e_0 e_0^T
+  h.M.setZero();
+  for (int d = 1; d < n; ++d) h.M(d, d) = Mpfr(1);
+  return out;
+}
 
 bool check_set_has_every_vertex(const Task& task) {
   return (task.L - 1) * task.content_dim() <= kMaxVertexBits;
@@ -92,42 +130,95 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
   RefinedPath path;
   path.fit_size = static_cast<int>(fit.size());
   path.check_size = static_cast<int>(check.size());
+  path.method = options.method;
   PrecisionScope scope(options.bits);
   path.bits = PrecisionScope::current_bits();
-  Model<Mpfr> current = model.cast<Mpfr>();
+  const bool exact = options.method == RefineMethod::kExactStructure;
+  // theta_0 (projected onto P once for kExactStructure); A_k = s_k A_0
+  const Model<Mpfr> start =
+      exact ? project_exact_structure(model.cast<Mpfr>()) : model.cast<Mpfr>();
+  Model<Mpfr> current = start;
   double previous = 1.0;
   for (double s : options.scales) {
     const auto t0 = std::chrono::steady_clock::now();
-    // A <- (s_k / s_{k-1}) A_{k-1}
-    current.layers[0][0].A *= Mpfr(s) / Mpfr(previous);
-    previous = s;
-    const search::RefineResult<Mpfr> refined =
-        search::refine_least_squares(current, task, fit, {options.evaluations});
-    current = refined.model;
+    const double cpu0 = cpu_seconds();
     RefinedPathRow row;
     row.scale = s;
-    row.evaluations = refined.evaluations;
+    Mpfr fit_max;
+    if (exact) {
+      // A_k = s_k A_0 (exact: s_k and A_0's entries are doubles)
+      current = start;
+      current.layers[0][0].A *= Mpfr(s);
+      fit_max = search::refine_residuals(current, task, fit).cwiseAbs().maxCoeff();
+    } else {
+      // A <- (s_k / s_{k-1}) A_{k-1}
+      current.layers[0][0].A *= Mpfr(s) / Mpfr(previous);
+      const search::RefineResult<Mpfr> refined =
+          search::refine_least_squares(current, task, fit, {options.evaluations});
+      current = refined.model;
+      row.evaluations = refined.evaluations;
+      fit_max = refined.final_max;
+    }
+    previous = s;
+    row.refine_seconds = seconds_since(t0);
     row.max_abs_a = current.layers[0][0].A.cwiseAbs().maxCoeff().convert_to<double>();
-    row.fit_max = refined.final_max;
-    row.cert = certify_witnesses(current, task, check, options.certify);
+    row.fit_max = fit_max;
+    auto t1 = std::chrono::steady_clock::now();
+    // W is certified from the precision at which F's loss, max |r| ~ 2^-b,
+    // keeps kGuardBits beyond its demanded digits (on the step grid): the
+    // attempts below would fail on rounding alone, and at n = L = 16 each
+    // attempt at W costs as much as the rest of the step.
+    AdaptiveOptions certify = options.certify;
+    if (fit_max > 0) {
+      const long b = -static_cast<long>(std::floor(Mpfr(bmp::log2(fit_max)).convert_to<double>())) +
+                     static_cast<long>(kBitsPerDigit * certify.digits) + kGuardBits;
+      const long steps = (b - certify.start_bits) / certify.step_bits;
+      if (steps > 0) {
+        certify.start_bits = static_cast<int>(
+            std::min<long>(certify.start_bits + steps * certify.step_bits, certify.max_bits));
+      }
+    }
+    row.cert = certify_witnesses(current, task, check, certify);
+    row.certify_seconds = seconds_since(t1);
     if (options.bound_boxes > 0) {
+      t1 = std::chrono::steady_clock::now();
       WorstCaseOptions bo;
       bo.bits = row.cert.bits + 64;
+      bo.max_bits = std::max(bo.max_bits, bo.bits + 512);
       bo.max_boxes = options.bound_boxes;
       bo.max_seconds = kNoTimeLimit;
       bo.relative_gap = options.bound_gap;
+      bo.adversary_witnesses = options.bound_adversary;
       row.bound = bound_worst_case(current, task, bo);
       row.bounded = true;
+      row.bound_seconds = seconds_since(t1);
+    }
+    if (options.bos_boxes > 0) {
+      t1 = std::chrono::steady_clock::now();
+      BosBoundOptions bo;
+      bo.max_boxes = options.bos_boxes;
+      bo.max_seconds = kNoTimeLimit;
+      bo.relative_gap = options.bos_gap;
+      bo.max_bits = std::max(bo.max_bits, row.cert.bits + 512);
+      row.bos = bound_min_bos(current, task, bo);
+      row.bos_bounded = true;
+      row.bos_seconds = seconds_since(t1);
     }
     row.seconds = seconds_since(t0);
+    row.cpu_seconds = cpu_seconds() - cpu0;
     row.model = current;
     if (progress) {
       std::ostringstream msg;
-      msg << "P5 scale " << s << ": fit max " << refined.final_max.convert_to<double>()
-          << ", certified at " << row.cert.bits << " bits";
+      msg << "P5 scale " << s << ": fit max " << fit_max.convert_to<double>() << ", certified at "
+          << row.cert.bits << " bits";
       if (row.bounded) {
         msg << ", E <= " << row.bound.upper.convert_to<double>() << " (gap "
-            << row.bound.relative_gap << ", " << row.bound.boxes << " boxes)";
+            << row.bound.relative_gap << ", " << row.bound.boxes << " boxes, " << row.bound_seconds
+            << " s)";
+      }
+      if (row.bos_bounded) {
+        msg << ", 1 - min BOS <= " << row.bos.deficit_upper.convert_to<double>() << " (gap "
+            << row.bos.relative_gap << ", " << row.bos_seconds << " s)";
       }
       msg << ", " << row.seconds << " s";
       progress(msg.str());
@@ -136,6 +227,93 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
   }
   path.last = std::move(current);
   return path;
+}
+
+namespace {
+
+// "[lo, hi]" of a whole-box enclosure, lo rounded down and hi up, with the
+// relative gap and the boxes; "-" when not run.
+Cell whole_box_cell(bool run, const Mpfr& lo, const Mpfr& hi, double gap, long boxes,
+                    bool exhausted) {
+  if (!run) return Cell("-");
+  std::ostringstream text;
+  text.precision(2);
+  text << "[" << format_down(lo, 4) << ", " << format_up(hi, 4) << "] (gap " << gap << ", " << boxes
+       << (exhausted ? ", budget" : "") << ")";
+  return Cell(text.str(), latex_escape(text.str()));
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream t;
+  t.precision(1);
+  t << std::fixed << s;
+  return t.str();
+}
+
+}  // namespace
+
+Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task& task,
+                          const RefinedPathOptions& options, const std::string& load) {
+  Table t;
+  t.name = "p5_refined_paper_size";
+  t.landscape = true;
+  std::ostringstream cap;
+  cap << "P5 at the paper's size: the Theorem 1 study's path models (" << task_string(task)
+      << ") projected onto the structure in which the trigger row averages exactly (A's "
+      << "content-key entries in the trigger and content query rows 0, trigger key = "
+      << "ordinary key, M = I - e_0 e_0^T), then A -> s A; each model certified at a check set "
+      << "W and over the whole content box.";
+  t.caption = cap.str();
+  t.columns = {"model",
+               "s",
+               "max |A_pq|",
+               "max |r| on F NUMERIC",
+               "loss at W CERTIFIED",
+               "E whole box CERTIFIED (gap, boxes)",
+               "1 - min BOS whole box CERTIFIED (gap, boxes)",
+               "bits (W / E / BOS)",
+               "wall s",
+               "CPU s"};
+  t.alignment = "lrrrrrrrrr";
+  for (const NamedRefinedPath& np : paths) {
+    for (const RefinedPathRow& r : np.path.rows) {
+      PrecisionScope scope(std::max(np.path.bits, 2 * r.cert.bits + 256));
+      std::ostringstream s, a, bits;
+      s << r.scale;
+      a.precision(4);
+      a << r.max_abs_a;
+      bits << r.cert.bits << " / " << (r.bounded ? r.bound.bits : 0) << " / "
+           << (r.bos_bounded ? r.bos.bits : 0);
+      t.rows.push_back(
+          {Cell(np.name, latex_escape(np.name)), s.str(), a.str(),
+           Cell(format_nearest(r.fit_max, 3), latex_number(format_nearest(r.fit_max, 3))),
+           interval_cell(r.cert.loss, 4),
+           whole_box_cell(r.bounded, r.bound.lower, r.bound.upper, r.bound.relative_gap,
+                          r.bound.boxes, r.bound.budget_exhausted),
+           whole_box_cell(r.bos_bounded, r.bos.deficit_lower, r.bos.deficit_upper,
+                          r.bos.relative_gap, r.bos.boxes, r.bos.budget_exhausted),
+           bits.str(), seconds_text(r.seconds), seconds_text(r.cpu_seconds)});
+    }
+  }
+  std::ostringstream sets;
+  sets << "F: per trigger content all +1, all -1 and " << options.fit_vertices
+       << " random vertices, plus " << options.fit_samples << " uniform sequences (seed "
+       << options.seed << "); the max |r| on F is NUMERIC at the path's MPFR precision. W: per "
+       << "trigger content all +1, all -1 and 64 random vertices, plus " << options.check_samples
+       << " uniform sequences (seed " << options.seed + 1 << ").";
+  t.notes = {
+      sets.str(),
+      "CERTIFIED: outward-rounded MPFI about exactly the model of the row (committed beside "
+      "the table as p5_paper_size_*.weights.json, every entry exact). E: the interval branch "
+      "and bound over the whole box (theorems/worst_case_bound.h); 1 - min BOS: the BOS branch "
+      "and bound (theorems/bos_bound.h); lower ends are witness inputs, upper ends hold over "
+      "the whole box even when the budget ran out ('budget').",
+      "On the projected models e(X) <= max(a_j0, max_{i != j} (1 - a_i0)): the loss is the "
+      "sink's leakage alone and falls like exp(-s margin).",
+      "wall s, CPU s: the step (projection or scaling, F, W, both bounds), one thread, at "
+      "load average " +
+          load + " on two cores."};
+  return t;
 }
 
 std::string refined_path_file_name(const RefinedPathRow& row) {
@@ -163,6 +341,13 @@ WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath
     meta["worst_case_upper"] = format_up(row.bound.upper, 6);
     meta["worst_case_lower"] = format_down(row.bound.lower, 6);
   }
+  if (row.bos_bounded) {
+    meta["bos_deficit_upper"] = format_up(row.bos.deficit_upper, 6);
+    meta["bos_deficit_lower"] = format_down(row.bos.deficit_lower, 6);
+  }
+  meta["refinement"] = row.evaluations > 0 || path.method == RefineMethod::kLevenbergMarquardt
+                           ? "Levenberg-Marquardt"
+                           : "projection onto the exact-trigger-row structure, then A -> s A";
   return weight_file_from_model(row.model, meta);
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/sweep.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,7 +22,9 @@
 #include "src/internal/json_reader.h"
 #include "src/limits.h"
 #include "src/output_files.h"
+#include "theorems/normalization_study.h"
 #include "theorems/theorem1_study.h"
+#include "theorems/theorem2_study.h"
 
 #ifdef SINKCERT_HAVE_MPI
 #include <mpi.h>
@@ -85,39 +90,51 @@ namespace {
 constexpr int kMaxStarts = 10;
 constexpr int kMaxRounds = 10000;
 
+// The sizes a single-layer search runs at (the theorem1 and normalization
+// studies): n, L within the theorem1 command's limits and the dense
+// Jacobian, 8 kTheorem1MaxInputsPerTrigger (L-1) L n 2 n^2 bytes (the
+// Jacobian per head, times `heads`), within the memory budget.
+void check_search_task(const SweepConfig& c, const std::string& file, const std::string& study,
+                       double heads = 1) {
+  if (c.task.n > kMaxTheorem1N) {
+    throw InputError(file, "axes.n",
+                     "expected an integer in [3, " + std::to_string(kMaxTheorem1N) + "] for the " +
+                         study + " study, got " + std::to_string(c.task.n));
+  }
+  if (c.task.L > kMaxTheorem1L) {
+    throw InputError(file, "axes.L",
+                     "expected an integer in [2, " + std::to_string(kMaxTheorem1L) + "] for the " +
+                         study + " study, got " + std::to_string(c.task.L));
+  }
+  // the search's dense Jacobian, as `sinkcert theorem1` checks it
+  const double n = c.task.n, L = c.task.L;
+  const double bytes = 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n * heads;
+  if (bytes > static_cast<double>(kMemoryBudgetBytes)) {
+    throw InputError(file, "axes.L",
+                     "expected n, L whose search Jacobian (160 (L-1) L n^3 bytes per head) fits " +
+                         std::to_string(kMemoryBudgetBytes >> 30) + " GiB, got n = " +
+                         std::to_string(c.task.n) + ", L = " + std::to_string(c.task.L));
+  }
+}
+
+void require_bool(const json& v, const std::string& file, const std::string& field) {
+  if (!v.is_boolean()) {
+    throw InputError(file, field,
+                     "expected true or false, got " + internal::json_type_name(v) + " " + v.dump());
+  }
+}
+
 void check_theorem1(const SweepConfig& c, const json& options, const std::string& file) {
   if (c.attention == AttentionKind::kGated) {
     throw InputError(file, "axes.attention",
                      "expected an attention kind the theorem1 search covers (every kind but "
                      "gated: the minimax optimizes A and M only), got gated");
   }
-  if (c.task.n > kMaxTheorem1N) {
-    throw InputError(file, "axes.n",
-                     "expected an integer in [3, " + std::to_string(kMaxTheorem1N) +
-                         "] for the theorem1 study, got " + std::to_string(c.task.n));
-  }
-  if (c.task.L > kMaxTheorem1L) {
-    throw InputError(file, "axes.L",
-                     "expected an integer in [2, " + std::to_string(kMaxTheorem1L) +
-                         "] for the theorem1 study, got " + std::to_string(c.task.L));
-  }
-  // the search's dense Jacobian, as `sinkcert theorem1` checks it
-  const double n = c.task.n, L = c.task.L;
-  const double bytes = 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n;
-  if (bytes > static_cast<double>(kMemoryBudgetBytes)) {
-    throw InputError(file, "axes.L",
-                     "expected n, L whose search Jacobian (160 (L-1) L n^3 bytes) fits " +
-                         std::to_string(kMemoryBudgetBytes >> 30) + " GiB, got n = " +
-                         std::to_string(c.task.n) + ", L = " + std::to_string(c.task.L));
-  }
+  check_search_task(c, file, "theorem1");
   for (const auto& [key, v] : options.items()) {
     const std::string field = "options." + key;
     if (key == "quick") {
-      if (!v.is_boolean()) {
-        throw InputError(
-            file, field,
-            "expected true or false, got " + internal::json_type_name(v) + " " + v.dump());
-      }
+      require_bool(v, file, field);
     } else if (key == "starts") {
       require_int(v, file, field, 1, kMaxStarts);
     } else if (key == "path_rounds" || key == "frontier_rounds") {
@@ -222,12 +239,111 @@ SweepStudy theorem1_sweep_study() {
   return s;
 }
 
+// --- The normalization study as a registry entry --------------------------------
+
+namespace {
+
+void check_normalization(const SweepConfig& c, const json& options, const std::string& file) {
+  check_search_task(c, file, "normalization");
+  if (options.contains("quick")) require_bool(options["quick"], file, "options.quick");
+}
+
+SweepStudyResult run_normalization(const SweepConfig& c, const json& options, const RunInfo& info,
+                                   const std::function<void(const std::string&)>& progress) {
+  NormalizationEntry e = run_normalization_entry(c.attention, c.task, c.seed,
+                                                 options.value("quick", false), info, progress);
+  return {std::move(e.result), std::move(e.row)};
+}
+
+}  // namespace
+
+SweepStudy normalization_sweep_study() {
+  SweepStudy s;
+  s.name = "normalization";
+  s.option_names = {"quick"};
+  s.summary_columns = normalization_summary_columns();
+  s.check = check_normalization;
+  s.run = run_normalization;
+  return s;
+}
+
+// --- The Theorem 2 study as a registry entry -------------------------------------
+
+namespace {
+
+void check_theorem2(const SweepConfig& c, const json& options, const std::string& file) {
+  if (c.attention != AttentionKind::kSoftmax) {
+    throw InputError(file, "axes.attention",
+                     "expected [\"softmax\"] for the theorem2 study (residual softmax), got " +
+                         to_string(c.attention));
+  }
+  for (const auto& [key, v] : options.items()) {
+    const std::string field = "options." + key;
+    if (key == "quick") {
+      require_bool(v, file, field);
+    } else if (key == "layers" || key == "heads") {
+      const int k = require_int(v, file, field, 1, 4);
+      if (k == 3) throw InputError(file, field, "expected 1, 2 or 4, got 3");
+    }
+  }
+  check_search_task(c, file, "theorem2", options.value("layers", 2) * options.value("heads", 2));
+}
+
+SweepStudyResult run_theorem2(const SweepConfig& c, const json& options, const RunInfo& info,
+                              const std::function<void(const std::string&)>& progress) {
+  const int layers = options.value("layers", 2), heads = options.value("heads", 2);
+  Theorem2Options o;
+  if (options.value("quick", false)) {
+    o = theorem2_quick_options(c.task, layers, heads, c.seed);
+  } else {
+    o.task = c.task;
+    o.layers = layers;
+    o.heads = heads;
+    o.seed = c.seed;
+  }
+  // rounds bound the work; a time limit would make the numbers depend on load
+  o.path_time_limit = std::numeric_limits<double>::infinity();
+  const Theorem2Study st = run_theorem2_study(o, progress);
+  SweepStudyResult out;
+  out.result = to_json(st, info);
+  const Theorem2Run* best = nullptr;
+  for (const Theorem2Run& r : st.runs) {
+    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
+  }
+  const auto number = [](const std::string& text) { return Cell(text, latex_number(text)); };
+  const bool has_sink = best && best->sink.defined && std::isfinite(best->sink.sigma);
+  out.summary = {
+      Cell(to_string(st.verdict)),
+      best ? number(format_bound(best->result.worst.certified, true, 4)) : Cell("none"),
+      has_sink ? number(format_sci(1 - best->sink.sigma)) : Cell("none"),
+      has_sink ? Cell("layer " + std::to_string(best->sink.layer) + ", head " +
+                      std::to_string(best->sink.head))
+               : Cell("none"),
+  };
+  return out;
+}
+
+}  // namespace
+
+SweepStudy theorem2_sweep_study() {
+  SweepStudy s;
+  s.name = "theorem2";
+  s.option_names = {"quick", "layers", "heads"};
+  s.summary_columns = {"verdict", "path worst case SEARCH(lower bound)",
+                       "1 - sink score NUMERIC(53)", "sink head"};
+  s.check = check_theorem2;
+  s.run = run_theorem2;
+  return s;
+}
+
 // --- The registry ----------------------------------------------------------------
 
 const std::vector<SweepStudy>& sweep_studies() {
   // One line per study.
   static const std::vector<SweepStudy> studies = {
       theorem1_sweep_study(),
+      normalization_sweep_study(),
+      theorem2_sweep_study(),
   };
   return studies;
 }
@@ -296,8 +412,8 @@ namespace {
 
 SweepGrid grid_from_json(const json& root, const std::string& file) {
   internal::require_object(root, file, "");
-  internal::reject_unknown_members(root, {"format", "version", "study", "axes", "options"}, file,
-                                   "");
+  internal::reject_unknown_members(
+      root, {"format", "version", "study", "axes", "options", "caption"}, file, "");
   const std::string format =
       require_string(internal::require_member(root, "format", file, ""), file, "format");
   if (format != kGridFormat) {
@@ -378,6 +494,7 @@ SweepGrid grid_from_json(const json& root, const std::string& file) {
       require_distinct(seeds, require_seed(v[k], file, f), v[k], file, f);
     }
   }
+  if (root.contains("caption")) g.caption = require_string(root["caption"], file, "caption");
   g.options = json::object();
   if (root.contains("options")) {
     internal::require_object(root["options"], file, "options");
@@ -556,7 +673,8 @@ Table merged_table(const SweepGrid& grid, const std::string& out_dir) {
   t.caption = "sinkcert sweep of the " + grid.study + " study over the grid " +
               basename_of(grid.file) + " (digest " + grid.digest +
               "): one row per configuration, in key order; each study column names its "
-              "evidence level.";
+              "evidence level." +
+              (grid.caption.empty() ? std::string() : " " + grid.caption);
   t.columns = {"study", "attention", "n", "L", "trigger range", "seed"};
   for (const auto& c : study->summary_columns) t.columns.push_back(c);
   for (const SweepConfig& c : grid.configs) {
@@ -595,11 +713,8 @@ std::vector<std::string> write_merged_table(const SweepGrid& grid, const std::st
     times += config_key(c) + buf;
   }
   json tj = to_json(t, info);
-  tj["grid"] = {{"file", grid.file},
-                {"digest", grid.digest},
-                {"study", grid.study},
-                {"axes", grid.axes},
-                {"options", grid.options}};
+  tj["grid"] = {{"file", grid.file}, {"digest", grid.digest},   {"study", grid.study},
+                {"axes", grid.axes}, {"options", grid.options}, {"caption", grid.caption}};
   const std::string stem = out_dir + "/sweep";
   write_file_atomically(stem + ".tex", to_latex(t, info));
   write_file_atomically(stem + ".csv", to_csv(t, info));
@@ -649,7 +764,9 @@ struct Runner {
       const SweepStudy* study = find_sweep_study(c.study);
       RunInfo ci = info;
       ci.seed = c.seed;
-      const SweepStudyResult r = study->run(c, grid.options, ci, {});
+      const SweepStudyResult r = study->run(c, grid.options, ci, [&](const std::string& line) {
+        say(who + ": " + key + ": " + line);
+      });
       if (r.summary.size() != study->summary_columns.size()) {
         throw std::logic_error("study " + c.study + " returned " +
                                std::to_string(r.summary.size()) + " summary cells for " +
@@ -695,6 +812,63 @@ std::vector<std::size_t> pending_configs(const SweepGrid& grid, const std::strin
     }
   }
   return pending;
+}
+
+// "NAME.tmp.PID" -> PID (0 if `name` is not "<stem>.tmp.<digits>").
+long temporary_pid(const std::string& name, const std::string& stem) {
+  const std::string prefix = stem + ".tmp.";
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return 0;
+  const std::string digits = name.substr(prefix.size());
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stol(digits);
+}
+
+bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temporaries(const SweepGrid& grid, const std::string& out_dir,
+                                                  const std::vector<std::size_t>& pending) {
+  // stem of every file a sweep writes atomically, and whether it is about
+  // to be written by this run (then any temporary of it is stale)
+  std::vector<std::pair<std::string, bool>> stems;
+  std::vector<bool> is_pending(grid.configs.size(), false);
+  for (std::size_t i : pending) is_pending[i] = true;
+  for (std::size_t i = 0; i < grid.configs.size(); ++i) {
+    stems.emplace_back(result_path(out_dir, grid.configs[i]), is_pending[i]);
+  }
+  for (const char* name : {"sweep.json", "sweep.csv", "sweep.tex", "sweep_times.csv"}) {
+    stems.emplace_back(out_dir + "/" + name, false);
+  }
+  std::vector<std::string> removed;
+  for (const auto& [stem, about_to_run] : stems) {
+    const std::size_t slash = stem.rfind('/');
+    const std::string dir = stem.substr(0, slash), base = stem.substr(slash + 1);
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+    ::closedir(d);
+    for (const std::string& name : names) {
+      const long pid = temporary_pid(name, base);
+      if (pid <= 0 || (!about_to_run && process_alive(pid))) continue;
+      const std::string path = dir + "/" + name;
+      struct stat sb;
+      if (lstat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+      if (::unlink(path.c_str()) == 0) removed.push_back(path);
+    }
+  }
+  return removed;
+}
+
+namespace {
+
+// remove_stale_temporaries, each removal said.
+void clean_temporaries(const SweepGrid& grid, const std::string& out,
+                       const std::vector<std::size_t>& pending, const SweepProgress& say) {
+  for (const std::string& path : remove_stale_temporaries(grid, out, pending)) {
+    say("removed " + path + " (the temporary of a killed run)");
+  }
 }
 
 void finish(const SweepGrid& grid, const std::string& out, const RunInfo& info,
@@ -782,6 +956,7 @@ SweepOutcome run_sweep_mpi(const std::string& grid_file, const std::string& out,
     outcome.total = static_cast<int>(grid.configs.size());
     check_output_dir(out, "--out");
     pending = pending_configs(grid, out, outcome, say);
+    clean_temporaries(grid, out, pending, say);
   } catch (...) {
     error = std::current_exception();
   }
@@ -855,6 +1030,7 @@ SweepOutcome run_sweep(const std::string& grid_file, const std::string& out,
   outcome.total = static_cast<int>(grid.configs.size());
   check_output_dir(out, "--out");
   const std::vector<std::size_t> pending = pending_configs(grid, out, outcome, say);
+  clean_temporaries(grid, out, pending, say);
   const RunInfo info = sweep_info(grid, argv);
   say(std::to_string(outcome.total) + " configurations, " + std::to_string(outcome.skipped) +
       " finished earlier, " + std::to_string(pending.size()) + " to run in this process");

@@ -35,7 +35,8 @@
 // options; keys sorted, no spaces), so a result is reused only by the same
 // grid.
 //
-// Rerun. A configuration whose result file exists, parses and carries the
+// Rerun. Temporaries <key>.json.tmp.PID of a killed run are removed first
+// (remove_stale_temporaries). A configuration whose result file exists, parses and carries the
 // same key, configuration, grid digest and summary columns is skipped; a
 // file that does not parse as a result (cut short by hand) is run again; a
 // complete result of another configuration or grid is an error (InputError
@@ -124,13 +125,26 @@ const SweepStudy* find_sweep_study(const std::string& name);
 // limits are switched off (rounds bound the work). Attention kinds: every
 // kind the minimax covers (not gated).
 SweepStudy theorem1_sweep_study();
+// The normalization study (theorems/normalization_study.h:
+// run_normalization_entry) as a registry entry. Option: "quick" (bool).
+// Every attention kind (gated gives its inconclusive row); n, L as for
+// theorem1.
+SweepStudy normalization_sweep_study();
+// The Theorem 2 study (theorems/theorem2_study.h, residual softmax) as a
+// registry entry. Options: "quick" (bool, theorem2_quick_options), "layers"
+// and "heads" (1, 2 or 4; default 2 each); its time limit is switched off.
+// Attention: softmax only.
+SweepStudy theorem2_sweep_study();
 
 // A parsed and checked grid.
 struct SweepGrid {
   std::string file;  // as given, for messages
   std::string study;
-  nlohmann::json axes;               // canonical: every axis present, values as given
-  nlohmann::json options;            // the study options ({} if none)
+  nlohmann::json axes;     // canonical: every axis present, values as given
+  nlohmann::json options;  // the study options ({} if none)
+  // Optional "caption": a sentence appended to the merged table's caption
+  // (what the grid is for, its evidence level); not part of the digest.
+  std::string caption;
   std::vector<SweepConfig> configs;  // the product, in key order
   std::string digest;                // 16 hex digits (header comment)
 };
@@ -151,6 +165,16 @@ std::string result_path(const std::string& out_dir, const SweepConfig& config);
 // The result file's JSON for `config` of `grid`.
 nlohmann::json result_json(const SweepGrid& grid, const SweepConfig& config,
                            const SweepStudyResult& result, int rank, double wall_seconds);
+
+// Removes the temporaries NAME.tmp.PID (write_file_atomically) that killed
+// runs left beside a result file or the merged table in `out_dir`: every
+// temporary of a configuration in `pending` (indices into grid.configs; the
+// caller is about to run them, so no live writer of this run has one), and
+// any other whose PID is not a live process on this machine. Returns the
+// paths removed. (A temporary of a finished configuration whose PID is
+// alive is left: it may be another run's write in flight.)
+std::vector<std::string> remove_stale_temporaries(const SweepGrid& grid, const std::string& out_dir,
+                                                  const std::vector<std::size_t>& pending);
 
 // What an existing result file is.
 enum class ResultState { kMissing, kIncomplete, kComplete };

@@ -25,7 +25,8 @@ std::string fmt(double v) {
 
 std::string flag(bool b) { return b ? "1" : "0"; }
 
-// The adversary's witness input: trigger and content rows (exact doubles).
+}  // namespace
+
 nlohmann::json witness_json(const search::Witness& w) {
   nlohmann::json rows = nlohmann::json::array();
   for (int r = 0; r < w.content.rows(); ++r) {
@@ -35,6 +36,8 @@ nlohmann::json witness_json(const search::Witness& w) {
   }
   return {{"trigger", w.trigger}, {"content", rows}};
 }
+
+namespace {
 
 std::vector<Cell> header(const std::vector<std::string>& names) {
   return std::vector<Cell>(names.begin(), names.end());
@@ -348,20 +351,33 @@ bool study_file(const std::string& name) {
 
 }  // namespace
 
-OutputSet theorem1_output_set(const std::string& dir) {
-  return OutputSet{dir, [](const std::string& name) {
+std::string study_weight_file_text(const Model<double>& model, nlohmann::json meta,
+                                   const std::string& parametrization, const Task& task,
+                                   const RunInfo& info) {
+  meta["parametrization"] = parametrization;
+  meta["n"] = task.n;
+  meta["L"] = task.L;
+  meta["trigger_range"] = to_string(task.range);
+  meta["run_info"] = to_json(info);
+  return weight_file_text(weight_file_from_model(model, meta));
+}
+
+OutputSet owned_files_set(const std::string& dir,
+                          const std::function<bool(const std::string&)>& owns) {
+  return OutputSet{dir, [owns](const std::string& name) {
                      // and the temporaries of runs killed while writing:
                      // NAME.tmp.PID, and .STEM.tmp.EXT of the figures
                      const std::size_t tmp = name.find(".tmp.");
-                     const bool ours =
-                         tmp == std::string::npos
-                             ? study_file(name)
-                             : study_file(name.substr(0, tmp)) ||
-                                   (name[0] == '.' &&
-                                    study_file(name.substr(1, tmp - 1) + name.substr(tmp + 4)));
+                     const bool ours = tmp == std::string::npos
+                                           ? owns(name)
+                                           : owns(name.substr(0, tmp)) ||
+                                                 (name[0] == '.' && owns(name.substr(1, tmp - 1) +
+                                                                         name.substr(tmp + 4)));
                      return ours ? OutputSet::Kind::kFile : OutputSet::Kind::kNotInSet;
                    }};
 }
+
+OutputSet theorem1_output_set(const std::string& dir) { return owned_files_set(dir, study_file); }
 
 namespace {
 
@@ -383,32 +399,33 @@ void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::
   }
   const auto weights = [&](const std::string& name, const Model<double>& m,
                            const nlohmann::json& meta) {
-    nlohmann::json md = meta;
-    md["parametrization"] = search::kParametrization;
-    md["n"] = st.options.task.n;
-    md["L"] = st.options.task.L;
-    md["trigger_range"] = to_string(st.options.task.range);
-    md["run_info"] = to_json(info);
-    put(name, weight_file_text(weight_file_from_model(m, md)));
+    put(name, study_weight_file_text(m, meta, search::kParametrization, st.options.task, info));
+  };
+  // which adversary found the worst case, when the attack re-measured it
+  const auto found_by = [](nlohmann::json meta, const FinalCertification& fc) {
+    if (fc.attacked) meta["worst_case_found_by"] = fc.found_by;
+    return meta;
   };
   for (const PathRun& r : st.runs) {
     weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
-            {{"study", "theorem1 path"},
-             {"worst_case_loss", r.result.worst.certified},
-             {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
-             {"worst_case_witness", witness_json(r.result.worst)}});
+            found_by({{"study", "theorem1 path"},
+                      {"worst_case_loss", r.result.worst.certified},
+                      {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+                      {"worst_case_witness", witness_json(r.result.worst)}},
+                     r.final_certification));
   }
   for (const FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
     char name[64];
     std::snprintf(name, sizeof name, "frontier_delta_%g.weights.json", p.delta);
     weights(name, p.result.model,
-            {{"study", "theorem1 frontier"},
-             {"delta", p.delta},
-             {"worst_case_loss", p.eps},
-             {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
-             {"worst_case_witness", witness_json(p.result.worst)},
-             {"mean_bos", p.bos_mean}});
+            found_by({{"study", "theorem1 frontier"},
+                      {"delta", p.delta},
+                      {"worst_case_loss", p.eps},
+                      {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+                      {"worst_case_witness", witness_json(p.result.worst)},
+                      {"mean_bos", p.bos_mean}},
+                     p.final_certification));
   }
   for (const Figure& f : {path_figure(st), frontier_figure(st), nuance_figure(st)}) {
     const FigureFiles files = write_figure(f, info, staging);

@@ -13,6 +13,7 @@
 //   point, with the certified worst case and its witness in the metadata.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,22 @@ EdgeRun read_edge_run(const Task& task, const std::string& json_path);
 // "t1_hypothesis_edges": n, L, trigger range, path worst case (2 digits),
 // path mean BOS (10 decimals), eps at delta 0.5, 0.05, 0.005 (3 digits), verdict.
 Table edges_table(const std::vector<EdgeRun>& runs);
+
+// The adversary's witness input: {"trigger": j, "content": rows} (exact
+// doubles), as the weight files' metadata stores it.
+nlohmann::json witness_json(const search::Witness& witness);
+
+// The weight file of a study's model: `meta` with the parametrization, n, L,
+// trigger range and run info added.
+std::string study_weight_file_text(const Model<double>& model, nlohmann::json meta,
+                                   const std::string& parametrization, const Task& task,
+                                   const RunInfo& info);
+
+// The output set of `dir` made of the files whose names `owns` accepts and
+// the temporaries of a run killed while writing them (NAME.tmp.PID, and
+// .STEM.tmp.EXT of the figures).
+OutputSet owned_files_set(const std::string& dir,
+                          const std::function<bool(const std::string&)>& owns);
 
 // The files of `dir` a study owns (the names write_theorem1_outputs writes,
 // any path_start*/frontier_delta_* weight file, and temporaries of those

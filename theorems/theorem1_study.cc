@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/theorem1_study.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <random>
 #include <sstream>
 
+#include "search/attack.h"
+#include "src/elapsed.h"
 #include "src/evidence.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
+#include "src/parallel_tasks.h"
 #include "src/table_writer.h"
 
 namespace sinkcert::theorems {
@@ -20,22 +25,14 @@ using search::MinimaxOptions;
 using search::MinimaxRecord;
 using search::MinimaxResult;
 
-// Init scale of start s: the paper's std 0.02 times kInitGrowth^s.
-constexpr double kPaperInitStd = 0.02;
-constexpr double kInitGrowth = 5.0;
-// The path must end with a sink: mean non-trigger BOS mass at least this
-// (the acceptance's 1 - 1e-5) for the verdict CONSISTENT.
-constexpr double kPathSinkMass = 1 - 1e-5;
-// ... and a worst case (search) at most this.
-constexpr double kPathLowLoss = 1e-6;
+}  // namespace
 
-std::string fmt(double v) {
+std::string format_double(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
-// " (double value 3.33e-16 differs in the first digit)" when flagged.
 std::string double_note(bool disagrees, double double_value) {
   if (!disagrees) return "";
   char buf[96];
@@ -44,16 +41,7 @@ std::string double_note(bool disagrees, double double_value) {
   return buf;
 }
 
-Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t seed) {
-  std::mt19937_64 eng(seed);
-  std::normal_distribution<double> normal(0.0, std);
-  Matrix<double> A(n, n), M(n, n);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) A(r, c) = normal(eng);
-  for (int r = 0; r < n; ++r)
-    for (int c = 0; c < n; ++c) M(r, c) = normal(eng);
-  return single_head_model<double>(kind, A, M);
-}
+namespace {
 
 std::vector<NuancePoint> nuance_of(const std::string& name, const Model<double>& m,
                                    const Theorem1Options& o) {
@@ -82,24 +70,6 @@ std::vector<NuancePoint> nuance_of(const std::string& name, const Model<double>&
     out.push_back(p);
   }
   return out;
-}
-
-// The model with A scaled by the largest gamma in [0, 1] (bisection to
-// kBisectionSteps halvings) whose mean probe BOS mass is <= ceiling.
-constexpr int kBisectionSteps = 40;
-Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling) {
-  const auto with = [&](double g) {
-    Model<double> out = m;
-    out.layers[0][0].A *= g;
-    return out;
-  };
-  if (search::mean_probe_bos(m, probes) <= ceiling) return m;
-  double lo = 0, hi = 1;
-  for (int k = 0; k < kBisectionSteps; ++k) {
-    const double mid = 0.5 * (lo + hi);
-    (search::mean_probe_bos(with(mid), probes) <= ceiling ? lo : hi) = mid;
-  }
-  return with(lo);
 }
 
 void fit_slope(Theorem1Study& st) {
@@ -135,6 +105,33 @@ void fit_slope(Theorem1Study& st) {
 
 }  // namespace
 
+Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t seed) {
+  std::mt19937_64 eng(seed);
+  std::normal_distribution<double> normal(0.0, std);
+  Matrix<double> A(n, n), M(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) A(r, c) = normal(eng);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) M(r, c) = normal(eng);
+  return single_head_model<double>(kind, A, M);
+}
+
+Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling) {
+  if (search::mean_probe_bos(m, probes) <= ceiling) return m;
+  double lo = 0, hi = 1;
+  for (int k = 0; k < kBisectionSteps; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (search::mean_probe_bos(with_scaled_A(m, mid), probes) <= ceiling ? lo : hi) = mid;
+  }
+  return with_scaled_A(m, lo);
+}
+
+Model<double> with_scaled_A(const Model<double>& m, double gamma) {
+  Model<double> out = m;
+  out.layers[0][0].A *= gamma;
+  return out;
+}
+
 std::string to_string(StudyVerdict verdict) {
   switch (verdict) {
     case StudyVerdict::kConsistent:
@@ -159,6 +156,8 @@ StudyVerdict study_verdict_from_string(const std::string& text) {
 
 std::string format_bound(double value, bool lower_bound, int digits) {
   if (std::isnan(value)) return "nan";
+  // the precision is process-wide: not while a worker thread certifies
+  const std::lock_guard<std::mutex> lock(search::precision_mutex());
   PrecisionScope scope(64);  // holds the double exactly
   return lower_bound ? format_down(Mpfr(value), digits) : format_up(Mpfr(value), digits);
 }
@@ -235,6 +234,18 @@ nlohmann::json record_json(const MinimaxRecord& r) {
           {"accepted", r.accepted}};
 }
 
+// The final certification's fields of a path run or frontier point, only
+// when the attack ran (a study without it writes the JSON it always did).
+void add_final_certification(nlohmann::json& j, const std::string& key,
+                             const FinalCertification& fc) {
+  if (!fc.attacked) return;
+  j[key + "_found_by"] = fc.found_by;
+  j[key + "_minimax_adversary"] = fc.minimax_worst_case;
+  j[key + "_attack"] = std::isnan(fc.attack_worst_case) ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(fc.attack_worst_case);
+  j[key + "_attack_cpu_seconds"] = fc.seconds;
+}
+
 }  // namespace
 
 Theorem1Options quick_options(const Task& task, std::uint64_t seed) {
@@ -248,19 +259,56 @@ Theorem1Options quick_options(const Task& task, std::uint64_t seed) {
   return o;
 }
 
+FinalCertification recertify_worst_case(const Model<double>& m, const Task& task,
+                                        std::uint64_t seed, search::Witness& worst) {
+  const double cpu0 = thread_cpu_seconds();
+  FinalCertification fc;
+  fc.attacked = true;
+  fc.minimax_worst_case = worst.certified;
+  search::AttackOptions ao;
+  ao.seed = seed;
+  const search::AttackResult a = search::attack(m, m.cast<Rational>(), task, ao);
+  fc.attack_worst_case = a.best.certified;
+  // E_reported = max(E_minimax, E_attack); ties keep the minimax's witness,
+  // and an uncertified (NaN) attack value never wins
+  if (a.best.certified > worst.certified ||
+      (std::isnan(worst.certified) && !std::isnan(a.best.certified))) {
+    worst = a.best;
+    for (std::size_t t = 0; t < a.per_trigger.size(); ++t) {
+      if (a.per_trigger[t].trigger == a.best.trigger) {
+        fc.found_by = "attack: " + search::to_string(a.found_by[t]);
+      }
+    }
+  }
+  fc.seconds = thread_cpu_seconds() - cpu0;
+  return fc;
+}
+
 Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::mutex say_mutex;
   const auto say = [&](const std::string& s) {
-    if (progress) progress(s);
+    if (!progress) return;
+    const std::lock_guard<std::mutex> lock(say_mutex);
+    progress(s);
   };
   o.task.validate();
   Theorem1Study st;
   st.options = o;
   const ProbeSet probes = make_probe_set(o.task, o.probe_count);
+  auto phase_start = t0;
+  const auto end_phase = [&](const std::string& name) {
+    st.phase_seconds.emplace_back(name, seconds_since(phase_start));
+    phase_start = std::chrono::steady_clock::now();
+  };
 
-  // 1. descent path
-  for (int s = 0; s < o.starts; ++s) {
-    PathRun run;
+  // 1. descent path: one task per start, its points gathered in start order
+  st.runs.resize(static_cast<std::size_t>(std::max(0, o.starts)));
+  std::vector<std::vector<PathPoint>> path_points(st.runs.size());
+  std::vector<double> path_cpu(st.runs.size());
+  run_tasks(o.starts, o.threads, [&](int s) {
+    const double cpu0 = thread_cpu_seconds();
+    PathRun& run = st.runs[static_cast<std::size_t>(s)];
     run.start = s;
     run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
     const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
@@ -288,7 +336,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
           p.bos_min = bs.heads[0][0].overall.min;
           p.active_size = r.active_size;
           p.max_abs_A = r.max_abs_A;
-          st.path.push_back(p);
+          path_points[static_cast<std::size_t>(s)].push_back(p);
           char buf[320];
           std::snprintf(buf, sizeof buf,
                         "path start %d round %d: worst case %s (SEARCH lower bound)%s, sampled "
@@ -302,25 +350,42 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     search::AdversaryOptions ao;
     ao.seed = o.seed;
     run.min_bos = search::minimize_bos_mass(run.result.model, o.task, ao);
-    st.runs.push_back(std::move(run));
+    path_cpu[static_cast<std::size_t>(s)] = thread_cpu_seconds() - cpu0;
+  });
+  for (std::size_t s = 0; s < st.runs.size(); ++s) {
+    st.path.insert(st.path.end(), path_points[s].begin(), path_points[s].end());
+    st.profile.push_back({"path", "start " + std::to_string(s), path_cpu[s]});
   }
+  end_phase("path");
+  // the frontier's start: the best path model by the minimax's own worst case
   std::size_t best = 0;
   for (std::size_t k = 1; k < st.runs.size(); ++k) {
     if (st.runs[k].result.worst.certified < st.runs[best].result.worst.certified) best = k;
   }
-  st.nuance = nuance_of("path", st.runs[best].result.model, o);
+  const Model<double>& best_path = st.runs[best].result.model;
 
-  // 2. frontier. Each point starts from the path model with A scaled down
-  // to meet the ceiling: the path model itself is saturated (BOS mass
-  // 1 - 1e-11), where the ceiling's gradient vanishes.
+  // 2. frontier: one task per delta (ascending), and the path model's BOS
+  // mass against content as the last task. Each point starts from the path
+  // model with A scaled down to meet the ceiling: the path model itself is
+  // saturated (BOS mass 1 - 1e-11), where the ceiling's gradient vanishes.
   std::vector<double> deltas = o.deltas;
   std::sort(deltas.begin(), deltas.end());
-  std::vector<FrontierPoint> points;
-  for (double delta : deltas) {
-    FrontierPoint p;
+  const int point_count = static_cast<int>(deltas.size());
+  std::vector<FrontierPoint> points(deltas.size());
+  std::vector<std::vector<NuancePoint>> point_nuance(deltas.size());
+  std::vector<double> frontier_cpu(deltas.size()), nuance_cpu(deltas.size() + 1);
+  run_tasks(point_count + 1, o.threads, [&](int k) {
+    const double cpu0 = thread_cpu_seconds();
+    if (k == point_count) {
+      st.nuance = nuance_of("path", best_path, o);
+      nuance_cpu[deltas.size()] = thread_cpu_seconds() - cpu0;
+      return;
+    }
+    const double delta = deltas[static_cast<std::size_t>(k)];
+    FrontierPoint& p = points[static_cast<std::size_t>(k)];
     p.delta = delta;
     p.ceiling = 1 - delta;
-    const Model<double> warm = scaled_to_ceiling(st.runs[best].result.model, probes, p.ceiling);
+    const Model<double> warm = scaled_to_ceiling(best_path, probes, p.ceiling);
     MinimaxOptions mo;
     mo.seed = o.seed;
     mo.adversary.seed = o.seed;
@@ -354,21 +419,77 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
                   double_note(p.double_disagrees, p.eps_double).c_str(), p.bos_mean,
                   p.feasible ? "feasible" : "NO feasible model");
     say(buf);
-    points.push_back(std::move(p));
-  }
-  std::reverse(points.begin(), points.end());  // decreasing delta
-  st.frontier = std::move(points);
-  for (const FrontierPoint& p : st.frontier) {
+    const double cpu1 = thread_cpu_seconds();
+    frontier_cpu[static_cast<std::size_t>(k)] = cpu1 - cpu0;
     if (p.feasible && (p.delta == 0.5 || p.delta == 0.05)) {
       char name[64];
       std::snprintf(name, sizeof name, "frontier delta=%g", p.delta);
-      const auto more = nuance_of(name, p.result.model, o);
-      st.nuance.insert(st.nuance.end(), more.begin(), more.end());
+      point_nuance[static_cast<std::size_t>(k)] = nuance_of(name, p.result.model, o);
     }
+    nuance_cpu[static_cast<std::size_t>(k)] = thread_cpu_seconds() - cpu1;
+  });
+  // decreasing delta
+  for (int k = point_count - 1; k >= 0; --k) {
+    const auto u = static_cast<std::size_t>(k);
+    st.frontier.push_back(std::move(points[u]));
+    st.nuance.insert(st.nuance.end(), point_nuance[u].begin(), point_nuance[u].end());
+    st.profile.push_back({"frontier", "delta " + format_double(deltas[u]), frontier_cpu[u]});
+  }
+  st.profile.push_back({"nuance", "path", nuance_cpu[deltas.size()]});
+  for (int k = point_count - 1; k >= 0; --k) {
+    const auto u = static_cast<std::size_t>(k);
+    if (!point_nuance[u].empty()) {
+      st.profile.push_back({"nuance", "frontier delta " + format_double(deltas[u]), nuance_cpu[u]});
+    }
+  }
+  end_phase("frontier and nuance");
+
+  // 4. final certification: path starts, then frontier points (decreasing delta)
+  if (o.attack) {
+    const int runs = static_cast<int>(st.runs.size());
+    run_tasks(runs + point_count, o.threads, [&](int k) {
+      char buf[320];
+      if (k < runs) {
+        PathRun& r = st.runs[static_cast<std::size_t>(k)];
+        r.final_certification =
+            recertify_worst_case(r.result.model, o.task, o.seed, r.result.worst);
+        std::snprintf(buf, sizeof buf,
+                      "final certification, path start %d: worst case %s (SEARCH lower bound, "
+                      "%s; minimax adversary %s, attack %s)",
+                      k, format_bound(r.result.worst.certified, true, 4).c_str(),
+                      r.final_certification.found_by.c_str(),
+                      format_bound(r.final_certification.minimax_worst_case, true, 4).c_str(),
+                      format_bound(r.final_certification.attack_worst_case, true, 4).c_str());
+      } else {
+        FrontierPoint& p = st.frontier[static_cast<std::size_t>(k - runs)];
+        p.final_certification =
+            recertify_worst_case(p.result.model, o.task, o.seed, p.result.worst);
+        p.eps = p.result.worst.certified;
+        p.eps_double = p.result.worst.value;
+        p.double_disagrees = p.result.worst.double_disagrees;
+        std::snprintf(buf, sizeof buf,
+                      "final certification, frontier delta %.3g: worst case %s (SEARCH lower "
+                      "bound, %s; minimax adversary %s, attack %s)",
+                      p.delta, format_bound(p.eps, true, 4).c_str(),
+                      p.final_certification.found_by.c_str(),
+                      format_bound(p.final_certification.minimax_worst_case, true, 4).c_str(),
+                      format_bound(p.final_certification.attack_worst_case, true, 4).c_str());
+      }
+      say(buf);
+    });
+    for (const PathRun& r : st.runs) {
+      st.profile.push_back({"final certification", "path start " + std::to_string(r.start),
+                            r.final_certification.seconds});
+    }
+    for (const FrontierPoint& p : st.frontier) {
+      st.profile.push_back({"final certification", "frontier delta " + format_double(p.delta),
+                            p.final_certification.seconds});
+    }
+    end_phase("final certification");
   }
   fit_slope(st);
   decide_verdict(st);
-  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.seconds = seconds_since(t0);
   return st;
 }
 
@@ -390,13 +511,20 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                    {"sampled", numeric},
                    {"bos", numeric},
                    {"eps", kFrontierPointMeaning}};
+  if (st.options.attack) {
+    j["evidence"]["final_certification"] =
+        search_label +
+        ": worst_case and eps are the larger of the minimax adversary's certified worst case "
+        "(*_minimax_adversary) and the attack's (*_attack; search/attack.h, round 0, certified "
+        "on the exact model), *_found_by says whose witness it is";
+  }
   json runs = json::array();
   for (const PathRun& r : st.runs) {
     json h = json::array();
     for (const auto& rec : r.result.history) h.push_back(record_json(rec));
     runs.push_back(
         {{"start", r.start},
-         {"init", "normal std " + fmt(r.init_std)},
+         {"init", "normal std " + format_double(r.init_std)},
          {"worst_case", r.result.worst.certified},
          {"worst_case_evidence", search_label},
          {"worst_case_double", r.result.worst.value},
@@ -417,6 +545,7 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
            {"trigger", r.min_bos.best.trigger},
            {"position", r.min_bos.best.position}}},
          {"history", h}});
+    add_final_certification(runs.back(), "worst_case", r.final_certification);
   }
   j["path"] = runs;
   json fr = json::array();
@@ -434,6 +563,7 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
                   {"stop_reason", p.result.stop_reason},
                   {"rounds", p.result.history.size()},
                   {"seconds", p.result.seconds}});
+    add_final_certification(fr.back(), "eps", p.final_certification);
   }
   j["frontier"] = fr;
   j["frontier_fit"] = {{"model",
@@ -456,8 +586,32 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
   j["verdict"] = to_string(st.verdict);
   j["verdict_reason"] = st.reason;
   j["seconds"] = st.seconds;
+  json phases = json::object();
+  for (const auto& [phase, seconds] : st.phase_seconds) phases[phase] = seconds;
+  j["phase_wall_seconds"] = phases;
+  json tasks = json::array();
+  for (const TaskTime& t : st.profile) {
+    tasks.push_back({{"phase", t.phase}, {"task", t.task}, {"cpu_seconds", t.cpu_seconds}});
+  }
+  j["task_cpu_seconds"] = tasks;
   j["run_info"] = to_json(info);
   return j;
+}
+
+nlohmann::json without_time_keys(const nlohmann::json& j) {
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& k = it.key();
+      if (k.find("seconds") != std::string::npos || k == "elapsed" || k == "run_info") continue;
+      out[k] = without_time_keys(it.value());
+    }
+    return out;
+  }
+  if (!j.is_array()) return j;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : j) out.push_back(without_time_keys(e));
+  return out;
 }
 
 }  // namespace sinkcert::theorems

@@ -31,6 +31,19 @@
 //     frontier models, BOS mass against content scale t: probes with the
 //     content multiplied by t in [0, 1]. Inputs with small content need no
 //     sink: a capped model spends its BOS deficit there.
+//  4. Final certification (Theorem1Options::attack): the attack
+//     (search/attack.h, round 0: gradient adversary and vertex search, seed
+//     `seed`) re-measures the worst case of every reported model (the best
+//     model of each path start, every frontier model), certified on the
+//     exact model. The reported worst case is the larger certified value
+//        E_reported = max(E_minimax, E_attack)   (still SEARCH, lower bound),
+//     with its witness and the adversary that found it (ties: the
+//     minimax's). The path's best start, from which the frontier starts, is
+//     chosen before, by the minimax's own value, as the search chose it.
+// Threads (Theorem1Options::threads): the path starts, then the frontier
+// points, then the final certifications are independent tasks, each with
+// its own seed, run on up to `threads` threads (src/parallel_tasks.h) and
+// gathered in a fixed order: the study is the same for every thread count.
 // Verdict:
 //   COUNTEREXAMPLE CANDIDATE  some feasible frontier model has E_search below
 //                             kCandidateLoss (a tiny loss without a sink;
@@ -44,6 +57,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -64,6 +78,19 @@ constexpr double kCandidateLoss = 1e-6;
 // eps(delta) may exceed eps(delta') for delta < delta' by this relative
 // amount before the frontier counts as non-monotone (search noise).
 constexpr double kMonotoneSlack = 0.25;
+
+// Init scale of start s: the paper's std 0.02 times kInitGrowth^s.
+constexpr double kPaperInitStd = 0.02;
+constexpr double kInitGrowth = 5.0;
+// The path must end with a sink: mean non-trigger BOS mass at least this
+// (the acceptance's 1 - 1e-5) for the verdict CONSISTENT.
+constexpr double kPathSinkMass = 1 - 1e-5;
+// ... and a worst case (search) at most this.
+constexpr double kPathLowLoss = 1e-6;
+// Halvings of the warm start's bisection on gamma: gamma within 2^-40
+// (~9e-13) of the ceiling's crossing, finer than any change of the warm
+// start that the minimax's first round can see.
+constexpr int kBisectionSteps = 40;
 
 // The verdict of a study (the rule in the header comment).
 enum class StudyVerdict { kConsistent, kCounterexampleCandidate, kInconclusive, kNotApplicable };
@@ -99,6 +126,10 @@ struct Theorem1Options {
   int probe_count = kDefaultProbeCount;
   std::vector<double> content_scales = {0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0};
   int nuance_samples = 100;  // probes per content scale
+  // Threads for the independent tasks (header); the result does not depend on it.
+  int threads = 1;
+  // Part 4: re-measure the reported models' worst cases with the attack.
+  bool attack = true;
 };
 
 // The options of `sinkcert theorem1 --quick`: fewer starts and rounds.
@@ -117,6 +148,17 @@ struct PathPoint {
   double max_abs_A = 0;
 };
 
+// Part 4 of the header on one reported model. The model's result.worst
+// becomes the larger certified worst case; this keeps both values.
+struct FinalCertification {
+  bool attacked = false;                                                // the attack ran
+  double minimax_worst_case = 0;                                        // SEARCH(lower bound)
+  double attack_worst_case = std::numeric_limits<double>::quiet_NaN();  // SEARCH(lower bound)
+  // "minimax adversary", "attack: gradient adversary", "attack: vertex search"
+  std::string found_by = "minimax adversary";
+  double seconds = 0;  // CPU seconds of the attack
+};
+
 struct PathRun {
   int start = 0;
   double init_std = 0;
@@ -125,6 +167,7 @@ struct PathRun {
   // Smallest non-trigger BOS mass the adversary finds on the best model:
   // SEARCH(upper bound) on the infimum over all inputs.
   search::AdversaryResult min_bos;
+  FinalCertification final_certification;  // result.worst is the reported worst case
 };
 
 struct FrontierPoint {
@@ -138,12 +181,21 @@ struct FrontierPoint {
   bool feasible = false;
   bool converged = false;
   search::MinimaxResult result;
+  FinalCertification final_certification;  // eps = result.worst.certified after it
 };
 
 struct NuancePoint {
   std::string model;  // "path", "frontier delta=..."
   double scale = 0;   // content multiplied by this
   double bos_mean = 0, bos_min = 0, error_max = 0;
+};
+
+// CPU seconds of one task of the study (its thread's CPU time; wall time
+// is meaningless on a shared machine), for the profile.
+struct TaskTime {
+  std::string phase;  // "path", "frontier", "nuance", "final certification"
+  std::string task;   // "start 0", "delta 0.5", ...
+  double cpu_seconds = 0;
 };
 
 struct Theorem1Study {
@@ -157,14 +209,41 @@ struct Theorem1Study {
   std::vector<NuancePoint> nuance;
   StudyVerdict verdict = StudyVerdict::kInconclusive;
   std::string reason;
-  double seconds = 0;
+  double seconds = 0;             // wall time of the whole study
+  std::vector<TaskTime> profile;  // per task, in the study's fixed order
+  std::vector<std::pair<std::string, double>> phase_seconds;  // wall time per phase
 };
+
+// The path's init of a start: a single-head model of `kind` with A, then M,
+// row by row, i.i.d. normal(0, std) drawn from mt19937_64(seed).
+Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t seed);
+// The frontier's warm start: m with A scaled by the largest gamma in [0, 1]
+// (bisection, kBisectionSteps halvings) whose mean probe BOS mass is
+// <= ceiling; m itself when it already meets the ceiling.
+Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling);
+// m with the first head's A multiplied by gamma.
+Model<double> with_scaled_A(const Model<double>& m, double gamma);
+
+// A double as "%.17g": enough digits to read back the same double.
+std::string format_double(double v);
+// " (the double value 3.33e-16 differs in the first digit)" when
+// `disagrees`, else "" (a certified value's note in progress lines).
+std::string double_note(bool disagrees, double double_value);
 
 // A SEARCH value for printing with `digits` significant digits, rounded in
 // its bound's direction (down for a lower bound, up for an upper bound), so
 // that the printed number is still a bound: "6.372e-17". NaN prints "nan".
 std::string format_bound(double value, bool lower_bound, int digits);
 
+// Part 4 of the header on one model: the attack (seed `seed`) on m,
+// certified on m's exact value; where its certified worst case exceeds
+// worst.certified, `worst` becomes the attack's witness. `worst` must be
+// certified already.
+FinalCertification recertify_worst_case(const Model<double>& m, const Task& task,
+                                        std::uint64_t seed, search::Witness& worst);
+
+// Progress lines; with several threads, called from any of them, one
+// line at a time.
 using StudyProgress = std::function<void(const std::string&)>;
 
 Theorem1Study run_theorem1_study(const Theorem1Options& options,
@@ -177,6 +256,11 @@ void decide_verdict(Theorem1Study& study);
 // The study as JSON (theorem1.json): options, path, frontier, fit, the
 // BOS mass against content, verdict and reason, stamped with `info`.
 nlohmann::json to_json(const Theorem1Study& study, const RunInfo& info);
+
+// j without the keys that measure time or the run (any key containing
+// "seconds", "elapsed", "run_info"), at every depth: what two runs of the same
+// study must agree on, whatever the thread count or the machine's load.
+nlohmann::json without_time_keys(const nlohmann::json& j);
 
 // Its report (CSV tables, figures, weight files) is theorems/theorem1_report.h.
 

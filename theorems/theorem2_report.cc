@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/theorem2_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "src/evidence.h"
+#include "src/input_error.h"
 #include "src/weight_file.h"
 #include "theorems/precision_report.h"
+#include "theorems/theorem1_report.h"
 
 namespace sinkcert::theorems {
 
 namespace {
-
-std::string fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 std::string flag(bool b) { return b ? "1" : "0"; }
 
@@ -28,8 +26,21 @@ std::string head_name(int t, int heads) {
 // A new output file must be listed here: replace_output_set refuses to
 // install a file that is not part of the set.
 bool study_file(const std::string& name) {
-  static const std::set<std::string> kFixed{"theorem2.json", "path.csv", "heads.csv", "path.dat",
-                                            "path.gp",       "path.pdf", "path.png"};
+  static const std::set<std::string> kFixed{"theorem2.json",
+                                            "path.csv",
+                                            "heads.csv",
+                                            "frontier.csv",
+                                            "every_head.csv",
+                                            "path.dat",
+                                            "path.gp",
+                                            "path.pdf",
+                                            "path.png",
+                                            "frontier.dat",
+                                            "frontier.gp",
+                                            "frontier.pdf",
+                                            "frontier.png",
+                                            "every_head_hit.weights.json",
+                                            "every_layer_hit.weights.json"};
   const std::string prefix = "path_start", suffix = ".weights.json";
   if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
@@ -71,18 +82,18 @@ Table theorem2_path_table(const Theorem2Study& st) {
                              std::to_string(p.round),
                              p.event,
                              flag(p.accepted),
-                             fmt(p.elapsed),
-                             fmt(p.worst_case),
-                             fmt(p.worst_case_double),
+                             format_double(p.elapsed),
+                             format_double(p.worst_case),
+                             format_double(p.worst_case_double),
                              flag(p.double_disagrees),
-                             fmt(p.sampled_max),
-                             fmt(p.sampled_mean),
-                             fmt(p.sink.sigma),
+                             format_double(p.sampled_max),
+                             format_double(p.sampled_mean),
+                             format_double(p.sink.sigma),
                              std::to_string(p.sink.layer),
                              std::to_string(p.sink.head),
                              std::to_string(p.sink.position)};
     for (int h = 0; h < heads; ++h) {
-      row.push_back(h < static_cast<int>(p.head_mean.size()) ? fmt(p.head_mean[h]) : "");
+      row.push_back(h < static_cast<int>(p.head_mean.size()) ? format_double(p.head_mean[h]) : "");
     }
     t.rows.push_back(row);
   }
@@ -108,9 +119,10 @@ Table theorem2_heads_table(const Theorem2Study& st) {
             where = static_cast<int>(i);
           }
         }
-        t.rows.push_back({std::to_string(r.start), fmt(r.init_std), std::to_string(h.layer),
-                          std::to_string(h.head), fmt(h.overall.mean), fmt(h.overall.min),
-                          fmt(best), std::to_string(where)});
+        t.rows.push_back({std::to_string(r.start), format_double(r.init_std),
+                          std::to_string(h.layer), std::to_string(h.head),
+                          format_double(h.overall.mean), format_double(h.overall.min),
+                          format_double(best), std::to_string(where)});
       }
     }
   }
@@ -132,8 +144,8 @@ Figure theorem2_path_figure(const Theorem2Study& st) {
       "sink score NUMERIC(53)";
   f.columns = {"start", "round", "worst_case", "sink_score"};
   for (const Theorem2PathPoint& p : st.path) {
-    f.rows.push_back(
-        {std::to_string(p.start), std::to_string(p.round), fmt(p.worst_case), fmt(p.sink.sigma)});
+    f.rows.push_back({std::to_string(p.start), std::to_string(p.round), format_double(p.worst_case),
+                      format_double(p.sink.sigma)});
   }
   const std::string last = std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1));
   f.plot =
@@ -151,20 +163,163 @@ Figure theorem2_path_figure(const Theorem2Study& st) {
   return f;
 }
 
-OutputSet theorem2_output_set(const std::string& dir) {
-  return OutputSet{dir, [](const std::string& name) {
-                     // and the temporaries of runs killed while writing:
-                     // NAME.tmp.PID, and .STEM.tmp.EXT of the figures
-                     const std::size_t tmp = name.find(".tmp.");
-                     const bool ours =
-                         tmp == std::string::npos
-                             ? study_file(name)
-                             : study_file(name.substr(0, tmp)) ||
-                                   (name[0] == '.' &&
-                                    study_file(name.substr(1, tmp - 1) + name.substr(tmp + 4)));
-                     return ours ? OutputSet::Kind::kFile : OutputSet::Kind::kNotInSet;
-                   }};
+Table theorem2_frontier_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "frontier";
+  t.caption = "Theorem 2 frontiers (" + task_string(st.options.task) +
+              "): eps_all caps the BOS mass of every head, eps_one of one head.";
+  t.notes = {std::string("eps: ") + kFrontierPointMeaning,
+             "capped_bos (the largest per-position probe mean over the capped heads) and "
+             "sink_score NUMERIC(53)"};
+  t.columns = {"capped",     "layer",      "head",       "delta",    "ceiling",   "eps",
+               "eps_double", "capped_bos", "sink_score", "feasible", "converged", "not_run"};
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    const bool one = p.scope == CapScope::kOne;
+    t.rows.push_back({to_string(p.scope), one ? std::to_string(p.layer) : "",
+                      one ? std::to_string(p.head) : "", format_double(p.delta),
+                      format_double(p.ceiling), format_double(p.eps), format_double(p.eps_double),
+                      format_double(p.capped_bos), format_double(p.sink.sigma), flag(p.feasible),
+                      flag(p.converged), p.not_run});
+  }
+  return t;
 }
+
+Table theorem2_every_head_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "every_head";
+  t.caption =
+      "Theorem 2, the every-head question: per candidate model and head (or layer, head "
+      "empty), the worst case with and without it (M = 0) and its largest BOS mass.";
+  t.notes = {
+      "worst_case, ablated_worst_case: SEARCH(lower bound), the same adversary; ratio "
+      "SEARCH; max_bos NUMERIC(53) over every probe and non-trigger position",
+      st.every_head.summary};
+  t.columns = {"candidate", "source",     "candidate_worst_case", "layer",
+               "head",      "worst_case", "ablated_worst_case",   "ratio",
+               "necessary", "max_bos"};
+  const int heads = st.options.heads;
+  for (std::size_t c = 0; c < st.every_head.candidates.size(); ++c) {
+    const EveryHeadCandidate& k = st.every_head.candidates[c];
+    if (k.heads.empty()) {
+      t.rows.push_back(
+          {std::to_string(c), k.source, format_double(k.worst_case), "", "", "", "", "", "", ""});
+    }
+    for (const auto* list : {&k.heads, &k.layers}) {
+      for (const Necessity& n : *list) {
+        double bos = 0;
+        for (int h = 0; h < heads; ++h) {
+          if (n.head < 0 || n.head == h) bos = std::max(bos, k.head_max_bos[n.layer * heads + h]);
+        }
+        t.rows.push_back({std::to_string(c), k.source, format_double(k.worst_case),
+                          std::to_string(n.layer), n.head < 0 ? "" : std::to_string(n.head),
+                          format_double(n.worst_case), format_double(n.ablated_worst_case),
+                          format_double(n.ratio), flag(n.necessary), format_double(bos)});
+      }
+    }
+  }
+  return t;
+}
+
+Figure theorem2_frontier_figure(const Theorem2Study& st) {
+  Figure f;
+  f.name = "frontier";
+  f.png = true;
+  f.caption = "Frontiers (Theorem 2 study, residual softmax " + std::to_string(st.options.layers) +
+              " x " + std::to_string(st.options.heads) + ", " + task_string(st.options.task) +
+              "): the worst case of the best model found with the BOS mass of every head "
+              "(eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts "
+              "eps_all stays away from 0 and allows eps_one to reach it.";
+  f.evidence = kFrontierPointMeaning;
+  f.columns = {"all", "delta", "eps"};
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    if (!p.feasible) continue;
+    f.rows.push_back(
+        {p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta), format_double(p.eps)});
+  }
+  f.plot =
+      "set key bottom right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
+      "set xlabel 'delta (BOS ceiling 1 - delta)'\nset ylabel 'worst case (SEARCH, lower bound)'\n"
+      "set title 'Theorem 2 frontiers'\n"
+      "plot data using ($1==1 ? $2 : 1/0):3 with linespoints title 'eps_all (every head "
+      "capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with linespoints title 'eps_one (one "
+      "head capped)'\n";
+  return f;
+}
+
+Table theorem2_appendix_table(const std::string& json_path) {
+  Table t;
+  t.name = "t2_theorem2_study";
+  t.columns = {"part", "item", "value", "evidence"};
+  t.alignment = "llll";
+  std::ifstream in(json_path);
+  if (!in) {
+    t.caption = "Theorem 2 study (residual softmax): not run; no theorem2.json in the results.";
+    t.rows.push_back({"study", "theorem2.json", "not found: the study was not run", "-"});
+    return t;
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const auto field = [&](const nlohmann::json& at, const char* key) -> const nlohmann::json& {
+    if (!at.is_object() || !at.contains(key)) {
+      throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
+    }
+    return at[key];
+  };
+  if (j.is_discarded()) throw InputError(json_path, "file", "JSON written by sinkcert theorem2");
+  const nlohmann::json& task = field(j, "task");
+  const nlohmann::json& model = field(j, "model");
+  t.caption = "Theorem 2 study, residual softmax " +
+              std::to_string(field(model, "layers").get<int>()) + " x " +
+              std::to_string(field(model, "heads").get<int>()) +
+              " at n = " + std::to_string(field(task, "n").get<int>()) +
+              ", L = " + std::to_string(field(task, "L").get<int>()) +
+              " (read from theorem2.json). Worst cases are SEARCH lower bounds on the model "
+              "found; frontier points bound nothing about the frontier itself.";
+  const std::string search = Evidence::search(Bound::kLower).label();
+  const std::string numeric = Evidence::numeric(53).label();
+  const auto g = [](double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return std::string(buf);
+  };
+  for (const nlohmann::json& r : field(j, "path")) {
+    const std::string start = "start " + std::to_string(field(r, "start").get<int>()) + " (" +
+                              field(r, "init").get<std::string>() + ")";
+    t.rows.push_back({"path", start + ": worst case",
+                      format_bound(field(r, "worst_case").get<double>(), true, 3), search});
+    const nlohmann::json& sink = field(r, "sink_score");
+    t.rows.push_back({"path", start + ": sink score sigma",
+                      sink.is_null() ? "undefined" : g(field(sink, "sigma").get<double>(), 10),
+                      numeric});
+  }
+  if (j.contains("frontier")) {
+    for (const nlohmann::json& p : field(field(j, "frontier"), "points")) {
+      const std::string item = "eps_" + field(p, "capped").get<std::string>() + "(" +
+                               g(field(p, "delta").get<double>(), 3) + ")";
+      std::string value;
+      if (!field(p, "not_run").is_null()) {
+        value = "not run";
+      } else if (!field(p, "feasible").get<bool>()) {
+        value = "no feasible model found";
+      } else {
+        value = format_bound(field(p, "eps").get<double>(), true, 3);
+      }
+      t.rows.push_back({"frontier", item, value, search});
+    }
+  }
+  if (j.contains("every_head")) {
+    const nlohmann::json& a = field(j, "every_head");
+    t.rows.push_back({"every head", "a necessary head that does not sink",
+                      field(a, "head_found").get<bool>() ? "FOUND" : "not found", search});
+    t.rows.push_back({"every head", "a necessary layer none of whose heads sinks",
+                      field(a, "layer_found").get<bool>() ? "FOUND" : "not found", search});
+    t.notes.push_back("every head: " + field(a, "summary").get<std::string>());
+  }
+  t.rows.push_back({"verdict", "", field(j, "verdict").get<std::string>(), ""});
+  t.notes.push_back("verdict: " + field(j, "verdict_reason").get<std::string>());
+  return t;
+}
+
+OutputSet theorem2_output_set(const std::string& dir) { return owned_files_set(dir, study_file); }
 
 std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const RunInfo& info,
                                                 const std::string& dir,
@@ -180,32 +335,46 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
       written.push_back((fs::path(dir) / name).string());
     };
     put("theorem2.json", to_json(st, info).dump(2) + "\n");
-    for (const Table& t : {theorem2_path_table(st), theorem2_heads_table(st)}) {
+    for (const Table& t : {theorem2_path_table(st), theorem2_heads_table(st),
+                           theorem2_frontier_table(st), theorem2_every_head_table(st)}) {
       written.push_back(shown(write_csv_table(t, info, staging, t.name + ".csv")));
     }
+    const auto weights = [&](const std::string& name, const Model<double>& m,
+                             const nlohmann::json& meta) {
+      put(name,
+          study_weight_file_text(m, meta, search::kDeepParametrization, st.options.task, info));
+    };
     for (const Theorem2Run& r : st.runs) {
-      nlohmann::json content = nlohmann::json::array();
-      for (int k = 0; k < r.result.worst.content.rows(); ++k) {
-        nlohmann::json row = nlohmann::json::array();
-        for (int c = 0; c < r.result.worst.content.cols(); ++c) {
-          row.push_back(r.result.worst.content(k, c));
-        }
-        content.push_back(row);
-      }
-      nlohmann::json md = {
-          {"study", "theorem2 path"},
-          {"init", "normal std " + fmt(r.init_std)},
-          {"parametrization", search::kDeepParametrization},
-          {"n", st.options.task.n},
-          {"L", st.options.task.L},
-          {"trigger_range", to_string(st.options.task.range)},
-          {"worst_case_loss", r.result.worst.certified},
-          {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
-          {"worst_case_witness", {{"trigger", r.result.worst.trigger}, {"content", content}}},
-          {"sink_score", r.sink.sigma},
-          {"run_info", to_json(info)}};
-      put("path_start" + std::to_string(r.start) + ".weights.json",
-          weight_file_text(weight_file_from_model(r.result.model, md)));
+      weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
+              {{"study", "theorem2 path"},
+               {"init", "normal std " + format_double(r.init_std)},
+               {"worst_case_loss", r.result.worst.certified},
+               {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+               {"worst_case_witness", witness_json(r.result.worst)},
+               {"sink_score", r.sink.sigma}});
+    }
+    const EveryHeadAnswer& a = st.every_head;
+    const auto hit = [&](const std::string& name, int c, const nlohmann::json& where) {
+      const EveryHeadCandidate& k = a.candidates[c];
+      weights(name, k.model,
+              {{"study", "theorem2 every-head question"},
+               {"source", k.source},
+               {"hit", where},
+               {"worst_case_loss", k.worst_case},
+               {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+               {"head_max_bos", k.head_max_bos}});
+    };
+    if (a.head_found) {
+      hit("every_head_hit.weights.json", a.head_candidate,
+          {{"layer", a.head_layer}, {"head", a.head_head}});
+    }
+    if (a.layer_found)
+      hit("every_layer_hit.weights.json", a.layer_candidate, {{"layer", a.layer_layer}});
+    for (const Figure& f : {theorem2_frontier_figure(st)}) {
+      if (f.rows.empty()) continue;
+      const FigureFiles files = write_figure(f, info, staging);
+      for (const auto& path : files.written) written.push_back(shown(path));
+      if (skipped) skipped->insert(skipped->end(), files.failures.begin(), files.failures.end());
     }
     const FigureFiles files = write_figure(theorem2_path_figure(st), info, staging);
     for (const auto& path : files.written) written.push_back(shown(path));

@@ -9,10 +9,16 @@
 //   heads.csv    one row per start and head of the best path model: mean
 //                and min non-trigger BOS mass, the largest per-position mean
 //                and its position (NUMERIC(53))
+//   frontier.csv one row per capped scope (all heads / one head) and delta:
+//                worst case of the capped model SEARCH(lower bound)
+//   every_head.csv  per candidate model and head (or layer): worst case
+//                with and without it (SEARCH, lower bounds), necessity,
+//                largest BOS mass (NUMERIC(53))
 //   path figure  worst case and 1 - sigma against round (.dat, .gp, .pdf,
-//                .png)
-//   theorem2.json, and one weight file per path start with the certified
-//   worst case and its witness in the metadata (re-checkable by `eval`).
+//                .png); frontier figure eps_all and eps_one against delta
+//   theorem2.json, one weight file per path start with the certified worst
+//   case and its witness in the metadata (re-checkable by `eval`), and the
+//   every-head hits (every_head_hit, every_layer_hit) when found.
 #pragma once
 
 #include <string>
@@ -27,7 +33,19 @@ namespace sinkcert::theorems {
 
 Table theorem2_path_table(const Theorem2Study& study);
 Table theorem2_heads_table(const Theorem2Study& study);
+Table theorem2_frontier_table(const Theorem2Study& study);
+Table theorem2_every_head_table(const Theorem2Study& study);
 Figure theorem2_path_figure(const Theorem2Study& study);
+// Empty rows when no frontier point is feasible (then not written).
+Figure theorem2_frontier_figure(const Theorem2Study& study);
+
+// The appendix's summary of a committed study: the theorem2.json at
+// `json_path` read back (nothing recomputed): verdict, each path start's
+// worst case and sink score, the frontier points, and the every-head answer,
+// each with its evidence label. When the file does not exist the table says
+// so in one row (the study was not run); an InputError naming the file and
+// field when it exists but is malformed.
+Table theorem2_appendix_table(const std::string& json_path);
 
 // The files of `dir` a study owns (the names write_theorem2_outputs writes,
 // any path_start*.weights.json, and temporaries of those names); everything

@@ -19,6 +19,35 @@
 //              position of every probe,
 //   sampled    max and mean of e(X) over the probe set,
 // all but E_search NUMERIC(53). Theorem 2 predicts sigma -> 1 as E -> 0.
+// Frontiers. For each delta, the minimax (Lawson surrogate, penalty for the
+// ceiling; search/minimax.h) with the per-position probe mean of the BOS mass
+//   b^{l,h}_i = mean over the probes whose trigger is not i of a^{l,h}_{i0}
+// held at or below 1 - delta
+//   eps_all(delta): for EVERY head of EVERY layer (sigma <= 1 - delta);
+//                   Theorem 2 predicts it stays away from 0,
+//   eps_one(delta): for one chosen head only (the head where the best path
+//                   model attains sigma); Theorem 2 allows it to reach 0,
+// warm-started from the best path model with the capped heads' A scaled by
+// the largest gamma in [0, 1] that meets the ceiling (bisection). Each point
+// is E_search of the best feasible model found: SEARCH(lower bound) on that
+// model's E, no bound on the frontier itself (theorem1_study.h,
+// kFrontierPointMeaning).
+// Necessity (README, Definitions 4): head (l, h) is necessary for a model
+// when setting its M^{l,h} to 0 raises the worst case at least
+// kNecessityFactor-fold; a layer when setting every M of it to 0 does. Both
+// worst cases are found by the same adversary (search/adversary.h,
+// maximize_error, same options and seed): SEARCH lower bounds, so the ratio
+// is a SEARCH value too. A dead head (M = 0) is never necessary.
+// Every-head question (a counterexample search to "every head must sink"):
+// a model with E_search <= kEveryHeadLoss and a necessary head whose BOS
+// mass is <= kNoSinkScore at every non-trigger position of the probe set
+// (every probe, not only the mean); likewise a necessary layer none of whose
+// heads sinks in that sense. Candidates: for each head in turn, the minimax
+// with only that head capped at kNoSinkScore (eps_one's search), and every
+// model the study produced; the first hit is kept with its weight file.
+// Found or not found, SEARCH: a hit is re-checkable by `sinkcert eval` (its
+// E_search is a lower bound: a certified upper bound on its E is what would
+// make it a counterexample); "not found" only reports the budget spent.
 // Verdict (the rule of the Theorem 1 study, theorems/theorem1_study.h, on
 // the path):
 //   COUNTEREXAMPLE CANDIDATE  an accepted path model has E_search below
@@ -52,6 +81,11 @@ constexpr double kTheorem2SinkScore = 1 - 1e-5;
 // No head's mean BOS mass above this at any non-trigger position: "no sink"
 // for the counterexample rule (the largest delta of the frontier, 0.5).
 constexpr double kNoSinkScore = 0.5;
+// Necessity: ablating the head (or layer) raises the worst case at least
+// this factor (README, Definitions 4).
+constexpr double kNecessityFactor = 100;
+// The every-head question asks for a model at most this worst case.
+constexpr double kEveryHeadLoss = 1e-4;
 
 struct Theorem2Options {
   Task task;
@@ -71,6 +105,18 @@ struct Theorem2Options {
   int max_per_trigger = 10;
   int lm_iterations = 8;
   int probe_count = kDefaultProbeCount;
+  // The frontiers eps_all and eps_one (empty: not run).
+  std::vector<double> deltas = {0.5, 0.2, 0.1, 0.05, 0.02};
+  // Probes of the ceiling in the capped searches (the first of the probe
+  // set's stream): each violated ceiling residual costs one reverse pass per
+  // probe, so the search caps a smaller set; statistics use the full set.
+  int ceiling_probe_count = 100;
+  int frontier_rounds = 12;
+  double frontier_time_limit = 600;  // seconds per point (safety, as above)
+  // The every-head search: at most this many heads capped in turn (0: none).
+  int every_head_searches = 4;
+  int every_head_rounds = 30;
+  double every_head_time_limit = 600;  // seconds per head (safety, as above)
 };
 
 // The options of `sinkcert theorem2 --quick`: the paper's init only, fewer
@@ -110,10 +156,76 @@ struct Theorem2Run {
   SinkScore sink;
 };
 
+// Which heads a frontier point caps: all of them, or one (layer, head).
+enum class CapScope { kAll, kOne };
+std::string to_string(CapScope scope);  // "all", "one"
+
+struct Theorem2FrontierPoint {
+  CapScope scope = CapScope::kAll;
+  int layer = 0, head = 0;  // the capped head (kOne)
+  double delta = 0, ceiling = 0;
+  // E_search of the best feasible model: SEARCH(lower bound) on that
+  // model's E, certified at the witness (not a bound on the frontier)
+  double eps = 0;
+  double eps_double = 0;  // NUMERIC(53)
+  bool double_disagrees = false;
+  // the ceiling's statistic of that model: the largest b^{l,h}_i over the
+  // capped heads on the ceiling's probes (ceiling_probe_count), NUMERIC(53)
+  double capped_bos = 0;
+  SinkScore sink;  // over every head, NUMERIC(53)
+  bool feasible = false, converged = false;
+  std::string not_run;  // why the minimax refused the point ("" if it ran)
+  search::MinimaxResult result;
+};
+
+// Necessity of one head (head >= 0) or of a whole layer (head = -1).
+struct Necessity {
+  int layer = 0, head = -1;
+  double worst_case = 0;          // the model's, SEARCH(lower bound)
+  double ablated_worst_case = 0;  // with M^{l,h} (or every M^{l,.}) = 0, SEARCH(lower bound)
+  double ratio = 0;               // ablated / model (inf when the model's is 0)
+  bool necessary = false;         // ratio >= kNecessityFactor
+};
+
+// The model with M^{layer,head} = 0 (head = -1: every head of the layer).
+Model<double> ablated(const Model<double>& model, int layer, int head);
+// Necessity of (layer, head) (head = -1: the layer) by the adversary with
+// `adversary` options on the model and on its ablation.
+Necessity necessity(const Model<double>& model, const Task& task, int layer, int head,
+                    const search::AdversaryOptions& adversary = {});
+
+// The largest BOS mass a^{l,h}_{i0} over every probe and non-trigger
+// position i >= 1 (the 1-quantile of each head's overall summary).
+double max_probe_bos(const BosStatistics& stats, int layer, int head);
+
+// One candidate of the every-head question and what was checked on it.
+struct EveryHeadCandidate {
+  std::string source;     // "path start 0", "eps_one delta 0.5 (l0 h1)", "cap l1 h0"
+  double worst_case = 0;  // E_search, SEARCH(lower bound)
+  std::vector<Necessity> heads, layers;
+  std::vector<double> head_max_bos;  // per head, l * heads + h: max_probe_bos
+  Model<double> model;
+};
+struct EveryHeadAnswer {
+  bool head_found = false, layer_found = false;
+  // the hits (index into candidates, and the head or layer); -1 if none
+  int head_candidate = -1, head_layer = -1, head_head = -1;
+  int layer_candidate = -1, layer_layer = -1;
+  std::vector<EveryHeadCandidate> candidates;
+  int searches = 0;     // capped minimax runs made for it
+  double seconds = 0;   // spent on those runs and the ablations
+  std::string summary;  // found / not found, in words
+};
+// Fills found/not found and the summary from the candidates (the rule in
+// the header comment); exposed so that tests can feed made-up candidates.
+void decide_every_head(EveryHeadAnswer& answer, int heads);
+
 struct Theorem2Study {
   Theorem2Options options;
   std::vector<Theorem2Run> runs;
   std::vector<Theorem2PathPoint> path;
+  std::vector<Theorem2FrontierPoint> frontier;  // eps_all then eps_one, decreasing delta
+  EveryHeadAnswer every_head;
   StudyVerdict verdict = StudyVerdict::kInconclusive;
   std::string reason;
   double seconds = 0;

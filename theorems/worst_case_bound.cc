@@ -10,12 +10,13 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "search/adversary.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/linf_error.h"
 #include "src/table_writer.h"
+#include "theorems/deep_worst_case_bound.h"
+#include "theorems/worst_case_search.h"
 
 namespace sinkcert::theorems {
 
@@ -129,20 +130,10 @@ void check_model(const Model<T>& model, const Task& task) {
     throw std::invalid_argument("worst-case bound: only single-layer models are supported");
   }
   if (model.n != task.n) throw std::invalid_argument("worst-case bound: model n != task n");
-  // the coefficient form G_ik = sum_h a_ik M_h has no gate
-  if (model.attention == AttentionKind::kGated) {
-    throw std::invalid_argument("worst-case bound: gated attention is not supported");
-  }
   task.validate();
 }
 
-struct Node {
-  ContentBox box;
-  BoxBound bound;
-  int bits = 0;   // precision the bound was computed at
-  Mpfr rounding;  // width of the enclosure of e(X) at the box's vertex
-  const Mpfr& upper_bound() const { return bound.upper; }
-};
+using Node = BoxNode<BoxBound>;
 
 // The variable to bisect: at even depth the largest width_m * weight_m
 // (Ratz-Csendes rule C), at odd depth the widest with weight_m > 0 (one that
@@ -177,120 +168,42 @@ int choose_split(const Node& node) {
   return split;
 }
 
-// bits + log2(rounding / (kRoundingShare * relative_gap * lower)), rounded up
-// to a multiple of 64; 0 when lower <= 0 or the rounding is not finite.
-int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, double relative_gap) {
-  if (!(lower > 0) || bmp::isinf(rounding) || !(rounding > 0)) return 0;
-  const Mpfr target = lower * Mpfr(kRoundingShare * relative_gap);
-  const double extra = Mpfr(bmp::log2(Mpfr(rounding / target))).convert_to<double>();
-  const int needed = bits + std::max(64, static_cast<int>(std::ceil(extra)));
-  return (needed + 63) / 64 * 64;
-}
-
-// The loop shared by bound_worst_case and check_upper_bound; `done(lower,
-// upper)` says when to stop. T = double, Mpfr or Rational: the model's
-// entries are enclosed in MPFI at the working precision (exactly when they
-// fit, else outward), and the adversary searches its double rounding for
-// lower-bound candidates.
-template <class T>
-WorstCaseBound branch_and_bound(const Model<T>& model_in, const Task& task,
-                                const WorstCaseOptions& options,
-                                const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
-  check_model(model_in, task);
-  if (options.bits < 2 || options.step_bits < 1) {
-    throw std::invalid_argument("worst-case bound: need bits >= 2 and step_bits >= 1");
+// The single-layer box kind of the driver (worst_case_search.h): the
+// coefficient form of the header; each box offers the vertex of its worst
+// term (whose enclosure's width, rounding only, is the node's rounding) and
+// its centre.
+struct SingleLayerEvaluator {
+  const Task& task;
+  Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
+    return certified_error(model, task, trigger, content);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::optional<PrecisionScope> scope;
-  scope.emplace(options.bits);
-  Model<Mpfi> model = model_in.template cast<Mpfi>();
-  WorstCaseBound out;
-  out.bits_requested = options.bits;
-  out.bits = PrecisionScope::current_bits();
-  out.lower = Mpfr(-1);
-  BoxHeap<Node> heap;
-  auto offer_witness = [&](int trigger, const std::vector<double>& content) {
-    const Mpfi e = certified_error(model, task, trigger, content);
-    const Mpfr low = bmp::lower(e);
-    if (low > out.lower) {
-      out.lower = low;
-      out.witness_trigger = trigger;
-      out.witness_content = content;
-    }
-    return e;
-  };
-  auto bound_node = [&](ContentBox box) {
-    Node node{std::move(box), {}, out.bits, Mpfr(0)};
+  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr&, const TakeWitness& take) {
     node.bound = bound_box(model, task, node.box);
-    ++out.boxes;
-    // the enclosure at a point is rounding only
-    node.rounding = width_of(offer_witness(node.box.trigger, node.bound.vertex));
+    const int j = node.box.trigger;
+    const Mpfi at_vertex = point_error(model, j, node.bound.vertex);
+    take(j, node.bound.vertex, at_vertex);
+    node.rounding = width_of(at_vertex);
     std::vector<double> centre(node.box.lo.size());
     for (std::size_t m = 0; m < centre.size(); ++m) {
       centre[m] = 0.5 * (node.box.lo[m] + node.box.hi[m]);
     }
-    offer_witness(node.box.trigger, centre);
-    return node;
-  };
-  // raise the precision by one step: later pops re-evaluate older boxes
-  auto raise_to = [&](int bits) {
-    scope.reset();
-    scope.emplace(bits);
-    out.bits = PrecisionScope::current_bits();
-    model = model_in.template cast<Mpfi>();
-    if (!out.witness_content.empty()) offer_witness(out.witness_trigger, out.witness_content);
-  };
-  std::vector<int> triggers =
-      options.triggers.empty() ? task.trigger_positions() : options.triggers;
-  if (triggers.empty()) throw std::invalid_argument("worst-case bound: no trigger positions");
-  if (options.adversary_witnesses) {
-    search::AdversaryOptions ao;
-    ao.triggers = triggers;
-    const Model<double> model_d = model_in.template cast<double>();
-    for (const search::Witness& w : search::maximize_error(model_d, task, ao).per_trigger) {
-      offer_witness(w.trigger, flatten_content(w.content));
-    }
+    take(j, centre, point_error(model, j, centre));
   }
-  for (int j : triggers) heap.push(bound_node(full_content_box(task, j)));
-  struct Ops {
-    decltype(bound_node)& evaluate_box;
-    decltype(raise_to)& raise;
-    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
-    const WorstCaseOptions& options;
-    WorstCaseBound& out;
-    Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
-    int choose_split(const Node& node) { return theorems::choose_split(node); }
-    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
-    void raise_precision(int new_bits) { raise(new_bits); }
-    void on_precision_floor(const Node& node) {
-      out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
-    }
-    std::string unsplittable_reason(const Node& node) {
-      // rounding is not what limits its bound (more precision cannot help)
-      return bmp::isinf(node.upper_bound())
-                 ? "cannot split a box whose coordinates are adjacent doubles and "
-                   "whose bound is not finite"
-                 : "cannot split a box whose coordinates are adjacent doubles";
-    }
-    void progress(const Mpfr& lower, const Mpfr& upper) {
-      if (options.progress) {
-        options.progress(out.boxes, lower.convert_to<double>(), upper.convert_to<double>());
-      }
-    }
-  } ops{bound_node, raise_to, done, options, out};
-  const bool has_lower = true;  // out.lower starts below every error (-1)
-  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0);
-  if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
-    out.lower = 0;
-    out.witness_trigger = 0;
-    out.witness_content.clear();
+  int split(const Node& node) { return choose_split(node); }
+};
+
+// The search with `done` as its stopping rule; gated attention with the deep
+// bound's box forms (see the header).
+template <class T>
+WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
+                                const WorstCaseOptions& options,
+                                const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  check_model(model, task);
+  if (model.attention == AttentionKind::kGated) {
+    return centred_form_search(model, task, options, done);
   }
-  out.evidence = Evidence::certified(out.bits);
-  out.seconds = seconds_since(t0);
-  PrecisionScope wide(2 * out.bits);
-  out.relative_gap =
-      out.lower > 0 ? Mpfr((out.upper - out.lower) / out.lower).convert_to<double>() : INFINITY;
-  return out;
+  SingleLayerEvaluator evaluator{task};
+  return run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");
 }
 
 }  // namespace
@@ -441,14 +354,9 @@ Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigg
 template <class T>
 WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
                                 const WorstCaseOptions& options) {
-  const double gap = options.relative_gap;
-  WorstCaseBound out =
-      branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
-        // upper <= lower (1 + gap)
-        return lower > 0 && upper <= lower * (1 + Mpfr(gap));
-      });
-  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
-  return out;
+  return bound_to_gap(options.relative_gap, [&](const auto& done) {
+    return branch_and_bound(model, task, options, done);
+  });
 }
 
 template WorstCaseBound bound_worst_case(const Model<double>&, const Task&,
@@ -460,24 +368,8 @@ template WorstCaseBound bound_worst_case(const Model<Rational>&, const Task&,
 template <class T>
 UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options) {
-  UpperBoundCheck out;
-  out.claimed = claimed;
-  const Mpfr c(claimed);
-  out.bound = branch_and_bound(model, task, options, [&c](const Mpfr& lower, const Mpfr& upper) {
-    return upper <= c || lower > c;
-  });
-  out.evidence = out.bound.evidence;
-  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  if (out.bound.upper <= c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
-  } else if (out.bound.lower > c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.lower - c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
-  return out;
+  return check_claim(
+      claimed, [&](const auto& done) { return branch_and_bound(model, task, options, done); });
 }
 
 template UpperBoundCheck check_upper_bound(const Model<double>&, const Task&, double,
@@ -520,26 +412,24 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
     }
   }
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
+  // where the gap is: each trigger's own worst case, enclosed
+  for (const TriggerBound& t : b.per_trigger) {
+    s << "  trigger j = " << t.trigger << ": " << format_down(t.lower, 6)
+      << " <= E_j <= " << format_up(t.upper, 6) << "  [CERTIFIED] " << t.boxes << " boxes\n";
+  }
 }
 
 }  // namespace
 
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
-  std::ostringstream s;
-  bound_lines(s, bound, task);
-  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
-  return s.str();
+  return gap_summary(bound, task, bound_lines, requested_gap);
 }
 
 std::string summary_text(const UpperBoundCheck& check, const Task& task) {
-  std::ostringstream s;
-  bound_lines(s, check.bound, task);
-  s << "claim: E <= " << check.claimed << "\n";
-  claim_verdict_line(s, check.verdict, check.margin,
-                     {"(claim - upper)", "(lower - claim, at the witness)",
-                      "n/a (lower <= claim < upper when the budget ran out)"},
-                     check.bound);
-  return s.str();
+  // the claim printed to the stream's default 6 digits
+  return claim_summary(check, task, bound_lines, "E <=", 6,
+                       {"(claim - upper)", "(lower - claim, at the witness)",
+                        "n/a (lower <= claim < upper when the budget ran out)"});
 }
 
 }  // namespace sinkcert::theorems

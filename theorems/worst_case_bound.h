@@ -29,7 +29,15 @@
 // end of its enclosure of e(X) is a certified lower bound on E. Each box
 // offers the vertex of B that maximizes its worst term's linear form
 // (x_m = hi where sign(term) * mid(G) > 0, else lo) and the box's centre;
-// before branching, the adversary's best input per trigger is offered too.
+// before branching, the attack's best input per trigger is offered too
+// (search/attack.h, seed 0, round 0).
+// Gated attention, o_i = sigma(G x_i) * M V_i, has no coefficient form G_ik;
+// its boxes are bounded by the forms of the deep bound
+// (deep_worst_case_bound.h: plain interval evaluation intersected with
+// centred forms whose gradients come from the reverse pass), which hold for
+// one layer as for several.
+// The driver (witnesses, precision raises, per-trigger summary, stopping
+// rules) is theorems/worst_case_search.h, shared with the deep bound.
 // Branch and bound: a max-heap of boxes by upper(B) over all triggers; pop
 // the top, stop once top.upper <= lower (1 + relative_gap), otherwise bisect
 // (at even depth) the coordinate with the largest width_m * |dphi/dx_m|
@@ -113,18 +121,28 @@ Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigg
 // relative_gap: stop when upper <= lower (1 + relative_gap).
 struct WorstCaseOptions : BoxSearchOptions {
   std::vector<int> triggers;  // empty = every position of the convention
-  // Also offer the adversary's witnesses (search/adversary.h, seed 0) as
+  // Also offer the attack's witnesses (search/attack.h, seed 0, round 0) as
   // lower-bound candidates before branching.
   bool adversary_witnesses = true;
   // Called about once a second with (boxes so far, lower, upper).
   std::function<void(long, double, double)> progress;
 };
 
+// One trigger's enclosure at the end of a run: its own worst case
+// max_C e(X(j, C)) lies in [lower, upper] (upper: the largest bound of its
+// live boxes, at least lower); boxes: the boxes of this trigger evaluated.
+struct TriggerBound {
+  int trigger = 0;
+  Mpfr lower, upper;
+  long boxes = 0;
+};
+
 struct WorstCaseBound : BoxSearchOutcome {
-  Mpfr lower, upper;                    // lower <= E(theta) <= upper, both certified
-  double relative_gap = 0.0;            // (upper - lower) / lower
-  int witness_trigger = 0;              // 0: no witness (lower = 0)
-  std::vector<double> witness_content;  // attains e(X) >= lower
+  Mpfr lower, upper;                      // lower <= E(theta) <= upper, both certified
+  double relative_gap = 0.0;              // (upper - lower) / lower
+  int witness_trigger = 0;                // 0: no witness (lower = 0)
+  std::vector<double> witness_content;    // attains e(X) >= lower
+  std::vector<TriggerBound> per_trigger;  // ascending trigger order of the run
   // With precision_floor: an estimate of the starting precision (--bits)
   // that would shrink the rounding enough; 0 when it cannot be estimated
   // (lower <= 0).

@@ -20,6 +20,13 @@
 #include "src/evidence.h"
 #include "src/task.h"
 
+namespace sinkcert {
+struct RunInfo;
+namespace theorems {
+enum class StudyVerdict;
+}  // namespace theorems
+}  // namespace sinkcert
+
 namespace sinkcert::cli {
 
 // The process's exit codes (main.cc).
@@ -31,6 +38,9 @@ constexpr int kExitUndecided = 4;    // UNDECIDED (theorem1: INCONCLUSIVE, NOT A
 constexpr int kExitNonFinite = 5;    // a floating-point evaluation gave NaN or infinity
 // VERIFIED 0, NOT VERIFIED 3, UNDECIDED 4.
 int exit_code_for(Verdict verdict);
+// A study's verdict: CONSISTENT 0, COUNTEREXAMPLE CANDIDATE 3, INCONCLUSIVE
+// and NOT APPLICABLE 4 (theorem1_command.cc).
+int exit_code_for(theorems::StudyVerdict verdict);
 
 struct Context {
   std::vector<std::string> argv;  // for provenance (RunInfo)
@@ -39,6 +49,17 @@ struct Context {
   // anyway (std::bad_alloc; main.cc), e.g. "the probe set (--samples, --L)".
   std::string activity;
 };
+
+// Writes a study's files, stamped with `info`; returns the paths written and
+// adds the figures gnuplot did not render to `skipped`.
+using StudyWriter =
+    std::function<std::vector<std::string>(const RunInfo& info, std::vector<std::string>* skipped)>;
+// The end of a study command (theorem1, theorem2): prints the verdict and
+// its reason, writes the files into `out` through `write`, lists what was
+// written and not rendered, prints the time and sets the exit code.
+void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
+                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
+                  Context& ctx);
 
 // --- Values -----------------------------------------------------------------
 // "an integer in [lo, hi]"

@@ -26,6 +26,7 @@
 #include "src/weight_file.h"
 #include "theorems/appendix.h"
 #include "theorems/attention_figures.h"
+#include "theorems/theorem1_report.h"
 
 namespace sinkcert::cli {
 
@@ -67,16 +68,8 @@ OutputSet figures_output_set(const std::string& dir, const std::vector<std::stri
   for (const auto& stem : stems) {
     for (const auto& f : theorems::attention_figure_files(stem)) names.insert(f);
   }
-  return OutputSet{dir, [names](const std::string& name) {
-                     const std::size_t tmp = name.find(".tmp.");
-                     const bool ours =
-                         tmp == std::string::npos
-                             ? names.count(name) > 0
-                             : names.count(name.substr(0, tmp)) > 0 ||
-                                   (name[0] == '.' && names.count(name.substr(1, tmp - 1) +
-                                                                  name.substr(tmp + 4)) > 0);
-                     return ours ? OutputSet::Kind::kFile : OutputSet::Kind::kNotInSet;
-                   }};
+  return theorems::owned_files_set(
+      dir, [names](const std::string& name) { return names.count(name) > 0; });
 }
 
 void run_figures(const FiguresCliOptions& opt, Context& ctx) {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert theorem1 --n N --L L [--trigger-range paper|reference-code]
-//                   [--seed S] [--out DIR] [--quick]
+//                   [--seed S] [--out DIR] [--quick] [--threads T] [--no-attack]
 // Theorem 1 studied by search (theorems/theorem1_study.h): descent path,
-// frontier eps*(delta), BOS mass against content, and a verdict. Progress on
-// stderr; summary on stdout; JSON, CSV, weight files and figures in --out.
+// frontier eps*(delta), BOS mass against content, the final certification
+// by the attack, and a verdict; the same result for every --threads.
+// Progress on stderr; summary on stdout; JSON, CSV, weight files and
+// figures in --out.
 // Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
 // NOT APPLICABLE (L = 2),
 // 2 bad input.
@@ -15,6 +17,7 @@
 #include "src/cli/commands.h"
 #include "src/input_error.h"
 #include "src/limits.h"
+#include "src/parallel_tasks.h"
 #include "src/run_info.h"
 #include "theorems/theorem1_report.h"
 #include "theorems/theorem1_study.h"
@@ -23,25 +26,18 @@ namespace sinkcert::cli {
 
 namespace {
 
+// The study has at most starts + deltas (11 by default) tasks at once; more
+// threads idle. The cap only rejects nonsense.
+constexpr int kMaxTheorem1Threads = 64;
+
 struct Theorem1CliOptions {
   TaskOptions task;
   std::uint64_t seed = 0;
   std::string out = "results/theorem1";
   bool quick = false;
+  int threads = default_thread_count();
+  bool no_attack = false;
 };
-
-int exit_code_for(theorems::StudyVerdict v) {
-  switch (v) {
-    case theorems::StudyVerdict::kConsistent:
-      return kExitSuccess;
-    case theorems::StudyVerdict::kCounterexampleCandidate:
-      return kExitNotVerified;
-    case theorems::StudyVerdict::kInconclusive:
-    case theorems::StudyVerdict::kNotApplicable:
-      return kExitUndecided;
-  }
-  return kExitInternal;
-}
 
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
@@ -71,6 +67,8 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
     o.task = task;
     o.seed = opt.seed;
   }
+  o.threads = opt.threads;
+  o.attack = !opt.no_attack;
   std::cout << "theorem1: n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
@@ -87,6 +85,15 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
     }
     return std::string(note);
   };
+  // which adversary found the reported worst case, and the other's value
+  const auto found_by = [](const theorems::FinalCertification& fc) {
+    if (!fc.attacked) return std::string();
+    const bool attack_won = fc.found_by != "minimax adversary";
+    return " (" + fc.found_by + "; " + (attack_won ? "minimax adversary " : "attack ") +
+           theorems::format_bound(attack_won ? fc.minimax_worst_case : fc.attack_worst_case, true,
+                                  4) +
+           ")";
+  };
   char buf[512];
   for (const auto& r : st.runs) {
     char min_bos[160] = "none (no non-trigger position)";
@@ -95,24 +102,24 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                     theorems::format_bound(r.min_bos.best.certified, false, 13).c_str(),
                     r.min_bos.evidence.label().c_str(), double_note(r.min_bos.best).c_str());
     }
-    std::snprintf(buf, sizeof buf,
-                  "path start %d (normal std %g): worst case %s %s%s, mean BOS "
-                  "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
-                  r.start, r.init_std,
-                  theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
-                  r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
-                  r.stats.heads[0][0].overall.mean, r.stats.evidence.label().c_str(), min_bos,
-                  r.result.stop_reason.c_str(), r.result.seconds);
+    std::snprintf(
+        buf, sizeof buf,
+        "path start %d (normal std %g): worst case %s %s%s%s, mean BOS "
+        "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
+        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
+        r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
+        found_by(r.final_certification).c_str(), r.stats.heads[0][0].overall.mean,
+        r.stats.evidence.label().c_str(), min_bos, r.result.stop_reason.c_str(), r.result.seconds);
     std::cout << buf;
   }
   std::cout << "frontier: worst case of the frontier model at each delta (SEARCH, lower bound on "
                "that model's E; no bound on eps*(delta), for which the model witnesses an upper "
                "bound only once certified); mean BOS NUMERIC(53):\n";
   for (const auto& p : st.frontier) {
-    std::snprintf(buf, sizeof buf, "  delta %-6g worst case %s%s  mean BOS %.6f  %s%s\n", p.delta,
+    std::snprintf(buf, sizeof buf, "  delta %-6g worst case %s%s%s  mean BOS %.6f  %s%s\n", p.delta,
                   theorems::format_bound(p.eps, true, 5).c_str(),
-                  double_note(p.result.worst).c_str(), p.bos_mean,
-                  p.feasible ? "feasible" : "NO FEASIBLE MODEL",
+                  double_note(p.result.worst).c_str(), found_by(p.final_certification).c_str(),
+                  p.bos_mean, p.feasible ? "feasible" : "NO FEASIBLE MODEL",
                   p.converged ? "" : " (not converged)");
     std::cout << buf;
   }
@@ -121,18 +128,43 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                 "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
                 st.slope, st.slope_stderr);
   std::cout << buf;
-  std::cout << "verdict: " << theorems::to_string(st.verdict) << "\n  " << st.reason << "\n";
-  const RunInfo info = make_run_info(ctx.argv, opt.seed, "double");
-  std::vector<std::string> skipped;
-  const auto written = theorems::write_theorem1_outputs(st, info, opt.out, &skipped);
-  std::cout << "wrote " << written.size() << " files to " << opt.out << "\n";
-  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
-  std::snprintf(buf, sizeof buf, "time: %.1f s\n", st.seconds);
-  std::cout << buf;
-  ctx.exit_code = exit_code_for(st.verdict);
+  finish_study(
+      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      [&](const RunInfo& info, std::vector<std::string>* skipped) {
+        return theorems::write_theorem1_outputs(st, info, opt.out, skipped);
+      },
+      ctx);
 }
 
 }  // namespace
+
+int exit_code_for(theorems::StudyVerdict v) {
+  switch (v) {
+    case theorems::StudyVerdict::kConsistent:
+      return kExitSuccess;
+    case theorems::StudyVerdict::kCounterexampleCandidate:
+      return kExitNotVerified;
+    case theorems::StudyVerdict::kInconclusive:
+    case theorems::StudyVerdict::kNotApplicable:
+      return kExitUndecided;
+  }
+  return kExitInternal;
+}
+
+void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
+                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
+                  Context& ctx) {
+  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
+  const RunInfo info = make_run_info(ctx.argv, seed, "double");
+  std::vector<std::string> skipped;
+  const auto written = write(info, &skipped);
+  std::cout << "wrote " << written.size() << " files to " << out << "\n";
+  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "time: %.1f s\n", seconds);
+  std::cout << buf;
+  ctx.exit_code = exit_code_for(verdict);
+}
 
 void add_theorem1_command(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<Theorem1CliOptions>();
@@ -144,6 +176,11 @@ void add_theorem1_command(CLI::App& app, Context& ctx) {
   add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
   add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
   sub->add_flag("--quick", opt->quick, "fewer starts and rounds (e.g. with --n 8 --L 8)");
+  add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem1Threads,
+                 "threads for the independent path starts, frontier points and final "
+                 "certifications (same result for any count), default: the hardware's");
+  sub->add_flag("--no-attack", opt->no_attack,
+                "final worst cases from the minimax's adversary alone, without the attack");
   sub->callback([opt, &ctx] { run_theorem1(*opt, ctx); });
 }
 

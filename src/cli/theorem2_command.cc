@@ -6,7 +6,8 @@
 //                   [--active-per-trigger K]
 // Theorem 2 studied by search (theorems/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
-// mass, and a verdict. Progress on stderr; summary on stdout; JSON, CSV,
+// mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
+// question, and a verdict. Progress on stderr; summary on stdout; JSON, CSV,
 // weight files and the figure in --out.
 // Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
 // NOT APPLICABLE (L = 2), 2 bad input.
@@ -35,19 +36,6 @@ struct Theorem2CliOptions {
   double time_limit = 0;       // 0: the study's default
   int active_per_trigger = 0;  // 0: the study's default
 };
-
-int exit_code_for(theorems::StudyVerdict v) {
-  switch (v) {
-    case theorems::StudyVerdict::kConsistent:
-      return kExitSuccess;
-    case theorems::StudyVerdict::kCounterexampleCandidate:
-      return kExitNotVerified;
-    case theorems::StudyVerdict::kInconclusive:
-    case theorems::StudyVerdict::kNotApplicable:
-      return kExitUndecided;
-  }
-  return kExitInternal;
-}
 
 void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
@@ -106,15 +94,35 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
       }
     }
   }
-  std::cout << "verdict: " << theorems::to_string(st.verdict) << "\n  " << st.reason << "\n";
-  const RunInfo info = make_run_info(ctx.argv, opt.seed, "double");
-  std::vector<std::string> skipped;
-  const auto written = theorems::write_theorem2_outputs(st, info, opt.out, &skipped);
-  std::cout << "wrote " << written.size() << " files to " << opt.out << "\n";
-  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
-  std::snprintf(buf, sizeof buf, "time: %.1f s\n", st.seconds);
-  std::cout << buf;
-  ctx.exit_code = exit_code_for(st.verdict);
+  std::cout << "frontiers: worst case of the capped model at each delta (SEARCH, lower bound on "
+               "that model's E; no bound on the frontier itself); capped BOS and sink score "
+               "NUMERIC(53):\n";
+  for (const auto& p : st.frontier) {
+    const std::string capped =
+        p.scope == theorems::CapScope::kAll
+            ? std::string("every head")
+            : "layer " + std::to_string(p.layer) + " head " + std::to_string(p.head);
+    if (!p.not_run.empty()) {
+      std::cout << "  eps_" << theorems::to_string(p.scope) << " delta " << p.delta << ": not run ("
+                << p.not_run << ")\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "  eps_%s (%s) delta %-5g worst case %s  capped BOS %.6f  sink score %.6f  "
+                  "%s%s\n",
+                  theorems::to_string(p.scope).c_str(), capped.c_str(), p.delta,
+                  theorems::format_bound(p.eps, true, 5).c_str(), p.capped_bos, p.sink.sigma,
+                  p.feasible ? "feasible" : "NO FEASIBLE MODEL",
+                  p.converged ? "" : " (not converged)");
+    std::cout << buf;
+  }
+  std::cout << "every head must sink? " << st.every_head.summary << "\n";
+  finish_study(
+      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      [&](const RunInfo& info, std::vector<std::string>* skipped) {
+        return theorems::write_theorem2_outputs(st, info, opt.out, skipped);
+      },
+      ctx);
 }
 
 }  // namespace

@@ -15,10 +15,12 @@
 // several layers (theorems/deep_worst_case_bound.h): lower <= E <= upper to a
 // relative gap G, or, with --claim, whether E <= claim holds.
 // sinkcert verify bos --weights W.json --L L [--trigger-range ...]
-//                     [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
+//                     [--max] [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
 // The certified minimum BOS mass of a single-layer weight file over the whole
 // content box (theorems/bos_bound.h): 1 - min BOS enclosed to a relative gap
-// G, or, with --claim, whether min BOS >= claim holds.
+// G, or, with --claim, whether min BOS >= claim holds; with --max the
+// maximum non-trigger BOS mass (a BOS cap) enclosed, or whether max BOS <=
+// claim holds.
 // Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
 #include <algorithm>
 #include <functional>
@@ -313,7 +315,7 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   }
 }
 
-void run_verify_bos(const VerifyBoxOptions& opt, Context& ctx) {
+void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   const auto bos_work = [](const WeightFile& file, int L) {
     const double c = file.n - 3;
     return file.num_heads() * L * (L - 1) / 2.0 * c * c * c;
@@ -333,20 +335,18 @@ void run_verify_bos(const VerifyBoxOptions& opt, Context& ctx) {
   set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
-  if (opt.claim) {
-    const theorems::BosClaimCheck check = theorems::check_min_bos(model, task, *opt.claim, options);
-    std::cout << theorems::summary_text(check, task);
-    ctx.exit_code = exit_code_for(check.verdict);
-  } else {
-    const theorems::BosBound bound = theorems::bound_min_bos(model, task, options);
-    std::cout << theorems::summary_text(bound, task, opt.gap);
-    ctx.exit_code = exit_code_for(bound.verdict);
-    // several heads: each head's own enclosure (the minimum above is theirs)
-    for (int h = 0; file.num_heads() > 1 && h < file.num_heads(); ++h) {
-      options.head = h;
-      const theorems::BosBound one = theorems::bound_min_bos(model, task, options);
-      std::cout << "head " << h << ": " << theorems::enclosure_line(one) << "\n";
-    }
+  const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
+  const theorems::BosReport report = theorems::bos_report(model, task, mode, opt.claim, options);
+  std::cout << report.text;
+  ctx.exit_code = exit_code_for(report.verdict);
+  // several heads: each head's own enclosure (the extreme above is theirs)
+  for (int h = 0; !opt.claim && file.num_heads() > 1 && h < file.num_heads(); ++h) {
+    options.head = h;
+    std::cout << "head " << h << ": "
+              << (max_mode
+                      ? theorems::enclosure_line(theorems::bound_max_bos(model, task, options))
+                      : theorems::enclosure_line(theorems::bound_min_bos(model, task, options)))
+              << "\n";
   }
 }
 
@@ -402,13 +402,17 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   CLI::App* bos = verify->add_subcommand(
       "bos",
       "certified minimum BOS mass of a single-layer weight file over the whole content box by "
-      "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim "
-      "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+      "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim; "
+      "with --max the maximum (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   const auto sopt = add_box_options(
       bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
       "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",
       "MPFI precision to start with, default 128");
-  bos->callback([sopt, &ctx]() { run_verify_bos(*sopt, ctx); });
+  auto max_mode = std::make_shared<bool>(false);
+  bos->add_flag("--max", *max_mode,
+                "the certified maximum non-trigger BOS mass instead (a BOS cap): max BOS "
+                "enclosed, or with --claim whether max BOS <= claim");
+  bos->callback([sopt, max_mode, &ctx]() { run_verify_bos(*sopt, *max_mode, ctx); });
 }
 
 }  // namespace sinkcert::cli

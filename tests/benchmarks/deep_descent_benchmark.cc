@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+//
+// deep_descent_benchmark: the minimax's descent on a residual model with
+// several layers and heads (a program, not a ctest test).
+//
+//   deep_descent_benchmark [--n N] [--L L] [--layers Y] [--heads H] [--solver dense|cg]
+//                          [--threads K] [--std S] [--seed S] [--seconds T]
+//
+// From a normal init (std S, seed S; tests/test_util.h random_model) the
+// least-squares exchange method (search/minimax.h) runs until the worst case
+// is below 1e-6 or T seconds of wall time pass. One line per round: the
+// round's worst case (SEARCH, lower bound: the adversary's witness certified
+// in MPFI and printed rounded down), the process CPU time (user + sys) and
+// the wall time since the start. Defaults: n = L = 16, 2 x 2, std 0.02,
+// seed 0, 1200 s.
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "search/minimax.h"
+#include "src/table_writer.h"
+#include "tests/test_util.h"
+
+using namespace sinkcert;
+using namespace sinkcert::search;
+
+namespace {
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// A certified lower bound printed rounded down (4 digits).
+std::string lower_bound_text(double x) {
+  PrecisionScope scope(64);
+  return format_down(Mpfr(x), 4);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = 16, L = 16, layers = 2, heads = 2;
+  double std = 0.02, seconds = 1200;
+  std::uint64_t seed = 0;
+  bool dense = false;
+  int threads = 1;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    const std::string a = argv[k], v = argv[k + 1];
+    if (a == "--n") {
+      n = std::stoi(v);
+    } else if (a == "--L") {
+      L = std::stoi(v);
+    } else if (a == "--layers") {
+      layers = std::stoi(v);
+    } else if (a == "--heads") {
+      heads = std::stoi(v);
+    } else if (a == "--std") {
+      std = std::stod(v);
+    } else if (a == "--seed") {
+      seed = std::stoull(v);
+    } else if (a == "--seconds") {
+      seconds = std::stod(v);
+    } else if (a == "--solver" && (v == "dense" || v == "cg")) {
+      dense = v == "dense";
+    } else if (a == "--threads") {
+      threads = std::stoi(v);
+    } else {
+      std::fprintf(stderr, "deep_descent_benchmark: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const Task task{n, L, TriggerRange::kPaper};
+  const Model<double> init = testing::random_model(n, AttentionKind::kSoftmax, std, seed, layers,
+                                                   heads, ModelKind::kResidual);
+  MinimaxOptions o;
+  o.seed = seed;
+  o.target_loss = 1e-6;
+  o.max_rounds = 100000;
+  o.time_limit_seconds = seconds;
+  o.deep_solver = dense ? DeepLinearSolver::kDenseNormal : DeepLinearSolver::kConjugateGradients;
+  o.deep_threads = threads;
+  const double cpu0 = cpu_seconds();
+  std::printf("n = %d, L = %d, %d x %d, std %g, seed %llu, solver %s, %d threads\n", n, L, layers,
+              heads, std, static_cast<unsigned long long>(seed), dense ? "dense" : "cg", threads);
+  std::printf("round  worst_case(SEARCH,lower bound)  event   active  cpu_s  wall_s\n");
+  const MinimaxResult r =
+      minimax(init, task, o, [&](const MinimaxRecord& rec, const Model<double>&) {
+        std::printf("%5d  %s  %s  %d  %.1f  %.1f\n", rec.round,
+                    lower_bound_text(rec.worst_case).c_str(), rec.event.c_str(), rec.active_size,
+                    cpu_seconds() - cpu0, rec.elapsed);
+        std::fflush(stdout);
+      });
+  std::printf(
+      "result: worst case %s (SEARCH, lower bound), %s, cpu %.1f s, wall %.1f s, %ld "
+      "Jacobian evaluations\n",
+      lower_bound_text(r.worst.certified).c_str(), r.stop_reason.c_str(), cpu_seconds() - cpu0,
+      r.seconds, r.jacobian_evaluations);
+  return 0;
+}
