@@ -19,8 +19,8 @@ using testing::near;
 // reference: a few ulps; 1e-14 leaves a wide margin.
 constexpr double kSumOrder = 1e-14;
 // The sink family at beta = 30: 1 - BOS mass and error are (L-1) e^-beta up
-// to the factor i/(L-1) (i = 14 or 15) and e^beta/(e^beta + i); the issue
-// fixes 10% as the acceptance band.
+// to the factor i/(L-1) (i = 14 or 15) and e^beta/(e^beta + i); the claim
+// is checked within a 10% band.
 constexpr double kSinkBand = 0.10;
 // The ReLU construction's error in double: the trigger row is an average of
 // at most 15 tokens of size <= 1, rounded twice (sum, then times 1/j).

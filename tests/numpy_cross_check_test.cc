@@ -28,7 +28,7 @@ using json = nlohmann::json;
 // Both sides compute in double and differ only in association order
 // (x^T (W_Q^T W_K) x vs (W_Q x) . (W_K x)): each score is a sum of ~2 n^2
 // terms of size O(1), about 1e-15 relative; softmax and the value sums add
-// a few ulps per layer. Measured: <= 1.8e-15. 1e-12 (the bound) leaves
+// a few ulps per layer. Measured: <= 1.8e-15. 1e-12 (the required bound) leaves
 // three orders of margin, and a 1e-9 perturbation of one weight is caught.
 constexpr double kCrossCheck = 1e-12;
 

@@ -51,7 +51,7 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   CHECK(path.fit_size == 3 * 16 + 16);
   CHECK(path.check_size == 3 * 64 + 64);
   for (const auto& r : path.rows) CHECK(r.cert.reached);
-  // the target: certified loss at W below 1e-30 with certified
+  // the target: certified loss at W below 1e-30 with certified
   // 1 - min BOS below 1e-29 (upper ends of the enclosures)
   const WitnessCertificate& last = path.rows.back().cert;
   CHECK(bmp::upper(last.loss) < Mpfr(1e-30));
