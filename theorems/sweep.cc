@@ -158,6 +158,19 @@ void check_theorem1(const SweepConfig& c, const json& options, const std::string
   }
 }
 
+// The run of a study with the lowest certified worst case (nullptr if none).
+template <typename Run>
+const Run* lowest_worst_case(const std::vector<Run>& runs) {
+  const Run* best = nullptr;
+  for (const Run& r : runs) {
+    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
+  }
+  return best;
+}
+
+// A number: its text, and in LaTeX as math.
+Cell number(const std::string& text) { return Cell(text, latex_number(text)); }
+
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -193,12 +206,7 @@ SweepStudyResult run_theorem1(const SweepConfig& c, const json& options, const R
   const Theorem1Study st = run_theorem1_study(o, progress);
   SweepStudyResult out;
   out.result = to_json(st, info);
-  const PathRun* best = nullptr;
-  for (const PathRun& r : st.runs) {
-    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
-  }
-  // a number: its text, and in LaTeX as math; anything else as text
-  const auto number = [](const std::string& text) { return Cell(text, latex_number(text)); };
+  const PathRun* best = lowest_worst_case(st.runs);
   const auto eps_cell = [&](const FrontierPoint* p) -> Cell {
     if (p == nullptr) return Cell("none");
     if (!p->feasible) return Cell("infeasible");
@@ -306,11 +314,7 @@ SweepStudyResult run_theorem2(const SweepConfig& c, const json& options, const R
   const Theorem2Study st = run_theorem2_study(o, progress);
   SweepStudyResult out;
   out.result = to_json(st, info);
-  const Theorem2Run* best = nullptr;
-  for (const Theorem2Run& r : st.runs) {
-    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
-  }
-  const auto number = [](const std::string& text) { return Cell(text, latex_number(text)); };
+  const Theorem2Run* best = lowest_worst_case(st.runs);
   const bool has_sink = best && best->sink.defined && std::isfinite(best->sink.sigma);
   out.summary = {
       Cell(to_string(st.verdict)),
