@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "search/linf_surrogate.h"
+#include "search/normal_equations_cost.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/parameter_layout.h"
@@ -52,7 +53,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // Residuals of row i of one input: r_d = sqrt(w_d) (f(X)_{i,d} - y_{i,d}),
 // parameters A and M (row-major n x n, src/parameter_layout.h). Jacobian row
 // d: the reverse pass (src/forward_vjp.h) with cotangent sqrt(w_d) e_d on
-// o_i, all d at once (head_row_output_jacobian).
+// o_i, all d at once (head_row_output_jacobian). The minimax itself solves
+// the same rows through one compressed block (search/normal_equations_cost.h);
+// this per-row form is the reference its Jacobian is tested and timed by.
 class RowCost : public ceres::CostFunction {
  public:
   RowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
@@ -67,14 +70,11 @@ class RowCost : public ceres::CostFunction {
     const int n = n_, i = i_;
     const auto A = row_major_view(p[0], n);
     const auto M = row_major_view(p[1], n);
-    const HeadRow<double> row = head_row_forward(kind_, A, *X_, i);
-    // V_i = X_{0..i}^T a_i as one matrix-vector product (vectorized over k;
-    // it rounds differently from the running sum of head_row_forward, and the
-    // residuals, their M-Jacobian and o_i below all use this one), o_i = M V_i
-    const Vector<double> mixed =
-        X_->topRows(i + 1).transpose() * Eigen::Map<const Vector<double>>(row.a.data(), i + 1);
-    const Vector<double> out = M * mixed;
-    for (int d = 0; d < n; ++d) r[d] = std::sqrt(w_[d]) * (out(d) - (*Y_)(i, d));
+    const RowResidual f = row_residual(kind_, A, M, ResidualRow{X_, Y_, i, w_});
+    const HeadRow<double>& row = f.row;
+    const Vector<double>& mixed = f.mixed;
+    const Vector<double>& out = f.out;
+    for (int d = 0; d < n; ++d) r[d] = f.r(d);
     if (!J || (!J[0] && !J[1])) return true;
     // W.row(d) = w_d: dr_d/dA = sqrt(w_d) x_i w_d^T, dr_d/dM = sqrt(w_d) e_d V_i^T
     const Matrix<double> W =
@@ -535,14 +535,23 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     ceres::Problem::Options popt;
     ceres::Problem problem(popt);
     block_pointers();
+    if (single && o.compressed_rows && !set.empty()) {
+      // every row of every input in one compressed block (its cost is that
+      // of the rows' least squares, its steps the same)
+      std::vector<ResidualRow> rows;
+      for (ActiveInput& a : set)
+        for (int i = 0; i < task.L; ++i) rows.push_back({&a.X, &a.Y, i, a.w.data() + i * n});
+      problem.AddResidualBlock(new NormalEquationsCost(std::move(rows), kind, n), nullptr,
+                               P[0].data(), P[1].data());
+    }
     for (ActiveInput& a : set) {
       for (int i = 0; i < task.L; ++i) {
-        if (single) {
-          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
-                                   P[0].data(), P[1].data());
-        } else {
+        if (!single) {
           problem.AddResidualBlock(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init),
                                    nullptr, blocks);
+        } else if (!o.compressed_rows) {
+          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
+                                   P[0].data(), P[1].data());
         }
       }
     }

@@ -19,6 +19,9 @@
 //  2. Inner solve: Ceres Levenberg-Marquardt (dense normal Cholesky, one
 //     thread) on sum w r^2 over the active set, at most `lm_iterations`
 //     iterations, the trust-region radius carried over from round to round.
+//     Single-layer single-head: all rows in one compressed residual block
+//     (search/normal_equations_cost.h: J^T J from the Kronecker structure of
+//     the rows, n times cheaper than from the dense Jacobian).
 //  3. Surrogate: plain least squares (all w = 1; the descent path, where the
 //     infimum is 0 and every residual must fall) or Lawson reweighting
 //     (linf_surrogate.h; the frontier, where the minimax value is positive).
@@ -122,6 +125,11 @@ struct MinimaxOptions {
   // DENSE_NORMAL_CHOLESKY on one thread).
   DeepLinearSolver deep_solver = DeepLinearSolver::kDenseNormal;
   int deep_threads = 1;  // Ceres threads of the inner solve
+  // Single-layer single-head: all rows in one compressed residual block
+  // (search/normal_equations_cost.h, the default); false: one Ceres block
+  // per row, Ceres forming J^T J from the dense Jacobian (the same steps up
+  // to rounding; the theorem1 benchmark's baseline).
+  bool compressed_rows = true;
   AdversaryOptions adversary;
 };
 

@@ -32,6 +32,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "t1_hypothesis_edges",
                                        "t2_theorem2_study",
                                        "normalizations_n5_L4",
+                                       "normalizations_n16_L16",
                                        "theorem1_path",
                                        "theorem1_frontier",
                                        "theorem1_nuance",

@@ -385,7 +385,7 @@ std::vector<Entry> registry(RunSize size) {
   });
   // The per-kind normalization table, rebuilt from the committed sweep's
   // merged results (sinkcert sweep --grid normalizations/grid_<dims>.json).
-  for (const std::string dims : {"n5_L4"}) {
+  for (const std::string dims : {"n5_L4", "n16_L16"}) {
     const std::string input = "normalizations/sweep_" + dims + "/sweep.json";
     table("normalizations_" + dims, {input}, [input, dims](Computations& c) {
       RunInfo info;

@@ -319,6 +319,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     mo.time_limit_seconds = o.path_time_limit;
     mo.max_rounds = o.path_rounds;
     mo.probes = nullptr;
+    mo.compressed_rows = o.compressed_rows;
     run.result =
         search::minimax(init, o.task, mo, [&](const MinimaxRecord& r, const Model<double>& m) {
           const BosStatistics bs = bos_statistics(m, probes);
@@ -395,6 +396,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     mo.max_rounds = o.frontier_rounds;
     mo.time_limit_seconds = o.frontier_time_limit;
     mo.target_loss = 0;
+    mo.compressed_rows = o.compressed_rows;
     p.result = search::minimax(warm, o.task, mo, [&](const MinimaxRecord& r, const Model<double>&) {
       char buf[320];
       std::snprintf(buf, sizeof buf,

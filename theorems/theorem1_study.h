@@ -130,6 +130,8 @@ struct Theorem1Options {
   int threads = 1;
   // Part 4: re-measure the reported models' worst cases with the attack.
   bool attack = true;
+  // The minimax's compressed least-squares block (MinimaxOptions::compressed_rows).
+  bool compressed_rows = true;
 };
 
 // The options of `sinkcert theorem1 --quick`: fewer starts and rounds.

@@ -4,21 +4,30 @@
 // test: the same study (default n = L = 16, seed 0, the options of
 // `sinkcert theorem1`) run in one process on 1 thread and then on 2, with
 //   wall seconds and process CPU seconds (user + system, all threads) of each,
-//   speed-up = wall(1 thread) / wall(2 threads),
+//   speed-up = wall(first run) / wall(run),
 //   the wall time of each phase and the CPU seconds of each task (the profile),
 //   whether the two studies are identical (their JSON without time keys),
 //   their verdict and frontier.
+// With --baseline-per-row the first run is the study as it was before the
+// compressed least-squares block (MinimaxOptions::compressed_rows = false:
+// one Ceres block per row, J^T J formed from the dense Jacobian) on 1
+// thread, so that the speed-ups are against it; its study differs from the
+// others by rounding only (its frontier is printed beside theirs).
 // On a machine shared with other processes wall times are inflated; CPU
 // seconds are not, and the load average is printed beside them.
 // Usage: theorem1_benchmark [--n N] [--L L] [--seed S] [--quick] [--threads-list 1,2]
+//                           [--baseline-per-row]
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/elapsed.h"
@@ -45,6 +54,7 @@ std::string load_average() {
 
 struct Run {
   int threads = 1;
+  bool compressed = true;
   double wall = 0, cpu = 0;
   theorems::Theorem1Study study;
 };
@@ -56,6 +66,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool quick = false;
   std::vector<int> thread_counts = {1, 2};
+  bool baseline_per_row = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     const bool has_value = a + 1 < argc;
@@ -67,6 +78,8 @@ int main(int argc, char** argv) {
       seed = std::strtoull(argv[++a], nullptr, 10);
     } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--baseline-per-row") {
+      baseline_per_row = true;
     } else if (arg == "--threads-list" && has_value) {
       thread_counts.clear();
       std::stringstream list(argv[++a]);
@@ -75,7 +88,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: theorem1_benchmark [--n N] [--L L] [--seed S] [--quick] "
-                   "[--threads-list 1,2]\n");
+                   "[--threads-list 1,2] [--baseline-per-row]\n");
       return 2;
     }
   }
@@ -85,24 +98,32 @@ int main(int argc, char** argv) {
   for (int t : thread_counts) std::printf(" %d", t);
   std::printf("\n");
   std::fflush(stdout);
+  // (threads, compressed) of every run, the baseline first
+  std::vector<std::pair<int, bool>> plan;
+  if (baseline_per_row) plan.emplace_back(1, false);
+  for (int threads : thread_counts) plan.emplace_back(threads, true);
   std::vector<Run> runs;
-  for (int threads : thread_counts) {
+  for (const auto& [threads, compressed] : plan) {
     theorems::Theorem1Options o =
         quick ? theorems::quick_options(task, seed) : theorems::Theorem1Options{};
     o.task = task;
     o.seed = seed;
     o.threads = threads;
+    o.compressed_rows = compressed;
     Run r;
     r.threads = threads;
+    r.compressed = compressed;
+    const char* form = compressed ? "compressed" : "per-row";
     const double cpu0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    r.study = theorems::run_theorem1_study(o, [threads](const std::string& line) {
-      std::fprintf(stderr, "theorem1_benchmark (%d threads): %s\n", threads, line.c_str());
+    r.study = theorems::run_theorem1_study(o, [threads, form](const std::string& line) {
+      std::fprintf(stderr, "theorem1_benchmark (%s, %d threads): %s\n", form, threads,
+                   line.c_str());
     });
     r.wall = seconds_since(t0);
     r.cpu = process_cpu_seconds() - cpu0;
-    std::printf("\n%d thread(s): wall %.1f s, CPU %.1f s (user + system), load average %s\n",
-                threads, r.wall, r.cpu, load_average().c_str());
+    std::printf("\n%s, %d thread(s): wall %.1f s, CPU %.1f s (user + system), load average %s\n",
+                form, threads, r.wall, r.cpu, load_average().c_str());
     for (const auto& [phase, seconds] : r.study.phase_seconds) {
       std::printf("  phase %-22s wall %8.1f s\n", phase.c_str(), seconds);
     }
@@ -115,22 +136,37 @@ int main(int argc, char** argv) {
   }
   const RunInfo info{"theorem1_benchmark", "", "", seed, "double"};
   const Run& first = runs.front();
-  std::printf("\nverdict %s; frontier (worst case of the frontier model, SEARCH lower bound):\n",
-              theorems::to_string(first.study.verdict).c_str());
-  for (const theorems::FrontierPoint& p : first.study.frontier) {
-    std::printf("  delta %-6g %s (%s)\n", p.delta, theorems::format_bound(p.eps, true, 5).c_str(),
-                p.final_certification.attacked ? p.final_certification.found_by.c_str()
-                                               : "minimax adversary");
+  // the first compressed run: the reference of "identical"
+  const Run& ref = baseline_per_row && runs.size() > 1 ? runs[1] : first;
+  for (const Run& r : runs) {
+    std::printf(
+        "\n%s, %d thread(s): verdict %s; frontier (worst case of the frontier model, "
+        "SEARCH lower bound):\n",
+        r.compressed ? "compressed" : "per-row", r.threads,
+        theorems::to_string(r.study.verdict).c_str());
+    for (const theorems::FrontierPoint& p : r.study.frontier) {
+      std::printf("  delta %-6g %s (%s)\n", p.delta, theorems::format_bound(p.eps, true, 5).c_str(),
+                  p.final_certification.attacked ? p.final_certification.found_by.c_str()
+                                                 : "minimax adversary");
+    }
+    if (&r == &ref) break;
   }
   const std::string reference =
-      theorems::without_time_keys(theorems::to_json(first.study, info)).dump();
+      theorems::without_time_keys(theorems::to_json(ref.study, info)).dump();
   for (const Run& r : runs) {
     const bool same =
         theorems::without_time_keys(theorems::to_json(r.study, info)).dump() == reference;
+    // the largest relative difference of a frontier point from the reference's
+    double frontier_change = 0;
+    for (std::size_t k = 0; k < r.study.frontier.size() && k < ref.study.frontier.size(); ++k) {
+      const double a = r.study.frontier[k].eps, b = ref.study.frontier[k].eps;
+      frontier_change = std::max(frontier_change, std::abs(a - b) / b);
+    }
     std::printf(
-        "%d thread(s): wall %.1f s, CPU %.1f s, speed-up over %d thread(s) %.2fx, "
-        "study identical: %s\n",
-        r.threads, r.wall, r.cpu, first.threads, first.wall / r.wall, same ? "yes" : "NO");
+        "%s, %d thread(s): wall %.1f s, CPU %.1f s, speed-up over the first run %.2fx, "
+        "study identical to the first compressed run: %s (largest frontier change %.1f%%)\n",
+        r.compressed ? "compressed" : "per-row", r.threads, r.wall, r.cpu, first.wall / r.wall,
+        same ? "yes" : "NO", 100 * frontier_change);
   }
   return 0;
 }
