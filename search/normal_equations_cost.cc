@@ -44,18 +44,40 @@ RowResidual row_residual(AttentionKind kind, const Eigen::Map<const RowMajorMatr
   return f;
 }
 
-NormalEquations normal_equations(AttentionKind kind, const double* Ap, const double* Mp, int n,
+NormalEquations normal_equations(AttentionKind kind, const double* A, const double* M, int n,
                                  const std::vector<ResidualRow>& rows, bool with_a, bool with_m) {
+  NormalEquations ne;
+  NormalEquationsScratch scratch;
+  normal_equations(kind, A, M, n, rows, with_a, with_m, &ne, &scratch);
+  return ne;
+}
+
+void normal_equations(AttentionKind kind, const double* Ap, const double* Mp, int n,
+                      const std::vector<ResidualRow>& rows, bool with_a, bool with_m,
+                      NormalEquations* out, NormalEquationsScratch* scratch) {
   const auto A = row_major_view(Ap, n);
   const auto M = row_major_view(Mp, n);
   const int n2 = n * n, n3 = n2 * n;
-  using RM = RowMajorMatrix<double>;
-  RM XX(kChunk, n2), SS(kChunk, n2), Xm(kChunk, n), WR(kChunk, n);
-  RM Z(with_a && with_m ? kChunk : 0, n3);
-  RM VV(kChunk, n2), Wd(kChunk, n), RS(kChunk, n), Vm(kChunk, n);
-  RM G4 = RM::Zero(n2, n2), GAM = RM::Zero(n, with_a && with_m ? n3 : 0);
-  RM GMM = RM::Zero(n, n2), gA = RM::Zero(n, n), gM = RM::Zero(n, n);
-  NormalEquations ne;
+  NormalEquationsScratch& b = *scratch;
+  // resize() keeps the storage when the size is unchanged
+  b.XX.resize(kChunk, n2);
+  b.SS.resize(kChunk, n2);
+  b.Xm.resize(kChunk, n);
+  b.WR.resize(kChunk, n);
+  b.Z.resize(with_a && with_m ? kChunk : 0, n3);
+  b.VV.resize(kChunk, n2);
+  b.Wd.resize(kChunk, n);
+  b.RS.resize(kChunk, n);
+  b.Vm.resize(kChunk, n);
+  b.G4.setZero(n2, n2);
+  b.GAM.setZero(n, with_a && with_m ? n3 : 0);
+  b.GMM.setZero(n, n2);
+  b.gA.setZero(n, n);
+  b.gM.setZero(n, n);
+  auto &XX = b.XX, &SS = b.SS, &Xm = b.Xm, &WR = b.WR, &Z = b.Z, &VV = b.VV, &Wd = b.Wd;
+  auto &RS = b.RS, &Vm = b.Vm, &G4 = b.G4, &GAM = b.GAM, &GMM = b.GMM, &gA = b.gA, &gM = b.gM;
+  NormalEquations& ne = *out;
+  ne.S = 0;
   const int terms = static_cast<int>(rows.size());
   for (int start = 0; start < terms; start += kChunk) {
     const int c = std::min(kChunk, terms - start);
@@ -112,8 +134,8 @@ NormalEquations normal_equations(AttentionKind kind, const double* Ap, const dou
   }
 
   const int off_m = with_a ? n2 : 0, size = off_m + (with_m ? n2 : 0);
-  ne.G = Matrix<double>::Zero(size, size);
-  ne.g = Vector<double>::Zero(size);
+  ne.G.setZero(size, size);
+  ne.g.setZero(size);
   for (int p = 0; p < n; ++p) {
     for (int q = 0; q < n; ++q) {
       if (with_a) {
@@ -137,7 +159,6 @@ NormalEquations normal_equations(AttentionKind kind, const double* Ap, const dou
       }
     }
   }
-  return ne;
 }
 
 NormalEquationsCost::NormalEquationsCost(std::vector<ResidualRow> rows, AttentionKind kind, int n)
@@ -160,40 +181,46 @@ bool NormalEquationsCost::Evaluate(double const* const* p, double* r, double** J
     r[m] = std::sqrt(S);
     return true;
   }
-  const NormalEquations ne = normal_equations(kind_, p[0], p[1], n, rows_, with_a, with_m);
+  NormalEquations& ne = ne_;
+  NormalEquationsScratch& b = scratch_;
+  normal_equations(kind_, p[0], p[1], n, rows_, with_a, with_m, &ne, &b);
   const int size = static_cast<int>(ne.G.rows());
   // C = D G D, D = diag(G)^{-1/2} (0 on a zero column)
-  Vector<double> scale(size), unscale(size);
+  b.scale.resize(size);
+  b.unscale.resize(size);
   for (int j = 0; j < size; ++j) {
     const double gjj = ne.G(j, j);
-    scale(j) = gjj > 0 ? 1 / std::sqrt(gjj) : 0.0;
-    unscale(j) = gjj > 0 ? std::sqrt(gjj) : 0.0;
+    b.scale(j) = gjj > 0 ? 1 / std::sqrt(gjj) : 0.0;
+    b.unscale(j) = gjj > 0 ? std::sqrt(gjj) : 0.0;
   }
-  // C = D G D + mu I = L L^T (Cholesky; mu raised tenfold while C is
+  // C + mu I = L L^T (Cholesky in place; mu raised tenfold while C is
   // numerically indefinite), U = L^T D^{-1}: U^T U = G + mu diag(G)
-  const Matrix<double> C = scale.asDiagonal() * ne.G * scale.asDiagonal();
-  Eigen::LLT<Matrix<double>> llt;
-  for (double mu = kDamping;; mu *= 10) {
-    llt.compute(C + mu * Matrix<double>::Identity(size, size));
-    if (llt.info() == Eigen::Success || mu > kMaxDamping) break;
+  bool factored = false;
+  for (double mu = kDamping; !factored && mu <= kMaxDamping; mu *= 10) {
+    b.C.noalias() = b.scale.asDiagonal() * ne.G * b.scale.asDiagonal();
+    b.C.diagonal().array() += mu;
+    Eigen::LLT<Eigen::Ref<Matrix<double>>> llt(b.C);
+    factored = llt.info() == Eigen::Success;
   }
-  if (llt.info() != Eigen::Success) return false;
-  const Matrix<double> U = Matrix<double>(llt.matrixU()) * unscale.asDiagonal();
+  if (!factored) return false;
+  const auto L = b.C.triangularView<Eigen::Lower>();
   // y = U^{-T} g: L y = D g
-  const Vector<double> y = llt.matrixL().solve(scale.cwiseProduct(ne.g));
+  b.y = b.scale.cwiseProduct(ne.g);
+  L.solveInPlace(b.y);
   std::fill(r, r + m + 1, 0.0);
-  for (int k = 0; k < size; ++k) r[k] = y(k);
+  for (int k = 0; k < size; ++k) r[k] = b.y(k);
   // the part of r outside J's range: sqrt(S - |y|^2)
-  r[m] = std::sqrt(std::max(0.0, ne.S - y.squaredNorm()));
-  // J' = (U; 0), block by block (row-major rows of n^2)
+  r[m] = std::sqrt(std::max(0.0, ne.S - b.y.squaredNorm()));
+  // J' = (U; 0) block by block (row-major rows of n^2): U(k, j) = L(j, k) / D_j
   const int off_m = with_a ? n2 : 0;
-  for (int b2 = 0; b2 < 2; ++b2) {
-    double* out = J[b2];
+  for (int blk = 0; blk < 2; ++blk) {
+    double* out = J[blk];
     if (!out) continue;
     std::fill(out, out + static_cast<std::size_t>(m + 1) * n2, 0.0);
-    const int col0 = b2 == 0 ? 0 : off_m;
+    const int col0 = blk == 0 ? 0 : off_m;
     for (int k = 0; k < size; ++k)
-      for (int c = 0; c < n2; ++c) out[static_cast<std::size_t>(k) * n2 + c] = U(k, col0 + c);
+      for (int c = std::max(0, k - col0); c < n2; ++c)
+        out[static_cast<std::size_t>(k) * n2 + c] = b.C(col0 + c, k) * b.unscale(col0 + c);
   }
   return true;
 }
