@@ -1,7 +1,7 @@
 # sinkcert figure script frontier
-# command_line: build/sinkcert theorem1 --n 16 --L 16 --seed 0 --out results/theorem1
-# revision: bf35de977fbb
-# time_utc: 2026-12-01T00:36:47Z
+# command_line: build/sinkcert theorem1 --n 16 --L 16 --seed 0 --threads 2 --out results/theorem1
+# revision: 65e78ca10d99-dirty
+# time_utc: 2026-12-01T14:11:19Z
 # seed: 0
 # precision: double
 # caption: Loss-sink frontier (Theorem 1 study, single-layer softmax, n = 16, L = 16, triggers paper): for each delta, the worst case of the best model found whose mean BOS mass is at most 1 - delta, against delta (log-log, with the fitted slope). Each point bounds that model's E from below; it is no bound on eps*(delta). Evidence: SEARCH(lower bound).
@@ -20,5 +20,5 @@ set grid
 set logscale xy
 set xlabel 'delta (mean BOS <= 1 - delta)'
 set ylabel 'worst case of the frontier model (SEARCH, lower bound)'
-set title sprintf("Worst case of the frontier model at delta (SEARCH: lower bound on that model's E,\nno bound on eps*(delta) until the model is certified); fit slope %.3f +- %.3f", 0.9000578286102956, 0.012694339057054731)
+set title sprintf("Worst case of the frontier model at delta (SEARCH: lower bound on that model's E,\nno bound on eps*(delta) until the model is certified); fit slope %.3f +- %.3f", 0.89037754666478353, 0.014727248071265422)
 plot data using 1:($3==1 ? $2 : 1/0) with linespoints pt 7 title 'frontier model worst case (SEARCH, lower bound)'
