@@ -1,7 +1,7 @@
 # sinkcert figure script frontier
 # command_line: build/sinkcert theorem1 --n 16 --L 16 --seed 0 --threads 2 --out results/theorem1
-# revision: 65e78ca10d99-dirty
-# time_utc: 2026-12-01T14:11:19Z
+# revision: d9e262f2d00d
+# time_utc: 2026-12-01T14:13:11Z
 # seed: 0
 # precision: double
 # caption: Loss-sink frontier (Theorem 1 study, single-layer softmax, n = 16, L = 16, triggers paper): for each delta, the worst case of the best model found whose mean BOS mass is at most 1 - delta, against delta (log-log, with the fitted slope). Each point bounds that model's E from below; it is no bound on eps*(delta). Evidence: SEARCH(lower bound).

@@ -1,7 +1,7 @@
 # sinkcert figure script nuance
 # command_line: build/sinkcert theorem1 --n 16 --L 16 --seed 0 --threads 2 --out results/theorem1
-# revision: 65e78ca10d99-dirty
-# time_utc: 2026-12-01T14:11:19Z
+# revision: d9e262f2d00d
+# time_utc: 2026-12-01T14:13:11Z
 # seed: 0
 # precision: double
 # caption: BOS mass against content scale (Theorem 1 study, single-layer softmax, n = 16, L = 16, triggers paper): probes with their content multiplied by t, for the path model and two frontier models; inputs with small content need no sink. Evidence: NUMERIC(53).

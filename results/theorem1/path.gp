@@ -1,7 +1,7 @@
 # sinkcert figure script path
 # command_line: build/sinkcert theorem1 --n 16 --L 16 --seed 0 --threads 2 --out results/theorem1
-# revision: 65e78ca10d99-dirty
-# time_utc: 2026-12-01T14:11:19Z
+# revision: d9e262f2d00d
+# time_utc: 2026-12-01T14:13:11Z
 # seed: 0
 # precision: double
 # caption: Descent path (Theorem 1 study, single-layer softmax, n = 16, L = 16, triggers paper): per optimizer round and start, the worst-case loss the adversary finds on the current model (solid) and 1 - its mean BOS mass over the probe set (dashed); both fall together as the model learns the task with a sink. Evidence: worst case SEARCH(lower bound on that model's E, certified at the adversary's witness); BOS mass NUMERIC(53).
