@@ -48,4 +48,15 @@ nlohmann::json to_json(const RunInfo& info) {
                         {"precision", info.precision}};
 }
 
+RunInfo run_info_from_json(const nlohmann::json& j) {
+  RunInfo info;
+  if (!j.is_object()) return info;
+  info.command_line = j.value("command_line", "");
+  info.revision = j.value("revision", "");
+  info.time_utc = j.value("time_utc", "");
+  info.seed = j.value("seed", std::uint64_t{0});
+  info.precision = j.value("precision", "");
+  return info;
+}
+
 }  // namespace sinkcert

@@ -32,5 +32,7 @@ RunInfo make_run_info(const std::vector<std::string>& argv, std::uint64_t seed,
                       const std::string& precision);
 
 nlohmann::json to_json(const RunInfo& info);
+// The inverse of to_json; a missing key leaves its field empty (0 for seed).
+RunInfo run_info_from_json(const nlohmann::json& j);
 
 }  // namespace sinkcert

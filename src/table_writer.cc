@@ -3,12 +3,15 @@
 
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
+#include "src/input_error.h"
+#include "src/internal/json_reader.h"
 #include "src/subprocess.h"
 
 namespace sinkcert {
@@ -193,6 +196,42 @@ nlohmann::json to_json(const Table& table, const RunInfo& info) {
   return nlohmann::json{{"table", table.name},  {"caption", table.caption},
                         {"columns", columns},   {"rows", rows},
                         {"notes", table.notes}, {"run_info", to_json(info)}};
+}
+
+Table read_table_json(const std::string& path, RunInfo* info) {
+  const nlohmann::json j = internal::read_json_file(path);
+  const auto expect = [&](bool ok, const std::string& field, const std::string& what) {
+    if (!ok) throw InputError(path, field, what);
+  };
+  const auto is_text_array = [](const nlohmann::json& a) {
+    return a.is_array() &&
+           std::all_of(a.begin(), a.end(), [](const auto& c) { return c.is_string(); });
+  };
+  expect(j.is_object(), "(top level)", "an object written by sinkcert's table writer");
+  expect(j.contains("table") && j["table"].is_string() && !j["table"].get<std::string>().empty(),
+         "table", "the table's name");
+  expect(j.contains("caption") && j["caption"].is_string(), "caption", "text");
+  expect(j.contains("columns") && is_text_array(j["columns"]) && !j["columns"].empty(), "columns",
+         "a non-empty array of text");
+  expect(j.contains("rows") && j["rows"].is_array(), "rows", "an array of rows");
+  expect(!j.contains("notes") || is_text_array(j["notes"]), "notes", "an array of text");
+  Table t;
+  t.name = j["table"].get<std::string>();
+  t.caption = j["caption"].get<std::string>();
+  for (const auto& c : j["columns"]) t.columns.emplace_back(c.get<std::string>());
+  for (std::size_t r = 0; r < j["rows"].size(); ++r) {
+    const nlohmann::json& row = j["rows"][r];
+    expect(is_text_array(row) && row.size() == t.columns.size(), "rows[" + std::to_string(r) + "]",
+           std::to_string(t.columns.size()) + " text cells");
+    std::vector<Cell> cells;
+    for (const auto& c : row) cells.emplace_back(c.get<std::string>());
+    t.rows.push_back(std::move(cells));
+  }
+  if (j.contains("notes"))
+    for (const auto& note : j["notes"]) t.notes.push_back(note.get<std::string>());
+  t.landscape = t.columns.size() > kPortraitColumns;
+  if (info != nullptr) *info = run_info_from_json(j.value("run_info", nlohmann::json()));
+  return t;
 }
 
 std::vector<std::string> write_table(const Table& table, const RunInfo& info,

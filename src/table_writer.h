@@ -79,6 +79,15 @@ std::string to_latex(const Table& table, const RunInfo& info);
 std::string to_csv(const Table& table, const RunInfo& info);
 nlohmann::json to_json(const Table& table, const RunInfo& info);
 
+// A table written by to_json, read back from `path` (a committed table that
+// the appendix includes as it is): name, caption, columns, rows (text
+// cells, each row as long as the header), notes and its provenance into
+// *info. LaTeX cells become their escaped text; a table of more than
+// kPortraitColumns columns is set landscape. Bad input throws InputError
+// naming the file and the field.
+inline constexpr std::size_t kPortraitColumns = 8;
+Table read_table_json(const std::string& path, RunInfo* info);
+
 // Writes <dir>/<name>.tex, .csv and .json atomically; returns the three paths.
 std::vector<std::string> write_table(const Table& table, const RunInfo& info,
                                      const std::string& dir);

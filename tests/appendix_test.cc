@@ -33,6 +33,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "t2_theorem2_study",
                                        "normalizations_n5_L4",
                                        "normalizations_n16_L16",
+                                       "p5_refined_paper_size",
                                        "theorem1_path",
                                        "theorem1_frontier",
                                        "theorem1_nuance",

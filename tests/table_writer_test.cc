@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "src/input_error.h"
+#include "src/output_files.h"
 #include "src/subprocess.h"
 
 namespace sinkcert {
@@ -222,6 +224,42 @@ TEST_CASE("write_table writes the three files") {
   REQUIRE(paths.size() == 3);
   CHECK(paths[0] == dir + "/demo.tex");
   CHECK(paths[2] == dir + "/demo.json");
+}
+
+TEST_CASE("read_table_json reads back what write_table wrote, and names a bad field") {
+  const std::string dir = std::string(SINKCERT_BINARY_DIR) + "/table_writer_test_read";
+  const auto paths = write_table(small_table(), fixed_info(), dir);
+  RunInfo info;
+  const Table t = read_table_json(paths[2], &info);
+  CHECK(t.name == "demo");
+  CHECK(t.caption == small_table().caption);
+  REQUIRE(t.columns.size() == 3);
+  CHECK(t.columns[1].text == "loss");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0][1].text == "1.0e-2");
+  CHECK(t.rows[0][2].text == "a, \"b\"");
+  CHECK(t.notes == small_table().notes);
+  CHECK_FALSE(t.landscape);
+  CHECK(info.command_line == fixed_info().command_line);
+  CHECK(info.revision == "abc123");
+  CHECK(info.seed == 7);
+  CHECK(info.precision == "mpfi 257 bits");
+  // written again, the same CSV (the text cells and the provenance survive)
+  CHECK(to_csv(t, info) == to_csv(small_table(), fixed_info()));
+  // a row shorter than the header: the error names the file and rows[1]
+  nlohmann::json j = to_json(small_table(), fixed_info());
+  j["rows"][1].erase(2);
+  const std::string bad = dir + "/bad.json";
+  write_file_atomically(bad, j.dump());
+  try {
+    read_table_json(bad, nullptr);
+    FAIL("a short row was accepted");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find(bad) != std::string::npos);
+    CHECK(what.find("rows[1]") != std::string::npos);
+    CHECK(what.find("3 text cells") != std::string::npos);
+  }
 }
 
 }  // namespace

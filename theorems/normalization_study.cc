@@ -727,14 +727,7 @@ Table normalization_table_from_sweep(const std::string& path, const std::string&
       "sink-free solution: a model with certified worst case <= 1e-6 and certified BOS mass <= "
       "0.5 at every non-trigger position over the whole box (EXACT for relu: verify relu); its "
       "weight file is under sink_free_weights in configs/<key>.json beside the sweep's table.";
-  if (info != nullptr && j.contains("run_info") && j["run_info"].is_object()) {
-    const nlohmann::json& r = j["run_info"];
-    info->command_line = r.value("command_line", "");
-    info->revision = r.value("revision", "");
-    info->time_utc = r.value("time_utc", "");
-    info->seed = r.value("seed", std::uint64_t{0});
-    info->precision = r.value("precision", "");
-  }
+  if (info != nullptr && j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
   return t;
 }
 
