@@ -51,40 +51,52 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Residuals of row i of one input: r_d = sqrt(w_d) (f(X)_{i,d} - y_{i,d}),
-// parameters A and M (row-major n x n, src/parameter_layout.h). Jacobian row
-// d: the reverse pass (src/forward_vjp.h) with cotangent sqrt(w_d) e_d on
-// o_i, all d at once (head_row_output_jacobian). The minimax itself solves
-// the same rows through one compressed block (search/normal_equations_cost.h);
-// this per-row form is the reference its Jacobian is tested and timed by.
+// parameters A and M (row-major n x n, src/parameter_layout.h), and the gate
+// G for gated attention. Jacobian row d: the reverse pass (src/forward_vjp.h)
+// with cotangent sqrt(w_d) e_d on o_i, all d at once
+// (head_row_output_jacobian, W.row(d) = w_d). Gated, o_d = g_d p_d with
+// g = sigma(G x_i), p = M V_i:
+//   dr_d/dA = sqrt(w_d) g_d x_i w_d^T,  dr_d/dM = sqrt(w_d) g_d e_d V_i^T,
+//   dr_d/dG = sqrt(w_d) p_d g_d (1 - g_d) e_d x_i^T
+// (g_d = 1 and no G block ungated). The minimax solves the ungated rows
+// through one compressed block (search/normal_equations_cost.h); this
+// per-row form is the reference its Jacobian is tested and timed by, and the
+// gated kind's.
 class RowCost : public ceres::CostFunction {
  public:
   RowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
           AttentionKind kind)
       : X_(X), Y_(Y), i_(i), w_(weights), kind_(kind), n_(static_cast<int>(X->cols())) {
     set_num_residuals(n_);
-    mutable_parameter_block_sizes()->push_back(n_ * n_);
-    mutable_parameter_block_sizes()->push_back(n_ * n_);
+    const int blocks = kind == AttentionKind::kGated ? 3 : 2;
+    for (int b = 0; b < blocks; ++b) mutable_parameter_block_sizes()->push_back(n_ * n_);
   }
 
   bool Evaluate(double const* const* p, double* r, double** J) const override {
     const int n = n_, i = i_;
+    const bool gated = kind_ == AttentionKind::kGated;
     const auto A = row_major_view(p[0], n);
     const auto M = row_major_view(p[1], n);
-    const RowResidual f = row_residual(kind_, A, M, ResidualRow{X_, Y_, i, w_});
-    const HeadRow<double>& row = f.row;
-    const Vector<double>& mixed = f.mixed;
-    const Vector<double>& out = f.out;
+    const RowResidual f = row_residual(gated ? AttentionKind::kSoftmax : kind_, A, M,
+                                       ResidualRow{X_, Y_, i, w_}, gated ? p[2] : nullptr);
     for (int d = 0; d < n; ++d) r[d] = f.r(d);
-    if (!J || (!J[0] && !J[1])) return true;
-    // W.row(d) = w_d: dr_d/dA = sqrt(w_d) x_i w_d^T, dr_d/dM = sqrt(w_d) e_d V_i^T
-    const Matrix<double> W =
-        J[0] ? head_row_output_jacobian(kind_, M, *X_, row, &out) : Matrix<double>();
+    if (!J || (!J[0] && !J[1] && !(gated && J[2]))) return true;
+    // gated attention has softmax weights
+    const Matrix<double> W = J[0]
+                                 ? head_row_output_jacobian(gated ? AttentionKind::kSoftmax : kind_,
+                                                            M, *X_, f.row, &f.out)
+                                 : Matrix<double>();
     if (J[1]) std::fill(J[1], J[1] + n * n * n, 0.0);
+    if (gated && J[2]) std::fill(J[2], J[2] + n * n * n, 0.0);
     for (int d = 0; d < n; ++d) {
-      const double sw = std::sqrt(w_[d]);
-      if (J[0]) pack_outer_row_major(sw * X_->row(i), W.row(d), J[0] + d * n * n);
+      const double sw = std::sqrt(w_[d]), g = gated ? f.gate(d) : 1.0;
+      if (J[0]) pack_outer_row_major((sw * g) * X_->row(i), W.row(d), J[0] + d * n * n);
       // row d of dr_d/dM (row-major: offset d n in the block)
-      if (J[1]) pack_row_major(sw * mixed.transpose(), J[1] + d * n * n + d * n);
+      if (J[1]) pack_row_major((sw * g) * f.mixed.transpose(), J[1] + d * n * n + d * n);
+      // row d of dr_d/dG
+      if (gated && J[2]) {
+        pack_row_major((sw * f.out(d) * g * (1 - g)) * X_->row(i), J[2] + d * n * n + d * n);
+      }
     }
     return true;
   }
@@ -353,14 +365,36 @@ ActiveInput make_active(const Task& task, int j, const Matrix<double>& C, bool i
 Model<double> to_model(const Model<double>& shape, bool single,
                        const std::vector<std::vector<double>>& P) {
   if (single) {
-    return single_head_model<double>(shape.attention, unpack_row_major(P[0].data(), shape.n),
-                                     unpack_row_major(P[1].data(), shape.n));
+    Model<double> m =
+        single_head_model<double>(shape.attention, unpack_row_major(P[0].data(), shape.n),
+                                  unpack_row_major(P[1].data(), shape.n));
+    if (shape.attention == AttentionKind::kGated) {
+      m.layers[0][0].G = unpack_row_major(P[2].data(), shape.n);
+    }
+    return m;
   }
   Model<double> m = shape;
   std::vector<const double*> ptrs;
   for (const auto& b : P) ptrs.push_back(b.data());
   unpack_head_blocks(ptrs.data(), m);
   return m;
+}
+
+// The Ceres parameter blocks of a model: head_blocks (A then M of every
+// head), and for single-layer gated attention A, M, then the gate G.
+std::vector<std::vector<double>> parameter_blocks(const Model<double>& m) {
+  if (m.attention != AttentionKind::kGated) return head_blocks(m);
+  const Head<double>& h = m.layers.at(0).at(0);
+  if (m.layers.size() != 1 || m.layers[0].size() != 1 || h.G.rows() != m.n || h.G.cols() != m.n) {
+    throw std::invalid_argument(
+        "gated attention: expected a single-layer single-head model with an n x n gate");
+  }
+  std::vector<std::vector<double>> P;
+  for (const Matrix<double>* B : {&h.A, &h.M, &h.G}) {
+    P.emplace_back(static_cast<std::size_t>(m.n) * m.n);
+    pack_row_major(*B, P.back().data());
+  }
+  return P;
 }
 
 // Whether the model is the single-layer single-head case (the rank-one
@@ -471,19 +505,21 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     if (!o.bos_ceiling) throw std::invalid_argument("bos_ceiling_head needs a bos_ceiling");
   }
   if (init.n != task.n) throw std::invalid_argument("model and task dimensions differ");
-  if (init.attention == AttentionKind::kGated) {
-    // the parameter blocks are A and M (src/parameter_layout.h): no gate block
+  const bool gated = init.attention == AttentionKind::kGated;
+  if (gated && !single) {
+    // the deep parameter blocks are A and M of every head (src/parameter_layout.h)
     throw std::invalid_argument(
-        "the minimax does not cover gated attention (its parameters are A and M; the gate W_g "
-        "has no parameter block)");
+        "the minimax covers gated attention in single-layer single-head models only (the "
+        "parameter layout of several heads has no gate block)");
   }
   if (o.bos_ceiling && !o.probes) throw std::invalid_argument("a BOS ceiling needs a probe set");
   const auto t0 = std::chrono::steady_clock::now();
   const int n = task.n;
   const AttentionKind kind = init.attention;
   const TargetKind target = target_kind_of(init.kind);
-  // P[2 t] = A, P[2 t + 1] = M of head t (src/parameter_layout.h, head_blocks)
-  std::vector<std::vector<double>> P = head_blocks(init);
+  // P[2 t] = A, P[2 t + 1] = M of head t (src/parameter_layout.h,
+  // head_blocks); single-layer gated: A, M, then the gate G
+  std::vector<std::vector<double>> P = parameter_blocks(init);
   std::vector<double*> blocks;
   const auto block_pointers = [&] {
     blocks.clear();
@@ -535,7 +571,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     ceres::Problem::Options popt;
     ceres::Problem problem(popt);
     block_pointers();
-    if (single && o.compressed_rows && !set.empty()) {
+    if (single && !gated && o.compressed_rows && !set.empty()) {
       // every row of every input in one compressed block (its cost is that
       // of the rows' least squares, its steps the same)
       std::vector<ResidualRow> rows;
@@ -549,6 +585,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         if (!single) {
           problem.AddResidualBlock(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init),
                                    nullptr, blocks);
+        } else if (gated) {
+          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
+                                   P[0].data(), P[1].data(), P[2].data());
         } else if (!o.compressed_rows) {
           problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
                                    P[0].data(), P[1].data());
@@ -692,11 +731,10 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
 
 RowJacobian row_residual_jacobian(const Model<double>& model, const Task& task, int trigger,
                                   const Matrix<double>& content, int i) {
-  require_ungated(model);
   const int n = task.n;
   const Matrix<double> X = make_input<double>(task, trigger, content);
   const Matrix<double> Y = make_target(X, trigger, target_kind_of(model.kind));
-  std::vector<std::vector<double>> P = head_blocks(model);
+  std::vector<std::vector<double>> P = parameter_blocks(model);
   std::vector<const double*> params;
   for (const auto& b : P) params.push_back(b.data());
   const std::vector<double> w(n, 1.0);

@@ -2,13 +2,14 @@
 //
 // The minimax: minimize over the weights the worst-case l_inf loss
 //   min_theta max_{j, C} max_{i,d} |f_theta(X(j, C))_{i,d} - y_{i,d}|
-// for a single-layer single-head model (any attention kind but gated;
-// Theorem 1 uses softmax), and for models with several layers and heads
+// for a single-layer single-head model (any attention kind; Theorem 1 uses
+// softmax), and for models with several layers and heads
 // (residual: Theorem 2; layers[l][h], the same number of heads per layer),
 // compared with the target of their kind (README, Definitions 1: plain for
 // single-layer, residual y_i = x_i (+ the mean at the trigger) for residual).
 //
-// Parametrization: theta = (A, M) of every head, 2 n^2 numbers per head,
+// Parametrization: theta = (A, M) of every head, 2 n^2 numbers per head
+// (single-layer gated attention: (A, M, G), the gate o_i = sigma(G x_i) * ...),
 // s_ik = x_i^T A x_k and o_i = M sum_k a_ik x_k (model.h), packed as
 // src/parameter_layout.h says. Every output says so (kParametrization).
 //
@@ -188,7 +189,8 @@ double max_position_mean_probe_bos(const Model<double>& model, const ProbeSet& p
 // kind) of row i of the input X(trigger, content), and their Jacobian as the
 // minimax computes it: n rows, columns theta in the order of
 // src/parameter_layout.h (head t's A at 2 t n^2, its M at (2 t + 1) n^2,
-// row-major). Exposed for tests.
+// row-major; single-layer gated: A, M, then the gate G at 2 n^2). Exposed
+// for tests.
 struct RowJacobian {
   Vector<double> residuals;
   Matrix<double> jacobian;

@@ -28,7 +28,8 @@ constexpr double kMaxDamping = 1e-6;
 }  // namespace
 
 RowResidual row_residual(AttentionKind kind, const Eigen::Map<const RowMajorMatrix<double>>& A,
-                         const Eigen::Map<const RowMajorMatrix<double>>& M, const ResidualRow& t) {
+                         const Eigen::Map<const RowMajorMatrix<double>>& M, const ResidualRow& t,
+                         const double* G) {
   const int n = static_cast<int>(t.X->cols()), i = t.i;
   RowResidual f;
   f.row = head_row_forward(kind, A, *t.X, i);
@@ -38,9 +39,15 @@ RowResidual row_residual(AttentionKind kind, const Eigen::Map<const RowMajorMatr
   f.mixed =
       t.X->topRows(i + 1).transpose() * Eigen::Map<const Vector<double>>(f.row.a.data(), i + 1);
   f.out = M * f.mixed;
+  // g = sigma(G x_i) (gated attention)
+  if (G != nullptr)
+    f.gate = head_gate(unpack_row_major(G, n), Vector<double>(t.X->row(i).transpose()));
   f.r.resize(n);
-  // r_d = sqrt(w_d) (o_d - y_d)
-  for (int d = 0; d < n; ++d) f.r(d) = std::sqrt(t.w[d]) * (f.out(d) - (*t.Y)(i, d));
+  // r_d = sqrt(w_d) (o_d - y_d), o_d = p_d (g_d p_d gated)
+  for (int d = 0; d < n; ++d) {
+    const double o = G != nullptr ? f.gate(d) * f.out(d) : f.out(d);
+    f.r(d) = std::sqrt(t.w[d]) * (o - (*t.Y)(i, d));
+  }
   return f;
 }
 

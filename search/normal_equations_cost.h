@@ -53,14 +53,17 @@ struct ResidualRow {
 };
 
 // The forward pass of one term: the attention row, V_i = X_{0..i}^T a_i (one
-// matrix-vector product, as the Jacobian below uses it), o_i = M V_i and the
-// weighted residuals r_d = sqrt(w_d) (o_d - y_d).
+// matrix-vector product, as the Jacobian below uses it), p_i = M V_i and the
+// weighted residuals r_d = sqrt(w_d) (o_d - y_d), o = p (o = g * p with
+// the gate g = sigma(G x_i) of gated attention, G row-major n x n; the
+// compressed block below is for the ungated kinds).
 struct RowResidual {
   HeadRow<double> row;
-  Vector<double> mixed, out, r;
+  Vector<double> mixed, out, gate, r;  // out = p = M V_i; gate empty if ungated
 };
 RowResidual row_residual(AttentionKind kind, const Eigen::Map<const RowMajorMatrix<double>>& A,
-                         const Eigen::Map<const RowMajorMatrix<double>>& M, const ResidualRow& t);
+                         const Eigen::Map<const RowMajorMatrix<double>>& M, const ResidualRow& t,
+                         const double* G = nullptr);
 
 // G, g (over the free blocks: A's n^2 entries first if with_a, then M's if
 // with_m) and S = r^T r, by the structured sums above.

@@ -202,6 +202,74 @@ constexpr double kDeepDrop = 1e-3;
 // here); a weak adversary (missing the maximum by percents) fails this.
 constexpr double kAscentSlack = 1e-5;
 
+// Single-layer gated attention: the Jacobian of (A, M, G) against Jets of
+// forward() (entry by entry of the three matrices), and the minimax's descent
+// with the gate as a parameter block.
+TEST_CASE("gated attention: the (A, M, G) Jacobian matches Jets") {
+  using Jet = ceres::Jet<double, 1>;
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = random_model(task.n, AttentionKind::kGated, 0.5, 13);
+  std::mt19937_64 eng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Matrix<double> C(task.L - 1, task.content_dim());
+  for (int t = 0; t < C.size(); ++t) C.data()[t] = u(eng);
+  const int n = task.n, n2 = n * n;
+  for (int j : {1, 3}) {
+    const Matrix<double> X = make_input<double>(task, j, C);
+    const Matrix<double> Y = make_target(X, j, TargetKind::kPlain);
+    const Matrix<double> F = forward(m, X, false).output;
+    const Matrix<Jet> XJ = X.unaryExpr([](double x) { return Jet(x); });
+    for (int i = 0; i < task.L; ++i) {
+      const RowJacobian r = row_residual_jacobian(m, task, j, C, i);
+      REQUIRE(r.jacobian.cols() == 3 * n2);
+      Matrix<double> expected(n, 3 * n2);
+      for (int b = 0; b < 3; ++b) {
+        for (int e = 0; e < n2; ++e) {
+          Model<Jet> mj = m.cast<Jet>();
+          Head<Jet>& h = mj.layers[0][0];
+          Matrix<Jet>& B = b == 0 ? h.A : b == 1 ? h.M : h.G;
+          B(e / n, e % n).v(0) = 1.0;
+          const Matrix<Jet> FJ = forward(mj, XJ, false).output;
+          for (int d = 0; d < n; ++d) expected(d, b * n2 + e) = FJ(i, d).v(0);
+        }
+      }
+      for (int d = 0; d < n; ++d)
+        CHECK(std::abs(r.residuals(d) - (F(i, d) - Y(i, d))) <= kJetAgreement);
+      CHECK((r.jacobian - expected).cwiseAbs().maxCoeff() <= kJetAgreement);
+      // the gate block is not trivially zero
+      CHECK(expected.rightCols(n2).cwiseAbs().maxCoeff() > 1e-3);
+    }
+  }
+}
+
+// From the paper's init the gated minimax lowers the worst case (search) by
+// at least this factor in kGatedRounds rounds (measured: see the MESSAGE),
+// moving the gate.
+constexpr double kGatedDrop = 100;
+constexpr int kGatedRounds = 30;
+// The minimax's adversary on the gated model finds at least this share of the
+// enumerated vertex worst (measured 99.5 %: it is a lower bound, not always
+// the vertex maximum here; the attack of the final certifications closes such
+// gaps).
+constexpr double kGatedAdversaryShare = 0.9;
+
+TEST_CASE("gated attention: the minimax descends, the gate a parameter block") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> init = random_model(task.n, AttentionKind::kGated, 0.02, 0);
+  MinimaxOptions o;
+  o.max_rounds = kGatedRounds;
+  o.target_loss = 1e-8;
+  const double start = maximize_error(init, task, o.adversary).best.value;
+  const MinimaxResult r = minimax(init, task, o);
+  CHECK(r.worst.value * kGatedDrop <= start);
+  const double vertex_worst = enumerated_vertex_worst(r.model, task);
+  CHECK(r.worst.value >= kGatedAdversaryShare * vertex_worst);
+  REQUIRE(r.model.layers[0][0].G.rows() == task.n);
+  CHECK(r.model.layers[0][0].G != init.layers[0][0].G);
+  MESSAGE("gated: worst case " << start << " -> " << r.worst.value << " in " << r.history.size()
+                               << " rounds");
+}
+
 TEST_CASE("the deep minimax drives a 2 x 2 residual model's worst case down") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> init =

@@ -160,8 +160,11 @@ TEST_CASE(
   NormalizationOptions g = o;
   g.attention = AttentionKind::kGated;
   const NormalizationStudy gated = run_normalization_study(g);
-  // the minimax has no gate parameters: no path, but the construction is certified
-  CHECK(gated.path.empty());
+  // the minimax searches the gate too; the construction is certified
+  CHECK(gated.path.size() == 1);
+  CHECK(gated.search_refused.empty());
+  REQUIRE(gated.frontier.size() == 1);
+  CHECK(gated.frontier[0].model.layers[0][0].G.rows() == o.task.n);
   CHECK(gated.verdict == NormalizationVerdict::kSinkFreeSolution);
   CHECK(gated.evidence == "CERTIFIED");
 }

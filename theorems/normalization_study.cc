@@ -395,7 +395,8 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
       const bool same_model = prev && p.feasible && prev->gamma == 1 && prev->cert.certified() &&
                               prev->cert.bos_upper <= p.ceiling &&
                               prev->model.layers[0][0].A == p.model.layers[0][0].A &&
-                              prev->model.layers[0][0].M == p.model.layers[0][0].M;
+                              prev->model.layers[0][0].M == p.model.layers[0][0].M &&
+                              prev->model.layers[0][0].G == p.model.layers[0][0].G;
       if (o.certify_frontier && same_model) {
         p.cert = prev->cert;
         p.cert.cap = p.ceiling;

@@ -113,7 +113,16 @@ Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t s
     for (int c = 0; c < n; ++c) A(r, c) = normal(eng);
   for (int r = 0; r < n; ++r)
     for (int c = 0; c < n; ++c) M(r, c) = normal(eng);
-  return single_head_model<double>(kind, A, M);
+  Model<double> m = single_head_model<double>(kind, A, M);
+  // gated attention: the gate W_g, drawn after A and M (the other kinds'
+  // draws unchanged)
+  if (kind == AttentionKind::kGated) {
+    Matrix<double> G(n, n);
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) G(r, c) = normal(eng);
+    m.layers[0][0].G = G;
+  }
+  return m;
 }
 
 Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling) {
