@@ -77,11 +77,12 @@ class RowCost : public ceres::CostFunction {
     const bool gated = kind_ == AttentionKind::kGated;
     const auto A = row_major_view(p[0], n);
     const auto M = row_major_view(p[1], n);
-    const RowResidual f = row_residual(gated ? AttentionKind::kSoftmax : kind_, A, M,
-                                       ResidualRow{X_, Y_, i, w_}, gated ? p[2] : nullptr);
+    const RowResidual f =
+        row_residual(kind_, A, M, ResidualRow{X_, Y_, i, w_}, gated ? p[2] : nullptr);
     for (int d = 0; d < n; ++d) r[d] = f.r(d);
     if (!J || (!J[0] && !J[1] && !(gated && J[2]))) return true;
-    // gated attention has softmax weights
+    // the ungated Jacobian of p = M V_i (gated attention has softmax weights;
+    // the gate's factor g_d is applied below)
     const Matrix<double> W = J[0]
                                  ? head_row_output_jacobian(gated ? AttentionKind::kSoftmax : kind_,
                                                             M, *X_, f.row, &f.out)

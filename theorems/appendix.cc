@@ -403,10 +403,7 @@ std::vector<Entry> registry(RunSize size) {
     table("p5_refined_paper_size", {input}, [input](Computations& c) {
       RunInfo info;
       Table t = read_table_json(c.model_path(input), &info);
-      // its enclosures as wrapped paragraphs, so that it fits a landscape page
-      if (t.columns.size() == 10) {
-        t.alignment = "lp{0.5cm}p{1.1cm}p{1.3cm}p{2.5cm}p{3.2cm}p{3.2cm}p{1.6cm}p{0.9cm}p{0.9cm}";
-      }
+      t.alignment = kP5PaperSizeAlignment;  // the JSON keeps text only
       return Built{std::move(t), info, {}, {}};
     });
   }

@@ -274,7 +274,7 @@ Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task
                "bits (W / E / BOS)",
                "wall s",
                "CPU s"};
-  t.alignment = "lrrrrrrrrr";
+  t.alignment = kP5PaperSizeAlignment;
   for (const NamedRefinedPath& np : paths) {
     for (const RefinedPathRow& r : np.path.rows) {
       PrecisionScope scope(std::max(np.path.bits, 2 * r.cert.bits + 256));

@@ -138,6 +138,11 @@ struct NamedRefinedPath {
   std::string name;
   RefinedPath path;
 };
+// Its column layout: its enclosures as wrapped paragraphs, so that it fits a
+// landscape page (also for a copy read back from its JSON, which keeps text
+// only).
+inline constexpr const char* kP5PaperSizeAlignment =
+    "lp{0.5cm}p{1.1cm}p{1.3cm}p{2.5cm}p{3.2cm}p{3.2cm}p{1.6cm}p{0.9cm}p{0.9cm}";
 Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task& task,
                           const RefinedPathOptions& options, const std::string& load);
 
