@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "search/compressed_rows_cost.h"
 #include "search/linf_surrogate.h"
 #include "search/normal_equations_cost.h"
 #include "src/forward.h"
@@ -61,7 +62,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // (g_d = 1 and no G block ungated). The minimax solves the ungated rows
 // through one compressed block (search/normal_equations_cost.h); this
 // per-row form is the reference its Jacobian is tested and timed by, and the
-// gated kind's.
+// gated kind's rows (compressed by search/compressed_rows_cost.h).
 class RowCost : public ceres::CostFunction {
  public:
   RowCost(const Matrix<double>* X, const Matrix<double>* Y, int i, const double* weights,
@@ -581,19 +582,34 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       problem.AddResidualBlock(new NormalEquationsCost(std::move(rows), kind, n), nullptr,
                                P[0].data(), P[1].data());
     }
+    // deep models (dense normal solver) and gated attention: the rows' own
+    // blocks in one generic compressed block (search/compressed_rows_cost.h)
+    const bool compress_generic =
+        o.compressed_rows && !set.empty() &&
+        (single ? gated : o.deep_solver == DeepLinearSolver::kDenseNormal);
+    std::vector<std::unique_ptr<ceres::CostFunction>> generic_rows;
+    const auto add_row = [&](ceres::CostFunction* row) {
+      if (compress_generic) {
+        generic_rows.emplace_back(row);
+      } else {
+        problem.AddResidualBlock(row, nullptr, blocks);
+      }
+    };
     for (ActiveInput& a : set) {
       for (int i = 0; i < task.L; ++i) {
         if (!single) {
-          problem.AddResidualBlock(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init),
-                                   nullptr, blocks);
+          add_row(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init));
         } else if (gated) {
-          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
-                                   P[0].data(), P[1].data(), P[2].data());
+          add_row(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind));
         } else if (!o.compressed_rows) {
           problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
                                    P[0].data(), P[1].data());
         }
       }
+    }
+    if (compress_generic) {
+      problem.AddResidualBlock(new CompressedRowsCost(std::move(generic_rows), o.deep_threads),
+                               nullptr, blocks);
     }
     if (o.bos_ceiling && single) {
       problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,

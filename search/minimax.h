@@ -125,11 +125,17 @@ struct MinimaxOptions {
   // Several heads or layers only (the single-layer single-head path keeps
   // DENSE_NORMAL_CHOLESKY on one thread).
   DeepLinearSolver deep_solver = DeepLinearSolver::kDenseNormal;
-  int deep_threads = 1;  // Ceres threads of the inner solve
-  // Single-layer single-head: all rows in one compressed residual block
-  // (search/normal_equations_cost.h, the default); false: one Ceres block
-  // per row, Ceres forming J^T J from the dense Jacobian (the same steps up
-  // to rounding; the theorem1 benchmark's baseline).
+  // Threads of the inner solve (several heads or layers, and gated
+  // attention): those of the compressed block's sums below, or Ceres' own
+  // with CGNR or per-row blocks. The result does not depend on it.
+  int deep_threads = 1;
+  // All rows in one compressed residual block (the default): single-layer
+  // single-head ungated through its Kronecker structure
+  // (search/normal_equations_cost.h), deep models with the dense normal
+  // solver and gated attention through the rows' own Jacobians
+  // (search/compressed_rows_cost.h); false: one Ceres block per row, Ceres
+  // forming J^T J from the dense Jacobian (the same steps up to rounding;
+  // the benchmarks' baseline).
   bool compressed_rows = true;
   AdversaryOptions adversary;
 };

@@ -175,22 +175,12 @@ NormalEquationsCost::NormalEquationsCost(std::vector<ResidualRow> rows, Attentio
   mutable_parameter_block_sizes()->push_back(n * n);
 }
 
-bool NormalEquationsCost::Evaluate(double const* const* p, double* r, double** J) const {
-  const int n = n_, n2 = n * n, m = 2 * n2;
-  const bool with_a = J && J[0], with_m = J && J[1];
-  if (!with_a && !with_m) {
-    // a trial point: r' = (0, ..., 0, sqrt(S))
-    const auto A = row_major_view(p[0], n);
-    const auto M = row_major_view(p[1], n);
-    double S = 0;
-    for (const ResidualRow& t : rows_) S += row_residual(kind_, A, M, t).r.squaredNorm();
-    std::fill(r, r + m, 0.0);
-    r[m] = std::sqrt(S);
-    return true;
-  }
-  NormalEquations& ne = ne_;
-  NormalEquationsScratch& b = scratch_;
-  normal_equations(kind_, p[0], p[1], n, rows_, with_a, with_m, &ne, &b);
+bool write_compressed(const NormalEquations& ne, const std::vector<int>& block_sizes,
+                      const std::vector<bool>& free, double* r, double** J,
+                      NormalEquationsScratch* scratch) {
+  NormalEquationsScratch& b = *scratch;
+  int total = 0;
+  for (int s : block_sizes) total += s;
   const int size = static_cast<int>(ne.G.rows());
   // C = D G D, D = diag(G)^{-1/2} (0 on a zero column)
   b.scale.resize(size);
@@ -214,22 +204,41 @@ bool NormalEquationsCost::Evaluate(double const* const* p, double* r, double** J
   // y = U^{-T} g: L y = D g
   b.y = b.scale.cwiseProduct(ne.g);
   L.solveInPlace(b.y);
-  std::fill(r, r + m + 1, 0.0);
+  std::fill(r, r + total + 1, 0.0);
   for (int k = 0; k < size; ++k) r[k] = b.y(k);
   // the part of r outside J's range: sqrt(S - |y|^2)
-  r[m] = std::sqrt(std::max(0.0, ne.S - b.y.squaredNorm()));
-  // J' = (U; 0) block by block (row-major rows of n^2): U(k, j) = L(j, k) / D_j
-  const int off_m = with_a ? n2 : 0;
-  for (int blk = 0; blk < 2; ++blk) {
+  r[total] = std::sqrt(std::max(0.0, ne.S - b.y.squaredNorm()));
+  // J' = (U; 0) block by block (row-major rows of the block's size):
+  // U(k, j) = L(j, k) / D_j, j = col0 + c the block's columns among the free ones
+  int col0 = 0;
+  for (std::size_t blk = 0; blk < block_sizes.size(); ++blk) {
+    if (!free[blk]) continue;
+    const int width = block_sizes[blk];
     double* out = J[blk];
-    if (!out) continue;
-    std::fill(out, out + static_cast<std::size_t>(m + 1) * n2, 0.0);
-    const int col0 = blk == 0 ? 0 : off_m;
+    std::fill(out, out + static_cast<std::size_t>(total + 1) * width, 0.0);
     for (int k = 0; k < size; ++k)
-      for (int c = std::max(0, k - col0); c < n2; ++c)
-        out[static_cast<std::size_t>(k) * n2 + c] = b.C(col0 + c, k) * b.unscale(col0 + c);
+      for (int c = std::max(0, k - col0); c < width; ++c)
+        out[static_cast<std::size_t>(k) * width + c] = b.C(col0 + c, k) * b.unscale(col0 + c);
+    col0 += width;
   }
   return true;
+}
+
+bool NormalEquationsCost::Evaluate(double const* const* p, double* r, double** J) const {
+  const int n = n_, n2 = n * n, m = 2 * n2;
+  const bool with_a = J && J[0], with_m = J && J[1];
+  if (!with_a && !with_m) {
+    // a trial point: r' = (0, ..., 0, sqrt(S))
+    const auto A = row_major_view(p[0], n);
+    const auto M = row_major_view(p[1], n);
+    double S = 0;
+    for (const ResidualRow& t : rows_) S += row_residual(kind_, A, M, t).r.squaredNorm();
+    std::fill(r, r + m, 0.0);
+    r[m] = std::sqrt(S);
+    return true;
+  }
+  normal_equations(kind_, p[0], p[1], n, rows_, with_a, with_m, &ne_, &scratch_);
+  return write_compressed(ne_, {n2, n2}, {with_a, with_m}, r, J, &scratch_);
 }
 
 }  // namespace sinkcert::search

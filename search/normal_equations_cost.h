@@ -86,6 +86,17 @@ void normal_equations(AttentionKind kind, const double* A, const double* M, int 
 NormalEquations normal_equations(AttentionKind kind, const double* A, const double* M, int n,
                                  const std::vector<ResidualRow>& rows, bool with_a, bool with_m);
 
+// The compression of the header for any parameter blocks: given ne (G and g
+// over the free blocks, in block order; S over all rows), writes
+// r' = (U^{-T} g, 0, ..., 0, sqrt(S - |U^{-T} g|^2)) (sum of block_sizes + 1
+// entries) and, for each free block b, J[b] = its columns of (U; 0)
+// (row-major, block_sizes[b] columns). Returns false when G + mu diag(G)
+// has no Cholesky factor for any damping mu up to 1e-6 (the point is then
+// rejected). Used by NormalEquationsCost and CompressedRowsCost.
+bool write_compressed(const NormalEquations& ne, const std::vector<int>& block_sizes,
+                      const std::vector<bool>& free, double* r, double** J,
+                      NormalEquationsScratch* scratch);
+
 // The compressed residual block: parameters A and M (row-major n x n each),
 // 2 n^2 + 1 residuals. Not for concurrent Evaluate calls on one object
 // (its buffers are shared; the minimax's single-head solve is on one

@@ -316,15 +316,29 @@ class BatchGradient {
   explicit BatchGradient(int threads) : pool_(threads) {}
 
   // Runs `chunk` over the chunks of `samples` and sums the chunks in their
-  // order; returns the MSE and puts dl/d(A, M) in grad.
+  // order; returns the MSE and puts dl/d(A, M) in grad. `beside`, if given,
+  // runs once as one more task of the pool, concurrently with the chunks
+  // (the training loop draws the next batch there: the same draws in the
+  // same order, so the result does not depend on it).
   double run(ChunkFunction chunk, const Model<double>& model, const std::vector<Sample>& samples,
-             HeadGradients* grad, double* max_abs) {
+             HeadGradients* grad, double* max_abs, const std::function<void()>& beside = {}) {
     if (samples.empty()) throw std::invalid_argument("mse_and_gradient: no samples");
     const int count = static_cast<int>(samples.size());
     const int chunks = (count + kRecipeChunk - 1) / kRecipeChunk;
     if (static_cast<int>(spaces_.size()) < chunks) spaces_.resize(chunks);
-    std::vector<std::exception_ptr> errors(chunks);
-    pool_.run(chunks, [&](int c) {
+    std::vector<std::exception_ptr> errors(chunks + 1);
+    // task 0 is `beside` (taken first, so that it overlaps the chunks)
+    const int offset = beside ? 1 : 0;
+    pool_.run(chunks + offset, [&](int task) {
+      if (task < offset) {
+        try {
+          beside();
+        } catch (...) {
+          errors[chunks] = std::current_exception();
+        }
+        return;
+      }
+      const int c = task - offset;
       try {
         ChunkResult& r = spaces_[c].result;
         zero_gradients(model, &r.grad);
@@ -476,12 +490,13 @@ namespace {
 
 double factor_mse_and_gradient(BatchGradient& batch, const RecipeFactors& f,
                                const std::vector<Sample>& samples, RecipeFactors* grad,
-                               double* max_abs, bool generic_gradient) {
+                               double* max_abs, bool generic_gradient,
+                               const std::function<void()>& beside = {}) {
   const Model<double> model = model_of(f);
   HeadGradients g;
   const double mse =
       batch.run(generic_gradient || !batched_kind(f.attention) ? generic_chunk : batched_chunk,
-                model, samples, &g, max_abs);
+                model, samples, &g, max_abs, beside);
   grad->kind = f.kind;
   grad->attention = f.attention;
   grad->n = f.n;
@@ -534,15 +549,21 @@ PaperRecipeResult train_paper_recipe(const Task& task, const PaperRecipeOptions&
   for (auto& layer : moments) layer.resize(o.heads);
   TaskSampler sampler(task, o.seed);
   PaperRecipeResult res;
-  std::vector<Sample> batch(o.batch);
+  // batch t is drawn while the gradient of batch t - 1 is computed (one more
+  // task of the pool): the draws are those of drawing each batch in turn
+  std::vector<Sample> batch(o.batch), next(o.batch);
+  const std::function<void()> draw_next = [&] {
+    for (Sample& s : next) s = sampler.next();
+  };
+  draw_next();
   RecipeFactors g;
   double next_progress = o.progress_seconds;
   BatchGradient gradient(o.threads);
   for (long t = 1;; ++t) {
-    for (Sample& s : batch) s = sampler.next();
+    std::swap(batch, next);
     double linf = 0;
     res.final_batch_mse =
-        factor_mse_and_gradient(gradient, f, batch, &g, &linf, o.generic_gradient);
+        factor_mse_and_gradient(gradient, f, batch, &g, &linf, o.generic_gradient, draw_next);
     res.final_batch_linf = linf;
     res.steps = t;
     // a NaN or an infinity anywhere in the batch's residuals makes the sum

@@ -234,6 +234,7 @@ MinimaxOptions study_minimax_options(const Theorem2Options& o, std::uint64_t see
   mo.initial_per_trigger = o.initial_per_trigger;
   mo.max_per_trigger = o.max_per_trigger;
   mo.lm_iterations = o.lm_iterations;
+  mo.deep_threads = o.threads;
   return mo;
 }
 

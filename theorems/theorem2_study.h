@@ -104,6 +104,9 @@ struct Theorem2Options {
   int initial_per_trigger = 3;
   int max_per_trigger = 10;
   int lm_iterations = 8;
+  // Threads of each least-squares solve's sums (MinimaxOptions::deep_threads:
+  // the compressed block's parts); the result does not depend on it.
+  int threads = 1;
   int probe_count = kDefaultProbeCount;
   // The frontiers eps_all and eps_one (empty: not run).
   std::vector<double> deltas = {0.5, 0.2, 0.1, 0.05, 0.02};

@@ -9,6 +9,13 @@
 // value (NaN or infinity: the precision cannot evaluate that model there;
 // eval_command.cc).
 // Every error is one line on stderr: "sinkcert: error: ...".
+// Ceres reports recoverable solver events as glog warnings on stderr (e.g.
+// "Linear solver failure", after which Levenberg-Marquardt shrinks its trust
+// region and goes on); they are not errors, so glog shows only its errors
+// unless the environment variable SINKCERT_SOLVER_LOG is set.
+#include <glog/logging.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <stdexcept>
@@ -105,6 +112,7 @@ int error(const std::string& message, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (std::getenv("SINKCERT_SOLVER_LOG") == nullptr) FLAGS_minloglevel = google::GLOG_ERROR;
   CLI::App app{"sinkcert: check theorems about attention sinks, exactly, certified or numerically"};
   app.require_subcommand(1);
   sinkcert::cli::Context ctx;

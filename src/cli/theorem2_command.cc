@@ -3,7 +3,7 @@
 // sinkcert theorem2 [--layers 1|2|4] [--heads 1|2|4] --n N --L L
 //                   [--trigger-range paper|reference-code] [--seed S]
 //                   [--out DIR] [--quick] [--time-limit SECONDS]
-//                   [--active-per-trigger K]
+//                   [--active-per-trigger K] [--threads T]
 // Theorem 2 studied by search (theorems/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
 // mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
@@ -19,6 +19,7 @@
 #include "src/cli/commands.h"
 #include "src/input_error.h"
 #include "src/limits.h"
+#include "src/parallel_tasks.h"
 #include "src/run_info.h"
 #include "theorems/theorem2_report.h"
 #include "theorems/theorem2_study.h"
@@ -26,6 +27,10 @@
 namespace sinkcert::cli {
 
 namespace {
+
+// Each least-squares solve's sums have two parts (search/compressed_rows_cost.h);
+// more threads idle. The cap only rejects nonsense.
+constexpr int kMaxTheorem2Threads = 64;
 
 struct Theorem2CliOptions {
   TaskOptions task;
@@ -35,6 +40,7 @@ struct Theorem2CliOptions {
   bool quick = false;
   double time_limit = 0;       // 0: the study's default
   int active_per_trigger = 0;  // 0: the study's default
+  int threads = default_thread_count();
 };
 
 void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
@@ -55,6 +61,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     o.seed = opt.seed;
   }
   if (opt.time_limit > 0) o.path_time_limit = opt.time_limit;
+  o.threads = opt.threads;
   if (opt.active_per_trigger > 0) {
     // at least one place per trigger for the adversary's witnesses
     o.max_per_trigger = opt.active_per_trigger;
@@ -146,6 +153,9 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
   add_int_option(sub, "--active-per-trigger", &opt->active_per_trigger, 2, 10,
                  "active-set inputs per trigger position (default 10; fewer: less memory and "
                  "time per round, a weaker exchange)");
+  add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem2Threads,
+                 "threads of each least-squares solve's sums (same result for any count), "
+                 "default: the hardware's");
   sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
 }
 

@@ -3,21 +3,30 @@
 // deep_descent_benchmark: the minimax's descent on a residual model with
 // several layers and heads (a program, not a ctest test).
 //
-//   deep_descent_benchmark [--n N] [--L L] [--layers Y] [--heads H] [--solver dense|cg]
-//                          [--threads K] [--std S] [--seed S] [--seconds T]
+//   deep_descent_benchmark [--n N] [--L L] [--layers Y] [--heads H]
+//                          [--solver compressed|dense|cg] [--threads K]
+//                          [--std S] [--seed S] [--seconds T] [--baseline dense|cg]
 //
 // From a normal init (std S, seed S; tests/test_util.h random_model) the
 // least-squares exchange method (search/minimax.h) runs until the worst case
 // is below 1e-6 or T seconds of wall time pass. One line per round: the
 // round's worst case (SEARCH, lower bound: the adversary's witness certified
 // in MPFI and printed rounded down), the process CPU time (user + sys) and
-// the wall time since the start. Defaults: n = L = 16, 2 x 2, std 0.02,
-// seed 0, 1200 s.
+// the wall time since the start. Solvers: compressed (the default: Ceres'
+// dense normal Cholesky on the compressed block of
+// search/compressed_rows_cost.h, its sums on K threads), dense (one Ceres
+// block per row, Ceres forming J^T J; Ceres on K threads) and cg (CGNR on
+// the per-row blocks). --baseline B then runs solver B with the same
+// options in the same process and prints, at the last round both reached,
+// the ratio of their wall times to that round (B over the first). Defaults:
+// n = L = 16, 2 x 2, std 0.02, seed 0, 1200 s, compressed, 1 thread.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "search/minimax.h"
 #include "src/table_writer.h"
@@ -40,14 +49,52 @@ std::string lower_bound_text(double x) {
   return format_down(Mpfr(x), 4);
 }
 
+struct RoundTime {
+  int round;
+  double wall;
+};
+
+// One descent with `solver`; prints its rounds and returns their wall times.
+std::vector<RoundTime> descend(const Model<double>& init, const Task& task, MinimaxOptions o,
+                               const std::string& solver, int threads, double std,
+                               std::uint64_t seed) {
+  o.deep_solver =
+      solver == "cg" ? DeepLinearSolver::kConjugateGradients : DeepLinearSolver::kDenseNormal;
+  o.compressed_rows = solver == "compressed";
+  o.deep_threads = threads;
+  const double cpu0 = cpu_seconds();
+  std::printf("n = %d, L = %d, %d x %d, std %g, seed %llu, solver %s, %d threads\n", task.n, task.L,
+              init.num_layers(), init.num_heads(), std, static_cast<unsigned long long>(seed),
+              solver.c_str(), threads);
+  std::printf("round  worst_case(SEARCH,lower bound)  event   active  cpu_s  wall_s\n");
+  std::vector<RoundTime> times;
+  const MinimaxResult r =
+      minimax(init, task, o, [&](const MinimaxRecord& rec, const Model<double>&) {
+        std::printf("%5d  %s  %s  %d  %.1f  %.1f\n", rec.round,
+                    lower_bound_text(rec.worst_case).c_str(), rec.event.c_str(), rec.active_size,
+                    cpu_seconds() - cpu0, rec.elapsed);
+        std::fflush(stdout);
+        times.push_back({rec.round, rec.elapsed});
+      });
+  std::printf(
+      "result: worst case %s (SEARCH, lower bound), %s, cpu %.1f s, wall %.1f s, %ld "
+      "Jacobian evaluations\n",
+      lower_bound_text(r.worst.certified).c_str(), r.stop_reason.c_str(), cpu_seconds() - cpu0,
+      r.seconds, r.jacobian_evaluations);
+  return times;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int n = 16, L = 16, layers = 2, heads = 2;
   double std = 0.02, seconds = 1200;
   std::uint64_t seed = 0;
-  bool dense = false;
+  std::string solver = "compressed", baseline;
   int threads = 1;
+  const auto is_solver = [](const std::string& v) {
+    return v == "compressed" || v == "dense" || v == "cg";
+  };
   for (int k = 1; k + 1 < argc; k += 2) {
     const std::string a = argv[k], v = argv[k + 1];
     if (a == "--n") {
@@ -64,12 +111,14 @@ int main(int argc, char** argv) {
       seed = std::stoull(v);
     } else if (a == "--seconds") {
       seconds = std::stod(v);
-    } else if (a == "--solver" && (v == "dense" || v == "cg")) {
-      dense = v == "dense";
+    } else if (a == "--solver" && is_solver(v)) {
+      solver = v;
+    } else if (a == "--baseline" && is_solver(v)) {
+      baseline = v;
     } else if (a == "--threads") {
       threads = std::stoi(v);
     } else {
-      std::fprintf(stderr, "deep_descent_benchmark: unknown option %s\n", a.c_str());
+      std::fprintf(stderr, "deep_descent_benchmark: unknown option %s %s\n", a.c_str(), v.c_str());
       return 2;
     }
   }
@@ -81,23 +130,17 @@ int main(int argc, char** argv) {
   o.target_loss = 1e-6;
   o.max_rounds = 100000;
   o.time_limit_seconds = seconds;
-  o.deep_solver = dense ? DeepLinearSolver::kDenseNormal : DeepLinearSolver::kConjugateGradients;
-  o.deep_threads = threads;
-  const double cpu0 = cpu_seconds();
-  std::printf("n = %d, L = %d, %d x %d, std %g, seed %llu, solver %s, %d threads\n", n, L, layers,
-              heads, std, static_cast<unsigned long long>(seed), dense ? "dense" : "cg", threads);
-  std::printf("round  worst_case(SEARCH,lower bound)  event   active  cpu_s  wall_s\n");
-  const MinimaxResult r =
-      minimax(init, task, o, [&](const MinimaxRecord& rec, const Model<double>&) {
-        std::printf("%5d  %s  %s  %d  %.1f  %.1f\n", rec.round,
-                    lower_bound_text(rec.worst_case).c_str(), rec.event.c_str(), rec.active_size,
-                    cpu_seconds() - cpu0, rec.elapsed);
-        std::fflush(stdout);
-      });
-  std::printf(
-      "result: worst case %s (SEARCH, lower bound), %s, cpu %.1f s, wall %.1f s, %ld "
-      "Jacobian evaluations\n",
-      lower_bound_text(r.worst.certified).c_str(), r.stop_reason.c_str(), cpu_seconds() - cpu0,
-      r.seconds, r.jacobian_evaluations);
+  const std::vector<RoundTime> first = descend(init, task, o, solver, threads, std, seed);
+  if (baseline.empty()) return 0;
+  const std::vector<RoundTime> base = descend(init, task, o, baseline, threads, std, seed);
+  const std::size_t common = std::min(first.size(), base.size());
+  if (common == 0) {
+    std::printf("no round completed by both\n");
+    return 0;
+  }
+  const RoundTime &a = first[common - 1], &b = base[common - 1];
+  std::printf("wall time to round %d: %s %.1f s, %s %.1f s, ratio %s / %s = %.2f\n", a.round,
+              solver.c_str(), a.wall, baseline.c_str(), b.wall, baseline.c_str(), solver.c_str(),
+              b.wall / a.wall);
   return 0;
 }
