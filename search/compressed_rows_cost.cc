@@ -35,17 +35,17 @@ CompressedRowsCost::CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFu
     total += s;
   }
   set_num_residuals(total + 1);
+  for (const auto& row : rows_) widest_row_ = std::max(widest_row_, row->num_residuals());
 }
 
 bool CompressedRowsCost::normal_equations(double const* const* p, const std::vector<bool>& free,
                                           NormalEquations* out) const {
   const std::vector<int32_t>& sizes = parameter_block_sizes();
   const int blocks = static_cast<int>(sizes.size());
-  int width = 0, widest_row = 0;
+  int width = 0;
   for (int b = 0; b < blocks; ++b) width += free[b] ? sizes[b] : 0;
-  for (const auto& row : rows_) widest_row = std::max(widest_row, row->num_residuals());
   const bool with_jacobian = width > 0;
-  const int chunk_rows = std::max(kChunkRows, widest_row);
+  const int chunk_rows = std::max(kChunkRows, widest_row_);
   const int count = static_cast<int>(rows_.size());
   // part q sums the rows [q count / kParts, (q + 1) count / kParts)
   const auto sum_part = [&](int q) {
@@ -124,13 +124,15 @@ bool CompressedRowsCost::normal_equations(double const* const* p, const std::vec
     if (!ok[q]) return false;
   }
   // the parts in order: the same sums for any thread count
-  *out = parts_[0].ne;
+  NormalEquations& sum = parts_[0].ne;
   for (int q = 1; q < kParts; ++q) {
-    out->G.triangularView<Eigen::Upper>() += parts_[q].ne.G;
-    out->g += parts_[q].ne.g;
-    out->S += parts_[q].ne.S;
+    sum.G.triangularView<Eigen::Upper>() += parts_[q].ne.G;
+    sum.g += parts_[q].ne.g;
+    sum.S += parts_[q].ne.S;
   }
-  out->G.triangularView<Eigen::StrictlyLower>() = out->G.transpose();
+  sum.G.triangularView<Eigen::StrictlyLower>() = sum.G.transpose();
+  // handed over without a copy (out's buffers become part 0's for next time)
+  std::swap(*out, sum);
   return true;
 }
 
@@ -149,7 +151,7 @@ bool CompressedRowsCost::Evaluate(double const* const* p, double* r, double** J)
     r[num_residuals() - 1] = std::sqrt(ne_.S);
     return true;
   }
-  return write_compressed(ne_, std::vector<int>(sizes.begin(), sizes.end()), free, r, J, &scratch_);
+  return write_compressed(ne_, sizes, free, r, J, &scratch_);
 }
 
 }  // namespace sinkcert::search

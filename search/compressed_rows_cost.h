@@ -54,6 +54,7 @@ class CompressedRowsCost : public ceres::CostFunction {
  private:
   std::vector<std::unique_ptr<ceres::CostFunction>> rows_;
   int threads_;
+  int widest_row_ = 0;  // the largest residual count of a row
   mutable NormalEquations ne_;
   mutable NormalEquationsScratch scratch_;
   mutable std::vector<CompressedRowsPart> parts_;

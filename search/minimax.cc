@@ -599,11 +599,8 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       for (int i = 0; i < task.L; ++i) {
         if (!single) {
           add_row(new DeepRowCost(&a.X, &a.Y, i, a.w.data() + i * n, &init));
-        } else if (gated) {
+        } else if (gated || !o.compressed_rows) {
           add_row(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind));
-        } else if (!o.compressed_rows) {
-          problem.AddResidualBlock(new RowCost(&a.X, &a.Y, i, a.w.data() + i * n, kind), nullptr,
-                                   P[0].data(), P[1].data());
         }
       }
     }

@@ -175,7 +175,7 @@ NormalEquationsCost::NormalEquationsCost(std::vector<ResidualRow> rows, Attentio
   mutable_parameter_block_sizes()->push_back(n * n);
 }
 
-bool write_compressed(const NormalEquations& ne, const std::vector<int>& block_sizes,
+bool write_compressed(const NormalEquations& ne, const std::vector<int32_t>& block_sizes,
                       const std::vector<bool>& free, double* r, double** J,
                       NormalEquationsScratch* scratch) {
   NormalEquationsScratch& b = *scratch;

@@ -34,6 +34,7 @@
 
 #include <ceres/ceres.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "src/attention.h"
@@ -93,7 +94,7 @@ NormalEquations normal_equations(AttentionKind kind, const double* A, const doub
 // (row-major, block_sizes[b] columns). Returns false when G + mu diag(G)
 // has no Cholesky factor for any damping mu up to 1e-6 (the point is then
 // rejected). Used by NormalEquationsCost and CompressedRowsCost.
-bool write_compressed(const NormalEquations& ne, const std::vector<int>& block_sizes,
+bool write_compressed(const NormalEquations& ne, const std::vector<int32_t>& block_sizes,
                       const std::vector<bool>& free, double* r, double** J,
                       NormalEquationsScratch* scratch);
 
