@@ -150,6 +150,12 @@ TEST_CASE("necessity: a dead head is not necessary, the only working head is") {
   CHECK(working.ablated_worst_case >= 0.5);
   CHECK(working.ratio >= kNecessityFactor);
   CHECK(working.necessary);
+  // the model's own worst case handed in gives the same answer; a wrong one
+  // is used as given (the ratio follows it)
+  const Necessity given = necessity(m, task, 0, 0, {}, working.worst_case);
+  CHECK(given.worst_case == working.worst_case);
+  CHECK(given.ablated_worst_case == working.ablated_worst_case);
+  CHECK(necessity(m, task, 0, 0, {}, working.ablated_worst_case).ratio == 1);
   // the layer of the only working head
   CHECK(necessity(m, task, 0, -1).necessary);
   CHECK(ablated(m, 0, -1).layers[0][0].M.isZero());

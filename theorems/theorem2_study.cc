@@ -154,11 +154,13 @@ Model<double> ablated(const Model<double>& model, int layer, int head) {
 }
 
 Necessity necessity(const Model<double>& model, const Task& task, int layer, int head,
-                    const search::AdversaryOptions& adversary) {
+                    const search::AdversaryOptions& adversary,
+                    std::optional<double> model_worst_case) {
   Necessity nc;
   nc.layer = layer;
   nc.head = head;
-  nc.worst_case = search::maximize_error(model, task, adversary).best.certified;
+  nc.worst_case = model_worst_case ? *model_worst_case
+                                   : search::maximize_error(model, task, adversary).best.certified;
   nc.ablated_worst_case =
       search::maximize_error(ablated(model, layer, head), task, adversary).best.certified;
   // ratio = E_search(ablated) / E_search(model)
@@ -359,8 +361,9 @@ EveryHeadCandidate every_head_candidate(const std::string& source, const Model<d
     for (int h = 0; h < m.num_heads(); ++h) k.head_max_bos.push_back(max_probe_bos(bs, l, h));
   if (!(k.worst_case <= kEveryHeadLoss)) return k;
   for (int l = 0; l < m.num_layers(); ++l) {
-    for (int h = 0; h < m.num_heads(); ++h) k.heads.push_back(necessity(m, o.task, l, h, ao));
-    k.layers.push_back(necessity(m, o.task, l, -1, ao));
+    for (int h = 0; h < m.num_heads(); ++h)
+      k.heads.push_back(necessity(m, o.task, l, h, ao, k.worst_case));
+    k.layers.push_back(necessity(m, o.task, l, -1, ao, k.worst_case));
   }
   return k;
 }

@@ -62,6 +62,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,10 @@ struct Theorem2Options {
   std::uint64_t seed = 0;
   std::vector<double> init_stds = {0.02, 0.1, 0.5};
   double path_target = 1e-10;
-  int path_rounds = 60;
+  // At n = L = 16, 2 x 2 a round takes 30-60 s on 2 cores, so the default
+  // rounds bound the whole study at about 100 min and the time limits below
+  // stay safety limits.
+  int path_rounds = 20;
   // Safety limit only: a run that hits it is no longer reproducible from its
   // seed (the round count then depends on the machine); the JSON says so in
   // each stop_reason.
@@ -114,12 +118,13 @@ struct Theorem2Options {
   // set's stream): each violated ceiling residual costs one reverse pass per
   // probe, so the search caps a smaller set; statistics use the full set.
   int ceiling_probe_count = 100;
-  int frontier_rounds = 12;
-  double frontier_time_limit = 600;  // seconds per point (safety, as above)
+  int frontier_rounds = 5;
+  double frontier_time_limit = 1200;  // seconds per point (safety, as above)
   // The every-head search: at most this many heads capped in turn (0: none).
-  int every_head_searches = 4;
-  int every_head_rounds = 30;
-  double every_head_time_limit = 600;  // seconds per head (safety, as above)
+  // (eps_one's search at delta = 1 - kNoSinkScore counts as the first)
+  int every_head_searches = 2;
+  int every_head_rounds = 8;
+  double every_head_time_limit = 1200;  // seconds per head (safety, as above)
 };
 
 // The options of `sinkcert theorem2 --quick`: the paper's init only, fewer
@@ -193,9 +198,12 @@ struct Necessity {
 // The model with M^{layer,head} = 0 (head = -1: every head of the layer).
 Model<double> ablated(const Model<double>& model, int layer, int head);
 // Necessity of (layer, head) (head = -1: the layer) by the adversary with
-// `adversary` options on the model and on its ablation.
+// `adversary` options on the model and on its ablation. `model_worst_case`,
+// when given, is that adversary's value on the model itself (the same
+// options give the same value, so a caller that has it saves one search).
 Necessity necessity(const Model<double>& model, const Task& task, int layer, int head,
-                    const search::AdversaryOptions& adversary = {});
+                    const search::AdversaryOptions& adversary = {},
+                    std::optional<double> model_worst_case = std::nullopt);
 
 // The largest BOS mass a^{l,h}_{i0} over every probe and non-trigger
 // position i >= 1 (the 1-quantile of each head's overall summary).
