@@ -48,6 +48,9 @@ expect 0 'residual' eval --weights "$tmp/t/path_start0.weights.json" --L 4 --sam
 expect 2 'layers.*1, 2 or 4' theorem2 --quick --layers 3 --n 5 --L 4 --out "$tmp/u"
 expect 2 'heads' theorem2 --quick --heads 0 --n 5 --L 4 --out "$tmp/u"
 expect 2 'trigger' theorem2 --quick --n 5 --L 2 --trigger-range reference-code --out "$tmp/u"
+# 4 x 4 at n = 20: P = 12800 parameters, seven P x P matrices = 8.6 GiB
+expect 2 '^sinkcert: error: command line: --layers: the least-squares solve \(seven P x P matrices, P = 2 n\^2 layers heads\) needs about 8.6[0-9]* GiB, more than the 4 GiB limit' \
+  theorem2 --layers 4 --heads 4 --n 20 --L 4 --out "$tmp/u"
 [ ! -e "$tmp/u/theorem2.json" ] || fail "a refused run wrote theorem2.json"
 
 finish theorem2

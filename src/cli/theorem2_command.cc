@@ -67,12 +67,16 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     o.max_per_trigger = opt.active_per_trigger;
     o.initial_per_trigger = std::min(o.initial_per_trigger, opt.active_per_trigger - 1);
   }
-  // the dense Levenberg-Marquardt Jacobian: max_per_trigger (L-1) L n rows,
-  // 2 n^2 layers heads columns, 8 bytes each
-  check_memory("command line", "--L",
-               8.0 * o.max_per_trigger * (task.L - 1) * task.L * task.n * 2.0 * task.n * task.n *
-                   opt.layers * opt.heads,
-               "the search's dense Jacobian");
+  // The least-squares solve over P = 2 n^2 layers heads parameters, its
+  // rows summed into one compressed block (search/compressed_rows_cost.h):
+  // P x P matrices for the two parts' sums, the block's own copy and its
+  // factor, Ceres' (P + 1) x P Jacobian, normal matrix and factor (7 P^2),
+  // and each part's chunk of at most 256 + L n rows (one input's rows fit
+  // in a chunk), 8 bytes each.
+  const double params = 2.0 * task.n * task.n * opt.layers * opt.heads;
+  check_memory("command line", "--layers",
+               8.0 * (7 * params * params + 2 * (256.0 + task.L * task.n) * params),
+               "the least-squares solve (seven P x P matrices, P = 2 n^2 layers heads)");
   check_output_set(theorems::theorem2_output_set(opt.out), "--out");
   ctx.activity = "running the search (--n, --L, --layers, --heads)";
   std::cout << "theorem2: residual softmax " << opt.layers << " x " << opt.heads
