@@ -18,7 +18,7 @@ tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_c
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 13 tables, 9 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 13 tables, 11 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -39,13 +39,13 @@ grep -q '^"edges/n5_L4_paper/path_start0, search (double)",5,4,"\[2\.0[0-9]*e-11
 grep -q '^5,4,VERIFIED,EXACT,0,' "$out/tables/p3_relu_certificate.csv" ||
   fail "P3: an exact zero is not printed 0"
 for f in f1_sink_precision.dat f1_sink_precision.gp f2_certified_path.dat theorem1_path.pdf theorem1_frontier.pdf \
-  theorem1_nuance.pdf; do
+  theorem1_nuance.pdf theorem2_path.pdf theorem2_frontier.pdf; do
   [ -s "$out/figures/$f" ] || fail "figures/$f not written"
 done
 if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
-[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 9 ] || fail "appendix.tex: not 9 figure captions"
+[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 11 ] || fail "appendix.tex: not 11 figure captions"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"
 grep -q 'resizebox' "$out"/tables/*.tex && fail "a table is shrunk by resizebox"
 

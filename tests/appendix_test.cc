@@ -37,6 +37,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "theorem1_path",
                                        "theorem1_frontier",
                                        "theorem1_nuance",
+                                       "theorem2_path",
+                                       "theorem2_frontier",
                                        "c1_certified_path",
                                        "f2_certified_path",
                                        "attention_paper_recipe_mean_std",
@@ -50,7 +52,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   CHECK(names(appendix_registry(RunSize::kFull)) == expected);
   int figures = 0;
   for (const auto& a : registry) figures += a.kind == ArtifactKind::kFigure;
-  CHECK(figures == 9);
+  CHECK(figures == 11);
   // P5 and P2 read the committed search models, relative to --models
   for (const auto& a : registry) {
     if (a.name == "p5_refined_search_path") {
@@ -61,6 +63,10 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
     if (a.name == "t1_hypothesis_edges") CHECK(a.inputs.size() == 9u);
     // C1: P5's start and the six descent path models (n = 5, L = 4 and n = L = 16)
     if (a.name == "c1_certified_path") CHECK(a.inputs.size() == 7u);
+    // the committed Theorem 2 study's figures, copied with its JSON's caption
+    if (a.name == "theorem2_path") {
+      CHECK(a.inputs == std::vector<std::string>{"theorem2/theorem2.json", "theorem2/path.pdf"});
+    }
   }
 }
 

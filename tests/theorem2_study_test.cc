@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "src/constructions.h"
@@ -255,8 +256,27 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   const Table appendix = theorem2_appendix_table(dir + "/theorem2.json");
   CHECK(appendix.rows.back()[2].text == to_string(st.verdict));
   CHECK(to_csv(appendix, info).find("eps_all(0.5)") != std::string::npos);
+  // the init as the options gave it, and 1 - sigma (sigma itself prints as 1)
+  CHECK(appendix.rows[0][1].text == "start 0 (std 0.02): worst case");
+  CHECK(appendix.rows[1][1].text == "start 0 (std 0.02): 1 - sink score");
+  char one_minus[64];
+  std::snprintf(one_minus, sizeof one_minus, "%.3g", 1 - r.sink.sigma);
+  CHECK(appendix.rows[1][2].text == one_minus);
   CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Theorem 2 study figures: captions say what they show and at which evidence level") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  for (const char* name : {"path", "frontier"}) {
+    const Figure f = theorem2_figure_frame(name, task, 2, 2);
+    CHECK(f.name == name);
+    CHECK(f.caption.find("residual softmax 2 x 2, n = 16, L = 16") != std::string::npos);
+    CHECK(figure_caption(f).find("Evidence: ") != std::string::npos);
+  }
+  CHECK(theorem2_figure_frame("path", task, 4, 1).caption.find("4 x 1") != std::string::npos);
+  CHECK(theorem2_figure_frame("frontier", task, 2, 2).evidence == kFrontierPointMeaning);
+  CHECK_THROWS_AS(theorem2_figure_frame("nuance", task, 2, 2), std::invalid_argument);
 }
 
 TEST_CASE("the appendix table of a study not run, and of a malformed file") {

@@ -42,6 +42,8 @@ namespace {
 // The folders of the committed Theorem 1 study and of its n = 5, L = 4
 // edge run, relative to the models folder.
 constexpr const char* kStudy = "theorem1";
+// The committed Theorem 2 study (sinkcert theorem2 --out results/theorem2).
+constexpr const char* kTheorem2Study = "theorem2";
 constexpr const char* kEdgeStudy = "theorem1/edges/n5_L4_paper";
 // The committed table of P5 at the paper's size (without its extension).
 constexpr const char* kPaperSizeP5 = "p5_paper_size/p5_refined_paper_size";
@@ -262,31 +264,55 @@ const std::vector<CertifiedPathRow>& Computations::c1() {
   return *c1_;
 }
 
-// A figure of the committed Theorem 1 study: its PDF, captioned for the
-// study's task (read from its theorem1.json).
-Built study_figure(Computations& c, const std::string& name) {
-  const std::string json_path = c.model_path(std::string(kStudy) + "/theorem1.json");
+// A committed study's JSON (theorem1.json, theorem2.json): its task and
+// provenance; `model` gets its "model" object when asked (Theorem 2's
+// layers and heads).
+Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json* model = nullptr) {
   std::ifstream in(json_path);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.contains("task") || !j["task"].contains("n") ||
       !j["task"].contains("L") || !j["task"].contains("trigger_range")) {
     throw InputError(json_path, "task",
-                     "{n, L, trigger_range} (a theorem1.json written by sinkcert)");
+                     "{n, L, trigger_range} (a study's JSON written by sinkcert)");
   }
-  const Task task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
-                  parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
-  Figure f = theorem1_figure_frame(name, task);
-  f.name = "theorem1_" + name;
-  RunInfo info;
+  if (model) {
+    if (!j.contains("model") || !j["model"].contains("layers") || !j["model"].contains("heads")) {
+      throw InputError(json_path, "model", "{layers, heads} (a theorem2.json written by sinkcert)");
+    }
+    *model = j["model"];
+  }
   if (j.contains("run_info")) {
     const nlohmann::json& r = j["run_info"];
-    info.command_line = r.value("command_line", "");
-    info.revision = r.value("revision", "");
-    info.time_utc = r.value("time_utc", "");
-    info.seed = r.value("seed", std::uint64_t{0});
-    info.precision = r.value("precision", "");
+    info->command_line = r.value("command_line", "");
+    info->revision = r.value("revision", "");
+    info->time_utc = r.value("time_utc", "");
+    info->seed = r.value("seed", std::uint64_t{0});
+    info->precision = r.value("precision", "");
   }
+  return Task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
+              parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
+}
+
+// A figure of the committed Theorem 1 study: its PDF, captioned for the
+// study's task (read from its theorem1.json).
+Built study_figure(Computations& c, const std::string& name) {
+  RunInfo info;
+  const Task task = read_study_task(c.model_path(std::string(kStudy) + "/theorem1.json"), &info);
+  Figure f = theorem1_figure_frame(name, task);
+  f.name = "theorem1_" + name;
   return {f, info, {}, c.model_path(std::string(kStudy) + "/" + name + ".pdf")};
+}
+
+// A figure of the committed Theorem 2 study, likewise from its theorem2.json.
+Built theorem2_study_figure(Computations& c, const std::string& name) {
+  RunInfo info;
+  nlohmann::json model;
+  const Task task =
+      read_study_task(c.model_path(std::string(kTheorem2Study) + "/theorem2.json"), &info, &model);
+  Figure f =
+      theorem2_figure_frame(name, task, model["layers"].get<int>(), model["heads"].get<int>());
+  f.name = "theorem2_" + name;
+  return {f, info, {}, c.model_path(std::string(kTheorem2Study) + "/" + name + ".pdf")};
 }
 
 // THE registry: every table and figure of the appendix, in document order.
@@ -377,14 +403,22 @@ std::vector<Entry> registry(RunSize size) {
            {std::string(kStudy) + "/theorem1.json", std::string(kStudy) + "/" + stem + ".pdf"},
            [stem](Computations& c) { return study_figure(c, stem); });
   }
-  // The Theorem 2 study in theorem2/, read back; one row saying so when it
-  // was not run.
+  // The Theorem 2 study in theorem2/, read back, and its two figures (which
+  // make the study a required input).
   table("t2_theorem2_study", {}, [](Computations& c) {
-    return Built{theorem2_appendix_table(c.model_path("theorem2/theorem2.json")),
-                 c.info(0, "double (read from theorem2.json)"),
-                 {},
-                 {}};
+    return Built{
+        theorem2_appendix_table(c.model_path(std::string(kTheorem2Study) + "/theorem2.json")),
+        c.info(0, "double (read from theorem2.json)"),
+        {},
+        {}};
   });
+  for (const char* name : {"path", "frontier"}) {
+    const std::string stem = name;
+    figure("theorem2_" + stem,
+           {std::string(kTheorem2Study) + "/theorem2.json",
+            std::string(kTheorem2Study) + "/" + stem + ".pdf"},
+           [stem](Computations& c) { return theorem2_study_figure(c, stem); });
+  }
   // The per-kind normalization table, rebuilt from the committed sweep's
   // merged results (sinkcert sweep --grid normalizations/grid_<dims>.json).
   for (const std::string dims : {"n5_L4", "n16_L16"}) {

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 
 #include "src/evidence.h"
 #include "src/input_error.h"
@@ -129,19 +131,34 @@ Table theorem2_heads_table(const Theorem2Study& st) {
   return t;
 }
 
-Figure theorem2_path_figure(const Theorem2Study& st) {
+Figure theorem2_figure_frame(const std::string& name, const Task& task, int layers, int heads) {
   Figure f;
-  f.name = "path";
+  f.name = name;
   f.png = true;
-  f.caption = "Descent path (Theorem 2 study, residual softmax " +
-              std::to_string(st.options.layers) + " x " + std::to_string(st.options.heads) + ", " +
-              task_string(st.options.task) +
-              "): per optimizer round and start, the worst-case loss the adversary finds on the "
-              "current model (solid) and 1 - its sink score sigma (dashed). Theorem 2 predicts "
-              "that 1 - sigma falls as the worst case falls.";
-  f.evidence =
-      "worst case SEARCH(lower bound on that model's E, certified at the adversary's witness); "
-      "sink score NUMERIC(53)";
+  const std::string on = " (Theorem 2 study, residual softmax " + std::to_string(layers) + " x " +
+                         std::to_string(heads) + ", " + task_string(task) + ")";
+  if (name == "path") {
+    f.caption = "Descent path" + on +
+                ": per optimizer round and start, the worst-case loss the adversary finds on the "
+                "current model (solid) and 1 - its sink score sigma (dashed). Theorem 2 predicts "
+                "that 1 - sigma falls as the worst case falls.";
+    f.evidence =
+        "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
+        "witness); sink score NUMERIC(53)";
+  } else if (name == "frontier") {
+    f.caption = "Frontiers" + on +
+                ": the worst case of the best model found with the BOS mass of every head "
+                "(eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts "
+                "eps_all stays away from 0 and allows eps_one to reach it.";
+    f.evidence = kFrontierPointMeaning;
+  } else {
+    throw std::invalid_argument("no Theorem 2 figure called \"" + name + "\"");
+  }
+  return f;
+}
+
+Figure theorem2_path_figure(const Theorem2Study& st) {
+  Figure f = theorem2_figure_frame("path", st.options.task, st.options.layers, st.options.heads);
   f.columns = {"start", "round", "worst_case", "sink_score"};
   for (const Theorem2PathPoint& p : st.path) {
     f.rows.push_back({std::to_string(p.start), std::to_string(p.round), format_double(p.worst_case),
@@ -221,15 +238,8 @@ Table theorem2_every_head_table(const Theorem2Study& st) {
 }
 
 Figure theorem2_frontier_figure(const Theorem2Study& st) {
-  Figure f;
-  f.name = "frontier";
-  f.png = true;
-  f.caption = "Frontiers (Theorem 2 study, residual softmax " + std::to_string(st.options.layers) +
-              " x " + std::to_string(st.options.heads) + ", " + task_string(st.options.task) +
-              "): the worst case of the best model found with the BOS mass of every head "
-              "(eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts "
-              "eps_all stays away from 0 and allows eps_one to reach it.";
-  f.evidence = kFrontierPointMeaning;
+  Figure f =
+      theorem2_figure_frame("frontier", st.options.task, st.options.layers, st.options.heads);
   f.columns = {"all", "delta", "eps"};
   for (const Theorem2FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
@@ -282,13 +292,22 @@ Table theorem2_appendix_table(const std::string& json_path) {
     return std::string(buf);
   };
   for (const nlohmann::json& r : field(j, "path")) {
-    const std::string start = "start " + std::to_string(field(r, "start").get<int>()) + " (" +
-                              field(r, "init").get<std::string>() + ")";
+    // "normal std 0.10000000000000001" (the JSON's round trip) shown "std 0.1"
+    std::string init = field(r, "init").get<std::string>();
+    const std::string normal = "normal std ";
+    if (init.rfind(normal, 0) == 0) {
+      char* end = nullptr;
+      const double std = std::strtod(init.c_str() + normal.size(), &end);
+      if (end && *end == '\0') init = "std " + g(std, 6);
+    }
+    const std::string start =
+        "start " + std::to_string(field(r, "start").get<int>()) + " (" + init + ")";
     t.rows.push_back({"path", start + ": worst case",
                       format_bound(field(r, "worst_case").get<double>(), true, 3), search});
+    // 1 - sigma: sigma itself rounds to 1 at any printable width
     const nlohmann::json& sink = field(r, "sink_score");
-    t.rows.push_back({"path", start + ": sink score sigma",
-                      sink.is_null() ? "undefined" : g(field(sink, "sigma").get<double>(), 10),
+    t.rows.push_back({"path", start + ": 1 - sink score",
+                      sink.is_null() ? "undefined" : g(1 - field(sink, "sigma").get<double>(), 3),
                       numeric});
   }
   if (j.contains("frontier")) {

@@ -35,6 +35,10 @@ Table theorem2_path_table(const Theorem2Study& study);
 Table theorem2_heads_table(const Theorem2Study& study);
 Table theorem2_frontier_table(const Theorem2Study& study);
 Table theorem2_every_head_table(const Theorem2Study& study);
+// The study figure `name` ("path", "frontier") of a layers x heads study on
+// `task` without its data: name, caption and evidence level (the appendix
+// uses them for the committed study's figures).
+Figure theorem2_figure_frame(const std::string& name, const Task& task, int layers, int heads);
 Figure theorem2_path_figure(const Theorem2Study& study);
 // Empty rows when no frontier point is feasible (then not written).
 Figure theorem2_frontier_figure(const Theorem2Study& study);
