@@ -281,14 +281,7 @@ Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json
     }
     *model = j["model"];
   }
-  if (j.contains("run_info")) {
-    const nlohmann::json& r = j["run_info"];
-    info->command_line = r.value("command_line", "");
-    info->revision = r.value("revision", "");
-    info->time_utc = r.value("time_utc", "");
-    info->seed = r.value("seed", std::uint64_t{0});
-    info->precision = r.value("precision", "");
-  }
+  if (j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
   return Task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
               parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
 }

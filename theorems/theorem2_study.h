@@ -94,9 +94,9 @@ struct Theorem2Options {
   std::uint64_t seed = 0;
   std::vector<double> init_stds = {0.02, 0.1, 0.5};
   double path_target = 1e-10;
-  // At n = L = 16, 2 x 2 a round takes 30-60 s on 2 cores, so the default
-  // rounds bound the whole study at about 100 min and the time limits below
-  // stay safety limits.
+  // At n = L = 16, 2 x 2 a round takes 20-60 s on 2 cores, so the default
+  // rounds end the whole study in about an hour (57 min measured) and the
+  // time limits below stay safety limits.
   int path_rounds = 20;
   // Safety limit only: a run that hits it is no longer reproducible from its
   // seed (the round count then depends on the machine); the JSON says so in
