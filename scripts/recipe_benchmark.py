@@ -187,11 +187,13 @@ def main():
             m = re.match(r"(\d) x (\d) ", line)
             if m:
                 shape = (int(m.group(1)), int(m.group(2)))
-            m = re.match(r"\s+(batched|generic)\s+(\d) threads?\s*:\s+([0-9.]+)", line)
+            # "generic" or "batched KERNEL" (baseline, avx2+fma)
+            m = re.match(r"\s+(generic|batched\s+\S+)\s+(\d) threads?\s*:\s+([0-9.]+)", line)
             if m and shape:
                 r = float(m.group(3))
                 note = f", {r / PYTORCH_REFERENCE:.1f}x PyTorch" if shape == (2, 2) else ""
-                print(f"C++ {m.group(1)} {m.group(2)} thread(s) {shape[0]} x {shape[1]}: "
+                label = " ".join(m.group(1).split())
+                print(f"C++ {label} {m.group(2)} thread(s) {shape[0]} x {shape[1]}: "
                       f"{r / numpy_rates[shape]:.1f}x numpy{note}")
     print(f"load average after: {load_average()}")
     return 0

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "search/recipe_kernel.h"
 #include "src/forward_vjp.h"
 
 namespace sinkcert::search {
@@ -25,58 +26,39 @@ namespace {
 // of the work given to a thread).
 constexpr int kRecipeChunk = 16;
 
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Sum of r^2, max |r| and the entry count of a chunk, and its unscaled
-// gradient d(sum r^2 / 2)/d(A, M).
-struct ChunkResult {
-  HeadGradients grad;
-  double sum = 0, worst = 0;
-  long count = 0;
-};
-
-// Everything one chunk writes, kept from step to step (no allocation once
-// the sizes are set).
-struct Workspace {
-  ChunkResult result;
-  std::vector<RowMatrix> x;                     // [l]: stacked layer inputs
-  std::vector<std::vector<RowMatrix>> Q, P, V;  // [l][h]
-  RowMatrix delta, dx, dx_in, u, w, z;
-  RowMatrix mask, lower;  // the causal masks of a chunk (batched_chunk)
-  bool mask_relu = false;
-  Vector<double> row_scale;
-};
-
-// Sets every head's (dA, dM) to zero n x n (allocating only the first time).
-void zero_gradients(const Model<double>& model, HeadGradients* g) {
+// Sets every head's (dA, dM) to zero n x n (allocating only the first time);
+// G is Head<double> or HeadGradient.
+template <class G>
+void zero_gradients(const Model<double>& model, std::vector<std::vector<G>>* g) {
   g->resize(model.num_layers());
   for (int l = 0; l < model.num_layers(); ++l) {
     (*g)[l].resize(model.layers[l].size());
-    for (Head<double>& h : (*g)[l]) {
+    for (G& h : (*g)[l]) {
       h.A.setZero(model.n, model.n);
       h.M.setZero(model.n, model.n);
     }
   }
 }
 
-// r = f(X) - y of one sample added to the chunk's loss statistics.
-template <class Derived>
-void add_residual(const Eigen::MatrixBase<Derived>& r, ChunkResult* out) {
-  out->sum += r.squaredNorm();
-  out->worst = std::max(out->worst, r.cwiseAbs().maxCoeff());
-  out->count += r.size();
-}
+// A chunk's residual statistics and unscaled gradient d(sum r^2 / 2)/d(A, M).
+struct ChunkResult {
+  HeadGradients grad;
+  KernelStatistics stats;
+};
+
+// Adds samples [begin, end) of `samples` to *out.
+using ChunkFunction =
+    std::function<void(const Model<double>&, const std::vector<Sample>&, int, int, ChunkResult*)>;
 
 // The generic chunk: forward_tape and forward_vjp per sample.
 void generic_chunk(const Model<double>& model, const std::vector<Sample>& samples, int begin,
-                   int end, Workspace* ws) {
-  ChunkResult* out = &ws->result;
+                   int end, ChunkResult* out) {
   const TargetKind target = target_kind_of(model.kind);
   for (int s = begin; s < end; ++s) {
     // r = f(X) - y
     const ForwardTape<double> tape = forward_tape(model, samples[s].X);
     const Matrix<double> r = tape.output - make_target(samples[s].X, samples[s].trigger, target);
-    add_residual(r, out);
+    add_residual(r, &out->stats);
     // d(sum r^2 / 2)/d(A, M): the reverse pass with cotangent r
     const ForwardGradient<double> g = forward_vjp(model, tape, r, nullptr, /*weights=*/true);
     for (int l = 0; l < model.num_layers(); ++l) {
@@ -88,160 +70,33 @@ void generic_chunk(const Model<double>& model, const std::vector<Sample>& sample
   }
 }
 
-// The batched chunk (header formulas), softmax or ReLU.
-void batched_chunk(const Model<double>& model, const std::vector<Sample>& samples, int begin,
-                   int end, Workspace* ws) {
-  ChunkResult* out = &ws->result;
-  const int n = model.n, C = end - begin, L = static_cast<int>(samples[begin].X.rows());
-  const int R = C * L, layers = model.num_layers();
-  const bool relu = model.attention == AttentionKind::kRelu;
-  const bool residual = model.kind == ModelKind::kResidual;
-  // x[l]: the stacked inputs of layer l (sample c in rows c L .. c L + L - 1)
-  std::vector<RowMatrix>& x = ws->x;
-  x.resize(layers + 1);
-  for (RowMatrix& m : x) m.resize(R, n);
-  for (int c = 0; c < C; ++c) {
-    const Matrix<double>& X = samples[begin + c].X;
-    if (X.rows() != L || X.cols() != n) {
-      throw std::invalid_argument("mse_and_gradient_batched: samples of different shapes");
-    }
-    x[0].middleRows(c * L, L) = X;
-  }
-  // mask(c L + i, k): softmax 0 for k <= i, -inf beyond; ReLU 1 / max(i, 1)
-  // for k <= i, 0 beyond
-  // and lower(c L + i, k) = [k <= i]
-  RowMatrix &mask = ws->mask, &lower = ws->lower;
-  if (mask.rows() != R || mask.cols() != L || ws->mask_relu != relu) {
-    mask.resize(R, L);
-    lower.resize(R, L);
-    ws->mask_relu = relu;
-    for (int r = 0; r < R; ++r) {
-      const int i = r % L;
-      for (int k = 0; k < L; ++k) {
-        lower(r, k) = k <= i ? 1.0 : 0.0;
-        mask(r, k) = k <= i ? (relu ? 1.0 / std::max(i, 1) : 0.0)
-                            : (relu ? 0.0 : -std::numeric_limits<double>::infinity());
+// The batched kernel of `isa` (search/recipe_kernel.h), on the model and the
+// samples seen through its plain views.
+ChunkFunction batched_chunk(RecipeIsa isa) {
+  const KernelFunction kernel = recipe_kernel(isa);
+  return [kernel](const Model<double>& model, const std::vector<Sample>& samples, int begin,
+                  int end, ChunkResult* out) {
+    KernelModel view;
+    view.n = model.n;
+    view.relu = model.attention == AttentionKind::kRelu;
+    view.residual = model.kind == ModelKind::kResidual;
+    for (int l = 0; l < model.num_layers(); ++l) {
+      view.layers.emplace_back();
+      for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
+        const Head<double>& head = model.layers[l][h];
+        Head<double>& grad = out->grad[l][h];
+        view.layers.back().push_back({head.A.data(), head.M.data(), grad.A.data(), grad.M.data()});
       }
     }
-  }
-  Vector<double>& row_scale = ws->row_scale;
-  // tape: Q = X A, P (attention, L x L per sample), V = P X per layer and head
-  ws->Q.resize(layers);
-  ws->P.resize(layers);
-  ws->V.resize(layers);
-  RowMatrix& delta = ws->delta;
-  for (int l = 0; l < layers; ++l) {
-    const int heads = static_cast<int>(model.layers[l].size());
-    ws->Q[l].resize(heads);
-    ws->P[l].resize(heads);
-    ws->V[l].resize(heads);
-    delta.setZero(R, n);
-    for (int h = 0; h < heads; ++h) {
-      const Head<double>& head = model.layers[l][h];
-      RowMatrix &q = ws->Q[l][h], &p = ws->P[l][h], &v = ws->V[l][h];
-      q.resize(R, n);
-      p.resize(R, L);
-      v.resize(R, n);
-      q.noalias() = x[l] * head.A;
-      // S = Q X^T per sample
-      for (int c = 0; c < C; ++c) {
-        p.middleRows(c * L, L).noalias() =
-            q.middleRows(c * L, L) * x[l].middleRows(c * L, L).transpose();
-      }
-      // each row i becomes a_i. (zero beyond k = i), the whole chunk at once
-      if (relu) {
-        // a_k = max(s_k, 0) / max(i, 1)
-        p.array() = p.array().max(0.0) * mask.array();
-      } else {
-        // a_k = exp(s_k - m) / sum_t exp(s_t - m),  m = max_{t <= i} s_t
-        // (the entries beyond k = i are set to 0 before the exponential and
-        // after it: no overflow, and no subnormal results that are slow)
-        row_scale = (p + mask).rowwise().maxCoeff();
-        p.array().colwise() -= row_scale.array();
-        p.array() = (p.array() * lower.array()).exp() * lower.array();
-        row_scale = p.rowwise().sum();
-        p.array().colwise() /= row_scale.array();
-      }
-      // V = P X per sample
-      for (int c = 0; c < C; ++c) {
-        v.middleRows(c * L, L).noalias() = p.middleRows(c * L, L) * x[l].middleRows(c * L, L);
-      }
-      // O = V M^T
-      delta.noalias() += v * head.M.transpose();
+    std::vector<KernelSample> chunk;
+    for (int s = begin; s < end; ++s) {
+      const Matrix<double>& X = samples[s].X;
+      chunk.push_back(
+          {samples[s].trigger, X.data(), static_cast<int>(X.rows()), static_cast<int>(X.cols())});
     }
-    if (residual) {
-      x[l + 1] = x[l] + delta;
-    } else {
-      x[l + 1] = delta;
-    }
-  }
-  // dX = r = f(X) - y at the output
-  RowMatrix& dx = ws->dx;
-  dx.resize(R, n);
-  // y = X (residual) or 0 (plain), plus (1/j) sum_{k=1..j} x_k at the trigger j
-  if (residual) {
-    dx = x[layers] - x[0];
-  } else {
-    dx = x[layers];
-  }
-  for (int c = 0; c < C; ++c) {
-    const int j = samples[begin + c].trigger;
-    auto rc = dx.middleRows(c * L, L);
-    rc.row(j) -= x[0].middleRows(c * L + 1, j).colwise().sum() * (1.0 / j);
-    add_residual(rc, out);
-  }
-  RowMatrix &dx_in = ws->dx_in, &u = ws->u, &w = ws->w, &z = ws->z;
-  u.resize(R, n);
-  w.resize(R, n);
-  z.resize(R, L);
-  for (int l = layers - 1; l >= 0; --l) {
-    // dX of layer 0 (the input) is not wanted
-    const bool want_dx = l > 0;
-    if (want_dx && residual) {
-      dx_in = dx;
-    } else if (want_dx) {
-      dx_in.setZero(R, n);
-    }
-    for (std::size_t h = 0; h < model.layers[l].size(); ++h) {
-      const Head<double>& head = model.layers[l][h];
-      const RowMatrix &q = ws->Q[l][h], &p = ws->P[l][h];
-      // dM += dO^T V,  U = dO M
-      out->grad[l][h].M.noalias() += dx.transpose() * ws->V[l][h];
-      u.noalias() = dx * head.M;
-      // dX += P^T U,  Z = U X^T per sample
-      for (int c = 0; c < C; ++c) {
-        const auto uc = u.middleRows(c * L, L);
-        if (want_dx)
-          dx_in.middleRows(c * L, L).noalias() += p.middleRows(c * L, L).transpose() * uc;
-        z.middleRows(c * L, L).noalias() = uc * x[l].middleRows(c * L, L).transpose();
-      }
-      // Z becomes dS, the whole chunk at once (zero beyond k = i, where a_ik = 0)
-      if (relu) {
-        // dS_k = Z_k [a_k > 0] / max(i, 1)
-        z.array() = (p.array() > 0).select(z.array() * mask.array(), 0.0);
-      } else {
-        // dS_k = a_k (Z_k - sum_m a_m Z_m)
-        z.array() *= p.array();
-        row_scale = z.rowwise().sum();
-        z.array() -= p.array().colwise() * row_scale.array();
-      }
-      // W = dS X,  dX += dS^T Q per sample
-      for (int c = 0; c < C; ++c) {
-        const auto zc = z.middleRows(c * L, L);
-        w.middleRows(c * L, L).noalias() = zc * x[l].middleRows(c * L, L);
-        if (want_dx)
-          dx_in.middleRows(c * L, L).noalias() += zc.transpose() * q.middleRows(c * L, L);
-      }
-      // dA += X^T W,  dX += W A^T
-      out->grad[l][h].A.noalias() += x[l].transpose() * w;
-      if (want_dx) dx_in.noalias() += w * head.A.transpose();
-    }
-    if (want_dx) std::swap(dx, dx_in);
-  }
+    kernel(view, chunk.data(), end - begin, &out->stats);
+  };
 }
-
-using ChunkFunction = void (*)(const Model<double>&, const std::vector<Sample>&, int, int,
-                               Workspace*);
 
 // threads - 1 worker threads, kept for the whole training run; run(tasks, f)
 // calls f(0..tasks-1) on them and on the calling thread, and returns when
@@ -320,8 +175,9 @@ class BatchGradient {
   // runs once as one more task of the pool, concurrently with the chunks
   // (the training loop draws the next batch there: the same draws in the
   // same order, so the result does not depend on it).
-  double run(ChunkFunction chunk, const Model<double>& model, const std::vector<Sample>& samples,
-             HeadGradients* grad, double* max_abs, const std::function<void()>& beside = {}) {
+  double run(const ChunkFunction& chunk, const Model<double>& model,
+             const std::vector<Sample>& samples, HeadGradients* grad, double* max_abs,
+             const std::function<void()>& beside = {}) {
     if (samples.empty()) throw std::invalid_argument("mse_and_gradient: no samples");
     const int count = static_cast<int>(samples.size());
     const int chunks = (count + kRecipeChunk - 1) / kRecipeChunk;
@@ -340,12 +196,10 @@ class BatchGradient {
       }
       const int c = task - offset;
       try {
-        ChunkResult& r = spaces_[c].result;
+        ChunkResult& r = spaces_[c];
         zero_gradients(model, &r.grad);
-        r.sum = r.worst = 0;
-        r.count = 0;
-        chunk(model, samples, c * kRecipeChunk, std::min(count, (c + 1) * kRecipeChunk),
-              &spaces_[c]);
+        r.stats = KernelStatistics{};
+        chunk(model, samples, c * kRecipeChunk, std::min(count, (c + 1) * kRecipeChunk), &r);
       } catch (...) {
         errors[c] = std::current_exception();
       }
@@ -357,16 +211,16 @@ class BatchGradient {
     double sum = 0, worst = 0;
     long entries = 0;
     for (int c = 0; c < chunks; ++c) {
-      const ChunkResult& r = spaces_[c].result;
+      const ChunkResult& r = spaces_[c];
       for (std::size_t l = 0; l < grad->size(); ++l) {
         for (std::size_t h = 0; h < (*grad)[l].size(); ++h) {
           (*grad)[l][h].A += r.grad[l][h].A;
           (*grad)[l][h].M += r.grad[l][h].M;
         }
       }
-      sum += r.sum;
-      worst = std::max(worst, r.worst);
-      entries += r.count;
+      sum += r.stats.sum;
+      worst = std::max(worst, r.stats.worst);
+      entries += r.stats.count;
     }
     // l = sum r^2 / entries: dl = (2 / entries) sum r dr
     for (auto& layer : *grad) {
@@ -381,7 +235,7 @@ class BatchGradient {
 
  private:
   ChunkPool pool_;
-  std::vector<Workspace> spaces_;
+  std::vector<ChunkResult> spaces_;
 };
 
 // One Adam state per factor (PyTorch's form, header).
@@ -465,13 +319,13 @@ double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& s
 }
 
 double mse_and_gradient_batched(const Model<double>& model, const std::vector<Sample>& samples,
-                                HeadGradients* grad, double* max_abs, int threads) {
+                                HeadGradients* grad, double* max_abs, int threads, RecipeIsa isa) {
   if (!batched_kind(model.attention)) {
     throw std::invalid_argument("mse_and_gradient_batched: softmax or relu attention only, got " +
                                 to_string(model.attention));
   }
   BatchGradient batch(threads);
-  return batch.run(batched_chunk, model, samples, grad, max_abs);
+  return batch.run(batched_chunk(isa), model, samples, grad, max_abs);
 }
 
 double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& samples,
@@ -490,13 +344,11 @@ namespace {
 
 double factor_mse_and_gradient(BatchGradient& batch, const RecipeFactors& f,
                                const std::vector<Sample>& samples, RecipeFactors* grad,
-                               double* max_abs, bool generic_gradient,
+                               double* max_abs, const ChunkFunction& chunk,
                                const std::function<void()>& beside = {}) {
   const Model<double> model = model_of(f);
   HeadGradients g;
-  const double mse =
-      batch.run(generic_gradient || !batched_kind(f.attention) ? generic_chunk : batched_chunk,
-                model, samples, &g, max_abs, beside);
+  const double mse = batch.run(chunk, model, samples, &g, max_abs, beside);
   grad->kind = f.kind;
   grad->attention = f.attention;
   grad->n = f.n;
@@ -518,13 +370,19 @@ double factor_mse_and_gradient(BatchGradient& batch, const RecipeFactors& f,
   return mse;
 }
 
+// The chunk function of a recipe run (its gradient path, resolved once).
+ChunkFunction recipe_chunk(AttentionKind attention, bool generic_gradient, RecipeIsa isa) {
+  return generic_gradient || !batched_kind(attention) ? generic_chunk : batched_chunk(isa);
+}
+
 }  // namespace
 
 double factor_mse_and_gradient(const RecipeFactors& f, const std::vector<Sample>& samples,
                                RecipeFactors* grad, double* max_abs, bool generic_gradient,
-                               int threads) {
+                               int threads, RecipeIsa isa) {
   BatchGradient batch(threads);
-  return factor_mse_and_gradient(batch, f, samples, grad, max_abs, generic_gradient);
+  return factor_mse_and_gradient(batch, f, samples, grad, max_abs,
+                                 recipe_chunk(f.attention, generic_gradient, isa));
 }
 
 PaperRecipeResult train_paper_recipe(const Task& task, const PaperRecipeOptions& o) {
@@ -549,6 +407,9 @@ PaperRecipeResult train_paper_recipe(const Task& task, const PaperRecipeOptions&
   for (auto& layer : moments) layer.resize(o.heads);
   TaskSampler sampler(task, o.seed);
   PaperRecipeResult res;
+  const bool generic = o.generic_gradient || !batched_kind(o.attention);
+  res.kernel = generic ? "generic" : to_string(resolve_recipe_isa(o.isa));
+  const ChunkFunction chunk = recipe_chunk(o.attention, o.generic_gradient, o.isa);
   // batch t is drawn while the gradient of batch t - 1 is computed (one more
   // task of the pool): the draws are those of drawing each batch in turn
   std::vector<Sample> batch(o.batch), next(o.batch);
@@ -562,8 +423,7 @@ PaperRecipeResult train_paper_recipe(const Task& task, const PaperRecipeOptions&
   for (long t = 1;; ++t) {
     std::swap(batch, next);
     double linf = 0;
-    res.final_batch_mse =
-        factor_mse_and_gradient(gradient, f, batch, &g, &linf, o.generic_gradient, draw_next);
+    res.final_batch_mse = factor_mse_and_gradient(gradient, f, batch, &g, &linf, chunk, draw_next);
     res.final_batch_linf = linf;
     res.steps = t;
     // a NaN or an infinity anywhere in the batch's residuals makes the sum

@@ -25,20 +25,13 @@
 // (measured before that step's update), or after max_steps, or time_limit,
 // or at a batch whose loss is not finite.
 //
-// Batched kernel (double; softmax and ReLU), per sample X (L x n) and head:
-//   Q = X A,  S = Q X^T,  P = attention rows of S (causal),  V = P X,
-//   O = V M^T;  reverse with dO (L x n):  dM += dO^T V,  U = dO M,
-//   dX += P^T U,  Z = U X^T,  dS = softmax: P * (Z - rowsum(P * Z))
-//   (ReLU: Z [P > 0] / max(i, 1)),  W = dS X,  dA += X^T W,
-//   dX += W A^T + dS^T Q
-// (the formulas of forward_vjp.h in matrix form; dX of the first layer is
-// not formed). The products with A, M and their transposes run once over
-// the stacked rows of a chunk of samples.
-// Chunks of 16 samples are summed in a fixed order, so the result
-// does not depend on the number of threads.
+// Batched kernel (double; softmax and ReLU): search/recipe_kernel.h, in a
+// baseline and an AVX2 + FMA compilation. Chunks of 16 samples are summed in
+// a fixed order, so the result does not depend on the number of threads.
 //
 // Reproducibility: the same options and seed give the same model on the same
-// build (std::normal_distribution is the standard library's).
+// build and kernel (std::normal_distribution is the standard library's; the
+// two kernels round differently, PaperRecipeResult::kernel says which ran).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "search/recipe_kernel.h"
 #include "src/model.h"
 #include "src/task.h"
 
@@ -97,6 +91,9 @@ struct PaperRecipeOptions {
   // false: the batched double kernel (softmax, ReLU); true, or another
   // attention kind: forward_tape / forward_vjp per sample.
   bool generic_gradient = false;
+  // The batched kernel's compilation (search/recipe_kernel.h); kAuto: AVX2
+  // + FMA where the CPU has them, unless SINKCERT_RECIPE_ISA says otherwise.
+  RecipeIsa isa = RecipeIsa::kAuto;
   // Called about every progress_seconds (and not at all if empty).
   std::function<void(const PaperRecipeProgress&)> progress;
   double progress_seconds = 10;
@@ -116,6 +113,7 @@ struct PaperRecipeResult {
   bool reached = false;     // batch criterion met
   std::string stop_reason;  // "criterion", "step cap", "time limit", "non-finite loss"
                             // (then final_batch_linf is NaN)
+  std::string kernel;       // "baseline", "avx2+fma" (the batched kernel) or "generic"
 };
 
 // Throws std::invalid_argument for a shape or option it cannot train
@@ -141,7 +139,8 @@ double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& s
 // The same through the batched double kernel (softmax and ReLU only; throws
 // std::invalid_argument otherwise), chunks spread over `threads` threads.
 double mse_and_gradient_batched(const Model<double>& model, const std::vector<Sample>& samples,
-                                HeadGradients* grad, double* max_abs = nullptr, int threads = 1);
+                                HeadGradients* grad, double* max_abs = nullptr, int threads = 1,
+                                RecipeIsa isa = RecipeIsa::kAuto);
 // Single-layer single-head form (the gradient test of the first version).
 double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& samples,
                         Matrix<double>* grad_A, Matrix<double>* grad_M, double* max_abs = nullptr);
@@ -150,6 +149,7 @@ double mse_and_gradient(const Model<double>& model, const std::vector<Sample>& s
 // (the chain rule above); batched or generic as in the options.
 double factor_mse_and_gradient(const RecipeFactors& factors, const std::vector<Sample>& samples,
                                RecipeFactors* grad, double* max_abs = nullptr,
-                               bool generic_gradient = false, int threads = 1);
+                               bool generic_gradient = false, int threads = 1,
+                               RecipeIsa isa = RecipeIsa::kAuto);
 
 }  // namespace sinkcert::search

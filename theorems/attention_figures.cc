@@ -294,6 +294,8 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
       o.seed = source.recipe_seed;
       o.max_steps = source.recipe_max_steps;
       o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
+      // the baseline compilation of the kernel: the same model on any x86-64
+      o.isa = search::RecipeIsa::kBaseline;
       const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
       std::ostringstream d;
       const bool deep = o.kind == ModelKind::kResidual;
@@ -302,7 +304,8 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
                  : std::string("single-layer softmax"))
         << " trained by the paper's recipe (Adam lr " << short_number(o.lr) << ", betas ("
         << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
-        << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed
+        << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed << ", "
+        << r.kernel << " kernel"
         << "), stopped after " << r.steps << " steps "
         << (r.reached
                 ? "at its criterion batch l_inf < " + short_number(o.stop_linf)

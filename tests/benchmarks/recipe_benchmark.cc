@@ -10,7 +10,10 @@
 // Rate: one run of the recipe with no stopping criterion (stop_linf = 0) and
 // a time limit of S seconds (default 2); rate = steps / seconds, K runs
 // (default 3) per configuration, reported as median [min, max]. Ratios are
-// medians over the generic path's median (1 thread). Beside them, the
+// medians over the generic path's median (1 thread). The batched kernel is
+// measured in each compilation this build and CPU have (search/recipe_kernel.h:
+// baseline, and avx2+fma where available); --train uses the recipe's default
+// (avx2+fma where available). Beside them, the
 // paper's PyTorch code at 2 x 2 on this machine kind (47 steps/s, measured
 // once, outside this program) is quoted, not measured. The load average
 // (/proc/loadavg) is printed before and after: the machine may be shared.
@@ -66,7 +69,7 @@ struct Rate {
 };
 
 Rate measure(const Task& task, int layers, int heads, bool generic, int threads, double seconds,
-             int repeats) {
+             int repeats, RecipeIsa isa = RecipeIsa::kBaseline) {
   std::vector<double> rates, cpu_rates;
   for (int k = 0; k < repeats; ++k) {
     const double c0 = cpu_seconds();
@@ -75,6 +78,7 @@ Rate measure(const Task& task, int layers, int heads, bool generic, int threads,
     o.time_limit_seconds = seconds;
     o.generic_gradient = generic;
     o.threads = threads;
+    o.isa = isa;
     const PaperRecipeResult r = train_paper_recipe(task, o);
     cpu_rates.push_back(r.steps / (cpu_seconds() - c0));
     rates.push_back(r.steps / r.seconds);
@@ -86,7 +90,7 @@ Rate measure(const Task& task, int layers, int heads, bool generic, int threads,
 }
 
 // max |batched - generic| / max |generic| over every head's dA and dM.
-double gradient_difference(const Task& task, int layers, int heads) {
+double gradient_difference(const Task& task, int layers, int heads, RecipeIsa isa) {
   const PaperRecipeOptions o = paper_recipe_options(layers, heads);
   const RecipeFactors f =
       init_factors(o.kind, o.attention, task.n, layers, heads, /*init_std=*/0.3, 1);
@@ -96,7 +100,7 @@ double gradient_difference(const Task& task, int layers, int heads) {
   for (int s = 0; s < o.batch; ++s) batch.push_back(sampler.next());
   HeadGradients a, b;
   mse_and_gradient(m, batch, &a);
-  mse_and_gradient_batched(m, batch, &b, nullptr, 2);
+  mse_and_gradient_batched(m, batch, &b, nullptr, 2, isa);
   double diff = 0, scale = 0;
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h < heads; ++h) {
@@ -125,8 +129,10 @@ void train_run(const Task& task, double seconds, double stop_linf, std::uint64_t
       task.n, o.lr, o.beta1, o.beta2, o.batch, static_cast<unsigned long long>(seed), seconds,
       stop_linf);
   const PaperRecipeResult r = train_paper_recipe(task, o);
-  std::printf("   %s after %ld steps, %.1f s: batch l_inf %.3e, batch MSE %.3e NUMERIC(53)\n",
-              r.stop_reason.c_str(), r.steps, r.seconds, r.final_batch_linf, r.final_batch_mse);
+  std::printf(
+      "   %s after %ld steps, %.1f s (kernel %s): batch l_inf %.3e, batch MSE %.3e NUMERIC(53)\n",
+      r.stop_reason.c_str(), r.steps, r.seconds, r.kernel.c_str(), r.final_batch_linf,
+      r.final_batch_mse);
   const BosStatistics s = bos_statistics(r.model, make_probe_set(task));
   std::printf("   min BOS mass over non-trigger positions, 1000 probes, per head:");
   for (const auto& layer : s.heads) {
@@ -165,19 +171,33 @@ int main(int argc, char** argv) {
       "steps/s, n = L = 16, batch 128, %d runs of %.1f s each: median [min, max]; ratio = median "
       "/ generic median; PyTorch reference %.0f steps/s (2 x 2, quoted)\n",
       repeats, seconds, kPaperPytorchStepsPerSecond);
+  // the batched kernel's compilations (search/recipe_kernel.h) this build and CPU run
+  std::vector<RecipeIsa> isas{RecipeIsa::kBaseline};
+  if (avx2_kernel_available()) isas.push_back(RecipeIsa::kAvx2);
+  std::printf("batched kernels:");
+  for (RecipeIsa isa : isas) std::printf(" %s", to_string(isa).c_str());
+  std::printf("%s\n", avx2_kernel_available() ? "" : " (avx2+fma not built or not on this CPU)");
   for (const auto& [layers, heads] : {std::pair{1, 1}, std::pair{2, 2}}) {
-    std::printf("%d x %d (batched vs generic gradient: max relative difference %.1e)\n", layers,
-                heads, gradient_difference(task, layers, heads));
+    std::printf("%d x %d (batched vs generic gradient, max relative difference:", layers, heads);
+    for (RecipeIsa isa : isas) {
+      std::printf(" %s %.1e", to_string(isa).c_str(),
+                  gradient_difference(task, layers, heads, isa));
+    }
+    std::printf(")\n");
     const Rate generic = measure(task, layers, heads, true, 1, seconds, repeats);
-    std::printf("   generic  1 thread : %8.1f [%8.1f, %8.1f]  ratio  1.0  per CPU s %8.1f\n",
-                generic.median, generic.low, generic.high, generic.cpu_median);
-    for (int threads : {1, 2}) {
-      const Rate r = measure(task, layers, heads, false, threads, seconds, repeats);
-      std::printf("   batched  %d thread%s: %8.1f [%8.1f, %8.1f]  ratio %4.1f  per CPU s %8.1f",
-                  threads, threads == 1 ? " " : "s", r.median, r.low, r.high,
-                  r.median / generic.median, r.cpu_median);
-      if (layers == 2) std::printf("  (%.1fx PyTorch)", r.median / kPaperPytorchStepsPerSecond);
-      std::printf("\n");
+    std::printf(
+        "   generic            1 thread : %8.1f [%8.1f, %8.1f]  ratio  1.0  per CPU s %8.1f\n",
+        generic.median, generic.low, generic.high, generic.cpu_median);
+    for (RecipeIsa isa : isas) {
+      for (int threads : {1, 2}) {
+        const Rate r = measure(task, layers, heads, false, threads, seconds, repeats, isa);
+        std::printf(
+            "   batched %-9s  %d thread%s: %8.1f [%8.1f, %8.1f]  ratio %4.1f  per CPU s %8.1f",
+            to_string(isa).c_str(), threads, threads == 1 ? " " : "s", r.median, r.low, r.high,
+            r.median / generic.median, r.cpu_median);
+        if (layers == 2) std::printf("  (%.1fx PyTorch)", r.median / kPaperPytorchStepsPerSecond);
+        std::printf("\n");
+      }
     }
     std::fflush(stdout);
   }
