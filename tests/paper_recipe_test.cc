@@ -14,6 +14,7 @@
 namespace sinkcert::search {
 namespace {
 
+using testing::head_difference;
 using testing::near;
 using testing::random_model;
 
@@ -110,19 +111,6 @@ TEST_CASE("the factor gradient of a residual 2 x 2 model matches central differe
   }
 }
 
-// max |a - b| / max |a| over every head's dA and dM.
-double relative_difference(const HeadGradients& a, const HeadGradients& b) {
-  double diff = 0, scale = 0;
-  for (std::size_t l = 0; l < a.size(); ++l) {
-    for (std::size_t h = 0; h < a[l].size(); ++h) {
-      diff = std::max({diff, (a[l][h].A - b[l][h].A).cwiseAbs().maxCoeff(),
-                       (a[l][h].M - b[l][h].M).cwiseAbs().maxCoeff()});
-      scale = std::max({scale, a[l][h].A.cwiseAbs().maxCoeff(), a[l][h].M.cwiseAbs().maxCoeff()});
-    }
-  }
-  return diff / scale;
-}
-
 TEST_CASE("the batched kernel gives the generic reverse pass's gradient") {
   const Task task{5, 4, TriggerRange::kPaper};
   // 37 sequences: two full chunks and a partial one
@@ -140,16 +128,16 @@ TEST_CASE("the batched kernel gives the generic reverse pass's gradient") {
         CHECK(
             near(mse, mse_and_gradient_batched(m, batch, &batched, &linf_batched), kSameGradient));
         CHECK(near(linf_generic, linf_batched, kSameGradient));
-        CHECK(relative_difference(generic, batched) < kSameGradient);
+        CHECK(head_difference(generic, batched) < kSameGradient);
         // threads share the chunks: the same sums in the same order
         mse_and_gradient_batched(m, batch, &threaded, nullptr, 2);
-        CHECK(relative_difference(batched, threaded) == 0);
+        CHECK(head_difference(batched, threaded) == 0);
         // a model that differs in one entry of one M gives another gradient
         Model<double> other = m;
         other.layers[0][1].M(2, 3) += 1e-3;
         HeadGradients changed;
         mse_and_gradient_batched(other, batch, &changed);
-        CHECK(relative_difference(generic, changed) > kSameGradient);
+        CHECK(head_difference(generic, changed) > kSameGradient);
       }
     }
   }

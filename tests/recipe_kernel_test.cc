@@ -13,6 +13,7 @@
 namespace sinkcert::search {
 namespace {
 
+using testing::head_difference;
 using testing::near;
 using testing::random_model;
 
@@ -28,19 +29,6 @@ std::vector<RecipeIsa> runnable() {
   std::vector<RecipeIsa> isas{RecipeIsa::kBaseline};
   if (avx2_kernel_available()) isas.push_back(RecipeIsa::kAvx2);
   return isas;
-}
-
-// max |a - b| / max |a| over every head's dA and dM.
-double relative_difference(const HeadGradients& a, const HeadGradients& b) {
-  double diff = 0, scale = 0;
-  for (std::size_t l = 0; l < a.size(); ++l) {
-    for (std::size_t h = 0; h < a[l].size(); ++h) {
-      diff = std::max({diff, (a[l][h].A - b[l][h].A).cwiseAbs().maxCoeff(),
-                       (a[l][h].M - b[l][h].M).cwiseAbs().maxCoeff()});
-      scale = std::max({scale, a[l][h].A.cwiseAbs().maxCoeff(), a[l][h].M.cwiseAbs().maxCoeff()});
-    }
-  }
-  return diff / scale;
 }
 
 // Sets SINKCERT_RECIPE_ISA for the scope of the object (unset: nullptr).
@@ -75,16 +63,16 @@ TEST_CASE("every compilation of the kernel gives the generic reverse pass's grad
         const double mse = mse_and_gradient(m, batch, &generic);
         CHECK(near(mse, mse_and_gradient_batched(m, batch, &batched, nullptr, 1, isa),
                    kSameGradient));
-        CHECK(relative_difference(generic, batched) < kSameGradient);
+        CHECK(head_difference(generic, batched) < kSameGradient);
         // the same sums in the same order on two threads
         mse_and_gradient_batched(m, batch, &threaded, nullptr, 2, isa);
-        CHECK(relative_difference(batched, threaded) == 0);
+        CHECK(head_difference(batched, threaded) == 0);
         // a model that differs in one entry of one A gives another gradient
         Model<double> other = m;
         other.layers[layers - 1][0].A(1, 2) += 1e-3;
         HeadGradients changed;
         mse_and_gradient_batched(other, batch, &changed, nullptr, 1, isa);
-        CHECK(relative_difference(generic, changed) > kSameGradient);
+        CHECK(head_difference(generic, changed) > kSameGradient);
       }
     }
   }

@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "src/constructions.h"
 #include "src/model.h"
@@ -107,6 +109,21 @@ void for_each_content_vertex(const Task& task, Visit visit) {
       visit(j, C);
     }
   }
+}
+
+// max |a - b| / max |a| over every head's A and M of two lists of heads
+// [l][h] (gradients, say).
+inline double head_difference(const std::vector<std::vector<Head<double>>>& a,
+                              const std::vector<std::vector<Head<double>>>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t l = 0; l < a.size(); ++l) {
+    for (std::size_t h = 0; h < a[l].size(); ++h) {
+      diff = std::max({diff, (a[l][h].A - b[l][h].A).cwiseAbs().maxCoeff(),
+                       (a[l][h].M - b[l][h].M).cwiseAbs().maxCoeff()});
+      scale = std::max({scale, a[l][h].A.cwiseAbs().maxCoeff(), a[l][h].M.cwiseAbs().maxCoeff()});
+    }
+  }
+  return diff / scale;
 }
 
 }  // namespace sinkcert::testing
