@@ -16,6 +16,7 @@
 #include "src/linf_error.h"
 #include "src/table_writer.h"
 #include "theorems/deep_worst_case_bound.h"
+#include "theorems/relu_vertex_bound.h"
 #include "theorems/worst_case_search.h"
 
 namespace sinkcert::theorems {
@@ -174,12 +175,19 @@ int choose_split(const Node& node) {
 // its centre.
 struct SingleLayerEvaluator {
   const Task& task;
+  // per trigger, a certified upper bound on its whole worst case (the ReLU
+  // vertex bound), or empty: each box's upper is capped by its trigger's
+  std::vector<TriggerCap> caps;
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_error(model, task, trigger, content);
   }
   void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr&, const TakeWitness& take) {
     node.bound = bound_box(model, task, node.box);
     const int j = node.box.trigger;
+    // a box's worst case is at most its trigger's
+    for (const TriggerCap& cap : caps) {
+      if (cap.trigger == j && !(node.bound.upper <= cap.upper)) node.bound.upper = cap.upper;
+    }
     const Mpfi at_vertex = point_error(model, j, node.bound.vertex);
     take(j, node.bound.vertex, at_vertex);
     node.rounding = width_of(at_vertex);
@@ -202,8 +210,26 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   if (model.attention == AttentionKind::kGated) {
     return centred_form_search(model, task, options, done);
   }
-  SingleLayerEvaluator evaluator{task};
-  return run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");
+  SingleLayerEvaluator evaluator{task, {}};
+  std::string note;
+  if (model.attention == AttentionKind::kRelu) {
+    const ReluVertexBound vertex = relu_vertex_bound(
+        model, task, options.triggers.empty() ? task.trigger_positions() : options.triggers);
+    if (vertex.applies) {
+      evaluator.caps = vertex.caps;
+      std::ostringstream s;
+      s << "every box's upper bound capped by its trigger's ReLU vertex bound (scores of fixed "
+           "sign over the box; vertices and curvature, "
+        << vertex.seconds << " s)";
+      note = s.str();
+    } else {
+      note = "ReLU vertex bound not used: " + vertex.reason;
+    }
+  }
+  WorstCaseBound out =
+      run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");
+  out.note = note;
+  return out;
 }
 
 }  // namespace
@@ -411,6 +437,7 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
       s << "more than --bits " << b.bits << " is needed\n";
     }
   }
+  if (!b.note.empty()) s << b.note << "\n";
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
   // where the gap is: each trigger's own worst case, enclosed
   for (const TriggerBound& t : b.per_trigger) {

@@ -147,6 +147,7 @@ struct WorstCaseBound : BoxSearchOutcome {
   // that would shrink the rounding enough; 0 when it cannot be estimated
   // (lower <= 0).
   int bits_suggested = 0;
+  std::string note;  // how the upper bound was helped, if it was (one line)
 };
 
 // Throws std::invalid_argument unless the model is single-layer with
