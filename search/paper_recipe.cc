@@ -26,14 +26,12 @@ namespace {
 // of the work given to a thread).
 constexpr int kRecipeChunk = 16;
 
-// Sets every head's (dA, dM) to zero n x n (allocating only the first time);
-// G is Head<double> or HeadGradient.
-template <class G>
-void zero_gradients(const Model<double>& model, std::vector<std::vector<G>>* g) {
+// Sets every head's (dA, dM) to zero n x n (allocating only the first time).
+void zero_gradients(const Model<double>& model, HeadGradients* g) {
   g->resize(model.num_layers());
   for (int l = 0; l < model.num_layers(); ++l) {
     (*g)[l].resize(model.layers[l].size());
-    for (G& h : (*g)[l]) {
+    for (Head<double>& h : (*g)[l]) {
       h.A.setZero(model.n, model.n);
       h.M.setZero(model.n, model.n);
     }
@@ -407,9 +405,11 @@ PaperRecipeResult train_paper_recipe(const Task& task, const PaperRecipeOptions&
   for (auto& layer : moments) layer.resize(o.heads);
   TaskSampler sampler(task, o.seed);
   PaperRecipeResult res;
+  // the kernel's compilation, resolved once (the variable is read once)
   const bool generic = o.generic_gradient || !batched_kind(o.attention);
-  res.kernel = generic ? "generic" : to_string(resolve_recipe_isa(o.isa));
-  const ChunkFunction chunk = recipe_chunk(o.attention, o.generic_gradient, o.isa);
+  const RecipeIsa isa = generic ? o.isa : resolve_recipe_isa(o.isa);
+  res.kernel = generic ? "generic" : to_string(isa);
+  const ChunkFunction chunk = recipe_chunk(o.attention, o.generic_gradient, isa);
   // batch t is drawn while the gradient of batch t - 1 is computed (one more
   // task of the pool): the draws are those of drawing each batch in turn
   std::vector<Sample> batch(o.batch), next(o.batch);

@@ -19,12 +19,13 @@
 
 namespace sinkcert::search {
 
-#if defined(SINKCERT_RECIPE_KERNEL_AVX2)
-#define SINKCERT_KERNEL_NAME batched_chunk_avx2
-// the library's one exported symbol
+// The AVX2 compilation's kernel: the shared library's one exported symbol.
 __attribute__((visibility("default"))) void batched_chunk_avx2(const KernelModel& model,
                                                                const KernelSample* samples,
                                                                int count, KernelStatistics* out);
+
+#if defined(SINKCERT_RECIPE_KERNEL_AVX2)
+#define SINKCERT_KERNEL_NAME batched_chunk_avx2
 #else
 #define SINKCERT_KERNEL_NAME batched_chunk_baseline
 #endif
@@ -219,11 +220,6 @@ void SINKCERT_KERNEL_NAME(const KernelModel& model, const KernelSample* samples,
 }
 
 #if !defined(SINKCERT_RECIPE_KERNEL_AVX2)
-
-#if defined(SINKCERT_HAVE_AVX2_KERNEL)
-void batched_chunk_avx2(const KernelModel& model, const KernelSample* samples, int count,
-                        KernelStatistics* out);
-#endif
 
 std::string to_string(RecipeIsa isa) {
   switch (isa) {
