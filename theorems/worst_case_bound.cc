@@ -14,9 +14,11 @@
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/linf_error.h"
+#include "src/parallel_tasks.h"
 #include "src/table_writer.h"
 #include "theorems/deep_worst_case_bound.h"
 #include "theorems/relu_vertex_bound.h"
+#include "theorems/softmax_vertex_bound.h"
 #include "theorems/worst_case_search.h"
 
 namespace sinkcert::theorems {
@@ -176,12 +178,20 @@ int choose_split(const Node& node) {
 struct SingleLayerEvaluator {
   const Task& task;
   // per trigger, a certified upper bound on its whole worst case (the ReLU
-  // vertex bound), or empty: each box's upper is capped by its trigger's
+  // or softmax vertex bound), or empty: each box's upper is capped by its
+  // trigger's
   std::vector<TriggerCap> caps;
+  // computes the caps once a certified lower bound is known (the softmax
+  // vertex bound aims at it), or empty
+  std::function<std::vector<TriggerCap>(const Mpfr&)> caps_from_lower;
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_error(model, task, trigger, content);
   }
-  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr&, const TakeWitness& take) {
+  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take) {
+    if (caps_from_lower && lower > 0) {
+      caps = caps_from_lower(lower);
+      caps_from_lower = nullptr;
+    }
     node.bound = bound_box(model, task, node.box);
     const int j = node.box.trigger;
     // a box's worst case is at most its trigger's
@@ -210,11 +220,12 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   if (model.attention == AttentionKind::kGated) {
     return centred_form_search(model, task, options, done);
   }
-  SingleLayerEvaluator evaluator{task, {}};
+  SingleLayerEvaluator evaluator{task, {}, {}};
   std::string note;
+  const std::vector<int> triggers =
+      options.triggers.empty() ? task.trigger_positions() : options.triggers;
   if (model.attention == AttentionKind::kRelu) {
-    const ReluVertexBound vertex = relu_vertex_bound(
-        model, task, options.triggers.empty() ? task.trigger_positions() : options.triggers);
+    const ReluVertexBound vertex = relu_vertex_bound(model, task, triggers);
     if (vertex.applies) {
       evaluator.caps = vertex.caps;
       std::ostringstream s;
@@ -225,6 +236,27 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
     } else {
       note = "ReLU vertex bound not used: " + vertex.reason;
     }
+  }
+  if (model.attention == AttentionKind::kSoftmax) {
+    evaluator.caps_from_lower = [&](const Mpfr& lower) {
+      SoftmaxVertexOptions so;
+      so.lower = lower.convert_to<double>();
+      so.relative_gap = options.relative_gap;
+      so.max_seconds = options.max_seconds;
+      so.threads = options.threads > 0 ? options.threads : default_thread_count();
+      const SoftmaxVertexBound vertex = softmax_vertex_bound(model, task, triggers, so);
+      std::ostringstream s;
+      if (!vertex.applies) {
+        s << "softmax vertex bound not used: " << vertex.reason;
+      } else {
+        s << "softmax vertex bound: " << vertex.caps.size() << " of " << triggers.size()
+          << " triggers capped (exchangeable keys, slices of the target mean, vertices and "
+             "curvature; "
+          << vertex.slices << " slices, " << vertex.seconds << " s)";
+      }
+      note = s.str();
+      return vertex.applies ? vertex.caps : std::vector<TriggerCap>{};
+    };
   }
   WorstCaseBound out =
       run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");

@@ -124,6 +124,9 @@ struct WorstCaseOptions : BoxSearchOptions {
   // Also offer the attack's witnesses (search/attack.h, seed 0, round 0) as
   // lower-bound candidates before branching.
   bool adversary_witnesses = true;
+  // Threads of the softmax vertex bound (0: the hardware's); its caps are
+  // the same on any count.
+  int threads = 0;
   // Called about once a second with (boxes so far, lower, upper).
   std::function<void(long, double, double)> progress;
 };
