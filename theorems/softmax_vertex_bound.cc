@@ -415,21 +415,30 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
   return Slice::kSplit;
 }
 
+Slice pieces_hold(const Setup& s, int j, double lambda, double Tref, double h, Counters& n);
+
 // Whether lambda holds on a slice: on every piece of q_d, each with its own
 // nu' (the pieces cover q_d's range, so their bounds together bound the
 // slice). T in I confines q_d = tau_s = j T - sum tau_k to
 // [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
-// than [-1, 1] (j = 1: q_d = T), the query points take q_d at its ends
-// (one piece).
+// than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   if (s.cd >= 0) {
     const double lo = std::max(-1.0, j * (Tref - h) - (j - 1));
     const double hi = std::min(1.0, j * (Tref + h) + (j - 1));
     if (lo > -1.0 || hi < 1.0) {
-      const Setup narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, {lo, hi});
-      return piece_holds(narrow, narrow.pieces[0], j, lambda, Tref, h, n);
+      // equal pieces of [lo, hi], none wider than those of [-1, 1]
+      const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
+      std::vector<double> grid;
+      for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
+      const Setup narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
+      return pieces_hold(narrow, j, lambda, Tref, h, n);
     }
   }
+  return pieces_hold(s, j, lambda, Tref, h, n);
+}
+
+Slice pieces_hold(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   for (const std::vector<int>& piece : s.pieces) {
     const Slice verdict = piece_holds(s, piece, j, lambda, Tref, h, n);
     if (verdict != Slice::kHolds) return verdict;
