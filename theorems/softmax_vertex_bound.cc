@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 #include "src/interval.h"
@@ -534,6 +535,8 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
   const int pairs = 2 * n, J = static_cast<int>(triggers.size());
   std::vector<std::vector<double>> certified(pairs, std::vector<double>(J, INFINITY));
   std::vector<Counters> counters(pairs);
+  std::mutex lock;
+  int finished = 0;
   run_tasks(pairs, std::max(1, options.threads), [&](int k) {
     const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0);
     for (int t = 0; t < J; ++t) {
@@ -545,6 +548,10 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
           break;
         }
       }
+    }
+    if (options.progress) {
+      const std::lock_guard<std::mutex> guard(lock);
+      options.progress(++finished, pairs);
     }
   });
   for (int t = 0; t < J; ++t) {

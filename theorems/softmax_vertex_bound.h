@@ -67,6 +67,7 @@
 // boundary by rounding amounts).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,8 @@ struct SoftmaxVertexOptions {
   int threads = 1;             // (d, sigma) pairs run in parallel; same result on any count
   // no candidate is started after this (the triggers left get no cap)
   double max_seconds = 1e300;
+  // called (under a lock) as each (d, sigma) pair finishes: (done, all)
+  std::function<void(int, int)> progress;
 };
 
 struct SoftmaxVertexBound {

@@ -243,6 +243,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
       so.lower = lower.convert_to<double>();
       so.relative_gap = options.relative_gap;
       so.max_seconds = options.max_seconds;
+      so.progress = options.cap_progress;
       so.threads = options.threads > 0 ? options.threads : default_thread_count();
       const SoftmaxVertexBound vertex = softmax_vertex_bound(model, task, triggers, so);
       std::ostringstream s;

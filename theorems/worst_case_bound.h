@@ -129,6 +129,9 @@ struct WorstCaseOptions : BoxSearchOptions {
   int threads = 0;
   // Called about once a second with (boxes so far, lower, upper).
   std::function<void(long, double, double)> progress;
+  // Called as the softmax vertex bound finishes each of its (coordinate,
+  // sign) pairs: (done, all).
+  std::function<void(int, int)> cap_progress;
 };
 
 // One trigger's enclosure at the end of a run: its own worst case

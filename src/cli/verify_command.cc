@@ -288,6 +288,10 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   options.progress = [](long boxes, double lower, double upper) {
     std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
   };
+  options.cap_progress = [](int done, int all) {
+    std::cerr << "verify bound: softmax vertex bound, " << done << " of " << all
+              << " (coordinate, sign) pairs done\n";
+  };
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";

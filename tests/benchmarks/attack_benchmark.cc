@@ -254,7 +254,7 @@ int run_bound16(double seconds, double gap) {
   }
   std::printf(
       "bound_worst_case, n = L = 16, paper triggers, to a relative gap of %g or %g s, "
-      "single thread\n",
+      "branch and bound on one thread (the softmax vertex bound on all)\n",
       gap, seconds);
   for (const NamedModel& m : models) bound16_row(m, task, seconds, gap);
   return 0;
