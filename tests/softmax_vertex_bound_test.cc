@@ -143,6 +143,15 @@ TEST_CASE("the softmax vertex bound says why it does not apply") {
   const SoftmaxVertexBound two_heads = softmax_vertex_bound(
       random_model(5, AttentionKind::kSoftmax, 0.3, 1, 1, 2), task, triggers, o);
   CHECK(!two_heads.applies);
+  // scores that read flags only
+  Model<double> flags_only = sink_model(0.05, 1);
+  for (int c = kFirstContent; c < kFirstContent + task.content_dim(); ++c) {
+    flags_only.layers[0][0].A.row(c).setZero();
+    flags_only.layers[0][0].A.col(c).setZero();
+  }
+  const SoftmaxVertexBound flags = softmax_vertex_bound(flags_only, task, triggers, o);
+  CHECK(!flags.applies);
+  CHECK(flags.reason.find("do not depend on the content") != std::string::npos);
   o.lower = 0;
   const SoftmaxVertexBound no_lower = softmax_vertex_bound(sink_model(0.05, 1), task, triggers, o);
   CHECK(!no_lower.applies);

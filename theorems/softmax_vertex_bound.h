@@ -99,7 +99,9 @@ struct SoftmaxVertexBound {
 
 // T = double, Mpfr or Rational (the exact model a weight file denotes).
 // Does not throw for a model it does not cover: applies = false with the
-// reason. A trigger whose candidates all fail gets no cap.
+// reason (also when no score reads the content: then one interval box per
+// trigger is exact already). A trigger whose candidates all fail gets no
+// cap.
 template <class T>
 SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
                                         const std::vector<int>& triggers,
