@@ -15,6 +15,7 @@
 namespace sinkcert::theorems {
 namespace {
 
+using testing::grid_max;
 using testing::random_model;
 
 // A single-head ReLU model of T(5, 4) with the sign structure the bound
@@ -31,26 +32,6 @@ Model<double> signed_relu_model(double content_std, std::uint64_t seed) {
   }
   A(kBosFlag, kBosFlag) = -1.0;
   return m;
-}
-
-// max |f(X) - y| over the grid with `points` values per content variable
-// (the vertices among them) for trigger j: a lower bound on E_j.
-double grid_max(const Model<double>& model, const Task& task, int j, int points) {
-  const int vars = content_variables(task);
-  std::vector<int> idx(vars, 0);
-  double best = 0;
-  for (;;) {
-    std::vector<double> flat(vars);
-    for (int v = 0; v < vars; ++v) flat[v] = -1.0 + 2.0 * idx[v] / (points - 1);
-    const Matrix<double> X = make_input<double>(task, j, unflatten_content(task, flat));
-    const Matrix<double> E =
-        forward(model, X, false).output - make_target(X, j, TargetKind::kPlain);
-    best = std::max(best, E.cwiseAbs().maxCoeff());
-    int v = 0;
-    while (v < vars && ++idx[v] == points) idx[v++] = 0;
-    if (v == vars) break;
-  }
-  return best;
 }
 
 TEST_CASE("the vertex bound lies above every grid point's error, and close to the largest") {

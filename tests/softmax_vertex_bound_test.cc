@@ -14,6 +14,7 @@
 namespace sinkcert::theorems {
 namespace {
 
+using testing::grid_max;
 using testing::random_model;
 
 // A single-head softmax model of T(5, 4) shaped like the paper-recipe
@@ -34,26 +35,6 @@ Model<double> sink_model(double content_std, std::uint64_t seed) {
   M += Matrix<double>::Identity(5, 5);
   M.col(kBosFlag).setZero();
   return m;
-}
-
-// max |f(X) - y| over the grid with `points` values per content variable
-// (the vertices among them) for trigger j: a lower bound on E_j.
-double grid_max(const Model<double>& model, const Task& task, int j, int points) {
-  const int vars = content_variables(task);
-  std::vector<int> idx(vars, 0);
-  double best = 0;
-  for (;;) {
-    std::vector<double> flat(vars);
-    for (int v = 0; v < vars; ++v) flat[v] = -1.0 + 2.0 * idx[v] / (points - 1);
-    const Matrix<double> X = make_input<double>(task, j, unflatten_content(task, flat));
-    const Matrix<double> E =
-        forward(model, X, false).output - make_target(X, j, TargetKind::kPlain);
-    best = std::max(best, E.cwiseAbs().maxCoeff());
-    int v = 0;
-    while (v < vars && ++idx[v] == points) idx[v++] = 0;
-    if (v == vars) break;
-  }
-  return best;
 }
 
 TEST_CASE("the softmax vertex bound refuses every candidate below the grid's maximum") {
@@ -114,6 +95,18 @@ TEST_CASE("the curvature corrections cover a worst case inside the box") {
   const SoftmaxVertexBound b = softmax_vertex_bound(m, task, {1}, o);
   REQUIRE(b.caps.size() == 1);
   CHECK(b.caps[0].upper.convert_to<double>() >= grid);
+}
+
+TEST_CASE("scores whose exponentials overflow double certify nothing") {
+  // exp(800) is inf in double: no candidate may hold, and nothing crashes
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<double> m = sink_model(0.05, 1);
+  m.layers[0][0].A(kFirstContent, kFirstContent) = 800.0;
+  SoftmaxVertexOptions o;
+  o.lower = 0.1;
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  CHECK(b.applies);
+  CHECK(b.caps.empty());
 }
 
 TEST_CASE("the softmax vertex bound gives the same caps on one thread and on two") {

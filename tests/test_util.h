@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/constructions.h"
+#include "src/forward.h"
 #include "src/model.h"
 #include "src/task.h"
 
@@ -124,6 +125,26 @@ inline double head_difference(const std::vector<std::vector<Head<double>>>& a,
     }
   }
   return diff / scale;
+}
+
+// max |f(X) - y| over the grid with `points` values per content variable
+// (the vertices among them) for trigger j: a lower bound on E_j.
+inline double grid_max(const Model<double>& model, const Task& task, int j, int points) {
+  const int vars = content_variables(task);
+  std::vector<int> idx(vars, 0);
+  double best = 0;
+  for (;;) {
+    std::vector<double> flat(vars);
+    for (int v = 0; v < vars; ++v) flat[v] = -1.0 + 2.0 * idx[v] / (points - 1);
+    const Matrix<double> X = make_input<double>(task, j, unflatten_content(task, flat));
+    const Matrix<double> E =
+        forward(model, X, false).output - make_target(X, j, TargetKind::kPlain);
+    best = std::max(best, E.cwiseAbs().maxCoeff());
+    int v = 0;
+    while (v < vars && ++idx[v] == points) idx[v++] = 0;
+    if (v == vars) break;
+  }
+  return best;
 }
 
 }  // namespace sinkcert::testing

@@ -68,7 +68,8 @@ struct Setup {
   double Umax = 0, Bd = 0, Y0max = 0, Y0min = 0, Ysmax = 0, Ysmin = 0, Vmax = 0;
   std::vector<double> R, beta, Ylmax, All, m;  // per content coordinate
   double hq = 1, hx = 1;                       // half a piece (1: vertex)
-  std::vector<std::vector<int>> pieces;        // query points per piece of q_d
+  bool finite = true;  // every exponential above finite (else nothing is certified)
+  std::vector<std::vector<int>> pieces;  // query points per piece of q_d
 };
 
 void set_queries(Setup& s, const std::vector<double>& qd_grid);
@@ -241,6 +242,11 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
       spp += s.gp[k];
     }
   }
+  const auto all_finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  s.finite = all_finite(s.EU) && all_finite(s.ET) && all_finite(s.e_y0) && all_finite(s.e_ys) &&
+             all_finite(s.sp) && all_finite(s.gu) && all_finite(s.gp);
 }
 
 // The parts of the bound that depend on j and c but not on the query point.
@@ -343,6 +349,8 @@ double slice_bound(const Setup& s, const Corrections& k, int j, double c, double
   if (top) values.reserve(points.size());
   for (const int iq : points) {
     const double v = query_value(s, k, iq, j, c, nu, Tref);
+    // NaN would be dropped by max, inf bounds nothing: this point fails
+    if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
     best = std::max(best, v);
     if (top) values.push_back({v, iq});
   }
@@ -433,6 +441,7 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
       std::vector<double> grid;
       for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
       const Setup narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
+      if (!narrow.finite) return Slice::kHopeless;
       return pieces_hold(narrow, j, lambda, Tref, h, n);
     }
   }
@@ -449,6 +458,7 @@ Slice pieces_hold(const Setup& s, int j, double lambda, double Tref, double h, C
 
 // Whether lambda holds for trigger j, (d, sigma): every slice of T's range.
 bool lambda_holds(const Setup& s, int j, double lambda, Counters& n) {
+  if (!s.finite) return false;
   if (s.cd < 0) {
     // T = (tau_s + (j - 1) tau_key) / j is the same for every input
     const double T = (s.taus[0] + (j - 1) * s.tau[0]) / j;
