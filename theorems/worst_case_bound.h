@@ -31,6 +31,10 @@
 // (x_m = hi where sign(term) * mid(G) > 0, else lo) and the box's centre;
 // before branching, the attack's best input per trigger is offered too
 // (search/attack.h, seed 0, round 0).
+// Caps: on single-head ReLU and softmax models a certified bound on each
+// trigger's whole worst case (relu_vertex_bound.h, before branching;
+// softmax_vertex_bound.h, once the witnesses give a lower bound to aim at)
+// caps every box of that trigger: upper(B) = min(upper(B), cap_j).
 // Gated attention, o_i = sigma(G x_i) * M V_i, has no coefficient form G_ik;
 // its boxes are bounded by the forms of the deep bound
 // (deep_worst_case_bound.h: plain interval evaluation intersected with
