@@ -55,8 +55,11 @@
 //    argument stands.
 // 4. lambda is certified when every slice I (adaptive bisection of T's
 //    range, down to kMinSliceWidth; one slice with h = 0 for a flag d,
-//    whose T is constant) has some nu' (golden-section search: the bound
-//    is convex in nu') with bound <= -allowance. The candidates are
+//    whose T is constant) and every piece of q_d (the pieces cover its
+//    range, so each may take its own nu'; where T in I confines
+//    q_d = j T - sum tau_k, as for j = 1, only that range, in pieces no
+//    wider) has some nu' (golden-section search: the bound is convex in
+//    nu') with bound <= -allowance. The candidates are
 //    lower (1 + f relative_gap) for f in kGapFractions: the first
 //    certified one is the trigger's cap for (d, sigma); the cap is the
 //    largest over (d, sigma) and the rows of step 1.
