@@ -10,6 +10,7 @@
 
 #include "src/forward.h"
 #include "tests/test_util.h"
+#include "tests/worst_case_claims.h"
 #include "theorems/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -120,17 +121,7 @@ TEST_CASE("verify bound with the vertex bound: the gap closes at once, a false c
   const WorstCaseBound b = bound_worst_case(m, task, o);
   CHECK(b.stop_reason == "requested gap reached");
   CHECK(b.note.find("ReLU vertex bound") != std::string::npos);
-  // every trigger's enclosure holds the grid's maximum
-  for (const TriggerBound& t : b.per_trigger) {
-    CHECK(t.upper >= Mpfr(grid_max(m, task, t.trigger, 5)));
-  }
-  // a claim below the certified lower bound: NOT VERIFIED with the witness
-  const double lower = b.lower.convert_to<double>();
-  const UpperBoundCheck wrong = check_upper_bound(m, task, 0.9 * lower, o);
-  CHECK(wrong.verdict == Verdict::kNotVerified);
-  CHECK(wrong.bound.witness_trigger != 0);
-  const UpperBoundCheck right = check_upper_bound(m, task, 1.01 * b.upper.convert_to<double>(), o);
-  CHECK(right.verdict == Verdict::kVerified);
+  testing::check_enclosure_and_claims(m, task, o, b);
 }
 
 }  // namespace

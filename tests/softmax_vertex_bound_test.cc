@@ -9,6 +9,7 @@
 
 #include "src/forward.h"
 #include "tests/test_util.h"
+#include "tests/worst_case_claims.h"
 #include "theorems/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -161,15 +162,7 @@ TEST_CASE(
   o.max_boxes = 1000;
   const WorstCaseBound b = bound_worst_case(m, task, o);
   CHECK(b.note.find("softmax vertex bound: 3 of 3 triggers capped") != std::string::npos);
-  for (const TriggerBound& t : b.per_trigger) {
-    CHECK(t.upper >= Mpfr(grid_max(m, task, t.trigger, 5)));
-  }
-  const double lower = b.lower.convert_to<double>();
-  const UpperBoundCheck wrong = check_upper_bound(m, task, 0.9 * lower, o);
-  CHECK(wrong.verdict == Verdict::kNotVerified);
-  CHECK(wrong.bound.witness_trigger != 0);
-  const UpperBoundCheck right = check_upper_bound(m, task, 1.01 * b.upper.convert_to<double>(), o);
-  CHECK(right.verdict == Verdict::kVerified);
+  testing::check_enclosure_and_claims(m, task, o, b);
 }
 
 }  // namespace

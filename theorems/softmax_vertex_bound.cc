@@ -68,6 +68,7 @@ struct Setup {
   std::vector<double> ET;                              // NQ x NT
   // constants over the whole box
   double Umax = 0, Bd = 0, Y0max = 0, Y0min = 0, Ysmax = 0, Ysmin = 0, Vmax = 0;
+  double msum = 0;                             // sum_l |M[d,c_l]|
   std::vector<double> R, beta, Ylmax, All, m;  // per content coordinate
   double hq = 1, hx = 1;                       // half a piece (1: vertex)
   bool finite = true;  // every exponential above finite (else nothing is certified)
@@ -128,10 +129,9 @@ Setup make_setup(const Eigen::MatrixXd& A, const Eigen::MatrixXd& M, int n, int 
   const double ysc = A(kTriggerFlag, kTriggerFlag) - A(kTriggerFlag, ord);
   s.Ysmax = ysc + gamma_sum + acc_sum;
   s.Ysmin = ysc - gamma_sum - acc_sum;
-  double msum = 0;
-  for (double v : s.m) msum += std::abs(v);
-  s.Vmax = std::max(
-      {std::abs(M(d, kBosFlag)), std::abs(M(d, ord)) + msum, std::abs(M(d, kTriggerFlag)) + msum});
+  for (double v : s.m) s.msum += std::abs(v);
+  s.Vmax = std::max({std::abs(M(d, kBosFlag)), std::abs(M(d, ord)) + s.msum,
+                     std::abs(M(d, kTriggerFlag)) + s.msum});
   // key grid in x_d, query grid in q_d
   if (s.cd >= 0) {
     s.hx = 1.0 / kPiecesX;
@@ -262,10 +262,8 @@ struct Corrections {
 Corrections corrections(const Setup& s, int j, double c) {
   Corrections k;
   const int C = s.C;
-  double msum = 0;
-  for (double v : s.m) msum += std::abs(v);
   // Pneg >= max over x of (c - sigma v(x))
-  const double pneg = std::max(0.0, c - s.sigma * s.M(s.d, s.ord) + msum);
+  const double pneg = std::max(0.0, c - s.sigma * s.M(s.d, s.ord) + s.msum);
   const double eU = std::exp(s.Umax);
   k.w.assign(C, 1.0);
   if (s.cd >= 0) k.w[s.cd] = s.hq * s.hq;
@@ -375,8 +373,9 @@ struct Counters {
 
 enum class Slice { kHolds, kSplit, kHopeless };
 
-// Whether lambda holds on the slice [Tref - h, Tref + h]: a golden-section
-// search over nu' on an active set of query points, confirmed on all.
+// Whether lambda holds on the slice [Tref - h, Tref + h] and one piece of
+// q_d: a golden-section search over nu' on an active set of the piece's
+// query points, confirmed on all of them.
 // kHopeless when even without the slice's own penalty (which narrower
 // slices shrink) the active set's bound stays above D_max h: splitting
 // would not help (a guess that only saves time: failing is always safe).
@@ -384,7 +383,6 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
                   double h, Counters& n) {
   const double c = lambda + s.sigma * Tref;
   const Corrections k = corrections(s, j, c);
-  ++n.slices;
   const double centre = -s.sigma * k.Dref;  // the nu' without a penalty
   std::vector<int> active;
   ++n.evaluations;
@@ -426,14 +424,15 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
   return Slice::kSplit;
 }
 
-Slice pieces_hold(const Setup& s, int j, double lambda, double Tref, double h, Counters& n);
-
 // Whether lambda holds on a slice: on every piece of q_d, each with its own
 // nu' (the pieces cover q_d's range, so their bounds together bound the
 // slice). T in I confines q_d = tau_s = j T - sum tau_k to
 // [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
 // than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
+  ++n.slices;
+  const Setup* use = &s;
+  Setup narrow;
   if (s.cd >= 0) {
     const double lo = std::max(-1.0, j * (Tref - h) - (j - 1));
     const double hi = std::min(1.0, j * (Tref + h) + (j - 1));
@@ -442,17 +441,13 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
       const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
       std::vector<double> grid;
       for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
-      const Setup narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
+      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
       if (!narrow.finite) return Slice::kHopeless;
-      return pieces_hold(narrow, j, lambda, Tref, h, n);
+      use = &narrow;
     }
   }
-  return pieces_hold(s, j, lambda, Tref, h, n);
-}
-
-Slice pieces_hold(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
-  for (const std::vector<int>& piece : s.pieces) {
-    const Slice verdict = piece_holds(s, piece, j, lambda, Tref, h, n);
+  for (const std::vector<int>& piece : use->pieces) {
+    const Slice verdict = piece_holds(*use, piece, j, lambda, Tref, h, n);
     if (verdict != Slice::kHolds) return verdict;
   }
   return Slice::kHolds;

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+//
+// Checks shared by the tests of the bounds that cap verify bound's boxes
+// (relu_vertex_bound_test, softmax_vertex_bound_test): an enclosure b of a
+// model's worst case must hold the grid's maximum for every trigger, a
+// claim at 0.9 x its lower bound must be refuted with a witness, and one at
+// 1.01 x its upper bound verified.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include "tests/test_util.h"
+#include "theorems/worst_case_bound.h"
+
+namespace sinkcert::testing {
+
+inline void check_enclosure_and_claims(const Model<double>& m, const Task& task,
+                                       const theorems::WorstCaseOptions& o,
+                                       const theorems::WorstCaseBound& b) {
+  using theorems::check_upper_bound;
+  using theorems::UpperBoundCheck;
+  // every trigger's enclosure holds the grid's maximum
+  for (const theorems::TriggerBound& t : b.per_trigger) {
+    CHECK(t.upper >= Mpfr(grid_max(m, task, t.trigger, 5)));
+  }
+  // a claim below the certified lower bound: NOT VERIFIED with the witness
+  const double lower = b.lower.convert_to<double>();
+  const UpperBoundCheck wrong = check_upper_bound(m, task, 0.9 * lower, o);
+  CHECK(wrong.verdict == Verdict::kNotVerified);
+  CHECK(wrong.bound.witness_trigger != 0);
+  const UpperBoundCheck right = check_upper_bound(m, task, 1.01 * b.upper.convert_to<double>(), o);
+  CHECK(right.verdict == Verdict::kVerified);
+}
+
+}  // namespace sinkcert::testing
