@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sinkcert needs (only those missing), then
-# configures and builds the Release tree in build/. Run as root on a fresh
-# machine; safe to re-run. Extra arguments go to the cmake configure step.
+# configures the Release tree in build/ and builds the `sinkcert` program and
+# what it needs, and nothing else (scripts/test.sh builds the tests and
+# benchmarks). Run as root on a fresh machine; safe to re-run. Extra
+# arguments go to the cmake configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,4 +15,4 @@ bash scripts/install_packages.sh build.sh "${packages[@]}"
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j "$jobs"
+cmake --build build -j "$jobs" --target sinkcert

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh "$@"
-# coqc checks the Coq certificates of verify relu --coq (tests/coq_cli_test.sh)
+# The tests and benchmarks (build.sh built the program alone).
+cmake --build build -j "$(nproc)"
+# coqc checks the Coq certificates of verify relu --coq (tests/app/coq_cli_test.sh)
 bash scripts/install_packages.sh test.sh coq
 if [ "${SINKCERT_SKIP_NUMPY:-}" = 1 ]; then
   echo "test.sh: SINKCERT_SKIP_NUMPY=1: numpy_cross_check_test skips the live numpy run"

@@ -14,7 +14,12 @@
 
 namespace sinkcert {
 
-enum class Verdict { kVerified, kNotVerified, kUndecided };
+// A checker's answer. To a claim: VERIFIED (it holds), NOT VERIFIED (it
+// fails, with a witness), UNDECIDED (the budget ran out between). Without a
+// claim a bound answers with its enclosure: ENCLOSED when it reached the
+// requested gap, NOT ENCLOSED when it did not (the enclosure is still true).
+// NOT APPLICABLE: the checker does not fit the model (the reason is said).
+enum class Verdict { kVerified, kNotVerified, kUndecided, kEnclosed, kNotEnclosed, kNotApplicable };
 
 inline std::string to_string(Verdict v) {
   switch (v) {
@@ -24,6 +29,12 @@ inline std::string to_string(Verdict v) {
       return "NOT VERIFIED";
     case Verdict::kUndecided:
       return "UNDECIDED";
+    case Verdict::kEnclosed:
+      return "ENCLOSED";
+    case Verdict::kNotEnclosed:
+      return "NOT ENCLOSED";
+    case Verdict::kNotApplicable:
+      return "NOT APPLICABLE";
   }
   throw std::logic_error("unknown verdict");
 }

@@ -7,14 +7,14 @@
 // trigger, flags 0/1, content in [-1, 1]) and errors name file and field.
 // "version" and a free-form "metadata" object are optional. Every entry is the
 // exact rational its decimal literal (or decimal string) denotes, as in weight
-// files (src/internal/json_reader.h): the input the file describes is exact,
+// files (src/json_reader.h): the input the file describes is exact,
 // and tokens_as<T>() makes it in T (exactly for Rational, enclosed for Mpfi,
 // rounded for double/Mpfr).
 #pragma once
 
 #include <string>
 
-#include "src/internal/json_reader.h"
+#include "src/json_reader.h"
 #include "src/scalar_traits.h"
 
 namespace sinkcert {

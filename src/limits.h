@@ -32,7 +32,7 @@ inline constexpr int kMaxN = 256;
 inline constexpr int kMaxL = 1024;
 // Layers and heads per layer of a weight file: 16 each (at n = 256 that is
 // 16 x 16 x 2 n^2 = 33.6 M numbers, beyond what the reader's file-size
-// limit, src/internal/json_reader.h, admits anyway).
+// limit, src/json_reader.h, admits anyway).
 inline constexpr int kMaxLayers = 16;
 inline constexpr int kMaxHeads = 16;
 
@@ -48,7 +48,7 @@ inline constexpr int kMinL = 2;
 inline constexpr std::size_t kMemoryBudgetBytes = std::size_t{4} << 30;
 
 // --- verify relu ------------------------------------------------------------
-// O(H L^3) exact rational operations (theorems/relu_exact_checker.h):
+// O(H L^3) exact rational operations (theorems/exact/relu_exact_checker.h):
 // measured n = 64: L = 256 1.3 s, L = 512 8.8 s; n = 256, L = 1024 53 s.
 // So H L^3 <= 2^30 (one head at L = 1024; a 16-head weight file up to
 // L = 406); n enters only as n^2 per distinct row tuple.
@@ -58,7 +58,7 @@ inline constexpr double kMaxReluWork = 1073741824.0;  // 2^30 = H L^3
 
 // --- verify bound -----------------------------------------------------------
 // Before its first budget check the branch and bound runs the adversary and
-// one MPFI pass per trigger (theorems/worst_case_bound.h), whose time grows
+// one MPFI pass per trigger (theorems/bounds/worst_case_bound.h), whose time grows
 // about as L^3 n^2 and linearly in the precision beyond ~1000 bits;
 // measured at 128 bits: n = L = 16 3 s, n = 16 / L = 32 27 s, n = 64 /
 // L = 16 29 s, n = 32 / L = 32 101 s, n = 16 / L = 64 324 s (whatever

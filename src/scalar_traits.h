@@ -323,7 +323,7 @@ double to_double(const T& x) {
 // Eigen's blocked GEMM and triangular kernels pad with default-constructed
 // scalars; for MPFI those are NaN and poison the result at sizes that are not
 // multiples of the register blocks (e.g. 8x6 times 6x6;
-// tests/scalar_traits_test.cc). So only the built-in arithmetic types use
+// tests/src/scalar_traits_test.cc). So only the built-in arithmetic types use
 // Eigen's GEMM; every class type (intervals, MPFR, rationals, Jets) uses the
 // coefficient-based product, whose sums start from an actual coefficient.
 template <class A, class B>

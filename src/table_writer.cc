@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "src/input_error.h"
-#include "src/internal/json_reader.h"
+#include "src/json_reader.h"
 #include "src/subprocess.h"
 
 namespace sinkcert {

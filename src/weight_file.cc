@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "src/input_error.h"
-#include "src/internal/json_reader.h"
+#include "src/json_reader.h"
 #include "src/limits.h"
 #include "src/run_info.h"
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "src/internal/json_reader.h"
+#include "src/json_reader.h"
 #include "src/model.h"
 #include "src/scalar_traits.h"
 

@@ -10,7 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/test_util.h"
-#include "theorems/worst_case_bound.h"
+#include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::testing {
 

@@ -27,7 +27,7 @@
 // and the ratio attack / PGD. Single thread.
 //
 // --bound-check: the attack against the certified upper bound of the
-// branch and bound (theorems/worst_case_bound.h) on the n = 5, L = 4 models
+// branch and bound (theorems/bounds/worst_case_bound.h) on the n = 5, L = 4 models
 // of the committed hypothesis-edge runs (results/theorem1/edges/n5_L4_*),
 // where the bound closes. Since attack <= E <= upper, the ratio
 //   attack / upper  (<= 1)
@@ -56,7 +56,7 @@
 #include "search/paper_recipe.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
-#include "theorems/worst_case_bound.h"
+#include "theorems/bounds/worst_case_bound.h"
 
 using namespace sinkcert;
 using namespace sinkcert::search;

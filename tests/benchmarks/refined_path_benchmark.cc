@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The refined scale path (theorems/refined_path.h) at the paper's size: the
+// The refined scale path (theorems/studies/refined_path.h) at the paper's size: the
 // three n = L = 16 path models of the committed Theorem 1 study, projected
 // onto the exact-trigger-row structure and scaled, each step certified at W,
 // bounded over the whole box (E and 1 - min BOS). Prints per step the wall
@@ -22,7 +22,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
-#include "theorems/refined_path.h"
+#include "theorems/studies/refined_path.h"
 
 int main(int argc, char** argv) {
   using namespace sinkcert;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// Benchmark of the Theorem 1 study (theorems/theorem1_study.h), not a ctest
+// Benchmark of the Theorem 1 study (theorems/studies/theorem1_study.h), not a ctest
 // test: the same study (default n = L = 16, seed 0, the options of
 // `sinkcert theorem1`) run in one process on 1 thread and then on 2, with
 //   wall seconds and process CPU seconds (user + system, all threads) of each,
@@ -32,7 +32,7 @@
 
 #include "src/elapsed.h"
 #include "src/run_info.h"
-#include "theorems/theorem1_study.h"
+#include "theorems/studies/theorem1_study.h"
 
 namespace {
 

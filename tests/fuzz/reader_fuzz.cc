@@ -27,7 +27,7 @@
 #include "src/forward.h"
 #include "src/input_error.h"
 #include "src/input_file.h"
-#include "src/internal/json_reader.h"
+#include "src/json_reader.h"
 #include "src/task.h"
 #include "src/weight_file.h"
 

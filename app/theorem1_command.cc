@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert theorem1 --n N --L L [--trigger-range paper|reference-code]
+//                   [--seed S] [--out DIR] [--quick] [--threads T] [--no-attack]
+// Theorem 1 studied by search (theorems/studies/theorem1_study.h): descent path,
+// frontier eps*(delta), BOS mass against content, the final certification
+// by the attack, and a verdict; the same result for every --threads.
+// Progress on stderr; summary on stdout; JSON, CSV, weight files and
+// figures in --out.
+// Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
+// NOT APPLICABLE (L = 2),
+// 2 bad input.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/commands.h"
+#include "src/input_error.h"
+#include "src/limits.h"
+#include "src/parallel_tasks.h"
+#include "src/run_info.h"
+#include "theorems/reports/theorem1_report.h"
+#include "theorems/studies/theorem1_study.h"
+
+namespace sinkcert::cli {
+
+namespace {
+
+// The study has at most starts + deltas (11 by default) tasks at once; more
+// threads idle. The cap only rejects nonsense.
+constexpr int kMaxTheorem1Threads = 64;
+
+struct Theorem1CliOptions {
+  TaskOptions task;
+  std::uint64_t seed = 0;
+  std::string out = "results/theorem1";
+  bool quick = false;
+  int threads = default_thread_count();
+  bool no_attack = false;
+};
+
+void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
+  const Task task = opt.task.task();
+  check_task_options(task);
+  // The dense Levenberg-Marquardt Jacobian must fit the memory budget
+  // (limits.h): 8 * kTheorem1MaxInputsPerTrigger (L - 1) L n * 2 n^2 bytes.
+  const auto jacobian_bytes = [n = double(task.n)](int L) {
+    return 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n;
+  };
+  if (jacobian_bytes(task.L) > static_cast<double>(kMemoryBudgetBytes)) {
+    int max_L = kMinL;
+    while (jacobian_bytes(max_L + 1) <= static_cast<double>(kMemoryBudgetBytes)) ++max_L;
+    const std::string why = " (the search's dense Jacobian, 160 (L-1) L n^3 bytes, must fit " +
+                            std::to_string(kMemoryBudgetBytes >> 30) + " GiB), got ";
+    throw InputError("command line", "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " at --n " +
+                         std::to_string(task.n) + why + std::to_string(task.L));
+  }
+  // before minutes of search: --out must be a writable folder whose study
+  // files are regular files
+  check_output_set(theorems::theorem1_output_set(opt.out), "--out");
+  ctx.activity = "running the search (--n, --L)";
+  theorems::Theorem1Options o;
+  if (opt.quick) {
+    o = theorems::quick_options(task, opt.seed);
+  } else {
+    o.task = task;
+    o.seed = opt.seed;
+  }
+  o.threads = opt.threads;
+  o.attack = !opt.no_attack;
+  std::cout << "theorem1: n = " << task.n << ", L = " << task.L << ", trigger range "
+            << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
+            << "\n";
+  std::cout << "parametrization: " << search::kParametrization << "\n";
+  const theorems::Theorem1Study st = theorems::run_theorem1_study(
+      o, [](const std::string& line) { std::cerr << "theorem1: " << line << "\n"; });
+  // SEARCH values are the certified ones (adversary.h, certify_witness);
+  // where the search's double value differs in the first digit, say so
+  const auto double_note = [](const search::Witness& w) {
+    char note[96] = "";
+    if (w.double_disagrees) {
+      std::snprintf(note, sizeof note, " (the double value %.3e differs in the first digit)",
+                    w.value);
+    }
+    return std::string(note);
+  };
+  // which adversary found the reported worst case, and the other's value
+  const auto found_by = [](const theorems::FinalCertification& fc) {
+    if (!fc.attacked) return std::string();
+    const bool attack_won = fc.found_by != "minimax adversary";
+    return " (" + fc.found_by + "; " + (attack_won ? "minimax adversary " : "attack ") +
+           theorems::format_bound(attack_won ? fc.minimax_worst_case : fc.attack_worst_case, true,
+                                  4) +
+           ")";
+  };
+  char buf[512];
+  for (const auto& r : st.runs) {
+    char min_bos[160] = "none (no non-trigger position)";
+    if (r.min_bos.best.value <= 1) {
+      std::snprintf(min_bos, sizeof min_bos, "%s %s%s",
+                    theorems::format_bound(r.min_bos.best.certified, false, 13).c_str(),
+                    r.min_bos.evidence.label().c_str(), double_note(r.min_bos.best).c_str());
+    }
+    std::snprintf(
+        buf, sizeof buf,
+        "path start %d (normal std %g): worst case %s %s%s%s, mean BOS "
+        "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
+        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
+        r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
+        found_by(r.final_certification).c_str(), r.stats.heads[0][0].overall.mean,
+        r.stats.evidence.label().c_str(), min_bos, r.result.stop_reason.c_str(), r.result.seconds);
+    std::cout << buf;
+  }
+  std::cout << "frontier: worst case of the frontier model at each delta (SEARCH, lower bound on "
+               "that model's E; no bound on eps*(delta), for which the model witnesses an upper "
+               "bound only once certified); mean BOS NUMERIC(53):\n";
+  for (const auto& p : st.frontier) {
+    std::snprintf(buf, sizeof buf, "  delta %-6g worst case %s%s%s  mean BOS %.6f  %s%s\n", p.delta,
+                  theorems::format_bound(p.eps, true, 5).c_str(),
+                  double_note(p.result.worst).c_str(), found_by(p.final_certification).c_str(),
+                  p.bos_mean, p.feasible ? "feasible" : "NO FEASIBLE MODEL",
+                  p.converged ? "" : " (not converged)");
+    std::cout << buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "log-log slope of the frontier models' worst cases against delta: %.3f +- %.3f "
+                "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
+                st.slope, st.slope_stderr);
+  std::cout << buf;
+  finish_study(
+      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      [&](const RunInfo& info, std::vector<std::string>* skipped) {
+        return theorems::write_theorem1_outputs(st, info, opt.out, skipped);
+      },
+      ctx);
+}
+
+}  // namespace
+
+int exit_code_for(theorems::StudyVerdict v) {
+  switch (v) {
+    case theorems::StudyVerdict::kConsistent:
+      return kExitSuccess;
+    case theorems::StudyVerdict::kCounterexampleCandidate:
+      return kExitNotVerified;
+    case theorems::StudyVerdict::kInconclusive:
+    case theorems::StudyVerdict::kNotApplicable:
+      return kExitUndecided;
+  }
+  return kExitInternal;
+}
+
+void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
+                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
+                  Context& ctx) {
+  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
+  const RunInfo info = make_run_info(ctx.argv, seed, "double");
+  std::vector<std::string> skipped;
+  const auto written = write(info, &skipped);
+  std::cout << "wrote " << written.size() << " files to " << out << "\n";
+  for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "time: %.1f s\n", seconds);
+  std::cout << buf;
+  ctx.exit_code = exit_code_for(verdict);
+}
+
+void add_theorem1_command(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<Theorem1CliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "theorem1", "Theorem 1 by adversarial search: descent path, frontier eps*(delta), verdict");
+  add_task_options(
+      sub, &opt->task,
+      {kMaxTheorem1N, "token dimension, default 16", kMaxTheorem1L, "sequence length, default 16"});
+  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
+  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  sub->add_flag("--quick", opt->quick, "fewer starts and rounds (e.g. with --n 8 --L 8)");
+  add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem1Threads,
+                 "threads for the independent path starts, frontier points and final "
+                 "certifications (same result for any count), default: the hardware's");
+  sub->add_flag("--no-attack", opt->no_attack,
+                "final worst cases from the minimax's adversary alone, without the attack");
+  sub->callback([opt, &ctx] { run_theorem1(*opt, ctx); });
+}
+
+}  // namespace sinkcert::cli

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert theorem2 [--layers 1|2|4] [--heads 1|2|4] --n N --L L
+//                   [--trigger-range paper|reference-code] [--seed S]
+//                   [--out DIR] [--quick] [--time-limit SECONDS]
+//                   [--active-per-trigger K] [--threads T]
+// Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
+// of a residual softmax model, its sink score sigma and each head's BOS
+// mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
+// question, and a verdict. Progress on stderr; summary on stdout; JSON, CSV,
+// weight files and the figure in --out.
+// Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
+// NOT APPLICABLE (L = 2), 2 bad input.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/commands.h"
+#include "src/input_error.h"
+#include "src/limits.h"
+#include "src/parallel_tasks.h"
+#include "src/run_info.h"
+#include "theorems/reports/theorem2_report.h"
+#include "theorems/studies/theorem2_study.h"
+
+namespace sinkcert::cli {
+
+namespace {
+
+// Each least-squares solve's sums have two parts (search/compressed_rows_cost.h);
+// more threads idle. The cap only rejects nonsense.
+constexpr int kMaxTheorem2Threads = 64;
+
+struct Theorem2CliOptions {
+  TaskOptions task;
+  int layers = 2, heads = 2;
+  std::uint64_t seed = 0;
+  std::string out = "results/theorem2";
+  bool quick = false;
+  double time_limit = 0;       // 0: the study's default
+  int active_per_trigger = 0;  // 0: the study's default
+  int threads = default_thread_count();
+};
+
+void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
+  const Task task = opt.task.task();
+  check_task_options(task);
+  for (auto [name, value] : {std::pair{"--layers", opt.layers}, std::pair{"--heads", opt.heads}}) {
+    if (value != 1 && value != 2 && value != 4) {
+      throw InputError("command line", name, "expected 1, 2 or 4, got " + std::to_string(value));
+    }
+  }
+  theorems::Theorem2Options o;
+  if (opt.quick) {
+    o = theorems::theorem2_quick_options(task, opt.layers, opt.heads, opt.seed);
+  } else {
+    o.task = task;
+    o.layers = opt.layers;
+    o.heads = opt.heads;
+    o.seed = opt.seed;
+  }
+  if (opt.time_limit > 0) o.path_time_limit = opt.time_limit;
+  o.threads = opt.threads;
+  if (opt.active_per_trigger > 0) {
+    // at least one place per trigger for the adversary's witnesses
+    o.max_per_trigger = opt.active_per_trigger;
+    o.initial_per_trigger = std::min(o.initial_per_trigger, opt.active_per_trigger - 1);
+  }
+  // The least-squares solve over P = 2 n^2 layers heads parameters, its
+  // rows summed into one compressed block (search/compressed_rows_cost.h):
+  // P x P matrices for the two parts' sums, the block's own copy and its
+  // factor, Ceres' (P + 1) x P Jacobian, normal matrix and factor (7 P^2),
+  // and each part's chunk of at most 256 + L n rows (one input's rows fit
+  // in a chunk), 8 bytes each.
+  const double params = 2.0 * task.n * task.n * opt.layers * opt.heads;
+  check_memory("command line", "--layers",
+               8.0 * (7 * params * params + 2 * (256.0 + task.L * task.n) * params),
+               "the least-squares solve (seven P x P matrices, P = 2 n^2 layers heads)");
+  check_output_set(theorems::theorem2_output_set(opt.out), "--out");
+  ctx.activity = "running the search (--n, --L, --layers, --heads)";
+  std::cout << "theorem2: residual softmax " << opt.layers << " x " << opt.heads
+            << ", n = " << task.n << ", L = " << task.L << ", trigger range "
+            << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
+            << "\n";
+  std::cout << "parametrization: " << search::kDeepParametrization << "\n";
+  const theorems::Theorem2Study st = theorems::run_theorem2_study(
+      o, [](const std::string& line) { std::cerr << "theorem2: " << line << "\n"; });
+  char buf[640];
+  for (const auto& r : st.runs) {
+    std::snprintf(
+        buf, sizeof buf,
+        "path start %d (normal std %g): worst case %s %s, sink score %.12f NUMERIC(53) "
+        "(layer %d, head %d, position %d), %s, %d rounds, %.1f s\n",
+        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
+        r.result.evidence.label().c_str(), r.sink.sigma, r.sink.layer, r.sink.head, r.sink.position,
+        r.result.stop_reason.c_str(), static_cast<int>(r.result.history.size()), r.result.seconds);
+    std::cout << buf;
+    for (const auto& layer : r.stats.heads) {
+      for (const auto& h : layer) {
+        std::snprintf(buf, sizeof buf,
+                      "  layer %d head %d: mean BOS %.9f, min BOS %.9f (NUMERIC(53), probe set)\n",
+                      h.layer, h.head, h.overall.mean, h.overall.min);
+        std::cout << buf;
+      }
+    }
+  }
+  std::cout << "frontiers: worst case of the capped model at each delta (SEARCH, lower bound on "
+               "that model's E; no bound on the frontier itself); capped BOS and sink score "
+               "NUMERIC(53):\n";
+  for (const auto& p : st.frontier) {
+    const std::string capped =
+        p.scope == theorems::CapScope::kAll
+            ? std::string("every head")
+            : "layer " + std::to_string(p.layer) + " head " + std::to_string(p.head);
+    if (!p.not_run.empty()) {
+      std::cout << "  eps_" << theorems::to_string(p.scope) << " delta " << p.delta << ": not run ("
+                << p.not_run << ")\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "  eps_%s (%s) delta %-5g worst case %s  capped BOS %.6f  sink score %.6f  "
+                  "%s%s\n",
+                  theorems::to_string(p.scope).c_str(), capped.c_str(), p.delta,
+                  theorems::format_bound(p.eps, true, 5).c_str(), p.capped_bos, p.sink.sigma,
+                  p.feasible ? "feasible" : "NO FEASIBLE MODEL",
+                  p.converged ? "" : " (not converged)");
+    std::cout << buf;
+  }
+  std::cout << "every head must sink? " << st.every_head.summary << "\n";
+  finish_study(
+      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      [&](const RunInfo& info, std::vector<std::string>* skipped) {
+        return theorems::write_theorem2_outputs(st, info, opt.out, skipped);
+      },
+      ctx);
+}
+
+}  // namespace
+
+void add_theorem2_command(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<Theorem2CliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "theorem2",
+      "Theorem 2 by adversarial search in residual models: descent path, sink score, verdict");
+  add_task_options(
+      sub, &opt->task,
+      {kMaxTheorem1N, "token dimension, default 16", kMaxTheorem1L, "sequence length, default 16"});
+  add_int_option(sub, "--layers", &opt->layers, 1, 4, "layers: 1, 2 or 4 (default 2)");
+  add_int_option(sub, "--heads", &opt->heads, 1, 4, "heads per layer: 1, 2 or 4 (default 2)");
+  add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
+  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  sub->add_flag("--quick", opt->quick, "the paper's init only, fewer rounds (e.g. --n 5 --L 4)");
+  add_real_option(sub, "--time-limit", &opt->time_limit, RealRange{0, true, true, 1e6},
+                  "seconds per path start after which no new round starts (default 1800; a run "
+                  "that hits it depends on the machine's speed)");
+  add_int_option(sub, "--active-per-trigger", &opt->active_per_trigger, 2, 10,
+                 "active-set inputs per trigger position (default 10; fewer: less memory and "
+                 "time per round, a weaker exchange)");
+  add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem2Threads,
+                 "threads of each least-squares solve's sums (same result for any count), "
+                 "default: the hardware's");
+  sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
+}
+
+}  // namespace sinkcert::cli

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert verify relu --n N --L L [--trigger-range paper|reference-code]
+//                      [--weights W.json | --layers N --heads H [--write-weights F]]
+//                      [--out FILE] [--coq FILE.v]
+// Theorem 3's exact certificate (theorems/exact/relu_exact_checker.h) for the ReLU
+// construction of README, Definitions 4 (or its residual version with
+// --layers/--heads, src/constructions.h), or for a ReLU weight file.
+// Prints the summary; writes the JSON certificate atomically to --out, and
+// the result as a Coq proof to --coq (theorems/exact/coq_export.h).
+// sinkcert verify bound --weights W.json --L L [--trigger-range ...]
+//                       [--claim E] [--gap G] [--seconds S] [--boxes N] [--bits B]
+// The certified worst-case loss of a single-layer weight file over the whole
+// content box (theorems/bounds/worst_case_bound.h), or of a residual weight file of
+// several layers (theorems/bounds/deep_worst_case_bound.h): lower <= E <= upper to a
+// relative gap G, or, with --claim, whether E <= claim holds.
+// sinkcert verify bos --weights W.json --L L [--trigger-range ...]
+//                     [--max] [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
+// The certified minimum BOS mass of a single-layer weight file over the whole
+// content box (theorems/bounds/bos_bound.h): 1 - min BOS enclosed to a relative gap
+// G, or, with --claim, whether min BOS >= claim holds; with --max the
+// maximum non-trigger BOS mass (a BOS cap) enclosed, or whether max BOS <=
+// claim holds.
+// Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
+#include <algorithm>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "app/commands.h"
+#include "src/constructions.h"
+#include "src/input_error.h"
+#include "src/limits.h"
+#include "src/run_info.h"
+#include "src/weight_file.h"
+#include "theorems/bounds/bos_bound.h"
+#include "theorems/exact/coq_export.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
+#include "theorems/exact/relu_exact_checker.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::cli {
+
+namespace {
+
+struct VerifyReluOptions {
+  TaskOptions task;
+  std::string weights;
+  std::string out;
+  std::string coq;
+  bool coq_force = false;     // debug: theorem3 even when not VERIFIED
+  int layers = 1, heads = 1;  // the construction's shape (without --weights)
+  CLI::Option* layers_option = nullptr;
+  CLI::Option* heads_option = nullptr;
+  std::string write_weights;  // write the construction as a weight file
+};
+
+void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
+  const std::string cli = "command line";
+  Task task = opt.task.task();
+  std::optional<WeightFile> file;
+  if (!opt.weights.empty()) {
+    ctx.activity = "reading " + opt.weights;
+    file = read_weight_file(opt.weights);
+  }
+  if (file) {
+    if (opt.task.n_option->count() > 0 && task.n != file->n) {
+      throw InputError(cli, "--n",
+                       "the weight file's n = " + std::to_string(file->n) + " (or omit --n), got " +
+                           std::to_string(task.n));
+    }
+    task.n = file->n;
+  }
+  if (file && (opt.layers_option->count() > 0 || opt.heads_option->count() > 0 ||
+               !opt.write_weights.empty())) {
+    throw InputError(cli, opt.write_weights.empty() ? "--layers/--heads" : "--write-weights",
+                     "expected no --weights (they choose and write the construction)");
+  }
+  check_task_options(task);
+  // exact operations (limits.h, kMaxReluWork; theorems/exact/relu_exact_checker.h)
+  const int heads = file ? std::max(1, file->num_heads()) : opt.heads;
+  const int layers = file ? std::max(1, file->num_layers()) : opt.layers;
+  const auto relu_work = [&](int L) { return theorems::relu_exact_work(layers, heads, task.n, L); };
+  if (relu_work(task.L) > kMaxReluWork) {
+    int max_L = kMinL;
+    while (relu_work(max_L + 1) <= kMaxReluWork) ++max_L;
+    const std::string shape = std::to_string(layers) + " layer(s) x " + std::to_string(heads) +
+                              " heads at n = " + std::to_string(task.n);
+    if (relu_work(kMinL) > kMaxReluWork) {
+      throw InputError(cli, "--L",
+                       "expected a smaller model: the exact check of " + shape +
+                           " exceeds its cap of 2^30 operations at every L");
+    }
+    throw InputError(cli, "--L",
+                     "expected " + integer_range_text(kMinL, max_L) + " for a model of " +
+                         (layers == 1 ? std::to_string(heads) + " heads (the exact check's H L^3"
+                                      : shape + " (the exact check's") +
+                         " operations are capped at 2^30, about a minute), got " +
+                         std::to_string(task.L));
+  }
+  if (!opt.write_weights.empty()) check_output_file(opt.write_weights, "--write-weights");
+  if (!opt.out.empty()) check_output_file(opt.out, "--out");
+  if (!opt.coq.empty()) {
+    theorems::check_coq_file_name(opt.coq, "--coq");
+    check_output_file(opt.coq, "--coq");
+  } else if (opt.coq_force) {
+    throw InputError(cli, "--coq-force-theorem", "expected --coq FILE.v as well");
+  }
+  ctx.activity = "computing the exact certificate (--n, --L)";
+  const bool deep = opt.layers > 1 || opt.heads > 1;
+  const Model<Rational> model =
+      file   ? to_model<Rational>(*file)
+      : deep ? relu_residual_construction<Rational>(task.n, opt.layers, opt.heads)
+             : relu_construction<Rational>(task.n);
+  if (file) {
+    std::cout << "weights: " << opt.weights << " (entries read as exact rationals)\n";
+  } else if (deep) {
+    std::cout << "model: the residual ReLU construction of README, Theorem 3 (" << opt.layers
+              << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
+  } else {
+    std::cout << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
+                 "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
+  }
+  if (!opt.write_weights.empty()) {
+    const RunInfo info = make_run_info(ctx.argv, 0, "exact");
+    write_weight_file(opt.write_weights, weight_file_from_model(model, to_json(info)));
+    std::cout << "weights written to " << opt.write_weights << "\n";
+  }
+  const int total = static_cast<int>(task.trigger_positions().size());
+  const int step = total >= 20 ? total / 10 : total + 1;
+  const auto progress = [step](int done, int all) {
+    if (done % step == 0 || (done == all && all > step)) {
+      std::cerr << "verify relu: " << done << "/" << all << " trigger positions\n";
+    }
+  };
+  const theorems::ReluCertificate cert = theorems::check_relu_exact(model, task, progress);
+  std::cout << theorems::summary_text(cert);
+  std::ostringstream time;
+  time << std::fixed << std::setprecision(3) << cert.seconds;
+  std::cout << "time: " << time.str() << " s\n";
+  if (!opt.out.empty()) {
+    const RunInfo info = make_run_info(ctx.argv, 0, "exact");
+    write_file_atomically(opt.out, theorems::to_json(cert, info).dump(2) + "\n");
+    std::cout << "certificate written to " << opt.out << "\n";
+  }
+  if (!opt.coq.empty()) {
+    std::string why = theorems::coq_unsupported_reason(model);
+    if (why.empty() && cert.verdict == Verdict::kUndecided && !opt.coq_force) {
+      why = "the verdict is UNDECIDED";
+    }
+    if (!why.empty()) {
+      std::cout << "Coq certificate: not written (" << why << ")\n";
+    } else {
+      const RunInfo info = make_run_info(ctx.argv, 0, "exact");
+      const theorems::CoqCertificate coq =
+          theorems::coq_certificate(model, cert, info, opt.coq_force, file ? &*file : nullptr);
+      write_file_atomically(opt.coq, coq.text);
+      std::cout << "Coq certificate (theorem " << coq.theorem << ") written to " << opt.coq
+                << "; check it with: coqc " << opt.coq << "\n";
+    }
+  }
+  ctx.exit_code = exit_code_for(cert.verdict);
+}
+
+// The options of the two box checkers, verify bound and verify bos.
+struct VerifyBoxOptions {
+  std::string weights;
+  TaskOptions task;  // --L required, n from the weight file
+  std::optional<double> claim;
+  double gap = 0.01;
+  double seconds = 60.0;
+  int boxes = 200000;  // BoxSearchOptions' default budget
+  int bits = 128;
+  CLI::Option* weights_option = nullptr;
+};
+
+// What a box checker reads: a single-layer weight file of n <= kMaxBoundN
+// and the task of --L, whose first pass (no budget check) costs
+// work(file, L) <= max_work. checker names the bound in the kind error,
+// n_note explains the n limit, work_note(file) the L limit (after
+// "for n = N").
+struct BoxInput {
+  WeightFile file;
+  Task task;
+};
+BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::string& checker,
+                        const std::string& n_note,
+                        const std::function<double(const WeightFile&, int)>& work, double max_work,
+                        const std::function<std::string(const WeightFile&)>& work_note,
+                        bool residual_layers = false) {
+  // Every value was range-checked when parsed (add_*_option, limits.h).
+  require_option(opt.weights_option);
+  require_option(opt.task.L_option);
+  ctx.activity = "reading " + opt.weights;
+  BoxInput in{read_weight_file(opt.weights), opt.task.task()};
+  const WeightFile& file = in.file;
+  // residual_layers: a residual file of several layers is accepted too
+  const bool deep = residual_layers && file.kind == ModelKind::kResidual && file.num_layers() > 1;
+  if (!deep && (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1)) {
+    throw InputError(opt.weights, "kind",
+                     residual_layers
+                         ? "single-layer, or residual with several layers (" + checker +
+                               " handles those, any heads and attention)"
+                         : "single-layer (" + checker +
+                               " handles single-layer models, any heads and attention)");
+  }
+  if (file.n > kMaxBoundN) {
+    throw InputError(
+        opt.weights, "n",
+        "at most " + std::to_string(kMaxBoundN) + n_note + ", got " + std::to_string(file.n));
+  }
+  in.task.n = file.n;
+  check_task_options(in.task);
+  if (work(file, in.task.L) > max_work) {
+    int max_L = kMinL;
+    while (work(file, max_L + 1) <= max_work) ++max_L;
+    throw InputError("command line", "--L",
+                     "expected " + integer_range_text(kMinL, max_L) +
+                         " for n = " + std::to_string(file.n) + work_note(file) + ", got " +
+                         std::to_string(in.task.L));
+  }
+  return in;
+}
+
+// The options verify bound and verify bos share: --weights, the task
+// options, --claim (in claim_range), --gap, --seconds and --bits, with each
+// subcommand's own help texts.
+std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim_range,
+                                                  const std::string& claim_help,
+                                                  const std::string& gap_help,
+                                                  const std::string& bits_help) {
+  auto opt = std::make_shared<VerifyBoxOptions>();
+  opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
+                                        "a single-layer weight file (required)");
+  add_task_options(sub, &opt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
+  add_real_option(
+      sub, "--claim", [opt](double c) { opt->claim = c; }, claim_range, claim_help);
+  add_real_option(sub, "--gap", &opt->gap, RealRange{0, true}, gap_help);
+  add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
+                  "time budget, default 60");
+  // a box budget reproduces a run, whatever the load (10^9 boxes: days)
+  add_int_option(sub, "--boxes", &opt->boxes, 1, 1000000000,
+                 "budget of evaluated boxes, default 200000 (lowered to fit memory)");
+  add_int_option(sub, "--bits", &opt->bits, kMinBoundBits, kMaxBoundBits, bits_help);
+  return opt;
+}
+
+// The budget options both bounds share, with the box budget lowered so that
+// every live box (of box_bytes) fits kMemoryBudgetBytes (limits.h).
+void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
+                     theorems::BoxSearchOptions& options) {
+  options.relative_gap = opt.gap;
+  options.max_seconds = opt.seconds;
+  options.max_boxes = opt.boxes;
+  options.bits = opt.bits;
+  options.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
+}
+
+void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
+  // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
+  // capped (limits.h, kMaxBoundWork).
+  // Several layers: times layers x heads (every box of the deep bound runs
+  // a reverse pass per output term through every head).
+  const auto bound_work = [&](const WeightFile& file, int L) {
+    const double deep = file.num_layers() > 1 ? file.num_layers() * file.num_heads() : 1;
+    return deep * L * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
+  };
+  const BoxInput in = read_box_input(
+      opt, ctx, "the bound", " for verify bound (its interval forward passes grow as L^3 n)",
+      bound_work, kMaxBoundWork,
+      [&](const WeightFile&) {
+        return " at --bits " + std::to_string(opt.bits) +
+               " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, times layers x heads "
+               "for several layers, takes about a minute at the limit)";
+      },
+      true);
+  const WeightFile& file = in.file;
+  const Task& task = in.task;
+  ctx.activity = "running the branch and bound (--L, --bits)";
+  theorems::WorstCaseOptions options;
+  // a box: its bounds, vertex and weights, 4 V doubles (V = (L - 1)(n - 3)
+  // content variables), plus two MPFR numbers. The summary says when the
+  // budget ran out.
+  set_box_options(opt, 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0, options);
+  options.progress = [](long boxes, double lower, double upper) {
+    std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
+  };
+  options.cap_progress = [](int done, int all) {
+    std::cerr << "verify bound: softmax vertex bound, " << done << " of " << all
+              << " (coordinate, sign) pairs done\n";
+  };
+  // the exact model the file denotes (factored heads multiplied out exactly)
+  const Model<Rational> model = to_model<Rational>(file);
+  std::cout << "weights: " << opt.weights << "\n";
+  if (file.num_layers() > 1) {  // residual, several layers
+    if (opt.claim) {
+      const auto check = theorems::check_deep_upper_bound(model, task, *opt.claim, options);
+      std::cout << theorems::deep_summary_text(model, check, task);
+      ctx.exit_code = exit_code_for(check.verdict);
+    } else {
+      const auto bound = theorems::bound_deep_worst_case(model, task, options);
+      std::cout << theorems::deep_summary_text(model, bound, task, opt.gap);
+      ctx.exit_code = exit_code_for(bound.verdict);
+    }
+    return;
+  }
+  if (opt.claim) {
+    const theorems::UpperBoundCheck check =
+        theorems::check_upper_bound(model, task, *opt.claim, options);
+    std::cout << theorems::summary_text(check, task);
+    ctx.exit_code = exit_code_for(check.verdict);
+  } else {
+    const theorems::WorstCaseBound bound = theorems::bound_worst_case(model, task, options);
+    std::cout << theorems::summary_text(bound, task, opt.gap);
+    ctx.exit_code = exit_code_for(bound.verdict);
+  }
+}
+
+void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
+  const auto bos_work = [](const WeightFile& file, int L) {
+    const double c = file.n - 3;
+    return file.num_heads() * L * (L - 1) / 2.0 * c * c * c;
+  };
+  const BoxInput in = read_box_input(
+      opt, ctx, "the BOS bound", " for verify bos", bos_work, kMaxBosWork,
+      [](const WeightFile& file) {
+        return " and " + std::to_string(file.num_heads()) +
+               " heads (the first pass, H L^2 (n - 3)^3 / 2 <= 2^25, takes about a minute at the "
+               "limit)";
+      });
+  const WeightFile& file = in.file;
+  const Task& task = in.task;
+  ctx.activity = "running the BOS branch and bound (--L, --bits)";
+  theorems::BosBoundOptions options;
+  // a box: 3 (n - 3) doubles and two MPFR numbers
+  set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
+  const Model<Rational> model = to_model<Rational>(file);
+  std::cout << "weights: " << opt.weights << "\n";
+  const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
+  const theorems::BosReport report = theorems::bos_report(model, task, mode, opt.claim, options);
+  std::cout << report.text;
+  ctx.exit_code = exit_code_for(report.verdict);
+  // several heads: each head's own enclosure (the extreme above is theirs)
+  for (int h = 0; !opt.claim && file.num_heads() > 1 && h < file.num_heads(); ++h) {
+    options.head = h;
+    std::cout << "head " << h << ": "
+              << (max_mode
+                      ? theorems::enclosure_line(theorems::bound_max_bos(model, task, options))
+                      : theorems::enclosure_line(theorems::bound_min_bos(model, task, options)))
+              << "\n";
+  }
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Context& ctx) {
+  CLI::App* verify = app.add_subcommand("verify", "run a theorem checker");
+  verify->require_subcommand(1);
+  CLI::App* relu = verify->add_subcommand(
+      "relu",
+      "Theorem 3, exactly: the ReLU model (one layer, or residual) has zero error over the whole "
+      "content "
+      "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+  auto opt = std::make_shared<VerifyReluOptions>();
+  add_task_options(relu, &opt->task,
+                   {kMaxReluN, "token dimension (default 16; from the weight file if given)",
+                    kMaxReluL, "sequence length (default 16)"});
+  add_text_option(relu, "--weights", &opt->weights, "a file name",
+                  "a ReLU weight file, one layer or residual (default: the construction)");
+  add_out_option(relu, &opt->out, OutputKind::kFile,
+                 "write the JSON certificate here (atomically)");
+  add_text_option(relu, "--coq", &opt->coq, "a file name",
+                  "also write the result as a Coq 8.16 proof to FILE.v (check it with: coqc "
+                  "FILE.v); for a NOT VERIFIED model, the witness");
+  opt->layers_option = add_int_option(
+      relu, "--layers", &opt->layers, 1, kMaxLayers,
+      "without --weights: the residual construction of this many layers (default 1)");
+  opt->heads_option = add_int_option(
+      relu, "--heads", &opt->heads, 1, kMaxHeads,
+      "without --weights: the residual construction of this many heads per layer (default 1; "
+      "--layers 1 --heads 1 is the single-layer construction)");
+  add_text_option(relu, "--write-weights", &opt->write_weights, "a file name",
+                  "without --weights: also write the construction as a weight file");
+  relu->add_flag("--coq-force-theorem", opt->coq_force,
+                 "debug: with --coq, write the Theorem 3 statement and proof even when the check "
+                 "fails (coqc then rejects the proof)");
+  relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
+
+  CLI::App* bound = verify->add_subcommand(
+      "bound",
+      "certified worst-case loss of a single-layer weight file, or of a residual one of several "
+      "layers, over the whole content box by interval branch and bound: lower <= E <= upper, or "
+      "with --claim whether E <= claim "
+      "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+  // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
+  // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0
+  // exactly; verify relu does that for ReLU models).
+  const auto bopt = add_box_options(
+      bound, RealRange{0, false}, "check E <= CLAIM instead of enclosing E to --gap",
+      "stop at upper <= lower (1 + gap), default 0.01", "MPFI precision, default 128");
+  bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
+
+  CLI::App* bos = verify->add_subcommand(
+      "bos",
+      "certified minimum BOS mass of a single-layer weight file over the whole content box by "
+      "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim; "
+      "with --max the maximum (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+  const auto sopt = add_box_options(
+      bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
+      "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",
+      "MPFI precision to start with, default 128");
+  auto max_mode = std::make_shared<bool>(false);
+  bos->add_flag("--max", *max_mode,
+                "the certified maximum non-trigger BOS mass instead (a BOS cap): max BOS "
+                "enclosed, or with --claim whether max BOS <= claim");
+  bos->callback([sopt, max_mode, &ctx]() { run_verify_bos(*sopt, *max_mode, ctx); });
+}
+
+}  // namespace sinkcert::cli

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# End-to-end checks of `sinkcert verify bound`: the sink family at beta = 10,
+# n = 5, L = 4, whose worst-case loss is E = 3 / (e^10 + 3) = 1.361813e-4
+# (theorems/studies/precision_tables.h): enclosed to the requested gap, a true claim
+# VERIFIED (exit 0), a false one NOT VERIFIED with a witness (exit 3), bad
+# input refused (exit 2); at beta = 100 the precision is raised past 128 bits
+# and the bits used are reported. Usage: bound_cli_test.sh SINKCERT (from the source
+# root, as ctest does).
+set -u
+bin="$1"
+. "$(dirname "$0")/cli_expect.sh"
+
+. "$(dirname "$0")/sink_family.sh"
+sink_family single-layer 10 > "$tmp/sink.json"
+sink_family residual 10 > "$tmp/residual.json"
+# the same family at beta = 100: E = 3 / (e^100 + 3) = 1.116e-43, below the
+# rounding of 128-bit intervals in the trigger row (~1e-38)
+sink_family single-layer 100 > "$tmp/sink100.json"
+
+expect 0 '^E <= 1\.3618[1-2]e-04  \[CERTIFIED\]' verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^verdict: VERIFIED .*precision: 128 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.37e-4
+expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
+expect 3 '^E >= 1\.3618[0-1]e-04  \[CERTIFIED\] witness: trigger j = [1-3], content' \
+  verify bound --weights "$tmp/sink.json" --L 4 --claim 1.36e-4
+# rounding limits 128 bits: the bound raises the precision itself and
+# reports the bits it used (192 requested, 194 allocated)
+expect 0 '^precision raised from 128 to 194 bits' verify bound --weights "$tmp/sink100.json" --L 4
+expect 0 '^E <= 1\.11603e-43  \[CERTIFIED\]' verify bound --weights "$tmp/sink100.json" --L 4
+expect 0 '^verdict: VERIFIED .*precision: 194 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink100.json" --L 4
+expect 2 'command line: --gap: .*> 0' \
+  verify bound --weights "$tmp/sink.json" --L 4 --gap 0
+expect 2 'residual.json: kind: single-layer' verify bound --weights "$tmp/residual.json" --L 4
+expect 2 'L is required|--L' verify bound --weights "$tmp/sink.json"
+expect 2 'nope.json' verify bound --weights "$tmp/nope.json" --L 4
+
+# a request of 512 bits is allocated as 513 (decimal digits), not "raised"
+expect 0 '^precision: 513 bits allocated for the 512 requested' \
+  verify bound --weights "$tmp/sink.json" --L 4 --bits 512
+
+finish "verify bound"

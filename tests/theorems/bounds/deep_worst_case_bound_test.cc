@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/deep_worst_case_bound.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <stdexcept>
+
+#include "search/attack.h"
+#include "src/constructions.h"
+#include "src/forward.h"
+#include "src/linf_error.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+const Task kTask{5, 4, TriggerRange::kPaper};
+
+// The residual ReLU construction, 2 layers x 2 heads (worst case 0).
+Model<double> relu_2x2() { return relu_residual_construction<double>(5, 2, 2); }
+
+// The same with layer 0, head 1 writing a quarter of content coordinate 2
+// into the trigger flag: layer 1's scores then read the content, and the
+// worst case is positive.
+Model<double> perturbed_relu_2x2() {
+  Model<double> m = relu_2x2();
+  m.layers[0][1].M(kTriggerFlag, kFirstContent) = 0.25;
+  return m;
+}
+
+// A random residual softmax model, 2 layers x 2 heads, entries of std 0.05.
+Model<double> softmax_2x2() {
+  return testing::random_model(5, AttentionKind::kSoftmax, 0.05, 1, 2, 2, ModelKind::kResidual);
+}
+
+// e(X) at one input in MPFI at 128 bits.
+Mpfi mpfi_error(const Model<double>& m, int trigger, const std::vector<double>& content) {
+  PrecisionScope scope(128);
+  return certified_deep_error(m.cast<Mpfi>(), kTask, trigger, content);
+}
+
+// The largest lower end of e(X) over the grid {-1, -1/2, 0, 1/2, 1} of every
+// content variable and every trigger (5^6 points per trigger at n = 5, L = 4),
+// found in double and certified in MPFI at the grid's best point.
+Mpfr grid_maximum(const Model<double>& m, int steps) {
+  const int vars = content_variables(kTask);
+  double best = -1;
+  int best_j = 0;
+  std::vector<double> best_c;
+  std::vector<int> index(vars, 0);
+  for (int j : kTask.trigger_positions()) {
+    for (bool more = true; more;) {
+      std::vector<double> c(vars);
+      for (int v = 0; v < vars; ++v) c[v] = -1.0 + 2.0 * index[v] / (steps - 1);
+      const Matrix<double> X = make_input<double>(kTask, j, unflatten_content(kTask, c));
+      const double e =
+          linf_error(forward(m, X, false).output, make_target(X, j, TargetKind::kResidual)).value;
+      if (e > best) {
+        best = e;
+        best_j = j;
+        best_c = c;
+      }
+      more = false;
+      for (int v = 0; v < vars && !more; ++v) {
+        if (++index[v] < steps) {
+          more = true;
+        } else {
+          index[v] = 0;
+        }
+      }
+    }
+  }
+  return bmp::lower(mpfi_error(m, best_j, best_c));
+}
+
+TEST_CASE(
+    "the ReLU construction (worst case 0): the enclosure holds 0 and a claim of 1e-20 holds") {
+  WorstCaseOptions options;
+  options.max_boxes = 200;  // it needs one box per trigger and the precision raises
+  const WorstCaseBound b = bound_deep_worst_case(relu_2x2(), kTask, options);
+  CHECK(b.lower == 0);
+  CHECK(b.upper >= 0);
+  CHECK(b.upper < Mpfr(1e-30));             // rounding only (1/3 is not dyadic)
+  CHECK(b.verdict == Verdict::kUndecided);  // no relative gap above 0
+  const std::string text = deep_summary_text(relu_2x2(), b, kTask, 0.01);
+  CHECK(text.find("E >= 0 only") != std::string::npos);
+  const UpperBoundCheck claim = check_deep_upper_bound(relu_2x2(), kTask, 1e-20, options);
+  CHECK(claim.verdict == Verdict::kVerified);
+}
+
+TEST_CASE("perturbed ReLU 2 x 2: the enclosure holds the vertex maximum and the attack's value") {
+  const Model<double> m = perturbed_relu_2x2();
+  WorstCaseOptions options;
+  options.relative_gap = 1e-6;
+  options.max_boxes = 2000;
+  const WorstCaseBound b = bound_deep_worst_case(m, kTask, options);
+  REQUIRE(b.verdict == Verdict::kVerified);
+  CHECK(b.lower > Mpfr(0.1));
+  // brute force over the 64 vertices per trigger, in MPFI
+  Mpfr vertex_lo(-1), vertex_hi(-1);
+  testing::for_each_content_vertex(kTask, [&](int j, const Matrix<double>& C) {
+    const Mpfi e = mpfi_error(m, j, flatten_content(C));
+    if (bmp::lower(e) > vertex_lo) vertex_lo = bmp::lower(e);
+    if (bmp::upper(e) > vertex_hi) vertex_hi = bmp::upper(e);
+  });
+  CHECK(vertex_lo <= b.upper);
+  // its maximum is at a vertex, and the gap is closed to 1e-6
+  CHECK(b.lower <= vertex_hi);
+  const search::AttackResult attack =
+      search::attack(m, m.cast<Rational>(), kTask, search::AttackOptions{});
+  const Mpfi at_witness = mpfi_error(m, attack.best.trigger, flatten_content(attack.best.content));
+  CHECK(bmp::lower(at_witness) <= b.upper);
+}
+
+TEST_CASE("softmax 2 x 2 at n = 5, L = 4: within 10%, above a grid's maximum") {
+  const Model<double> m = softmax_2x2();
+  WorstCaseOptions options;
+  options.relative_gap = 0.1;
+  options.max_boxes = 400;  // it needs about 25
+  const WorstCaseBound b = bound_deep_worst_case(m, kTask, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.relative_gap <= 0.1);
+  CHECK(b.boxes < options.max_boxes);
+  CHECK(b.evidence.label() == "CERTIFIED");
+  CHECK(grid_maximum(m, 5) <= b.upper);
+  // the witness attains the lower bound (re-evaluated independently)
+  REQUIRE(b.witness_trigger > 0);
+  CHECK(bmp::lower(mpfi_error(m, b.witness_trigger, b.witness_content)) >= b.lower);
+}
+
+TEST_CASE("a false claim is NOT VERIFIED with a witness above it; a true one VERIFIED") {
+  const Model<double> m = softmax_2x2();
+  WorstCaseOptions options;
+  options.relative_gap = 0.1;
+  const WorstCaseBound b = bound_deep_worst_case(m, kTask, options);
+  const double below = 0.99 * b.lower.convert_to<double>();
+  const UpperBoundCheck low = check_deep_upper_bound(m, kTask, below, options);
+  CHECK(low.verdict == Verdict::kNotVerified);
+  CHECK(low.margin > 0.0);
+  REQUIRE(low.bound.witness_trigger > 0);
+  CHECK(bmp::lower(mpfi_error(m, low.bound.witness_trigger, low.bound.witness_content)) >
+        Mpfr(below));
+  const std::string text = deep_summary_text(m, low, kTask);
+  CHECK(text.find("verdict: NOT VERIFIED") != std::string::npos);
+  const UpperBoundCheck high =
+      check_deep_upper_bound(m, kTask, 1.01 * b.upper.convert_to<double>(), options);
+  CHECK(high.verdict == Verdict::kVerified);
+}
+
+// Every box bound, of each form, lies above e(X) at random points of the
+// box: boxes of widths 2, 1/2 and 1/8 at random places, on the three models
+// (the perturbed ReLU's scores cross 0 inside boxes: its kink).
+TEST_CASE("box bounds are above e(X) at points of the box, for both forms") {
+  std::mt19937_64 eng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  PrecisionScope scope(128);
+  for (const Model<double>& m :
+       {perturbed_relu_2x2(), softmax_2x2(),
+        testing::random_model(5, AttentionKind::kSoftmax, 0.3, 3, 2, 2, ModelKind::kResidual)}) {
+    const Model<Mpfi> mi = m.cast<Mpfi>();
+    for (double width : {2.0, 0.5, 0.125}) {
+      for (int trial = 0; trial < 6; ++trial) {
+        ContentBox box = full_content_box(kTask, 1 + trial % 3);
+        for (std::size_t v = 0; v < box.lo.size(); ++v) {
+          box.lo[v] = -1.0 + (2.0 - width) * std::floor(u(eng) * 4) / 4;
+          box.hi[v] = box.lo[v] + width;
+        }
+        const DeepBoxBound centred = bound_deep_box(mi, kTask, box);
+        const DeepBoxBound plain = bound_deep_box(mi, kTask, box, DeepForm::kPlain);
+        CHECK(centred.upper <= plain.upper);
+        for (int s = 0; s < 8; ++s) {
+          std::vector<double> c(box.lo.size());
+          for (std::size_t v = 0; v < c.size(); ++v) {
+            // vertices (s even) and interior points
+            c[v] = s % 2 == 0 ? (u(eng) < 0.5 ? box.lo[v] : box.hi[v]) : box.lo[v] + width * u(eng);
+          }
+          const Mpfr e = bmp::lower(certified_deep_error(mi, kTask, box.trigger, c));
+          CHECK(e <= centred.upper);
+          CHECK(e <= plain.upper);
+        }
+        CHECK(centred.witness_lower <= centred.upper);
+      }
+    }
+  }
+}
+
+TEST_CASE("single-layer models are refused") {
+  WorstCaseOptions options;
+  CHECK_THROWS_AS(bound_deep_worst_case(sink_family<double>(5, 10.0), kTask, options),
+                  std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/worst_case_bound.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "src/constructions.h"
+#include "src/forward.h"
+#include "src/linf_error.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+// The sink family's worst case on T(n, L): a non-trigger row L-1 holds
+// (L-1) / (e^beta + L-1) off BOS and, at content +1, that error (constructions.h).
+Mpfr sink_worst_case(int L, double beta) { return Mpfr(L - 1) / (bmp::exp(Mpfr(beta)) + (L - 1)); }
+
+// Largest e(X) seen in double over random contents and vertices: a lower
+// bound on E that any certified upper bound must clear.
+double sampled_worst(const Model<double>& m, const Task& task, int samples, std::uint64_t seed) {
+  std::mt19937_64 eng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst = 0.0;
+  for (int s = 0; s < samples; ++s) {
+    for (int j : task.trigger_positions()) {
+      Matrix<double> C(task.L - 1, task.content_dim());
+      for (int r = 0; r < C.rows(); ++r) {
+        for (int c = 0; c < C.cols(); ++c) C(r, c) = s % 2 ? u(eng) : (u(eng) > 0 ? 1.0 : -1.0);
+      }
+      const Matrix<double> X = make_input<double>(task, j, C);
+      const auto out = forward(m, X, false).output;
+      worst = std::max(worst, linf_error(out, make_target(X, j, TargetKind::kPlain)).value);
+    }
+  }
+  return worst;
+}
+
+TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.relative_gap = 0.01;
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 10.0), task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.relative_gap <= 0.01);
+  // scores read flags only: one box per trigger suffices
+  CHECK(b.boxes == 3);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 10.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  CHECK(b.evidence.label() == "CERTIFIED");
+}
+
+TEST_CASE("a claimed bound below the known worst case is refused with a witness") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = sink_family<double>(5, 10.0);
+  const double truth = sink_worst_case(4, 10.0).convert_to<double>();
+  WorstCaseOptions options;
+  const UpperBoundCheck low = check_upper_bound(m, task, 0.99 * truth, options);
+  CHECK(low.verdict == Verdict::kNotVerified);
+  CHECK(low.margin > 0.0);
+  REQUIRE(low.bound.witness_content.size() == 6u);
+  // the witness really exceeds the claim (re-evaluated independently)
+  PrecisionScope scope(128);
+  const Mpfr witness_error = certified_error_lower(m.cast<Mpfi>(), task, low.bound.witness_trigger,
+                                                   low.bound.witness_content);
+  CHECK(witness_error > Mpfr(0.99 * truth));
+  const UpperBoundCheck high = check_upper_bound(m, task, 1.01 * truth, options);
+  CHECK(high.verdict == Verdict::kVerified);
+}
+
+// Box budget of the content-dependent case: about twice the 129 boxes it
+// needs, so the verdict depends on the search, not on the machine's speed.
+constexpr long kBoxBudget = 256;
+
+TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound is sound") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.2, 21);
+  WorstCaseOptions options;
+  options.relative_gap = 0.10;
+  // a deterministic budget: the search needs 129 boxes (measured); the clock
+  // never binds
+  options.max_boxes = kBoxBudget;
+  options.max_seconds = 1e9;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  INFO("boxes " << b.boxes << " seconds " << b.seconds << " gap " << b.relative_gap);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.boxes <= kBoxBudget);
+  // the same search with a quarter of the boxes it needs is undecided
+  options.max_boxes = 32;
+  const WorstCaseBound cut = bound_worst_case(m, task, options);
+  CHECK(cut.verdict == Verdict::kUndecided);
+  CHECK(cut.budget_exhausted);
+  CHECK(cut.stop_reason == "budget exhausted (boxes)");
+  CHECK(b.relative_gap <= 0.10);
+  CHECK(b.boxes > 3);
+  const double sampled = sampled_worst(m, task, 400, 5);
+  // double rounding of the sampled value: far below this slack
+  constexpr double kDoubleSlack = 1e-12;
+  CHECK(b.upper.convert_to<double>() >= sampled - kDoubleSlack);
+}
+
+TEST_CASE("a score shift shared by every key of a row costs the bound nothing") {
+  // The sink family plus 0.5 x_i[2] (x_k[0] + x_k[1] + x_k[n-1]): every token
+  // has exactly one flag, so all scores of row i move by 0.5 c_i and the
+  // softmax, hence E, is the sink family's. Per-score interval ranges would
+  // widen each score by +-0.5 (the bound ~ e^2 times E in the first box); the
+  // score-difference enclosure cancels the shift, so one box per trigger
+  // certifies E to 1 %.
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<double> m = sink_family<double>(5, 10.0);
+  for (int q : {kBosFlag, kTriggerFlag, ordinary_flag(5)}) m.layers[0][0].A(kFirstContent, q) = 0.5;
+  WorstCaseOptions options;
+  options.relative_gap = 0.01;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.boxes == 3);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 10.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+}
+
+TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded at its own value") {
+  // (L-1) e^-60 ~ 2.6e-26: in double the model is the same, but its loss is
+  // below double's resolution of outputs near 1; in MPFR the bound holds it.
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(256);
+  const Model<Mpfr> m = sink_family<Mpfr>(5, Mpfr(60));
+  WorstCaseOptions options;
+  options.bits = 256;
+  options.relative_gap = 0.01;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 60.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  CHECK(b.upper <= truth * Mpfr(1.01));
+}
+
+// A NaN enclosure bounds nothing. A model with a NaN entry (here in M, so
+// every output coordinate 2 of every box is NaN) must never be given a
+// finite upper bound: the term counts as +inf, the box is never pruned.
+// (MPFR's exponent range is so large that doubles such as 1e308 in A or M
+// overflow nothing: those models get finite, valid bounds; see below.)
+TEST_CASE("a NaN in the interval evaluation never gives a finite upper bound") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  Model<Mpfr> m = sink_family<Mpfr>(5, Mpfr(10));
+  m.layers[0][0].M(2, 2) = std::numeric_limits<Mpfr>::quiet_NaN();
+  const BoxBound box = bound_box(m.cast<Mpfi>(), task, full_content_box(task, 1));
+  CHECK(bmp::isinf(box.upper));
+  WorstCaseOptions options;
+  options.max_boxes = 40;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(bmp::isinf(b.upper));
+  CHECK(b.verdict != Verdict::kVerified);
+  CHECK(b.lower >= 0);
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("E <= inf") != std::string::npos);
+  CHECK(text.find("no finite upper bound") != std::string::npos);
+}
+
+TEST_CASE("entries of 1e308 give a finite bound that is still sound") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  Matrix<double> A(5, 5), M = Matrix<double>::Constant(5, 5, 1e308);
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 5; ++c) A(r, c) = (r + c) % 2 ? -1e308 : 1e308;
+  }
+  const Model<double> m = single_head_model<double>(AttentionKind::kSoftmax, A, M);
+  WorstCaseOptions options;
+  options.max_boxes = 40;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  PrecisionScope scope(128);
+  CHECK(b.lower > Mpfr(1e308));
+  CHECK(b.upper >= b.lower);
+  // every vertex of the box of trigger 1 is below the upper bound
+  for (int v = 0; v < 64; ++v) {
+    std::vector<double> content(6);
+    for (int m_ = 0; m_ < 6; ++m_) content[m_] = (v >> m_) & 1 ? 1.0 : -1.0;
+    CHECK(certified_error_lower(m.cast<Mpfi>(), task, 1, content) <= b.upper);
+  }
+}
+
+// The sink family at beta = 100: E = 3 / (e^100 + 3) ~ 1.1e-43, but at 128
+// bits the trigger row's a_jk - 1/j is enclosed only to ~1e-38 (rounding),
+// at every point: bisection cannot help, 64 more bits can.
+TEST_CASE("sink family at beta = 100: rounding limits 128 bits, the precision is raised") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK_FALSE(b.precision_floor);
+  CHECK(b.bits_requested == 128);
+  // 192 bits requested, 194 allocated (scalar_traits.h): the bits used
+  const int used = bits_for_digits10(digits10_for_bits(192));
+  CHECK(b.bits == used);
+  CHECK(b.evidence.bits == used);
+  PrecisionScope high(1024);
+  const Mpfr truth = sink_worst_case(4, 100.0);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("precision raised from 128 to " + std::to_string(used)) != std::string::npos);
+  CHECK(text.find("precision: " + std::to_string(used) + " bits") != std::string::npos);
+}
+
+TEST_CASE("at the precision cap the report names the precision floor and the bits needed") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  options.max_bits = 128;  // no raise allowed
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
+  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.precision_floor);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK(b.bits == 128);
+  // the rounding width ~1e-38 against 0.5 * 0.01 * 1.1e-43: 2^18 more, so
+  // 128 + 64 bits
+  CHECK(b.bits_suggested == 192);
+  CHECK(b.boxes == 3);  // no bisection of boxes that rounding limits
+  PrecisionScope high(1024);
+  CHECK(b.upper >= sink_worst_case(4, 100.0));
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("precision floor") != std::string::npos);
+  CHECK(text.find("--bits 192") != std::string::npos);
+  CHECK(text.find("budget") == std::string::npos);
+}
+
+TEST_CASE("bisect refuses a coordinate at adjacent doubles") {
+  ContentBox box{1, {-1.0, 0.5}, {1.0, std::nextafter(0.5, 1.0)}, 0};
+  ContentBox left, right;
+  CHECK_FALSE(bisect(box, 1, left, right));
+  CHECK(left.lo.empty());  // untouched
+  REQUIRE(bisect(box, 0, left, right));
+  CHECK(left.hi[0] == 0.0);
+  CHECK(right.lo[0] == 0.0);
+  CHECK(left.depth == 1);
+  CHECK(right.hi[1] == box.hi[1]);
+}
+
+// One content variable (n = 4, L = 2) and a model whose softmax saturates
+// between adjacent doubles (A of 1e308): bisection reaches a box at
+// adjacent doubles whose bound rounding does not limit. The search must stop
+// there, not split it into itself until the budget runs out.
+TEST_CASE("a box at adjacent doubles stops the search instead of looping") {
+  const Task task{4, 2, TriggerRange::kPaper};
+  Matrix<double> A(4, 4), M = Matrix<double>::Constant(4, 4, 1e308);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) A(r, c) = (r + c) % 2 ? -1e308 : 1e308;
+  }
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  options.max_boxes = 100000;
+  const WorstCaseBound b =
+      bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options);
+  CHECK(b.box_unsplittable);
+  CHECK_FALSE(b.budget_exhausted);
+  CHECK(b.boxes < 5000);
+  CHECK(b.bits == 128);  // more precision would not help: not raised
+  CHECK(b.stop_reason.find("adjacent doubles") != std::string::npos);
+}
+
+// The exact model a weight file denotes: beta = 100/7 is not a double. Its
+// entries are enclosed in MPFI, so the bound encloses the exact model's E,
+// and not that of the model rounded to double (E differs by ~1e-15
+// relative, the enclosure is ~1e-38 wide).
+TEST_CASE("an exact rational model is bounded as itself") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Rational beta(100, 7);
+  const Model<Rational> m = sink_family<Rational>(5, beta);
+  WorstCaseOptions options;
+  options.adversary_witnesses = false;
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  PrecisionScope high(1024);
+  const Mpfr truth = Mpfr(3) / (bmp::exp(scalar_cast<Mpfr>(beta)) + 3);
+  CHECK(b.lower <= truth);
+  CHECK(b.upper >= truth);
+  const Mpfr rounded = Mpfr(3) / (bmp::exp(Mpfr(scalar_cast<double>(beta))) + 3);
+  CHECK_FALSE((b.lower <= rounded && rounded <= b.upper));
+  const UpperBoundCheck claim =
+      check_upper_bound(m, task, 1.01 * truth.convert_to<double>(), options);
+  CHECK(claim.verdict == Verdict::kVerified);
+}
+
+TEST_CASE("multi-layer models are refused") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m =
+      testing::random_model(5, AttentionKind::kSoftmax, 0.5, 1, 2, 1, ModelKind::kResidual);
+  CHECK_THROWS_AS(bound_worst_case(m, task, WorstCaseOptions{}), std::invalid_argument);
+}
+
+// max e(X) over a grid of (steps + 1)^V contents in double, every trigger
+// (V = content variables, small): an independent lower bound on E.
+double grid_worst(const Model<double>& m, const Task& task, int steps) {
+  const int vars = content_variables(task);
+  double worst = 0.0;
+  std::vector<int> index(vars, 0);
+  while (true) {
+    std::vector<double> flat(vars);
+    for (int v = 0; v < vars; ++v) flat[v] = -1.0 + 2.0 * index[v] / steps;
+    for (int j : task.trigger_positions()) {
+      const Matrix<double> X = make_input<double>(task, j, unflatten_content(task, flat));
+      const auto out = forward(m, X, false).output;
+      worst = std::max(worst, linf_error(out, make_target(X, j, TargetKind::kPlain)).value);
+    }
+    int v = 0;
+    while (v < vars && ++index[v] > steps) index[v++] = 0;
+    if (v == vars) return worst;
+  }
+}
+
+WorstCaseOptions gap_and_boxes(double gap, long boxes) {
+  WorstCaseOptions options;
+  options.relative_gap = gap;
+  options.max_boxes = boxes;
+  return options;
+}
+
+TEST_CASE("gated attention: enclosed within 1%, above a grid's worst, false claims refused") {
+  // n = 4, L = 3: two content variables, so a 101 x 101 grid sees E
+  const Task task{4, 3, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(4, AttentionKind::kGated, 0.8, 3);
+  const WorstCaseOptions options = gap_and_boxes(0.01, 4000);
+  const WorstCaseBound b = bound_worst_case(m, task, options);
+  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.relative_gap <= 0.01);
+  const double grid = grid_worst(m, task, 100);
+  MESSAGE("gated: " << b.lower << " <= E <= " << b.upper << ", grid " << grid << ", " << b.boxes
+                    << " boxes");
+  CHECK(b.upper >= Mpfr(grid));
+  // the grid is within 1% of E here: the lower bound is not far below it
+  CHECK(b.lower >= Mpfr(0.99 * grid));
+  REQUIRE(b.per_trigger.size() == 2);
+  for (const TriggerBound& t : b.per_trigger) CHECK(t.upper <= b.upper);
+  const UpperBoundCheck refused = check_upper_bound(m, task, 0.98 * grid, options);
+  CHECK(refused.verdict == Verdict::kNotVerified);
+  CHECK(refused.bound.witness_trigger > 0);
+  const UpperBoundCheck accepted = check_upper_bound(m, task, 1.02 * grid, options);
+  CHECK(accepted.verdict == Verdict::kVerified);
+}
+
+TEST_CASE("gated attention at n = 5, L = 4: the bound clears every sampled input") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kGated, 0.5, 1);
+  const WorstCaseBound b = bound_worst_case(m, task, gap_and_boxes(0.05, 300));
+  CHECK(b.upper >= Mpfr(sampled_worst(m, task, 200, 7)));
+  CHECK(b.lower <= b.upper);
+}
+
+TEST_CASE("the per-trigger enclosures cover the run's and each holds its own witnesses") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.2, 2);
+  const WorstCaseBound b = bound_worst_case(m, task, gap_and_boxes(0.01, 200));
+  REQUIRE(b.per_trigger.size() == 3);
+  Mpfr top_lower(0), top_upper(0);
+  long boxes = 0;
+  for (const TriggerBound& t : b.per_trigger) {
+    CHECK(t.lower <= t.upper);
+    if (t.lower > top_lower) top_lower = t.lower;
+    if (t.upper > top_upper) top_upper = t.upper;
+    boxes += t.boxes;
+  }
+  CHECK(top_lower == b.lower);
+  CHECK(top_upper <= b.upper);
+  CHECK(boxes == b.boxes);
+  CHECK(summary_text(b, task, 0.01).find("  trigger j = 3: ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

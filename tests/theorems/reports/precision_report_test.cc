@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/reports/precision_report.h"
+
+#include <doctest/doctest.h>
+
+namespace sinkcert::theorems {
+namespace {
+
+PrecisionRow made_up_row() {
+  PrecisionScope scope(256);
+  PrecisionRow row;
+  row.beta = 40;
+  row.deficit = Mpfi(Mpfr("6.372531e-17"), Mpfr("6.372532e-17"));
+  row.loss = row.deficit;
+  row.loss_bits = row.deficit_bits = 384;
+  row.loss_digits = row.deficit_digits = 6;
+  row.deficit_numeric = {{"double (53)", 53, Mpfr(0), 0},
+                         {"MPFR (257)", 257, Mpfr("6.3725315e-17"), 6}};
+  row.loss_numeric = row.deficit_numeric;
+  return row;
+}
+
+TEST_CASE("P1 table: certified interval, bits, precisions with digits; landscape, legible") {
+  const Table t = p1_bos_table({made_up_row()}, Task{16, 16, TriggerRange::kPaper});
+  CHECK(t.name == "p1_sink_bos");
+  REQUIRE(t.rows.size() == 1u);
+  CHECK(t.rows[0][0].text == "40");
+  CHECK(t.rows[0][1].text == "[6.37253e-17, 6.37254e-17]");
+  CHECK(t.rows[0][1].latex == "$[6.37253,\\ 6.37254]\\times 10^{-17}$");
+  CHECK(t.rows[0][2].text == "384");
+  CHECK(t.rows[0][3].text == "0 (0)");
+  CHECK(t.rows[0][4].text == "6.37e-17 (>=6)");
+  CHECK(t.rows[0][4].latex == "$6.37\\times 10^{-17}$ ($\\geq$6)");
+  // one line in CSV, two in LaTeX
+  CHECK(t.columns[3].text == "double (53) NUMERIC(53)");
+  CHECK(t.columns[3].latex ==
+        "\\begin{tabular}[b]{@{}c@{}}double (53)\\\\ NUMERIC(53)\\end{tabular}");
+  CHECK(t.landscape);
+  RunInfo info;
+  CHECK(to_latex(t, info).find("resizebox") == std::string::npos);
+}
+
+TEST_CASE("F1: data per beta, a computed 0 missing, caption with evidence") {
+  const Figure f = p1_figure({made_up_row()}, Task{16, 16, TriggerRange::kPaper});
+  CHECK(f.name == "f1_sink_precision");
+  REQUIRE(f.rows.size() == 1u);
+  CHECK(f.rows[0] == std::vector<std::string>{"40", "6.37253e-17", "?", "6.37253e-17"});
+  CHECK(f.columns[2] == "double (53)");
+  CHECK(f.caption.find("1 - min BOS mass against beta") != std::string::npos);
+  CHECK(f.evidence.find("CERTIFIED") != std::string::npos);
+  CHECK(f.evidence.find("NUMERIC(p)") != std::string::npos);
+}
+
+TEST_CASE("P3 table: an exact zero prints as 0, a fraction as p/q") {
+  ReluRow zero{5, 4, Verdict::kVerified, Evidence::exact(), Rational(0), 0.001};
+  ReluRow third{5, 4, Verdict::kNotVerified, Evidence::exact(), Rational(1) / 3, 0.001};
+  const Table t = p3_table({zero, third});
+  CHECK(t.columns.size() == 6u);
+  CHECK(t.rows[0][2].text == "VERIFIED");
+  CHECK(t.rows[0][3].text == "EXACT");
+  CHECK(t.rows[0][4].text == "0");
+  CHECK(t.rows[0][4].latex == "$0$");
+  CHECK(t.rows[1][2].text == "NOT VERIFIED");
+  CHECK(t.rows[1][4].text == "1/3");
+  CHECK(rational_cell(Rational(-6) / 4).text == "-3/2");
+  CHECK(rational_cell(Rational(7)).text == "7");
+  // the note states the checker's argument (coefficients, kernel), not an
+  // affinely spanning set of content points, which it does not use
+  REQUIRE(t.notes.size() == 1u);
+  CHECK(t.notes[0].find("kernel") != std::string::npos);
+  CHECK(t.notes[0].find("content block") != std::string::npos);
+  CHECK(t.notes[0].find("affinely spanning") == std::string::npos);
+}
+
+TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX") {
+  SearchModelRow r;
+  r.file = "edges/n5_L4_paper/path_start0.weights.json";
+  r.n = 5;
+  r.L = 4;
+  r.search.certified = 1.36186e-4;
+  r.search.value = 5.6e-4;
+  r.search.double_disagrees = true;
+  r.bounded = true;
+  r.bound.verdict = Verdict::kUndecided;
+  r.bound.budget_exhausted = true;
+  {
+    PrecisionScope scope(128);
+    r.bound.upper = Mpfr("2.4512e-11");
+    r.witness.loss = r.witness.deficit = Mpfi(Mpfr("2.011e-11"), Mpfr("2.019e-11"));
+  }
+  const Table t = p2_table({r}, "theorem1/");
+  REQUIRE(t.rows.size() == 1u);
+  CHECK(t.rows[0][0].text == r.file);
+  CHECK(t.rows[0][0].latex.find("edges/n5\\_L4\\_paper/\\\\ path\\_start0") != std::string::npos);
+  CHECK(t.rows[0][3].text == "1.361e-04 (double 5.6e-04)");
+  CHECK(t.rows[0][4].text == "[2.01e-11, 2.02e-11]");
+  CHECK(t.rows[0][6].text == "2.46e-11 (budget exhausted)");
+  CHECK(t.rows[0][6].latex.find("{\\footnotesize (budget exhausted)}") != std::string::npos);
+  CHECK(t.rows[0][7].text == "-");
+  CHECK(t.landscape);
+}
+
+TEST_CASE("bound status names why the branch and bound stopped") {
+  theorems::WorstCaseBound b;
+  b.verdict = Verdict::kVerified;
+  CHECK(bound_status(b) == "gap reached");
+  b.verdict = Verdict::kUndecided;
+  b.upper = Mpfr(1);
+  b.budget_exhausted = true;
+  CHECK(bound_status(b) == "budget exhausted");
+  b.precision_floor = true;
+  b.bits = 192;
+  CHECK(bound_status(b) == "precision floor at 192 bits");
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

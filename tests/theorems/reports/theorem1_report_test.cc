@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/reports/theorem1_report.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "src/input_error.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+const std::string kEdges = std::string(SINKCERT_SOURCE_DIR) + "/results/theorem1/edges";
+
+std::string edge_file(const std::string& run) { return kEdges + "/" + run + "/theorem1.json"; }
+
+std::string written(const std::string& name, const std::string& text) {
+  const std::string path = std::string(SINKCERT_BINARY_DIR) + "/theorem1_report_test_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST_CASE("edge table: the committed runs read into its rows") {
+  const Task paper{5, 4, TriggerRange::kPaper};
+  const EdgeRun run = read_edge_run(paper, edge_file("n5_L4_paper"));
+  CHECK(run.has_trigger);
+  CHECK(run.has_bos);
+  CHECK(run.verdict == StudyVerdict::kConsistent);
+  const Task vacuous{5, 2, TriggerRange::kPaper};
+  const Task none{5, 2, TriggerRange::kReferenceCode};
+  const Table t = edges_table(
+      {run, read_edge_run(vacuous, edge_file("n5_L2_paper")), read_edge_run(none, "/nonexistent")});
+  REQUIRE(t.rows.size() == 3u);
+  const auto text = [&](std::size_t r) {
+    std::string line;
+    for (const Cell& c : t.rows[r]) line += (line.empty() ? "" : "|") + c.text;
+    return line;
+  };
+  CHECK(text(0) == "5|4|paper|2e-11|1.0000000000|0.539|0.0745|0.00769|CONSISTENT");
+  CHECK(text(1) == "5|2|paper|1.7e-16|n/a|1.72e-16|1.72e-16|1.72e-16|NOT APPLICABLE");
+  CHECK(text(2) == "5|2|reference-code|-|-|-|-|-|no trigger position: rejected (exit 2)");
+  CHECK(t.landscape);
+}
+
+TEST_CASE("edge table: a missing or foreign run is an error naming the file") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const std::string missing = kEdges + "/n5_L4_nowhere/theorem1.json";
+  try {
+    read_edge_run(task, missing);
+    FAIL("a missing run was read");
+  } catch (const InputError& e) {
+    CHECK(e.file() == missing);
+    CHECK(std::string(e.what()).find("missing") != std::string::npos);
+  }
+  // the run of another task
+  CHECK_THROWS_AS(read_edge_run(task, edge_file("n4_L4_paper")), InputError);
+  // a verdict that is not a study verdict
+  std::ifstream in(edge_file("n5_L4_paper"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["verdict"] = "MAYBE";
+  try {
+    read_edge_run(task, written("verdict.json", j.dump()));
+    FAIL("an unknown verdict was read");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "verdict");
+  }
+  j.erase("frontier");
+  try {
+    read_edge_run(task, written("frontier.json", j.dump()));
+    FAIL("a run without a frontier was read");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "frontier");
+  }
+}
+
+TEST_CASE("study figures: captions say what they show and at which evidence level") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  for (const char* name : {"path", "frontier", "nuance"}) {
+    const Figure f = theorem1_figure_frame(name, task);
+    CHECK(f.name == name);
+    CHECK(f.caption.find("n = 16, L = 16") != std::string::npos);
+    CHECK_FALSE(f.evidence.empty());
+    CHECK(figure_caption(f).find("Evidence: ") != std::string::npos);
+  }
+  CHECK(theorem1_figure_frame("frontier", task).evidence == "SEARCH(lower bound)");
+  CHECK(theorem1_figure_frame("nuance", task).evidence == "NUMERIC(53)");
+  CHECK_THROWS_AS(theorem1_figure_frame("path.pdf", task), std::invalid_argument);
+}
+
+TEST_CASE("study tables and figures carry the study's numbers as written") {
+  Theorem1Study st;
+  st.options.task = Task{5, 4, TriggerRange::kPaper};
+  FrontierPoint p;
+  p.delta = 0.1;
+  p.ceiling = 0.9;
+  p.eps = 0.15;
+  p.feasible = true;
+  st.frontier.push_back(p);
+  st.nuance.push_back({"frontier delta=0.1", 0.5, 0.75, 0.5, 0.25});
+  const Table t = frontier_table(st);
+  REQUIRE(t.rows.size() == 1u);
+  CHECK(t.rows[0][0].text == "0.10000000000000001");
+  CHECK(t.rows[0][2].text == "0.14999999999999999");
+  CHECK(t.rows[0][4].text == "1");
+  // the nuance model name holds a space: one quoted column in the data
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  const std::string data = figure_data(nuance_figure(st), info);
+  CHECK(data.find("\n\"frontier delta=0.1\" 0.5 0.75 0.5\n") != std::string::npos);
+  CHECK(nuance_figure(st).plot.find("strcol(1) eq 'frontier delta=0.5'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

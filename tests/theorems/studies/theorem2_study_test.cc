@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/studies/theorem2_study.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "src/constructions.h"
+#include "src/input_error.h"
+#include "src/output_files.h"
+#include "src/weight_file.h"
+#include "theorems/reports/theorem2_report.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+// BOS statistics of `layers` x `heads` heads over L positions, every
+// per-position mean `base`, count 10 (position 0: count 0).
+BosStatistics made_up_stats(int layers, int heads, int L, double base) {
+  BosStatistics bs;
+  for (int l = 0; l < layers; ++l) {
+    bs.heads.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      HeadBosStatistics hs;
+      hs.layer = l;
+      hs.head = h;
+      hs.per_position.resize(L);
+      for (int i = 1; i < L; ++i) {
+        hs.per_position[i].count = 10;
+        hs.per_position[i].mean = base;
+      }
+      hs.overall.count = 10 * (L - 1);
+      hs.overall.mean = base;
+      bs.heads.back().push_back(hs);
+    }
+  }
+  return bs;
+}
+
+TEST_CASE("the sink score is the largest per-position mean over layers and heads") {
+  BosStatistics bs = made_up_stats(2, 2, 5, 0.3);
+  bs.heads[1][0].per_position[3].mean = 0.9;
+  // a position without values (count 0) does not count, however large
+  bs.heads[0][1].per_position[2].mean = 5.0;
+  bs.heads[0][1].per_position[2].count = 0;
+  const SinkScore s = sink_score(bs);
+  CHECK(s.defined);
+  CHECK(s.sigma == 0.9);
+  CHECK(s.layer == 1);
+  CHECK(s.head == 0);
+  CHECK(s.position == 3);
+  // the head's overall mean (0.3) is not the score: one position sinks
+  CHECK(s.sigma != bs.heads[1][0].overall.mean);
+  // NaN is never dropped
+  bs.heads[0][0].per_position[1].mean = std::nan("");
+  CHECK(std::isnan(sink_score(bs).sigma));
+  // no non-trigger position at all: undefined
+  BosStatistics empty = made_up_stats(1, 1, 2, 0.3);
+  empty.heads[0][0].per_position[1].count = 0;
+  CHECK_FALSE(sink_score(empty).defined);
+}
+
+Theorem2Study made_up_study(double worst, double sigma) {
+  Theorem2Study st;
+  Theorem2Run run;
+  run.result.worst.value = worst;
+  run.result.worst.certified = worst;
+  run.stats = made_up_stats(2, 2, 4, sigma);
+  run.sink = sink_score(run.stats);
+  st.runs.push_back(run);
+  Theorem2PathPoint p;
+  p.round = 5;
+  p.worst_case = worst;
+  p.worst_case_double = worst;
+  p.sink = run.sink;
+  st.path.push_back(p);
+  return st;
+}
+
+TEST_CASE("the Theorem 2 verdict rule") {
+  Theorem2Study good = made_up_study(1e-9, 1 - 1e-9);
+  decide_theorem2_verdict(good);
+  CHECK(good.verdict == StudyVerdict::kConsistent);
+  // a tiny loss with no head sinking anywhere
+  Theorem2Study bad = made_up_study(1e-9, 0.4);
+  decide_theorem2_verdict(bad);
+  CHECK(bad.verdict == StudyVerdict::kCounterexampleCandidate);
+  CHECK(bad.reason.find("round 5") != std::string::npos);
+  // ... unless that round was rejected by the trust control
+  Theorem2Study rejected = made_up_study(1e-9, 0.4);
+  rejected.path[0].accepted = false;
+  decide_theorem2_verdict(rejected);
+  CHECK(rejected.verdict == StudyVerdict::kInconclusive);
+  // a tiny loss with a partial sink: neither
+  Theorem2Study partial = made_up_study(1e-9, 0.9);
+  decide_theorem2_verdict(partial);
+  CHECK(partial.verdict == StudyVerdict::kInconclusive);
+  // the search did not get low: inconclusive, and it says why
+  Theorem2Study high = made_up_study(1e-2, 1 - 1e-9);
+  decide_theorem2_verdict(high);
+  CHECK(high.verdict == StudyVerdict::kInconclusive);
+  CHECK(high.reason.find("needs worst case") != std::string::npos);
+  // the certified value decides, not the double one
+  Theorem2Study noisy = made_up_study(1e-9, 1 - 1e-9);
+  noisy.runs[0].result.worst.certified = 1e-3;
+  decide_theorem2_verdict(noisy);
+  CHECK(noisy.verdict == StudyVerdict::kInconclusive);
+  // L = 2: no non-trigger position
+  Theorem2Study vacuous = made_up_study(1e-9, 0.1);
+  vacuous.runs[0].sink.defined = false;
+  decide_theorem2_verdict(vacuous);
+  CHECK(vacuous.verdict == StudyVerdict::kNotApplicable);
+}
+
+TEST_CASE("the residual init draws every head") {
+  const Model<double> m = residual_normal_init(5, 2, 2, 0.02, 3);
+  CHECK(m.kind == ModelKind::kResidual);
+  REQUIRE(m.num_layers() == 2);
+  REQUIRE(m.num_heads() == 2);
+  CHECK(m.layers[0][0].A != m.layers[1][1].A);
+  CHECK(m.layers[1][1].M.cwiseAbs().maxCoeff() > 0);
+  CHECK(m.layers[1][1].M.cwiseAbs().maxCoeff() < 0.2);  // 10 std: never at 50 draws
+  CHECK(residual_normal_init(5, 2, 2, 0.02, 3).layers[1][1].M == m.layers[1][1].M);
+}
+
+// A residual one-layer model of two heads: head 0 the softmax sink family
+// at beta (it alone solves the task: worst case about (L-1) e^-beta), head
+// 1 the score `A1` with value-output `M1`.
+Model<double> sink_and_second_head(int n, double beta, const Matrix<double>& A1,
+                                   const Matrix<double>& M1) {
+  Model<double> m = sink_family<double>(n, beta);
+  m.kind = ModelKind::kResidual;
+  m.layers[0].push_back(Head<double>{A1, M1});
+  return m;
+}
+
+TEST_CASE("necessity: a dead head is not necessary, the only working head is") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Matrix<double> A1 = residual_normal_init(5, 1, 1, 1.0, 7).layers[0][0].A;
+  const Model<double> m = sink_and_second_head(5, 20, A1, Matrix<double>::Zero(5, 5));
+  // the dead head: its ablation is the model itself
+  const Necessity dead = necessity(m, task, 0, 1);
+  CHECK(dead.worst_case < 1e-6);
+  CHECK(dead.ratio == 1);
+  CHECK_FALSE(dead.necessary);
+  // the sink head: without it the trigger row misses the mean (error >= 1/2
+  // on the ordinary flag)
+  const Necessity working = necessity(m, task, 0, 0);
+  CHECK(working.ablated_worst_case >= 0.5);
+  CHECK(working.ratio >= kNecessityFactor);
+  CHECK(working.necessary);
+  // the model's own worst case handed in gives the same answer; a wrong one
+  // is used as given (the ratio follows it)
+  const Necessity given = necessity(m, task, 0, 0, {}, working.worst_case);
+  CHECK(given.worst_case == working.worst_case);
+  CHECK(given.ablated_worst_case == working.ablated_worst_case);
+  CHECK(necessity(m, task, 0, 0, {}, working.ablated_worst_case).ratio == 1);
+  // the layer of the only working head
+  CHECK(necessity(m, task, 0, -1).necessary);
+  CHECK(ablated(m, 0, -1).layers[0][0].M.isZero());
+  CHECK(ablated(m, 0, 1).layers[0][0].M == m.layers[0][0].M);
+}
+
+TEST_CASE("the every-head answer: a necessary head that does not sink, in a low-loss model") {
+  EveryHeadCandidate k;
+  k.source = "made up";
+  k.worst_case = 1e-6;
+  k.head_max_bos = {0.99, 0.3, 0.4, 0.2};  // l0h0, l0h1, l1h0, l1h1
+  const auto nc = [](int l, int h, bool necessary) {
+    Necessity n;
+    n.layer = l;
+    n.head = h;
+    n.necessary = necessary;
+    return n;
+  };
+  k.heads = {nc(0, 0, true), nc(0, 1, false), nc(1, 0, true), nc(1, 1, false)};
+  k.layers = {nc(0, -1, true), nc(1, -1, true)};
+  EveryHeadAnswer a;
+  a.candidates = {k};
+  decide_every_head(a, 2);
+  // head (1, 0) is necessary with BOS mass 0.4; layer 1 none of whose heads sinks
+  CHECK(a.head_found);
+  CHECK(a.head_layer == 1);
+  CHECK(a.head_head == 0);
+  CHECK(a.layer_found);
+  CHECK(a.layer_layer == 1);
+  CHECK(a.summary.find("FOUND (SEARCH)") == 0);
+  // the same heads sinking (BOS mass above 1/2): not found
+  a.candidates[0].head_max_bos = {0.99, 0.3, 0.6, 0.2};
+  decide_every_head(a, 2);
+  CHECK_FALSE(a.head_found);
+  CHECK_FALSE(a.layer_found);
+  CHECK(a.summary.find("NOT FOUND (SEARCH)") == 0);
+  // a necessary non-sinking head in a model whose loss is too high: not found
+  a.candidates[0].head_max_bos = {0.99, 0.3, 0.4, 0.2};
+  a.candidates[0].worst_case = 1e-3;
+  decide_every_head(a, 2);
+  CHECK_FALSE(a.head_found);
+  CHECK_FALSE(a.layer_found);
+}
+
+// The loss the small study must reach from the paper's init (a drop of
+// orders of magnitude from about 1; printed).
+constexpr double kSmallStudyLoss = 1e-3;
+
+TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
+  Theorem2Options o = theorem2_quick_options(Task{5, 4, TriggerRange::kPaper}, 2, 2, 0);
+  o.probe_count = 100;
+  // one delta, few rounds: the frontier and the every-head search run, briefly
+  o.deltas = {0.5};
+  o.frontier_rounds = 3;
+  o.every_head_searches = 1;
+  o.every_head_rounds = 3;
+  const Theorem2Study st = run_theorem2_study(o);
+  // eps_all and eps_one at delta 0.5, each run or refused with its reason
+  REQUIRE(st.frontier.size() == 2u);
+  CHECK(st.frontier[0].scope == CapScope::kAll);
+  CHECK(st.frontier[1].scope == CapScope::kOne);
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    CHECK(p.ceiling == 0.5);
+    if (p.not_run.empty() && p.feasible) CHECK(p.capped_bos <= p.ceiling);
+  }
+  CHECK(st.every_head.candidates.size() >= 1u);
+  CHECK(st.every_head.summary.find("FOUND (SEARCH)") != std::string::npos);
+  REQUIRE(st.runs.size() == 1);
+  const Theorem2Run& r = st.runs[0];
+  CHECK(r.result.worst.certified <= kSmallStudyLoss);
+  CHECK(r.result.worst.certified > 0);
+  CHECK(r.sink.defined);
+  CHECK(r.sink.sigma >= 0);
+  CHECK(r.sink.sigma <= 1);
+  REQUIRE(!st.path.empty());
+  for (const Theorem2PathPoint& p : st.path) CHECK(p.head_mean.size() == 4u);
+  MESSAGE("2 x 2, n = 5, L = 4: worst case " << r.result.worst.certified << ", sink score "
+                                             << r.sink.sigma << ", verdict "
+                                             << to_string(st.verdict) << ": " << st.reason);
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sinkcert_theorem2_study_test").string();
+  std::filesystem::remove_all(dir);
+  RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double"};
+  write_theorem2_outputs(st, info, dir);
+  for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "frontier.csv",
+                           "every_head.csv", "path.dat", "path.gp", "path_start0.weights.json"}) {
+    CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
+  }
+  // the weight file holds the path model itself (re-checkable by eval)
+  const WeightFile w = read_weight_file(dir + "/path_start0.weights.json");
+  CHECK(w.metadata["worst_case_loss"].get<double>() == r.result.worst.certified);
+  CHECK(w.metadata["worst_case_witness"]["trigger"] == r.result.worst.trigger);
+  const std::string csv = to_csv(theorem2_heads_table(st), info);
+  CHECK(csv.find("\nstart,init_std,layer,head,mean_bos,min_bos,max_position_mean,max_position\n") !=
+        std::string::npos);
+  // the appendix reads the study back: verdict, frontier and every-head rows
+  const Table appendix = theorem2_appendix_table(dir + "/theorem2.json");
+  CHECK(appendix.rows.back()[2].text == to_string(st.verdict));
+  CHECK(to_csv(appendix, info).find("eps_all(0.5)") != std::string::npos);
+  // the init as the options gave it, and 1 - sigma (sigma itself prints as 1)
+  CHECK(appendix.rows[0][1].text == "start 0 (std 0.02): worst case");
+  CHECK(appendix.rows[1][1].text == "start 0 (std 0.02): 1 - sink score");
+  char one_minus[64];
+  std::snprintf(one_minus, sizeof one_minus, "%.3g", 1 - r.sink.sigma);
+  CHECK(appendix.rows[1][2].text == one_minus);
+  CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Theorem 2 study figures: captions say what they show and at which evidence level") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  for (const char* name : {"path", "frontier"}) {
+    const Figure f = theorem2_figure_frame(name, task, 2, 2);
+    CHECK(f.name == name);
+    CHECK(f.caption.find("residual softmax 2 x 2, n = 16, L = 16") != std::string::npos);
+    CHECK(figure_caption(f).find("Evidence: ") != std::string::npos);
+  }
+  CHECK(theorem2_figure_frame("path", task, 4, 1).caption.find("4 x 1") != std::string::npos);
+  CHECK(theorem2_figure_frame("frontier", task, 2, 2).evidence == kFrontierPointMeaning);
+  CHECK_THROWS_AS(theorem2_figure_frame("nuance", task, 2, 2), std::invalid_argument);
+}
+
+TEST_CASE("the appendix table of a study not run, and of a malformed file") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sinkcert_theorem2_appendix_test").string();
+  std::filesystem::remove_all(dir);
+  const Table none = theorem2_appendix_table(dir + "/theorem2.json");
+  REQUIRE(none.rows.size() == 1u);
+  CHECK(none.rows[0][2].text == "not found: the study was not run");
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/theorem2.json", "{\"task\": {\"n\": 5}}\n");
+  CHECK_THROWS_AS(theorem2_appendix_table(dir + "/theorem2.json"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

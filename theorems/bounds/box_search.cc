@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/box_search.h"
+
+namespace sinkcert::theorems {
+
+std::string stop_status(const BoxSearchOutcome& b, bool upper_finite) {
+  if (b.verdict == Verdict::kVerified) return "gap reached";
+  if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
+  if (!upper_finite) return "no finite bound";
+  if (b.budget_exhausted) return "budget exhausted";
+  return b.stop_reason;
+}
+
+void precision_lines(std::ostringstream& s, const BoxSearchOutcome& b) {
+  const int allocated = bits_for_digits10(digits10_for_bits(b.bits_requested));
+  if (b.bits > allocated) {
+    s << "precision raised from " << b.bits_requested << " to " << b.bits
+      << " bits (rounding, not the box, limited the bound)\n";
+  } else if (b.bits != b.bits_requested) {
+    s << "precision: " << b.bits << " bits allocated for the " << b.bits_requested
+      << " requested (MPFR precision is set in decimal digits)\n";
+  }
+}
+
+namespace {
+
+void precision_and_evidence(std::ostringstream& s, const BoxSearchOutcome& b) {
+  s << "  precision: " << b.bits << " bits  evidence: " << b.evidence.label() << "\n";
+}
+
+}  // namespace
+
+void gap_verdict_line(std::ostringstream& s, const BoxSearchOutcome& b, double requested_gap,
+                      double achieved_gap) {
+  s << "verdict: " << to_string(b.verdict) << "  margin (requested gap " << requested_gap
+    << " - achieved) = ";
+  if (b.verdict == Verdict::kVerified) {
+    s << requested_gap - achieved_gap;
+  } else {
+    s << "n/a";
+  }
+  precision_and_evidence(s, b);
+}
+
+void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
+                        const ClaimMarginTexts& texts, const BoxSearchOutcome& b) {
+  s << "verdict: " << to_string(verdict) << "  margin ";
+  switch (verdict) {
+    case Verdict::kVerified:
+      s << texts.verified << " = " << margin;
+      break;
+    case Verdict::kNotVerified:
+      s << texts.not_verified << " = " << margin;
+      break;
+    case Verdict::kUndecided:
+      s << texts.undecided;
+      break;
+  }
+  precision_and_evidence(s, b);
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+//
+// Certified worst-case loss of residual multi-layer multi-head models by
+// interval branch and bound over the content box:
+//
+//   E(theta) = max_j sup_{C in [-1,1]^((L-1)(n-3))} e(X(j, C)),
+//   e(X) = max_{i,d} |phi_{i,d}(X)|,  phi = f(X) - y(X)   (residual target)
+//
+// For a residual model f(X) = X + sum_l sum_h o^{l,h}, and y = X + [i = j]
+// mean(x_1..x_j), so phi is formed as the sum of the head outputs minus the
+// mean term (X - X would not cancel in interval arithmetic).
+//
+// Upper bound on a box B (trigger j fixed), per term phi = phi_{i,d}:
+//  1. Plain interval evaluation: the forward pass over the interval input
+//     X(B) (src/forward_vjp.h forward_tape over Mpfi), layer by layer. Each
+//     intermediate layer output x^(l+1) (the next layer's input) is
+//     intersected with its own centred form (below), with the gradient of
+//     x^(l+1)_{i,d} from the reverse pass through layers 0..l: later
+//     layers then read inputs that shrink with B quadratically, not linearly.
+//     Softmax, ReLU and sigmoid kinds: phi is also evaluated in affine
+//     arithmetic (first-order Taylor models v in c + sum_m g_m u_m + r,
+//     u_m = x_m - c_m), and its range intersected with the plain one:
+//       products   (ca + La + ra)(cb + Lb + rb) = ca cb + (ca Lb + cb La)
+//                  + [ca rb + cb ra + (La + ra)(Lb + rb)],
+//       exp, 1/x   tangent at the centre plus the chord-tangent gap on the
+//                  range (convex: [0, max of the gap at the two ends]),
+//       relu       the chord relaxation lambda s + [0, max(-lambda l, (1 - lambda) u)],
+//       softmax    a_k = 1 / sum_m exp(s_m - s_k), differences first, so
+//                  that what all scores of a row share cancels.
+//  2. Centred (mean-value) form around a point p of B:
+//       phi(B) in phi(p) + sum_m g_m (B_m - p_m),
+//     g_m an enclosure of dphi/dx_m over B: the reverse pass (forward_vjp)
+//     over the interval tape of step 1, minus the target's derivative. For
+//     sup sigma phi (sigma = +-1) two points are used: the centre c of B and
+//     Baumann's point for the upper bound, per variable with
+//     [gl, gu] = sigma g_m:
+//       p_m = hi_m (gl >= 0), lo_m (gu <= 0), (gu hi_m - gl lo_m) / (gu - gl) else,
+//     which minimizes the form's term sup sigma g_m (B_m - p_m); a variable
+//     along which phi is monotone on B then adds nothing (the form is
+//     evaluated on the face where the supremum lies).
+//   upper(B) = max_{i,d,sigma} min(plain, centred at c, centred at p).
+//   The Baumann form is computed only for terms whose cheaper bound
+//   exceeds the certified lower bound known so far (below it they cannot
+//   decide anything).
+// Lower bound: witnesses evaluated in MPFI on the point input, the lower
+// end of the enclosure of e(X): every box offers its centre and the
+// Baumann points it evaluated; before branching, the attack's per-trigger
+// witnesses (search/attack.h, seed 0, round 0) are offered.
+// The driver (witnesses, precision raises, per-trigger summary, stopping
+// rules) is theorems/bounds/worst_case_search.h, shared with the single-layer bound.
+// Split rule: at odd depth the widest variable that enters the worst term
+// (rule C alone can stall, as in the single-layer bound); at even depth the
+// variable with the largest term sup sigma g_m (B_m - p_m) of the worst
+// term's form (what it overestimates by), else the widest entering variable,
+// else the widest.
+// The loop, budgets, precision raises and the reports are those of the
+// single-layer bound (theorems/bounds/box_search.h, theorems/bounds/worst_case_bound.h):
+//   lower <= E(theta) <= upper = max over live boxes     CERTIFIED
+// ReLU attention: its kink is covered by the hull of the one-sided
+// derivatives (attention_row_vjp), which is what the mean-value inclusion
+// of a Lipschitz function needs (Lebourg's mean-value theorem).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/model.h"
+#include "src/scalar_traits.h"
+#include "src/task.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::theorems {
+
+// Which forms bound_deep_box uses (the centred ones are the default; plain
+// alone is the fallback the tests compare against).
+enum class DeepForm { kPlain, kCentred };
+
+struct DeepBoxBound {
+  Mpfr upper;                        // >= e(X) on the box; +inf for a NaN or infinite enclosure
+  int position = 0, coordinate = 0;  // the (i, d) attaining upper
+  std::vector<double> weight;        // split scores per variable (see the header)
+  // The best witness the evaluation met (centre or Baumann point): the lower
+  // end of its enclosure of e(X), the width of that enclosure (rounding
+  // only), and its content.
+  Mpfr witness_lower, witness_rounding;
+  std::vector<double> witness;
+};
+
+// prune_below: terms whose cheaper bound is at or below it skip the Baumann
+// form (their bound may then be looser, never invalid). The working
+// precision is the current PrecisionScope's.
+DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
+                            DeepForm form = DeepForm::kCentred, const Mpfr& prune_below = Mpfr(-1));
+
+// The MPFI enclosure of e(X) at one input, target by the model's kind.
+Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigger,
+                          const std::vector<double>& content);
+
+// Throws std::invalid_argument unless the model is residual with dimension
+// task.n (any number of layers and heads; softmax, ReLU and the other
+// attention kinds whose derivative src/forward_vjp.h encloses). T = double,
+// Mpfr or Rational, as for bound_worst_case; options.adversary_witnesses
+// asks for the attack's witnesses.
+template <class T>
+WorstCaseBound bound_deep_worst_case(const Model<T>& model, const Task& task,
+                                     const WorstCaseOptions& options);
+template <class T>
+UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task, double claimed,
+                                       const WorstCaseOptions& options);
+
+// The branch and bound with these box forms (worst_case_search.h) for any
+// model whose forward pass and reverse pass src/forward_vjp.h encloses,
+// single-layer ones included (worst_case_bound.h sends gated attention
+// here), stopping when done(lower, upper). Throws std::invalid_argument
+// when the dimensions disagree or the model has no heads.
+template <class T>
+WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
+                                   const WorstCaseOptions& options,
+                                   const std::function<bool(const Mpfr&, const Mpfr&)>& done);
+
+// The reports of worst_case_bound.h, after a line naming the model's shape
+// and the method.
+template <class T>
+std::string deep_summary_text(const Model<T>& model, const WorstCaseBound& bound, const Task& task,
+                              double requested_gap);
+template <class T>
+std::string deep_summary_text(const Model<T>& model, const UpperBoundCheck& check,
+                              const Task& task);
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: MIT
+//
+// The bound of softmax_vertex_bound.h: the rows without the trigger in MPFI,
+// then per (d, sigma) the query grid, the key zonotopes and the slices of
+// T, in double with the rounding allowance.
+#include "theorems/bounds/softmax_vertex_bound.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+
+#include "src/interval.h"
+#include "src/parallel_tasks.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+// Rounding allowance relative to R, a bound on every term of the sums in
+// absolute value (as in relu_vertex_bound.cc: each term is a few dozen
+// roundings and one exp, whose error glibc keeps under 1 ulp, so gamma_k R
+// with k < 100 is under 2^-46 R; the zonotope's vertices are sums of at
+// most 2 (n - 4) generators; 2^-30 leaves a factor 2^16).
+constexpr double kRoundingAllowance = 0x1p-30;
+// Largest content dimension n - 3: (kPiecesQ + 1) 2^12 query points.
+constexpr int kMaxContentDim = 13;
+// Pieces of [-1, 1] for the query's and the key's coordinate d; the
+// corrections they carry fall as 1 / pieces^2 (at n = L = 16 on the
+// paper-recipe model: under 0.2 % of E at these counts, against 1 % and
+// 0.5 % at 4 and 2 pieces).
+constexpr int kPiecesQ = 4;
+constexpr int kPiecesX = 8;
+// Slices of T narrower than this are not split further: lambda fails.
+constexpr double kMinSliceWidth = 1.0 / 1024;
+// Candidates lambda = lower (1 + f relative_gap), tried in this order (at
+// the default gap 0.01 on the paper-recipe softmax model, 1.006 and 1.009
+// fail and 1.015 holds).
+constexpr double kGapFractions[] = {0.6, 0.9, 1.5, 2.0, 5.0, 20.0};
+// Below this lower bound the candidates are not tried: the allowance,
+// about 2^-30 (2 + |c| + max |v|) relative to the weights' sum, would eat
+// the gap (the sink family and the minimax's path models sit near 1e-10,
+// where the branch and bound alone closes).
+constexpr double kMinLower = 1e-6;
+// Golden-section steps over nu' (the bracket shrinks by 0.618 a step).
+constexpr int kGoldenSteps = 40;
+// Query points kept in the active set per refresh.
+constexpr int kActive = 96;
+
+using Clock = std::chrono::steady_clock;
+
+// Everything about one (d, sigma) that does not depend on j, lambda, the
+// slice or nu'.
+struct Setup {
+  int n = 0, C = 0, d = 0, cd = -1, ord = 0;  // cd: content index of d, or -1 for a flag
+  double sigma = 1;
+  Eigen::MatrixXd A, M;
+  // key coordinate x_d values (content d) or the single 0 (flag d)
+  std::vector<double> tvals, cp, tau;  // cp(t) = sigma (M[d,ord] + m_cd t); tau(t) = xt_d
+  int NQ = 0, E = 0, NT = 0;
+  std::vector<double> q;  // NQ x C
+  std::vector<double> e_y0, e_ys, vs, taus;
+  std::vector<double> EU, sp, gu, gp, inv_gu, inv_gp;  // NQ x E
+  std::vector<double> ET;                              // NQ x NT
+  // constants over the whole box
+  double Umax = 0, Bd = 0, Y0max = 0, Y0min = 0, Ysmax = 0, Ysmin = 0, Vmax = 0;
+  double msum = 0;                             // sum_l |M[d,c_l]|
+  std::vector<double> R, beta, Ylmax, All, m;  // per content coordinate
+  double hq = 1, hx = 1;                       // half a piece (1: vertex)
+  bool finite = true;  // every exponential above finite (else nothing is certified)
+  std::vector<std::vector<int>> pieces;  // query points per piece of q_d
+};
+
+void set_queries(Setup& s, const std::vector<double>& qd_grid);
+
+// qd_grid: the values of the query's q_d (empty: kPiecesQ equal pieces of
+// [-1, 1]; ignored for a flag d).
+Setup make_setup(const Eigen::MatrixXd& A, const Eigen::MatrixXd& M, int n, int d, double sigma,
+                 std::vector<double> qd_grid = {}) {
+  Setup s;
+  s.n = n;
+  s.C = n - 3;
+  s.d = d;
+  s.ord = n - 1;
+  s.sigma = sigma;
+  s.A = A;
+  s.M = M;
+  const int C = s.C, ord = s.ord, c0 = kFirstContent;
+  s.cd = (d >= c0 && d < c0 + C) ? d - c0 : -1;
+  const auto Ac = [&](int l, int k) { return A(c0 + l, c0 + k); };
+  s.m.resize(C);
+  for (int l = 0; l < C; ++l) s.m[l] = M(d, c0 + l);
+  // Umax >= |b(q)|_1, b_l(q) = A[1,c_l] + sum_k q_k A[c_k,c_l]
+  s.R.assign(C, 0);
+  s.beta.resize(C);
+  s.Ylmax.resize(C);
+  s.All.resize(C);
+  double gamma_sum = 0, acc_sum = 0;
+  for (int l = 0; l < C; ++l) {
+    s.Umax += std::abs(A(kTriggerFlag, c0 + l));
+    for (int k = 0; k < C; ++k) {
+      s.Umax += std::abs(Ac(k, l));
+      s.R[l] += std::abs(Ac(l, k));  // du/dq_l = sum_k A[c_l,c_k] x_k
+      acc_sum += std::abs(Ac(l, k));
+    }
+    // y0 = A[1,0] - A[1,ord] + sum_l beta_l q_l
+    s.beta[l] = A(c0 + l, kBosFlag) - A(c0 + l, ord);
+    // ys = A[1,1] - A[1,ord] + sum_l gamma_l q_l + q^T Acc q
+    const double gamma = A(c0 + l, kTriggerFlag) + A(kTriggerFlag, c0 + l) - A(c0 + l, ord);
+    gamma_sum += std::abs(gamma);
+    // dys/dq_l = gamma_l + sum_k (Acc + Acc^T)_lk q_k
+    s.Ylmax[l] = std::abs(gamma);
+    for (int k = 0; k < C; ++k) s.Ylmax[l] += std::abs(Ac(l, k) + Ac(k, l));
+    s.All[l] = Ac(l, l);
+  }
+  if (s.cd >= 0) {
+    s.Bd = std::abs(A(kTriggerFlag, d));
+    for (int k = 0; k < C; ++k) s.Bd += std::abs(Ac(k, s.cd));
+  }
+  const double beta_sum = std::accumulate(s.beta.begin(), s.beta.end(), 0.0,
+                                          [](double a, double b) { return a + std::abs(b); });
+  const double y0c = A(kTriggerFlag, kBosFlag) - A(kTriggerFlag, ord);
+  s.Y0max = y0c + beta_sum;
+  s.Y0min = y0c - beta_sum;
+  const double ysc = A(kTriggerFlag, kTriggerFlag) - A(kTriggerFlag, ord);
+  s.Ysmax = ysc + gamma_sum + acc_sum;
+  s.Ysmin = ysc - gamma_sum - acc_sum;
+  for (double v : s.m) s.msum += std::abs(v);
+  s.Vmax = std::max({std::abs(M(d, kBosFlag)), std::abs(M(d, ord)) + s.msum,
+                     std::abs(M(d, kTriggerFlag)) + s.msum});
+  // key grid in x_d, query grid in q_d
+  if (s.cd >= 0) {
+    s.hx = 1.0 / kPiecesX;
+    for (int i = 0; i <= kPiecesX; ++i) s.tvals.push_back(-1.0 + 2.0 * i / kPiecesX);
+  } else {
+    s.tvals.push_back(0.0);
+  }
+  s.NT = static_cast<int>(s.tvals.size());
+  for (double t : s.tvals) {
+    s.cp.push_back(sigma * (M(d, ord) + (s.cd >= 0 ? s.m[s.cd] * t : 0.0)));
+    s.tau.push_back(s.cd >= 0 ? t : (d == ord ? 1.0 : 0.0));
+  }
+  if (s.cd < 0) {
+    qd_grid = {0.0};
+  } else if (qd_grid.empty()) {
+    for (int i = 0; i <= kPiecesQ; ++i) qd_grid.push_back(-1.0 + 2.0 * i / kPiecesQ);
+  }
+  set_queries(s, qd_grid);
+  return s;
+}
+
+// The query points: the coordinates other than cd at +-1, cd at the values
+// of qd_grid (ends of equal pieces; one value for a flag d), with their
+// weights, values and key zonotopes.
+void set_queries(Setup& s, const std::vector<double>& qd_grid) {
+  const int n = s.n, C = s.C, ord = s.ord, c0 = kFirstContent, d = s.d;
+  const double sigma = s.sigma;
+  const Eigen::MatrixXd& A = s.A;
+  const Eigen::MatrixXd& M = s.M;
+  std::vector<int> others;
+  for (int l = 0; l < C; ++l) {
+    if (l != s.cd) others.push_back(l);
+  }
+  const int G = static_cast<int>(others.size());
+  s.hq = qd_grid.size() > 1 ? 0.5 * (qd_grid[1] - qd_grid[0]) : 1.0;
+  // piece i: the points whose q_d is qd_grid[i] or qd_grid[i + 1]
+  s.pieces.assign(std::max<std::size_t>(1, qd_grid.size() - 1), {});
+  s.NQ = static_cast<int>(qd_grid.size()) << G;
+  for (int iq = 0; iq < s.NQ; ++iq) {
+    const int g = iq >> G;
+    if (g < static_cast<int>(s.pieces.size())) s.pieces[g].push_back(iq);
+    if (g > 0) s.pieces[g - 1].push_back(iq);
+  }
+  s.E = 2 * G;
+  s.q.assign(static_cast<std::size_t>(s.NQ) * C, 0.0);
+  s.e_y0.resize(s.NQ);
+  s.e_ys.resize(s.NQ);
+  s.vs.resize(s.NQ);
+  s.taus.resize(s.NQ);
+  const std::size_t ne = static_cast<std::size_t>(s.NQ) * s.E;
+  s.EU.resize(ne);
+  s.sp.resize(ne);
+  s.gu.resize(ne);
+  s.gp.resize(ne);
+  s.inv_gu.resize(ne);
+  s.inv_gp.resize(ne);
+  s.ET.resize(static_cast<std::size_t>(s.NQ) * s.NT);
+  Eigen::VectorXd qt(n), b(C);
+  std::vector<std::array<double, 3>> gen(G);  // (angle, u, p)
+  for (int iq = 0; iq < s.NQ; ++iq) {
+    const int vertex = iq & ((1 << G) - 1), piece = iq >> G;
+    double* qp = &s.q[static_cast<std::size_t>(iq) * C];
+    for (int g = 0; g < G; ++g) qp[others[g]] = (vertex >> g) & 1 ? 1.0 : -1.0;
+    if (s.cd >= 0) qp[s.cd] = qd_grid[piece];
+    qt.setZero();
+    qt(kTriggerFlag) = 1.0;
+    for (int l = 0; l < C; ++l) qt(c0 + l) = qp[l];
+    // qA = qt^T A
+    const Eigen::RowVectorXd qA = qt.transpose() * A;
+    const double alpha = qA(ord);
+    for (int l = 0; l < C; ++l) b(l) = qA(c0 + l);
+    // y0 = qt^T A e_0 - alpha;  ys = qt^T A qt - alpha
+    s.e_y0[iq] = std::exp(qA(kBosFlag) - alpha);
+    s.e_ys[iq] = std::exp(qA.dot(qt) - alpha);
+    // vs = (M qt)_d;  tau_s = qt_d
+    s.vs[iq] = M.row(d).dot(qt);
+    s.taus[iq] = qt(d);
+    for (int t = 0; t < s.NT; ++t) {
+      s.ET[static_cast<std::size_t>(iq) * s.NT + t] =
+          s.cd >= 0 ? std::exp(b(s.cd) * s.tvals[t]) : 1.0;
+    }
+    // zonotope generators (b_l, sigma m_l), oriented to u > 0 (or p >= 0
+    // when u = 0), sorted by angle: the boundary runs from -sum g through
+    // +2 g in that order to +sum g, and back through -2 g
+    double su = 0, spp = 0;
+    for (int g = 0; g < G; ++g) {
+      double u = b(others[g]), p = sigma * s.m[others[g]];
+      if (u < 0 || (u == 0 && p < 0)) {
+        u = -u;
+        p = -p;
+      }
+      gen[g] = {std::atan2(p, u), u, p};
+      su -= u;
+      spp -= p;
+    }
+    std::sort(gen.begin(), gen.end());
+    const std::size_t base = static_cast<std::size_t>(iq) * s.E;
+    for (int e = 0; e < s.E; ++e) {
+      const auto& g = gen[e % G];
+      const double sign = e < G ? 2.0 : -2.0;
+      const std::size_t k = base + e;
+      s.sp[k] = spp;
+      s.EU[k] = std::exp(su);
+      s.gu[k] = sign * g[1];
+      s.gp[k] = sign * g[2];
+      const bool interior = s.gu[k] != 0 && s.gp[k] != 0;
+      s.inv_gu[k] = interior ? 1.0 / s.gu[k] : 0.0;
+      s.inv_gp[k] = interior ? 1.0 / s.gp[k] : 0.0;
+      su += s.gu[k];
+      spp += s.gp[k];
+    }
+  }
+  const auto all_finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  s.finite = all_finite(s.EU) && all_finite(s.ET) && all_finite(s.e_y0) && all_finite(s.e_ys) &&
+             all_finite(s.sp) && all_finite(s.gu) && all_finite(s.gp);
+}
+
+// The parts of the bound that depend on j and c but not on the query point.
+struct Corrections {
+  double constant = 0;  // (j - 1)(kappa_x h_x^2 + sum kappa^key w) + sum kappa^bos w
+  double self_scale = 0;
+  std::vector<double> P, N, w;  // self-term coefficients and weights per coordinate
+  double Dref = 0, maxdev = 0, Dmax = 0;
+};
+
+Corrections corrections(const Setup& s, int j, double c) {
+  Corrections k;
+  const int C = s.C;
+  // Pneg >= max over x of (c - sigma v(x))
+  const double pneg = std::max(0.0, c - s.sigma * s.M(s.d, s.ord) + s.msum);
+  const double eU = std::exp(s.Umax);
+  k.w.assign(C, 1.0);
+  if (s.cd >= 0) k.w[s.cd] = s.hq * s.hq;
+  double key = 0, bos = 0;
+  // d2/dt2 e^u (sigma v - c) = e^u (b_d^2 (sigma v - c) + 2 b_d sigma m_d)
+  if (s.cd >= 0) {
+    key += 0.5 * eU * (s.Bd * s.Bd * pneg + 2 * s.Bd * std::abs(s.m[s.cd])) * s.hx * s.hx;
+  }
+  const double bos_neg = std::max(0.0, c - s.sigma * s.M(s.d, kBosFlag));
+  for (int l = 0; l < C; ++l) {
+    // d2/dq_l2 e^u p = e^u (du/dq_l)^2 p >= -e^Umax R_l^2 Pneg
+    key += 0.5 * eU * s.R[l] * s.R[l] * pneg * k.w[l];
+    // d2/dq_l2 e^y0 (sigma v0 - c) = e^y0 beta_l^2 (sigma v0 - c)
+    bos += 0.5 * std::exp(s.Y0max) * s.beta[l] * s.beta[l] * bos_neg * k.w[l];
+  }
+  k.constant = (j - 1) * key + bos;
+  // self: e^ys [(y_l^2 + 2 A_ll)(sigma vs - c) + 2 y_l sigma m_l]
+  k.self_scale = 0.5 * std::exp(s.Ysmax);
+  k.P.resize(C);
+  k.N.resize(C);
+  for (int l = 0; l < C; ++l) {
+    k.P[l] = std::max(0.0, s.Ylmax[l] * s.Ylmax[l] + 2 * s.All[l]);
+    k.N[l] = std::max(0.0, -2 * s.All[l]);
+  }
+  const double dmin = std::exp(s.Y0min) + std::exp(s.Ysmin) + (j - 1) * std::exp(-s.Umax);
+  k.Dmax = std::exp(s.Y0max) + std::exp(s.Ysmax) + (j - 1) * eU;
+  k.Dref = 0.5 * (dmin + k.Dmax);
+  k.maxdev = 0.5 * (k.Dmax - dmin);
+  return k;
+}
+
+// G_q: the query point's h(q) + self corrections + (j - 1) times its best key.
+double query_value(const Setup& s, const Corrections& k, int iq, int j, double c, double nu,
+                   double Tref) {
+  double keys = 0;
+  if (j > 1) {
+    keys = -std::numeric_limits<double>::infinity();
+    const std::size_t base = static_cast<std::size_t>(iq) * s.E;
+    for (int t = 0; t < s.NT; ++t) {
+      const double shift = s.cp[t] - c;
+      double best = -std::numeric_limits<double>::infinity();
+      for (int e = 0; e < s.E; ++e) {
+        const std::size_t x = base + e;
+        // at the edge's start: e^u (p - c)
+        const double P = s.sp[x] + shift;
+        best = std::max(best, s.EU[x] * P);
+        if (s.inv_gp[x] != 0) {
+          // stationary point s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p)
+          const double st = -P * s.inv_gp[x] - s.inv_gu[x];
+          if (st > 0 && st < 1)
+            best = std::max(best, s.EU[x] * std::exp(st * s.gu[x]) * (P + st * s.gp[x]));
+        }
+      }
+      // K_t = e^(b_d t) max_edges + nu' tau(t) / j
+      keys =
+          std::max(keys, s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best + nu * s.tau[t] / j);
+    }
+  }
+  // h(q) = e^y0 (sigma v0 - c) + e^ys (sigma vs - c) + nu' (tau_s / j - T_ref)
+  const double sv = s.sigma * s.vs[iq];
+  double value = s.e_y0[iq] * (s.sigma * s.M(s.d, kBosFlag) - c) + s.e_ys[iq] * (sv - c) +
+                 nu * (s.taus[iq] / j - Tref);
+  const double* qp = &s.q[static_cast<std::size_t>(iq) * s.C];
+  double self = 0;
+  for (int l = 0; l < s.C; ++l) {
+    // sigma vs with q_l at its worst end: sigma (vs - m_l q_l) -+ |m_l|
+    const double rest = sv - s.sigma * s.m[l] * qp[l], am = std::abs(s.m[l]);
+    self += k.w[l] * (k.P[l] * std::max(0.0, c - rest + am) +
+                      k.N[l] * std::max(0.0, rest + am - c) + 2 * s.Ylmax[l] * am);
+  }
+  value += k.self_scale * self;
+  return value + (j - 1) * keys;
+}
+
+// The bound at (c, nu') for a slice of half width h, over the query points
+// `points`, with the allowance: lambda holds on the slice and the piece
+// when it is <= 0 (over all the piece's points). `top` receives the best
+// points.
+double slice_bound(const Setup& s, const Corrections& k, int j, double c, double nu, double Tref,
+                   double h, const std::vector<int>& points, std::vector<int>* top = nullptr) {
+  double best = -std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, int>> values;
+  if (top) values.reserve(points.size());
+  for (const int iq : points) {
+    const double v = query_value(s, k, iq, j, c, nu, Tref);
+    // NaN would be dropped by max, inf bounds nothing: this point fails
+    if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+    best = std::max(best, v);
+    if (top) values.push_back({v, iq});
+  }
+  if (top) {
+    const int keep = std::min<int>(kActive, static_cast<int>(values.size()));
+    std::partial_sort(values.begin(), values.begin() + keep, values.end(),
+                      [](const auto& a, const auto& b) { return a.first > b.first; });
+    top->clear();
+    for (int i = 0; i < keep; ++i) top->push_back(values[i].second);
+  }
+  // + |nu' + sigma D_ref| h + h maxdev
+  const double penalty = std::abs(nu + s.sigma * k.Dref) * h + h * k.maxdev;
+  const double R = k.Dmax * (2 + std::abs(c) + s.Vmax) + 2 * std::abs(nu) + 1;
+  return best + k.constant + penalty + kRoundingAllowance * R;
+}
+
+struct Counters {
+  long slices = 0, evaluations = 0;
+};
+
+enum class Slice { kHolds, kSplit, kHopeless };
+
+// Whether lambda holds on the slice [Tref - h, Tref + h] and one piece of
+// q_d: a golden-section search over nu' on an active set of the piece's
+// query points, confirmed on all of them.
+// kHopeless when even without the slice's own penalty (which narrower
+// slices shrink) the active set's bound stays above D_max h: splitting
+// would not help (a guess that only saves time: failing is always safe).
+Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double lambda, double Tref,
+                  double h, Counters& n) {
+  const double c = lambda + s.sigma * Tref;
+  const Corrections k = corrections(s, j, c);
+  const double centre = -s.sigma * k.Dref;  // the nu' without a penalty
+  std::vector<int> active;
+  ++n.evaluations;
+  if (slice_bound(s, k, j, c, centre, Tref, h, piece, &active) <= 0) return Slice::kHolds;
+  for (int round = 0; round < 3; ++round) {
+    // the active set's bound, convex in nu', minimized on a bracket
+    const auto f = [&](double nu) { return slice_bound(s, k, j, c, nu, Tref, h, active); };
+    double lo = centre - 2 * k.Dmax, hi = centre + 2 * k.Dmax;
+    double x1 = hi - 0.618033988749895 * (hi - lo), x2 = lo + 0.618033988749895 * (hi - lo);
+    double f1 = f(x1), f2 = f(x2);
+    for (int step = 0; step < kGoldenSteps && f1 > 0 && f2 > 0; ++step) {
+      if (f1 < f2) {
+        hi = x2;
+        x2 = x1;
+        f2 = f1;
+        x1 = hi - 0.618033988749895 * (hi - lo);
+        f1 = f(x1);
+      } else {
+        lo = x1;
+        x1 = x2;
+        f1 = f2;
+        x2 = lo + 0.618033988749895 * (hi - lo);
+        f2 = f(x2);
+      }
+    }
+    const double nu = f1 <= f2 ? x1 : x2;
+    // the active set's bound is below the whole set's: no nu' found works
+    if (std::min(f1, f2) > 0) {
+      const double without = slice_bound(s, k, j, c, nu, Tref, 0.0, active);
+      return without > k.Dmax * h ? Slice::kHopeless : Slice::kSplit;
+    }
+    std::vector<int> top;
+    ++n.evaluations;
+    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) return Slice::kHolds;
+    for (int iq : top) {
+      if (std::find(active.begin(), active.end(), iq) == active.end()) active.push_back(iq);
+    }
+  }
+  return Slice::kSplit;
+}
+
+// Whether lambda holds on a slice: on every piece of q_d, each with its own
+// nu' (the pieces cover q_d's range, so their bounds together bound the
+// slice). T in I confines q_d = tau_s = j T - sum tau_k to
+// [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
+// than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
+Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
+  ++n.slices;
+  const Setup* use = &s;
+  Setup narrow;
+  if (s.cd >= 0) {
+    const double lo = std::max(-1.0, j * (Tref - h) - (j - 1));
+    const double hi = std::min(1.0, j * (Tref + h) + (j - 1));
+    if (lo > -1.0 || hi < 1.0) {
+      // equal pieces of [lo, hi], none wider than those of [-1, 1]
+      const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
+      std::vector<double> grid;
+      for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
+      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
+      if (!narrow.finite) return Slice::kHopeless;
+      use = &narrow;
+    }
+  }
+  for (const std::vector<int>& piece : use->pieces) {
+    const Slice verdict = piece_holds(*use, piece, j, lambda, Tref, h, n);
+    if (verdict != Slice::kHolds) return verdict;
+  }
+  return Slice::kHolds;
+}
+
+// Whether lambda holds for trigger j, (d, sigma): every slice of T's range.
+bool lambda_holds(const Setup& s, int j, double lambda, Counters& n) {
+  if (!s.finite) return false;
+  if (s.cd < 0) {
+    // T = (tau_s + (j - 1) tau_key) / j is the same for every input
+    const double T = (s.taus[0] + (j - 1) * s.tau[0]) / j;
+    return slice_holds(s, j, lambda, T, 0.0, n) == Slice::kHolds;
+  }
+  std::vector<std::pair<double, double>> stack{{-1.0, 1.0}};
+  while (!stack.empty()) {
+    const auto [a, b] = stack.back();
+    stack.pop_back();
+    const Slice verdict = slice_holds(s, j, lambda, 0.5 * (a + b), 0.5 * (b - a), n);
+    if (verdict == Slice::kHolds) continue;
+    if (verdict == Slice::kHopeless || b - a <= kMinSliceWidth) return false;
+    const double mid = 0.5 * (a + b);
+    stack.push_back({mid, b});
+    stack.push_back({a, mid});
+  }
+  return true;
+}
+
+// Rows i != j: |M[d,0]| + min(1, (L - 1) exp(max score difference)) V_d,
+// the largest over d, in MPFI on the model's entries.
+Mpfr other_rows_bound(const Model<Mpfi>& model, const Task& task) {
+  const Matrix<Mpfi>& A = model.layers[0][0].A;
+  const Matrix<Mpfi>& M = model.layers[0][0].M;
+  const int n = task.n, ord = ordinary_flag(n), c0 = kFirstContent, c1 = n - 1;
+  // max over the box of s_ik - s_i0 = qt^T A (xt - e_0), query ordinary,
+  // key flag fk with content
+  Mpfr worst(-1e300);
+  for (const int fk : {ord, static_cast<int>(kTriggerFlag)}) {
+    Mpfi r = A(ord, fk) - A(ord, kBosFlag);
+    for (int c = c0; c < c1; ++c) {
+      r += Mpfi(magnitude_of(Mpfi(A(c, fk) - A(c, kBosFlag)))) + Mpfi(magnitude_of(A(ord, c)));
+      for (int c2 = c0; c2 < c1; ++c2) r += Mpfi(magnitude_of(A(c, c2)));
+    }
+    worst = std::max(worst, Mpfr(bmp::upper(r)));
+  }
+  // 1 - a_i0 <= min(1, (L - 1) exp(worst))
+  const Mpfr mass = bmp::upper(Mpfi(task.L - 1) * exp_of(Mpfi(worst)));
+  const Mpfi one_minus(std::min(mass, Mpfr(1)));
+  Mpfr best(0);
+  for (int d = 0; d < n; ++d) {
+    Mpfi v = Mpfi(std::max(magnitude_of(M(d, ord)), magnitude_of(M(d, kTriggerFlag))));
+    for (int c = c0; c < c1; ++c) v += Mpfi(magnitude_of(M(d, c)));
+    const Mpfi bound = Mpfi(magnitude_of(M(d, kBosFlag))) + one_minus * v;
+    if (bmp::upper(bound) > best) best = bmp::upper(bound);
+  }
+  return best;
+}
+
+}  // namespace
+
+template <class T>
+SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
+                                        const std::vector<int>& triggers,
+                                        const SoftmaxVertexOptions& options) {
+  const auto t0 = Clock::now();
+  SoftmaxVertexBound out;
+  const int n = task.n, C = task.content_dim();
+  if (model.attention != AttentionKind::kSoftmax || model.kind != ModelKind::kSingleLayer ||
+      model.num_layers() != 1 || model.num_heads() != 1 || model.n != n) {
+    out.reason = "not a single-layer single-head softmax model of dimension n";
+    return out;
+  }
+  if (C < 1 || C > kMaxContentDim) {
+    out.reason = "content dimension outside 1.." + std::to_string(kMaxContentDim);
+    return out;
+  }
+  if (!(options.lower > 0) || !(options.relative_gap > 0)) {
+    out.reason = "no positive lower bound or gap to aim at";
+    return out;
+  }
+  // scores that read no content: one interval box per trigger is exact
+  const Matrix<Rational> A_exact = model.template cast<Rational>().layers[0][0].A;
+  bool content_free = true;
+  for (int c = kFirstContent; c < kFirstContent + C; ++c) {
+    for (int k = 0; k < n; ++k)
+      content_free = content_free && A_exact(c, k) == 0 && A_exact(k, c) == 0;
+  }
+  if (content_free) {
+    out.reason = "the scores do not depend on the content (one box per trigger is exact)";
+    return out;
+  }
+  if (options.lower < kMinLower) {
+    out.reason =
+        "the lower bound is below what sums in double with the rounding allowance can "
+        "certify";
+    return out;
+  }
+  out.applies = true;
+  PrecisionScope scope(128);
+  const Mpfr others = other_rows_bound(model.template cast<Mpfi>(), task);
+  const Model<double> md = model.template cast<double>();
+  const Eigen::MatrixXd A = md.layers[0][0].A, M = md.layers[0][0].M;
+  // per (d, sigma) task, per trigger: the first candidate certified (inf: none)
+  const int pairs = 2 * n, J = static_cast<int>(triggers.size());
+  std::vector<std::vector<double>> certified(pairs, std::vector<double>(J, INFINITY));
+  std::vector<Counters> counters(pairs);
+  std::mutex lock;
+  int finished = 0;
+  run_tasks(pairs, std::max(1, options.threads), [&](int k) {
+    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0);
+    for (int t = 0; t < J; ++t) {
+      for (const double f : kGapFractions) {
+        if (std::chrono::duration<double>(Clock::now() - t0).count() > options.max_seconds) break;
+        const double lambda = options.lower * (1 + f * options.relative_gap);
+        if (lambda_holds(s, triggers[t], lambda, counters[k])) {
+          certified[k][t] = lambda;
+          break;
+        }
+      }
+    }
+    if (options.progress) {
+      const std::lock_guard<std::mutex> guard(lock);
+      options.progress(++finished, pairs);
+    }
+  });
+  for (int t = 0; t < J; ++t) {
+    double worst = 0;
+    for (int k = 0; k < pairs; ++k) worst = std::max(worst, certified[k][t]);
+    if (std::isinf(worst)) continue;
+    out.caps.push_back({triggers[t], std::max(Mpfr(worst), others)});
+  }
+  for (const Counters& c : counters) {
+    out.slices += c.slices;
+    out.evaluations += c.evaluations;
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
+template SoftmaxVertexBound softmax_vertex_bound(const Model<double>&, const Task&,
+                                                 const std::vector<int>&,
+                                                 const SoftmaxVertexOptions&);
+template SoftmaxVertexBound softmax_vertex_bound(const Model<Mpfr>&, const Task&,
+                                                 const std::vector<int>&,
+                                                 const SoftmaxVertexOptions&);
+template SoftmaxVertexBound softmax_vertex_bound(const Model<Rational>&, const Task&,
+                                                 const std::vector<int>&,
+                                                 const SoftmaxVertexOptions&);
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/worst_case_bound.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/forward.h"
+#include "src/forward_vjp.h"
+#include "src/interval.h"
+#include "src/linf_error.h"
+#include "src/parallel_tasks.h"
+#include "src/table_writer.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
+#include "theorems/bounds/relu_vertex_bound.h"
+#include "theorems/bounds/softmax_vertex_bound.h"
+#include "theorems/bounds/worst_case_search.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+Matrix<Mpfi> box_input(const Task& task, const ContentBox& box) {
+  std::vector<Mpfi> flat;
+  for (std::size_t m = 0; m < box.lo.size(); ++m)
+    flat.emplace_back(Mpfr(box.lo[m]), Mpfr(box.hi[m]));
+  return make_input<Mpfi>(task, box.trigger, unflatten_content(task, flat));
+}
+
+Matrix<Mpfi> content_matrix(const Task& task, const std::vector<double>& content) {
+  return matrix_cast<Mpfi>(unflatten_content(task, content));
+}
+
+// Attention enclosures wider than this come from the content, not from
+// rounding (MPFI at >= 64 bits leaves widths near 2^-60 relative).
+constexpr double kContentDependentWidth = 1e-15;
+
+bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
+  for (const auto& a : attention) {
+    for (int i = 0; i < a.rows(); ++i) {
+      for (int k = 0; k <= i; ++k) {
+        if (Mpfr(bmp::upper(a(i, k)) - bmp::lower(a(i, k))) > kContentDependentWidth) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Softmax from score differences, for content-dependent scores:
+//   a_ik = 1 / (1 + sum_{m<=i, m!=k} exp(s_im - s_ik)),
+//   s_im - s_ik = x_i^T A (x_m - x_k).
+// Each difference is enclosed with x_m - x_k formed first (the flags of two
+// tokens of one kind cancel exactly), so a term shared by every score of row
+// i, such as the query's content times A's flag columns, cancels instead of
+// entering each score's enclosure independently (the dependency problem of
+// forward<Mpfi>'s per-score softmax range). The result is intersected with
+// `a`, which holds the per-score enclosure: both contain the true range.
+void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>& a) {
+  const int L = static_cast<int>(X.rows());
+  // key_delta[m L + k] = A (x_m - x_k), shared by every query row i >= m, k
+  std::vector<Vector<Mpfi>> key_delta(static_cast<std::size_t>(L) * L);
+  for (int m = 0; m < L; ++m) {
+    for (int k = 0; k < L; ++k) {
+      if (m != k) key_delta[m * L + k] = A.lazyProduct((X.row(m) - X.row(k)).transpose());
+    }
+  }
+  for (int i = 0; i < L; ++i) {
+    const Vector<Mpfi> query = X.row(i).transpose();
+    for (int k = 0; k <= i; ++k) {
+      // enclosures of sum_m exp(lo d_m) and sum_m exp(hi d_m)
+      Mpfi low_sum(0), high_sum(0);
+      for (int m = 0; m <= i; ++m) {
+        if (m == k) continue;
+        // d_m = x_i^T A (x_m - x_k)
+        const Mpfi e = exp_of(Mpfi(query.dot(key_delta[m * L + k])));
+        low_sum += Mpfi(bmp::lower(e));
+        high_sum += Mpfi(bmp::upper(e));
+      }
+      // a_ik in [1 / (1 + sum exp(hi d)), 1 / (1 + sum exp(lo d))]
+      const Mpfi low = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::upper(high_sum)));
+      const Mpfi high = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::lower(low_sum)));
+      const Mpfi range(bmp::lower(low), bmp::upper(high));
+      // both contain the true range, so they overlap; guard against rounding
+      a(i, k) = intersection_of(a(i, k), range).value_or(a(i, k));
+    }
+  }
+}
+
+// Centered form of phi = (f - y)_{i,d} over the box:
+//   phi(B) in phi(c) + sum_m dphi/dx_m(B) (B_m - c_m),
+// with dphi/dX(B) the reverse pass (src/forward_vjp.h) over the box at row
+// i with cotangent e_d on f(X)_i, on the (tightened) attention enclosures
+// in `rows` and the key enclosures AX, minus [i = j, 1 <= k <= j] e_d / j
+// (the target).
+Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, AttentionKind kind,
+                  const std::vector<HeadRow<Mpfi>>& rows, const Matrix<Mpfi>& X,
+                  const std::vector<Matrix<Mpfi>>& AX, const Task& task, const ContentBox& box,
+                  const std::vector<double>& centre, const Mpfi& value_at_centre, int i, int d,
+                  std::vector<double>* grad_magnitude = nullptr) {
+  const int n = task.n, cd = task.content_dim(), j = box.trigger;
+  Matrix<Mpfi> grad = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+  Vector<Mpfi> e_d = Vector<Mpfi>::Constant(n, Mpfi(0));
+  e_d(d) = Mpfi(1);
+  for (std::size_t h = 0; h < heads.size(); ++h) {
+    head_row_vjp(kind, heads[h], X, rows[h], &e_d, nullptr, &grad, nullptr, nullptr, &AX[h]);
+  }
+  if (i == j && d >= kFirstContent && d < kFirstContent + cd) {
+    const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+    for (int k = 1; k <= j; ++k) grad(k, d) -= inv_j;
+  }
+  Mpfi range = value_at_centre;
+  for (int k = 1; k <= i; ++k) {
+    for (int c = 0; c < cd; ++c) {
+      const int m = content_variable(task, k, c);
+      const Mpfi offset(Mpfr(box.lo[m] - centre[m]), Mpfr(box.hi[m] - centre[m]));
+      range += grad(k, kFirstContent + c) * offset;
+      if (grad_magnitude) {
+        (*grad_magnitude)[m] = Mpfr(magnitude_of(grad(k, kFirstContent + c))).convert_to<double>();
+      }
+    }
+  }
+  return range;
+}
+
+template <class T>
+void check_model(const Model<T>& model, const Task& task) {
+  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) {
+    throw std::invalid_argument("worst-case bound: only single-layer models are supported");
+  }
+  if (model.n != task.n) throw std::invalid_argument("worst-case bound: model n != task n");
+  task.validate();
+}
+
+using Node = BoxNode<BoxBound>;
+
+// The variable to bisect: at even depth the largest width_m * weight_m
+// (Ratz-Csendes rule C), at odd depth the widest with weight_m > 0 (one that
+// enters the worst term); the widest of all if every score is 0 (or NaN).
+// Only variables whose midpoint is strictly inside count; -1 if none.
+int choose_split(const Node& node) {
+  const ContentBox& box = node.box;
+  const auto splittable = [&box](std::size_t m) {
+    const double mid = 0.5 * (box.lo[m] + box.hi[m]);
+    return box.lo[m] < mid && mid < box.hi[m];
+  };
+  int split = -1;
+  double best_score = -1.0;
+  const bool widest_rule = box.depth % 2 == 1;
+  for (std::size_t m = 0; m < box.lo.size(); ++m) {
+    if (!splittable(m)) continue;
+    const double w = box.hi[m] - box.lo[m];
+    const double weight = node.bound.weight.empty() ? 0.0 : node.bound.weight[m];
+    const double score = widest_rule ? (weight > 0 ? w : 0.0) : w * weight;
+    if (score > best_score) {
+      best_score = score;
+      split = static_cast<int>(m);
+    }
+  }
+  if (best_score > 0) return split;
+  split = -1;
+  for (std::size_t m = 0; m < box.lo.size(); ++m) {
+    if (!splittable(m)) continue;
+    const double w = box.hi[m] - box.lo[m];
+    if (split < 0 || w > box.hi[split] - box.lo[split]) split = static_cast<int>(m);
+  }
+  return split;
+}
+
+// The single-layer box kind of the driver (worst_case_search.h): the
+// coefficient form of the header; each box offers the vertex of its worst
+// term (whose enclosure's width, rounding only, is the node's rounding) and
+// its centre.
+struct SingleLayerEvaluator {
+  const Task& task;
+  // per trigger, a certified upper bound on its whole worst case (the ReLU
+  // or softmax vertex bound), or empty: each box's upper is capped by its
+  // trigger's
+  std::vector<TriggerCap> caps;
+  // computes the caps once a certified lower bound is known (the softmax
+  // vertex bound aims at it), or empty
+  std::function<std::vector<TriggerCap>(const Mpfr&)> caps_from_lower;
+  Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
+    return certified_error(model, task, trigger, content);
+  }
+  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take) {
+    if (caps_from_lower && lower > 0) {
+      caps = caps_from_lower(lower);
+      caps_from_lower = nullptr;
+    }
+    node.bound = bound_box(model, task, node.box);
+    const int j = node.box.trigger;
+    // a box's worst case is at most its trigger's
+    for (const TriggerCap& cap : caps) {
+      if (cap.trigger == j && !(node.bound.upper <= cap.upper)) node.bound.upper = cap.upper;
+    }
+    const Mpfi at_vertex = point_error(model, j, node.bound.vertex);
+    take(j, node.bound.vertex, at_vertex);
+    node.rounding = width_of(at_vertex);
+    std::vector<double> centre(node.box.lo.size());
+    for (std::size_t m = 0; m < centre.size(); ++m) {
+      centre[m] = 0.5 * (node.box.lo[m] + node.box.hi[m]);
+    }
+    take(j, centre, point_error(model, j, centre));
+  }
+  int split(const Node& node) { return choose_split(node); }
+};
+
+// The search with `done` as its stopping rule; gated attention with the deep
+// bound's box forms (see the header).
+template <class T>
+WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
+                                const WorstCaseOptions& options,
+                                const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  check_model(model, task);
+  if (model.attention == AttentionKind::kGated) {
+    return centred_form_search(model, task, options, done);
+  }
+  SingleLayerEvaluator evaluator{task, {}, {}};
+  std::string note;
+  const std::vector<int> triggers =
+      options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  if (model.attention == AttentionKind::kRelu) {
+    const ReluVertexBound vertex = relu_vertex_bound(model, task, triggers);
+    if (vertex.applies) {
+      evaluator.caps = vertex.caps;
+      std::ostringstream s;
+      s << "every box's upper bound capped by its trigger's ReLU vertex bound (scores of fixed "
+           "sign over the box; vertices and curvature, "
+        << vertex.seconds << " s)";
+      note = s.str();
+    } else {
+      note = "ReLU vertex bound not used: " + vertex.reason;
+    }
+  }
+  if (model.attention == AttentionKind::kSoftmax) {
+    evaluator.caps_from_lower = [&](const Mpfr& lower) {
+      SoftmaxVertexOptions so;
+      so.lower = lower.convert_to<double>();
+      so.relative_gap = options.relative_gap;
+      so.max_seconds = options.max_seconds;
+      so.progress = options.cap_progress;
+      so.threads = options.threads > 0 ? options.threads : default_thread_count();
+      const SoftmaxVertexBound vertex = softmax_vertex_bound(model, task, triggers, so);
+      std::ostringstream s;
+      if (!vertex.applies) {
+        s << "softmax vertex bound not used: " << vertex.reason;
+      } else {
+        s << "softmax vertex bound: " << vertex.caps.size() << " of " << triggers.size()
+          << " triggers capped (exchangeable keys, slices of the target mean, vertices and "
+             "curvature; "
+          << vertex.slices << " slices, " << vertex.seconds << " s)";
+      }
+      note = s.str();
+      return vertex.applies ? vertex.caps : std::vector<TriggerCap>{};
+    };
+  }
+  WorstCaseBound out =
+      run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");
+  out.note = note;
+  return out;
+}
+
+}  // namespace
+
+ContentBox full_content_box(const Task& task, int trigger) {
+  const int vars = content_variables(task);
+  return ContentBox{trigger, std::vector<double>(vars, -1.0), std::vector<double>(vars, 1.0)};
+}
+
+bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right) {
+  const double mid = 0.5 * (box.lo[m] + box.hi[m]);
+  if (!(box.lo[m] < mid && mid < box.hi[m])) return false;  // adjacent doubles
+  left = box;
+  right = box;
+  ++left.depth;
+  ++right.depth;
+  left.hi[m] = mid;
+  right.lo[m] = mid;
+  return true;
+}
+
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box) {
+  const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
+  const Matrix<Mpfi> X = box_input(task, box);
+  // the forward pass over the box, recorded for the reverse pass of the
+  // centered form
+  const ForwardTape<Mpfi> tape = forward_tape(model, X);
+  const auto& heads = model.layers[0];
+  std::vector<Matrix<Mpfi>> attention;  // attention[h](i, k) = a^h_ik, zero above the diagonal
+  for (std::size_t h = 0; h < heads.size(); ++h) {
+    attention.push_back(Matrix<Mpfi>::Constant(L, L, Mpfi(0)));
+    for (int i = 0; i < L; ++i) {
+      for (int k = 0; k <= i; ++k) attention[h](i, k) = tape.attention(0, h, i, k);
+    }
+  }
+  const bool content_dependent = attention_depends_on_content(attention);
+  if (model.attention == AttentionKind::kSoftmax && content_dependent) {
+    for (std::size_t h = 0; h < heads.size(); ++h) tighten_softmax(heads[h].A, X, attention[h]);
+  }
+  BoxBound best;
+  best.upper = Mpfr(-1);
+  const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+  // Centered form, softmax only: needs the value at the box centre and
+  // the gradient enclosure over the box (see the header).
+  const bool centered = (model.attention == AttentionKind::kSoftmax ||
+                         model.attention == AttentionKind::kSoftmaxOffByOne) &&
+                        content_dependent;
+  Matrix<Mpfi> centre_error;
+  std::vector<double> centre(box.lo.size());
+  for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
+  // (MPFI products are coefficient-based: Eigen's blocked kernels give NaN
+  // for MPFI at some sizes, see forward.h)
+  std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
+  if (centered) {
+    const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
+    centre_error = forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
+    for (const auto& h : heads) AX.push_back(X.lazyProduct(h.A.transpose()));
+  }
+  // the taped rows of query row i with the (tightened) attention enclosures
+  const auto centred_rows = [&](int i) {
+    std::vector<HeadRow<Mpfi>> rows;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+      rows.push_back(tape.rows[0][h][i]);
+      for (int k = 0; k <= i; ++k) rows.back().a[k] = attention[h](i, k);
+    }
+    return rows;
+  };
+  // G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j
+  auto coefficient_matrix = [&](int i, int k) {
+    Matrix<Mpfi> G = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
+    for (std::size_t h = 0; h < heads.size(); ++h) G += attention[h](i, k) * heads[h].M;
+    if (i == j && k >= 1 && k <= j) {
+      for (int d = 0; d < n; ++d) G(d, d) -= inv_j;
+    }
+    return G;
+  };
+  for (int i = 0; i < L; ++i) {
+    Vector<Mpfi> e = Vector<Mpfi>::Constant(n, Mpfi(0));
+    if (heads.size() == 1 && i != j) {
+      // one head, no target term: f(X)_i = M (sum_k a_ik x_k) already uses
+      // every content variable once, at O(i n + n^2) instead of O(i n^2)
+      Vector<Mpfi> v = Vector<Mpfi>::Constant(n, Mpfi(0));
+      for (int k = 0; k <= i; ++k) v += attention[0](i, k) * X.row(k).transpose();
+      e = heads[0].M.lazyProduct(v);
+    } else {
+      // f(X)_i - y_i = sum_{k<=i} G_ik x_k
+      for (int k = 0; k <= i; ++k) e += coefficient_matrix(i, k).lazyProduct(X.row(k).transpose());
+    }
+    std::vector<HeadRow<Mpfi>> rows;
+    if (centered) {
+      rows = centred_rows(i);
+      for (int d = 0; d < n; ++d) {
+        const Mpfi c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
+                                    centre_error(i, d), i, d);
+        e(d) = intersection_of(e(d), c).value_or(e(d));
+      }
+    }
+    for (int d = 0; d < n; ++d) {
+      const Mpfr mag = magnitude_of(e(d));  // +inf for a NaN enclosure: never pruned
+      if (mag > best.upper) {
+        best.upper = mag;
+        best.position = i;
+        best.coordinate = d;
+        // sign of the term: maximize sigma (f - y)_{i,d}
+        const bool positive = bmp::upper(e(d)) >= -bmp::lower(e(d));
+        best.vertex.assign(box.lo.size(), 0.0);
+        best.weight.assign(box.lo.size(), 0.0);
+        for (int k = 1; k <= i; ++k) {
+          const Matrix<Mpfi> G = coefficient_matrix(i, k);
+          for (int c = 0; c < cd; ++c) {
+            const int m = content_variable(task, k, c);
+            const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
+            best.weight[m] = std::abs(g);
+            best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
+          }
+        }
+        if (centered) {
+          // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
+          centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d),
+                       i, d, &best.weight);
+        }
+        // variables after i do not enter row i: take their centre
+        for (int k = i + 1; k < L; ++k) {
+          for (int c = 0; c < cd; ++c) {
+            const int m = content_variable(task, k, c);
+            best.vertex[m] = 0.5 * (box.lo[m] + box.hi[m]);
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
+                     const std::vector<double>& content) {
+  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, content_matrix(task, content));
+  const auto r = forward(model, X, false);
+  const Matrix<Mpfi> Y = make_target(X, trigger, TargetKind::kPlain);
+  return linf_error(r.output, Y).value;
+}
+
+Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
+                           const std::vector<double>& content) {
+  return bmp::lower(certified_error(model, task, trigger, content));
+}
+
+template <class T>
+WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
+                                const WorstCaseOptions& options) {
+  return bound_to_gap(options.relative_gap, [&](const auto& done) {
+    return branch_and_bound(model, task, options, done);
+  });
+}
+
+template WorstCaseBound bound_worst_case(const Model<double>&, const Task&,
+                                         const WorstCaseOptions&);
+template WorstCaseBound bound_worst_case(const Model<Mpfr>&, const Task&, const WorstCaseOptions&);
+template WorstCaseBound bound_worst_case(const Model<Rational>&, const Task&,
+                                         const WorstCaseOptions&);
+
+template <class T>
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
+                                  const WorstCaseOptions& options) {
+  return check_claim(
+      claimed, [&](const auto& done) { return branch_and_bound(model, task, options, done); });
+}
+
+template UpperBoundCheck check_upper_bound(const Model<double>&, const Task&, double,
+                                           const WorstCaseOptions&);
+template UpperBoundCheck check_upper_bound(const Model<Mpfr>&, const Task&, double,
+                                           const WorstCaseOptions&);
+template UpperBoundCheck check_upper_bound(const Model<Rational>&, const Task&, double,
+                                           const WorstCaseOptions&);
+
+namespace {
+
+// The enclosure lines shared by both reports.
+void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& task) {
+  PrecisionScope scope(b.bits > 0 ? b.bits : 128);
+  s << "worst-case loss E over the whole content box, n = " << task.n << ", L = " << task.L
+    << ", triggers " << to_string(task.range) << "\n";
+  s << "E >= " << format_down(b.lower, 6) << "  [CERTIFIED] ";
+  if (b.witness_trigger == 0) {
+    s << "(no witness had a finite enclosure: E >= 0 only)\n";
+  } else {
+    s << "witness: trigger j = " << b.witness_trigger << ", content";
+    const auto old_precision = s.precision(17);  // the witness, reproducibly
+    for (double c : b.witness_content) s << " " << c;
+    s.precision(old_precision);
+    s << "\n";
+  }
+  s << "E <= " << format_up(b.upper, 6) << "  [CERTIFIED] branch and bound, " << b.boxes
+    << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
+  if (bmp::isinf(b.upper)) {
+    s << "no finite upper bound: the interval evaluation of some box overflowed or gave NaN\n";
+  }
+  precision_lines(s, b);
+  if (b.precision_floor) {
+    s << "precision floor: the bound is limited by rounding at " << b.bits << " bits, not by the "
+      << "box; ";
+    if (b.bits_suggested > 0) {
+      s << "about --bits " << b.bits_suggested << " would reach the requested gap (estimate)\n";
+    } else {
+      s << "more than --bits " << b.bits << " is needed\n";
+    }
+  }
+  if (!b.note.empty()) s << b.note << "\n";
+  s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
+  // where the gap is: each trigger's own worst case, enclosed
+  for (const TriggerBound& t : b.per_trigger) {
+    s << "  trigger j = " << t.trigger << ": " << format_down(t.lower, 6)
+      << " <= E_j <= " << format_up(t.upper, 6) << "  [CERTIFIED] " << t.boxes << " boxes\n";
+  }
+}
+
+}  // namespace
+
+std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
+  return gap_summary(bound, task, bound_lines, requested_gap);
+}
+
+std::string summary_text(const UpperBoundCheck& check, const Task& task) {
+  // the claim printed to the stream's default 6 digits
+  return claim_summary(check, task, bound_lines, "E <=", 6,
+                       {"(claim - upper)", "(lower - claim, at the witness)",
+                        "n/a (lower <= claim < upper when the budget ran out)"});
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+//
+// Certified worst-case loss by interval branch-and-bound over the content box.
+//
+//   E(theta) = max_j sup_{C in [-1,1]^((L-1)(n-3))} e(X(j, C)),
+//   e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|     (single-layer models, plain target)
+//
+// Upper bound on a box B of content (trigger j fixed). Write the error of a
+// single-layer model as one linear form in the token coordinates:
+//   f(X)_i - y_i = sum_{k<=i} G_ik x_k,
+//   G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j.
+// The attention weights a^h_ik are enclosed over B by forward<Mpfi> on the
+// interval input (the exact softmax range of attention.h, with scores
+// s_ik = x_i^T A x_k enclosed by interval arithmetic); then G_ik is an
+// interval matrix and the sum is evaluated in MPFI. Every content variable
+// occurs once in each (i, d) term, so, when the attention does not depend on
+// the content (scores reading flags only, as for the sink family and the
+// ReLU construction), this is the exact range of f - y over B up to outward
+// rounding, and one box per trigger certifies E. Otherwise
+// the looseness comes from the attention's enclosure and shrinks with B.
+// For content-dependent softmax scores that enclosure is also taken from
+// score differences and intersected with the per-score one:
+//   a_ik = 1 / (1 + sum_{m != k} exp(x_i^T A (x_m - x_k))),
+// in which a term shared by all scores of row i (the query's content times
+// A's flag columns) cancels; the sink models of the Theorem 1 search are of
+// this kind, and per-score ranges left their bound at 6e-3 against E ~ 2e-11.
+//   upper(B) = max_{i,d} max |enclosure of (f - y)_{i,d}|
+// Lower bound: a witness X, evaluated on the point input in MPFI; the lower
+// end of its enclosure of e(X) is a certified lower bound on E. Each box
+// offers the vertex of B that maximizes its worst term's linear form
+// (x_m = hi where sign(term) * mid(G) > 0, else lo) and the box's centre;
+// before branching, the attack's best input per trigger is offered too
+// (search/attack.h, seed 0, round 0).
+// Caps: on single-head ReLU and softmax models a certified bound on each
+// trigger's whole worst case (relu_vertex_bound.h, before branching;
+// softmax_vertex_bound.h, once the witnesses give a lower bound to aim at)
+// caps every box of that trigger: upper(B) = min(upper(B), cap_j).
+// Gated attention, o_i = sigma(G x_i) * M V_i, has no coefficient form G_ik;
+// its boxes are bounded by the forms of the deep bound
+// (deep_worst_case_bound.h: plain interval evaluation intersected with
+// centred forms whose gradients come from the reverse pass), which hold for
+// one layer as for several.
+// The driver (witnesses, precision raises, per-trigger summary, stopping
+// rules) is theorems/bounds/worst_case_search.h, shared with the deep bound.
+// Branch and bound: a max-heap of boxes by upper(B) over all triggers; pop
+// the top, stop once top.upper <= lower (1 + relative_gap), otherwise bisect
+// (at even depth) the coordinate with the largest width_m * |dphi/dx_m|
+// (Ratz-Csendes rule C; |mid G| without a centered form) or (at odd depth)
+// the widest coordinate that enters the worst term (rule C alone stalls on
+// the sink models, the widest rule alone on random ones; the widest of all
+// if no weight is positive) and push the
+// children whose upper bound exceeds the best lower bound (others cannot hold
+// the maximum). On stopping, every live box has upper <= top.upper, so
+//   lower <= E(theta) <= upper = top.upper          CERTIFIED
+// If the budget (boxes, seconds) runs out first, upper is still a valid
+// bound (max over live boxes), only the gap is larger than requested.
+// NaN: an enclosure with a NaN (or infinite) end bounds nothing, so such a
+// term counts as +inf: the box is never pruned, and upper = +inf, never a
+// finite number, while any live box has one.
+// Precision: the bound is limited by rounding, not by the box, when the
+// width of the point enclosure of e(X) at the box's vertex (pure rounding)
+// is at least kRoundingShare of the current gap upper - lower; no bisection
+// can then close the gap (the sink family at beta = 100 with 128 bits: the
+// trigger row's a_jk - 1/j is rounding noise of 1e-38 against E ~ 1e-43).
+// Then the precision is raised by options.step_bits and the search goes on:
+// boxes evaluated at a lower precision keep their (valid) bounds and are
+// re-evaluated when they reach the top of the heap. At the cap
+// max(options.bits, options.max_bits) the search stops with a precision
+// floor, and the report estimates the precision that would help:
+//   bits + log2(rounding width / (kRoundingShare * relative_gap * lower)),
+// rounded up to a multiple of 64. A box whose coordinates are all adjacent
+// doubles cannot be split (the midpoint rounds to an end: a child would be
+// its parent); if rounding does not limit its bound, more precision cannot
+// help either, and the search stops with that reason (never loops).
+// The report states the precision used at the end. If no witness has a
+// valid enclosure (NaN), lower = 0 (E >= 0 always) and there is no witness.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/evidence.h"
+#include "src/model.h"
+#include "src/scalar_traits.h"
+#include "src/task.h"
+#include "theorems/bounds/box_search.h"
+
+namespace sinkcert::theorems {
+
+// Content box for one trigger (content layout of src/task.h): variable
+// m = (k - 1) (n - 3) + c holds
+// x_k[2 + c], bounds [lo[m], hi[m]] (dyadic, so exact in double).
+struct ContentBox {
+  int trigger = 1;
+  std::vector<double> lo, hi;
+  int depth = 0;  // bisections from the full box
+};
+
+ContentBox full_content_box(const Task& task, int trigger);
+
+// Bisects variable m at its midpoint into left (hi[m] = mid) and right
+// (lo[m] = mid), depth + 1. Returns false, leaving left and right unchanged,
+// when the midpoint rounds to an end (lo[m] and hi[m] equal or adjacent
+// doubles): one child would be the parent itself.
+bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right);
+
+// One box's certified bound (computed in the current PrecisionScope).
+struct BoxBound {
+  Mpfr upper;                        // >= e(X) for every X in the box; +inf if any
+                                     // term's enclosure has a NaN or infinite end
+  int position = 0, coordinate = 0;  // the (i, d) attaining upper
+  std::vector<double> vertex;        // the vertex maximizing that term's linear form
+  std::vector<double> weight;        // |mid G| per variable for that term
+};
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box);
+
+// The MPFI enclosure of e(X) at one input (content as in ContentBox), and
+// its lower end, a certified lower bound on E (NaN when the enclosure is).
+Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
+                     const std::vector<double>& content);
+Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
+                           const std::vector<double>& content);
+
+// relative_gap: stop when upper <= lower (1 + relative_gap).
+struct WorstCaseOptions : BoxSearchOptions {
+  std::vector<int> triggers;  // empty = every position of the convention
+  // Also offer the attack's witnesses (search/attack.h, seed 0, round 0) as
+  // lower-bound candidates before branching.
+  bool adversary_witnesses = true;
+  // Threads of the softmax vertex bound (0: the hardware's); its caps are
+  // the same on any count.
+  int threads = 0;
+  // Called about once a second with (boxes so far, lower, upper).
+  std::function<void(long, double, double)> progress;
+  // Called as the softmax vertex bound finishes each of its (coordinate,
+  // sign) pairs: (done, all).
+  std::function<void(int, int)> cap_progress;
+};
+
+// One trigger's enclosure at the end of a run: its own worst case
+// max_C e(X(j, C)) lies in [lower, upper] (upper: the largest bound of its
+// live boxes, at least lower); boxes: the boxes of this trigger evaluated.
+struct TriggerBound {
+  int trigger = 0;
+  Mpfr lower, upper;
+  long boxes = 0;
+};
+
+struct WorstCaseBound : BoxSearchOutcome {
+  Mpfr lower, upper;                      // lower <= E(theta) <= upper, both certified
+  double relative_gap = 0.0;              // (upper - lower) / lower
+  int witness_trigger = 0;                // 0: no witness (lower = 0)
+  std::vector<double> witness_content;    // attains e(X) >= lower
+  std::vector<TriggerBound> per_trigger;  // ascending trigger order of the run
+  // With precision_floor: an estimate of the starting precision (--bits)
+  // that would shrink the rounding enough; 0 when it cannot be estimated
+  // (lower <= 0).
+  int bits_suggested = 0;
+  std::string note;  // how the upper bound was helped, if it was (one line)
+};
+
+// Throws std::invalid_argument unless the model is single-layer with
+// dimension task.n. T = double, Mpfr (a model refined beyond double,
+// least_squares_refiner.h) or Rational (the exact model a weight file
+// denotes); the entries are enclosed in MPFI at the working precision
+// (matrix_cast), and the adversary's lower-bound candidates come from the
+// model rounded to double.
+template <class T>
+WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
+                                const WorstCaseOptions& options);
+
+// A claim "E(theta) <= claimed": VERIFIED if the certified upper bound is at
+// or below it, NOT VERIFIED (with the witness) if the certified lower bound
+// is above it, UNDECIDED otherwise. Runs the branch and bound with the
+// relative gap it needs to decide, within the options' budget.
+struct UpperBoundCheck {
+  Verdict verdict = Verdict::kUndecided;
+  Evidence evidence = Evidence::certified(0);
+  double claimed = 0.0;
+  double margin = 0.0;  // claimed - upper (VERIFIED) or lower - claimed (NOT VERIFIED)
+  WorstCaseBound bound;
+};
+// T = double, Mpfr or Rational, as for bound_worst_case.
+template <class T>
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
+                                  const WorstCaseOptions& options);
+
+// Reports ending in the verdict line (verdict, margin, precision, evidence):
+// lower rounded down, upper rounded up, the witness of the lower bound. For
+// a bound, VERIFIED means the requested relative gap was reached (margin =
+// requested - achieved gap); for a claim, as check_upper_bound says.
+std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap);
+std::string summary_text(const UpperBoundCheck& check, const Task& task);
+
+}  // namespace sinkcert::theorems

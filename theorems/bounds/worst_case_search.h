@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+//
+// The driver shared by the single-layer (worst_case_bound.h) and the deep
+// (deep_worst_case_bound.h) certified worst-case loss: both enclose
+//
+//   E(theta) = max_j sup_C e(X(j, C))
+//
+// by the branch and bound of box_search.h, and differ only in how one box is
+// bounded, how a box is split and how e(X) is enclosed at a point. The
+// driver owns everything else:
+//  - the witnesses: every point offered is evaluated in MPFI, and the lower
+//    end of its enclosure of e(X), if above the best so far, becomes
+//      lower = max over witnesses of lower(enclosure of e(X))   CERTIFIED;
+//    before branching the attack (search/attack.h, seed 0, round 0 only:
+//    reproducible) offers its per-trigger witnesses;
+//  - the precision raises (the model is enclosed again at the new precision
+//    and the best witness re-evaluated);
+//  - the per-trigger summary at the end:
+//      lower_j = best witness of trigger j,
+//      upper_j = max(lower_j, max over live boxes of trigger j of upper(B)),
+//    so E = max_j of the trigger's worst case lies in [max lower_j, max upper_j]
+//    and each trigger's own worst case lies in [lower_j, upper_j];
+//  - the stopping rules: a relative gap, upper <= lower (1 + gap), or a
+//    claim, decided once upper <= claim or lower > claim.
+// When the precision floor stops the run, the suggested starting precision is
+//   bits + log2(rounding / (kRoundingShare * relative_gap * lower)),
+// rounded up to a multiple of 64 (at least one step of 64 above bits).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "search/attack.h"
+#include "src/interval.h"
+#include "theorems/bounds/box_search.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::theorems {
+
+// A box of the heap with its bound (BoxBound or DeepBoxBound).
+template <class Bound>
+struct BoxNode {
+  ContentBox box;
+  Bound bound;
+  int bits = 0;   // precision the bound was computed at
+  Mpfr rounding;  // width of the enclosure of e(X) at a point of the box (rounding only)
+  const Mpfr& upper_bound() const { return bound.upper; }
+};
+
+// bits + log2(rounding / (kRoundingShare * relative_gap * lower)), rounded up
+// to a multiple of 64; 0 when lower <= 0 or the rounding is not finite.
+inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, double relative_gap) {
+  if (!(lower > 0) || bmp::isinf(rounding) || !(rounding > 0)) return 0;
+  const Mpfr target = lower * Mpfr(kRoundingShare * relative_gap);
+  const double extra = Mpfr(bmp::log2(Mpfr(rounding / target))).convert_to<double>();
+  const int needed = bits + std::max(64, static_cast<int>(std::ceil(extra)));
+  return (needed + 63) / 64 * 64;
+}
+
+// Offers a witness (trigger, content) with the enclosure e of e(X) there.
+using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
+
+// Runs the branch and bound. Evaluator (one box kind) provides:
+//   Mpfi point_error(const Model<Mpfi>&, int trigger, const std::vector<double>& content)
+//       the enclosure of e(X) at a point;
+//   void evaluate(const Model<Mpfi>&, BoxNode<Bound>& node, const Mpfr& lower,
+//                 const TakeWitness& take)
+//       sets node.bound and node.rounding, offering the points it evaluated;
+//   int split(const BoxNode<Bound>&)   the variable to bisect, -1 if none.
+// `name` prefixes the error messages.
+template <class Bound, class T, class Evaluator>
+WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
+                                     const WorstCaseOptions& options,
+                                     const std::function<bool(const Mpfr&, const Mpfr&)>& done,
+                                     Evaluator& evaluator, const std::string& name) {
+  using Node = BoxNode<Bound>;
+  if (options.bits < 2 || options.step_bits < 1) {
+    throw std::invalid_argument(name + ": need bits >= 2 and step_bits >= 1");
+  }
+  const std::vector<int> triggers =
+      options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  if (triggers.empty()) throw std::invalid_argument(name + ": no trigger positions");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<PrecisionScope> scope;
+  scope.emplace(options.bits);
+  Model<Mpfi> model = model_in.template cast<Mpfi>();
+  WorstCaseBound out;
+  out.bits_requested = options.bits;
+  out.bits = PrecisionScope::current_bits();
+  out.lower = Mpfr(-1);  // below every error: nothing is pruned before a witness
+  std::vector<TriggerBound> per_trigger;
+  for (int j : triggers) per_trigger.push_back({j, Mpfr(-1), Mpfr(-1), 0});
+  const auto slot = [&](int j) -> TriggerBound& {
+    for (TriggerBound& t : per_trigger) {
+      if (t.trigger == j) return t;
+    }
+    throw std::logic_error(name + ": a witness of an unknown trigger");
+  };
+  const TakeWitness take = [&](int trigger, const std::vector<double>& content, const Mpfi& e) {
+    if (interval_is_nan(e)) return;
+    const Mpfr low = bmp::lower(e);
+    TriggerBound& t = slot(trigger);
+    if (low > t.lower) t.lower = low;
+    if (low > out.lower) {
+      out.lower = low;
+      out.witness_trigger = trigger;
+      out.witness_content = content;
+    }
+  };
+  const auto offer = [&](int trigger, const std::vector<double>& content) {
+    take(trigger, content, evaluator.point_error(model, trigger, content));
+  };
+  const auto bound_node = [&](ContentBox box) {
+    Node node{std::move(box), {}, out.bits, Mpfr(0)};
+    evaluator.evaluate(model, node, out.lower, take);
+    ++out.boxes;
+    ++slot(node.box.trigger).boxes;
+    return node;
+  };
+  const auto raise_to = [&](int bits) {
+    scope.reset();
+    scope.emplace(bits);
+    out.bits = PrecisionScope::current_bits();
+    model = model_in.template cast<Mpfi>();
+    if (!out.witness_content.empty()) offer(out.witness_trigger, out.witness_content);
+  };
+  if (options.adversary_witnesses) {
+    search::AttackOptions ao;  // seed 0, round 0 only: reproducible
+    ao.triggers = triggers;
+    const search::AttackResult r = search::attack(model_in.template cast<double>(),
+                                                  model_in.template cast<Rational>(), task, ao);
+    for (const search::Witness& w : r.per_trigger) offer(w.trigger, flatten_content(w.content));
+  }
+  BoxHeap<Node> heap;
+  for (int j : triggers) heap.push(bound_node(full_content_box(task, j)));
+  struct Ops {
+    decltype(bound_node)& evaluate_box;
+    decltype(raise_to)& raise;
+    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
+    const WorstCaseOptions& options;
+    Evaluator& evaluator;
+    WorstCaseBound& out;
+    Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
+    int choose_split(const Node& node) { return evaluator.split(node); }
+    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
+    void raise_precision(int new_bits) { raise(new_bits); }
+    void on_precision_floor(const Node& node) {
+      out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
+    }
+    std::string unsplittable_reason(const Node& node) {
+      // rounding is not what limits its bound (more precision cannot help)
+      return bmp::isinf(node.upper_bound())
+                 ? "cannot split a box whose coordinates are adjacent doubles and "
+                   "whose bound is not finite"
+                 : "cannot split a box whose coordinates are adjacent doubles";
+    }
+    void progress(const Mpfr& lower, const Mpfr& upper) {
+      if (options.progress) {
+        options.progress(out.boxes, lower.convert_to<double>(), upper.convert_to<double>());
+      }
+    }
+  } ops{bound_node, raise_to, done, options, evaluator, out};
+  const bool has_lower = true;  // out.lower starts below every error (-1)
+  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0);
+  // upper_j = max(lower_j, max over live boxes of trigger j)
+  for (; !heap.empty(); heap.pop()) {
+    TriggerBound& t = slot(heap.top().box.trigger);
+    if (heap.top().upper_bound() > t.upper) t.upper = heap.top().upper_bound();
+  }
+  for (TriggerBound& t : per_trigger) {
+    if (t.lower < 0) t.lower = 0;  // no witness with a valid enclosure: e >= 0 only
+    if (t.upper < t.lower) t.upper = t.lower;
+  }
+  out.per_trigger = std::move(per_trigger);
+  if (out.lower < 0) {  // no witness had a valid enclosure: only E >= 0
+    out.lower = 0;
+    out.witness_trigger = 0;
+    out.witness_content.clear();
+  }
+  out.evidence = Evidence::certified(out.bits);
+  out.seconds = seconds_since(t0);
+  PrecisionScope wide(2 * out.bits);
+  out.relative_gap =
+      out.lower > 0 ? Mpfr((out.upper - out.lower) / out.lower).convert_to<double>() : INFINITY;
+  return out;
+}
+
+// run(done) runs the search with a stopping rule. To a relative gap:
+// done = lower > 0 and upper <= lower (1 + gap).
+template <class Run>
+WorstCaseBound bound_to_gap(double gap, const Run& run) {
+  WorstCaseBound out = run([gap](const Mpfr& lower, const Mpfr& upper) {
+    // upper <= lower (1 + gap)
+    return lower > 0 && upper <= lower * (1 + Mpfr(gap));
+  });
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
+
+// A claim E <= claimed: done = upper <= claimed or lower > claimed.
+template <class Run>
+UpperBoundCheck check_claim(double claimed, const Run& run) {
+  UpperBoundCheck out;
+  out.claimed = claimed;
+  const Mpfr c(claimed);
+  out.bound = run([&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; });
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  if (out.bound.upper <= c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
+  } else if (out.bound.lower > c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.lower - c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+//
+// The registry of the appendix (see appendix.h) and its orchestration: the
+// inputs are checked, each entry is built in document order (computations
+// shared by several entries, the P1 rows, are made once), written into the
+// staging folder of replace_output_set, and appendix.tex is written last.
+#include "theorems/reports/appendix.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <variant>
+
+#include "src/constructions.h"
+#include "src/input_error.h"
+#include "src/run_info.h"
+#include "src/table_writer.h"
+#include "src/weight_file.h"
+#include "theorems/reports/attention_figures.h"
+#include "theorems/reports/certified_path_report.h"
+#include "theorems/studies/normalization_study.h"
+#include "theorems/reports/precision_report.h"
+#include "theorems/studies/refined_path.h"
+#include "theorems/reports/theorem1_report.h"
+#include "theorems/reports/theorem2_report.h"
+
+#ifndef SINKCERT_RESULTS_DIR
+#error "SINKCERT_RESULTS_DIR (the repository's results/ folder) must be defined by the build"
+#endif
+
+namespace sinkcert::theorems {
+
+namespace fs = std::filesystem;
+
+std::string default_models_dir() { return SINKCERT_RESULTS_DIR; }
+
+namespace {
+
+// The folders of the committed Theorem 1 study and of its n = 5, L = 4
+// edge run, relative to the models folder.
+constexpr const char* kStudy = "theorem1";
+// The committed Theorem 2 study (sinkcert theorem2 --out results/theorem2).
+constexpr const char* kTheorem2Study = "theorem2";
+constexpr const char* kEdgeStudy = "theorem1/edges/n5_L4_paper";
+// The committed table of P5 at the paper's size (without its extension).
+constexpr const char* kPaperSizeP5 = "p5_paper_size/p5_refined_paper_size";
+constexpr const char* kP5Start = "theorem1/edges/n5_L4_paper/path_start0.weights.json";
+
+// The model files of a study folder, in name order (as the study writes
+// them: frontier models for each delta, then the path starts).
+// Quick: the n = 5, L = 4 study's first path model only.
+std::vector<std::string> study_models(const std::string& folder, RunSize size) {
+  if (size == RunSize::kQuick) {
+    if (folder != kEdgeStudy) return {};
+    return {folder + "/path_start0.weights.json"};
+  }
+  std::vector<std::string> files;
+  for (const char* delta : {"0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.3", "0.5"}) {
+    files.push_back(folder + "/frontier_delta_" + delta + ".weights.json");
+  }
+  for (int s = 0; s < 3; ++s)
+    files.push_back(folder + "/path_start" + std::to_string(s) + ".weights.json");
+  return files;
+}
+
+// The hypothesis-edge runs: (n, L) at the edges, both conventions.
+std::vector<Task> edge_tasks() {
+  std::vector<Task> tasks;
+  for (TriggerRange range : {TriggerRange::kPaper, TriggerRange::kReferenceCode}) {
+    for (const auto& [n, L] :
+         std::vector<std::pair<int, int>>{{3, 4}, {4, 4}, {5, 4}, {5, 3}, {5, 2}}) {
+      tasks.push_back(Task{n, L, range});
+    }
+  }
+  return tasks;
+}
+
+std::string edge_json(const Task& task) {
+  return std::string(kStudy) + "/edges/n" + std::to_string(task.n) + "_L" + std::to_string(task.L) +
+         "_" + to_string(task.range) + "/theorem1.json";
+}
+
+// What an entry builds: a table or a figure, its provenance, and files
+// written beside it.
+struct Built {
+  std::variant<Table, Figure> item;
+  RunInfo info;
+  std::vector<std::pair<std::string, WeightFile>> weight_files;  // beside a table
+  std::string copy_pdf;  // a committed figure: this PDF (under models) is copied
+};
+
+// Computations shared by entries, made on first use.
+class Computations {
+ public:
+  Computations(const AppendixOptions& opt, const std::vector<std::string>& argv,
+               const Progress& progress)
+      : opt_(opt), argv_(argv), progress_(progress) {}
+
+  const AppendixOptions& options() const { return opt_; }
+  RunSize size() const { return opt_.size; }
+  std::string model_path(const std::string& relative) const {
+    return (fs::path(opt_.models) / relative).string();
+  }
+  RunInfo info(std::uint64_t seed, const std::string& precision) const {
+    return make_run_info(argv_, seed, precision);
+  }
+  void say(const std::string& line) const {
+    if (progress_) progress_(line);
+  }
+  const Progress& progress() const { return progress_; }
+
+  const Task& p1_task() const { return p1_task_; }
+  const std::vector<PrecisionRow>& p1() {
+    if (!p1_) {
+      const std::vector<double> betas = size() == RunSize::kQuick
+                                            ? std::vector<double>{40}
+                                            : std::vector<double>{5, 10, 20, 40, 80, 160, 320};
+      say("P1: sink family, n = L = 16, " + std::to_string(betas.size()) + " values of beta, " +
+          std::to_string(kP1Digits) + " certified digits");
+      p1_ = sink_family_precision_rows(p1_task_, betas, kP1Digits, progress_);
+    }
+    return *p1_;
+  }
+  // P5's refined path, shared by P5 and C1.
+  const RefinedPathOptions& p5_options() {
+    if (!p5_options_) {
+      RefinedPathOptions o;
+      if (size() == RunSize::kFull) {
+        o.scales = {1, 2, 4, 8, 12};
+        o.bits = 1024;
+      } else if (size() == RunSize::kQuick) {
+        o.scales = {1};
+        o.bits = 256;
+        o.evaluations = 4;
+        o.bound_boxes = 100;
+      }
+      p5_options_ = o;
+    }
+    return *p5_options_;
+  }
+  const Task& p5_task() const { return p5_task_; }
+  const RefinedPath& p5() {
+    if (!p5_) {
+      const std::string start = model_path(kP5Start);
+      say("P5: refined scale path of " + start);
+      p5_ = refined_path(to_model<double>(read_weight_file(start)), p5_task_, p5_options(),
+                         progress_);
+    }
+    return *p5_;
+  }
+  // C1's rows: the descent path models and P5's continuation.
+  const std::vector<CertifiedPathRow>& c1();
+  RunInfo p1_info() const {
+    return info(0,
+                "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
+                    std::to_string(kP1Digits) + " digits");
+  }
+
+ private:
+  const AppendixOptions& opt_;
+  const std::vector<std::string>& argv_;
+  const Progress& progress_;
+  const Task p1_task_{16, 16, TriggerRange::kPaper};
+  std::optional<std::vector<PrecisionRow>> p1_;
+  const Task p5_task_{5, 4, TriggerRange::kPaper};
+  std::optional<RefinedPathOptions> p5_options_;
+  std::optional<RefinedPath> p5_;
+  std::optional<std::vector<CertifiedPathRow>> c1_;
+};
+
+struct Entry {
+  AppendixArtifact artifact;
+  std::function<Built(Computations&)> build;
+};
+
+Built build_p2(Computations& c) {
+  std::vector<SearchModelFile> files;
+  for (const char* folder : {kStudy, kEdgeStudy}) {
+    for (const std::string& rel : study_models(folder, c.size())) {
+      // shown relative to the study folder, as the study names them
+      files.push_back({rel.substr(std::string(kStudy).size() + 1), c.model_path(rel)});
+    }
+  }
+  c.say("P2: " + std::to_string(files.size()) + " search models under " + c.model_path(kStudy));
+  const long bound_boxes = c.size() == RunSize::kFull    ? 120000
+                           : c.size() == RunSize::kQuick ? 400
+                                                         : c.options().p2_bound_boxes;
+  const auto rows = search_model_rows(files, bound_boxes, c.progress());
+  return {p2_table(rows, "the committed study in theorem1/ and its n = 5, L = 4 edge run"),
+          c.info(0, "MPFI adaptive, 6 digits"),
+          {},
+          {}};
+}
+
+Built build_p5(Computations& c) {
+  const RefinedPathOptions& o = c.p5_options();
+  const Task& task = c.p5_task();
+  const RefinedPath& path = c.p5();
+  std::ostringstream precision;
+  precision << "refinement MPFR " << path.bits << " bits; MPFI adaptive from 64 bits, +64, "
+            << o.certify.digits << " digits";
+  Built b{p5_table(path, "edges/n5_L4_paper/path_start0", task, o),
+          c.info(o.seed, precision.str()),
+          {},
+          {}};
+  // every refined model as an exact weight file beside the table, so that
+  // `verify bound` / `eval --certify` re-check its row
+  for (const RefinedPathRow& row : path.rows) {
+    WeightFile file = refined_path_weight_file(row, path, task, "edges/n5_L4_paper/path_start0");
+    file.metadata["run_info"] = to_json(b.info);
+    b.weight_files.emplace_back(refined_path_file_name(row), std::move(file));
+  }
+  return b;
+}
+
+// C1's descent path models: the n = 5, L = 4 edge run's and (not in quick
+// mode) the n = L = 16 study's, relative to the models folder.
+std::vector<std::pair<std::string, Task>> c1_path_models(RunSize size) {
+  std::vector<std::pair<std::string, Task>> out;
+  const int starts = size == RunSize::kQuick ? 1 : 3;
+  for (int s = 0; s < starts; ++s) {
+    out.emplace_back(std::string(kEdgeStudy) + "/path_start" + std::to_string(s) + ".weights.json",
+                     Task{5, 4, TriggerRange::kPaper});
+  }
+  if (size == RunSize::kQuick) return out;
+  for (int s = 0; s < 3; ++s) {
+    out.emplace_back(std::string(kStudy) + "/path_start" + std::to_string(s) + ".weights.json",
+                     Task{16, 16, TriggerRange::kPaper});
+  }
+  return out;
+}
+
+const std::vector<CertifiedPathRow>& Computations::c1() {
+  if (c1_) return *c1_;
+  std::vector<CertifiedPathModel> models;
+  for (const auto& [rel, task] : c1_path_models(size())) {
+    const std::string shown =
+        rel.substr(std::string(kStudy).size() + 1, rel.size() - std::string(kStudy).size() - 1 -
+                                                       std::string(".weights.json").size());
+    models.push_back({shown, "search (double)", task,
+                      to_model<Rational>(read_weight_file(model_path(rel))), std::nullopt});
+  }
+  for (const RefinedPathRow& row : p5().rows) {
+    std::ostringstream stage;
+    stage << "MPFR continuation, s = " << row.scale;
+    models.push_back({"edges/n5_L4_paper/path_start0", stage.str(), p5_task(), row.model,
+                      row.bounded ? std::optional<WorstCaseBound>(row.bound) : std::nullopt});
+  }
+  CertifiedPathOptions o;
+  // about 1 s (quick), 10 s (default) and 120 s (full) per model for E
+  if (size() == RunSize::kQuick) {
+    o.loss_boxes = [](const Task&) { return 400L; };
+    o.bos_boxes = 800;
+  } else if (size() == RunSize::kFull) {
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 48000L : 600L; };
+  } else {
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 4000L : 50L; };
+  }
+  say("C1: certified path, " + std::to_string(models.size()) + " models");
+  c1_ = certified_path_rows(models, o, progress());
+  return *c1_;
+}
+
+// A committed study's JSON (theorem1.json, theorem2.json): its task and
+// provenance; `model` gets its "model" object when asked (Theorem 2's
+// layers and heads).
+Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json* model = nullptr) {
+  std::ifstream in(json_path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("task") || !j["task"].contains("n") ||
+      !j["task"].contains("L") || !j["task"].contains("trigger_range")) {
+    throw InputError(json_path, "task",
+                     "{n, L, trigger_range} (a study's JSON written by sinkcert)");
+  }
+  if (model) {
+    if (!j.contains("model") || !j["model"].contains("layers") || !j["model"].contains("heads")) {
+      throw InputError(json_path, "model", "{layers, heads} (a theorem2.json written by sinkcert)");
+    }
+    *model = j["model"];
+  }
+  if (j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
+  return Task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
+              parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
+}
+
+// A figure of the committed Theorem 1 study: its PDF, captioned for the
+// study's task (read from its theorem1.json).
+Built study_figure(Computations& c, const std::string& name) {
+  RunInfo info;
+  const Task task = read_study_task(c.model_path(std::string(kStudy) + "/theorem1.json"), &info);
+  Figure f = theorem1_figure_frame(name, task);
+  f.name = "theorem1_" + name;
+  return {f, info, {}, c.model_path(std::string(kStudy) + "/" + name + ".pdf")};
+}
+
+// A figure of the committed Theorem 2 study, likewise from its theorem2.json.
+Built theorem2_study_figure(Computations& c, const std::string& name) {
+  RunInfo info;
+  nlohmann::json model;
+  const Task task =
+      read_study_task(c.model_path(std::string(kTheorem2Study) + "/theorem2.json"), &info, &model);
+  Figure f =
+      theorem2_figure_frame(name, task, model["layers"].get<int>(), model["heads"].get<int>());
+  f.name = "theorem2_" + name;
+  return {f, info, {}, c.model_path(std::string(kTheorem2Study) + "/" + name + ".pdf")};
+}
+
+// THE registry: every table and figure of the appendix, in document order.
+std::vector<Entry> registry(RunSize size) {
+  std::vector<Entry> entries;
+  const auto table = [&](const std::string& name, std::vector<std::string> inputs,
+                         std::function<Built(Computations&)> build) {
+    entries.push_back({{name, ArtifactKind::kTable, std::move(inputs)}, std::move(build)});
+  };
+  const auto figure = [&](const std::string& name, std::vector<std::string> inputs,
+                          std::function<Built(Computations&)> build) {
+    entries.push_back({{name, ArtifactKind::kFigure, std::move(inputs)}, std::move(build)});
+  };
+  table("p1_sink_loss", {}, [](Computations& c) {
+    return Built{p1_loss_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+  });
+  table("p1_sink_bos", {}, [](Computations& c) {
+    return Built{p1_bos_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+  });
+  figure("f1_sink_precision", {}, [](Computations& c) {
+    return Built{p1_figure(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+  });
+  table("p3_relu_certificate", {}, [](Computations& c) {
+    const std::vector<std::pair<int, int>> sizes =
+        c.size() == RunSize::kQuick
+            ? std::vector<std::pair<int, int>>{{5, 4}, {8, 8}}
+            : std::vector<std::pair<int, int>>{{5, 4}, {8, 8}, {16, 16}, {32, 64}, {64, 256}};
+    c.say("P3: ReLU certificate, " + std::to_string(sizes.size()) + " sizes");
+    return Built{p3_table(relu_certificate_rows(sizes, c.progress())),
+                 c.info(0, "exact (GMP rationals)"),
+                 {},
+                 {}};
+  });
+  table("p4_beyond_double", {}, [](Computations& c) {
+    c.say("P4: scale path of the sink family, base beta = 10");
+    AdaptiveOptions o;
+    o.digits = 10;
+    const std::vector<double> scales = c.size() == RunSize::kQuick
+                                           ? std::vector<double>{1, 8}
+                                           : std::vector<double>{1, 2, 4, 8, 16, 24, 32};
+    const auto rows =
+        scale_path(sink_family<double>(16, 10.0), c.p1_task(), scales, o, c.progress());
+    return Built{p4_table(rows, "the sink family", c.p1_task(), 10.0),
+                 c.info(0, "MPFI adaptive from 64 bits, +64, 10 digits"),
+                 {},
+                 {}};
+  });
+  table("b1_worst_case_bound", {}, [](Computations& c) {
+    c.say("B1: branch and bound reach");
+    return Built{b1_table(worst_case_bound_rows(c.size(), c.progress())),
+                 c.info(21, "MPFI 128 bits"),
+                 {},
+                 {}};
+  });
+  std::vector<std::string> p2_inputs = study_models(kStudy, size);
+  for (const auto& f : study_models(kEdgeStudy, size)) p2_inputs.push_back(f);
+  table("p2_search_models", p2_inputs, build_p2);
+  table("p5_refined_search_path", {kP5Start}, build_p5);
+  std::vector<std::string> c1_inputs{kP5Start};
+  for (const auto& [rel, task] : c1_path_models(size)) c1_inputs.push_back(rel);
+  table("c1_certified_path", c1_inputs, [](Computations& c) {
+    return Built{certified_path_table(c.c1()),
+                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                 {},
+                 {}};
+  });
+  std::vector<std::string> edge_inputs;
+  for (const Task& task : edge_tasks()) {
+    if (!task.trigger_positions().empty()) edge_inputs.push_back(edge_json(task));
+  }
+  table("t1_hypothesis_edges", edge_inputs, [](Computations& c) {
+    c.say("T1: hypothesis-edge runs under " + c.model_path(std::string(kStudy) + "/edges"));
+    std::vector<EdgeRun> runs;
+    for (const Task& task : edge_tasks())
+      runs.push_back(read_edge_run(task, c.model_path(edge_json(task))));
+    return Built{
+        edges_table(runs), c.info(0, "double (read from each run's theorem1.json)"), {}, {}};
+  });
+  figure("f2_certified_path", c1_inputs, [](Computations& c) {
+    return Built{certified_path_figure(c.c1()),
+                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                 {},
+                 {}};
+  });
+  for (const char* name : {"path", "frontier", "nuance"}) {
+    const std::string stem = name;
+    figure("theorem1_" + stem,
+           {std::string(kStudy) + "/theorem1.json", std::string(kStudy) + "/" + stem + ".pdf"},
+           [stem](Computations& c) { return study_figure(c, stem); });
+  }
+  // The Theorem 2 study in theorem2/, read back, and its two figures (which
+  // make the study a required input).
+  table("t2_theorem2_study", {}, [](Computations& c) {
+    return Built{
+        theorem2_appendix_table(c.model_path(std::string(kTheorem2Study) + "/theorem2.json")),
+        c.info(0, "double (read from theorem2.json)"),
+        {},
+        {}};
+  });
+  for (const char* name : {"path", "frontier"}) {
+    const std::string stem = name;
+    figure("theorem2_" + stem,
+           {std::string(kTheorem2Study) + "/theorem2.json",
+            std::string(kTheorem2Study) + "/" + stem + ".pdf"},
+           [stem](Computations& c) { return theorem2_study_figure(c, stem); });
+  }
+  // The per-kind normalization table, rebuilt from the committed sweep's
+  // merged results (sinkcert sweep --grid normalizations/grid_<dims>.json).
+  for (const std::string dims : {"n5_L4", "n16_L16"}) {
+    const std::string input = "normalizations/sweep_" + dims + "/sweep.json";
+    table("normalizations_" + dims, {input}, [input, dims](Computations& c) {
+      RunInfo info;
+      Table t =
+          normalization_table_from_sweep(c.model_path(input), "normalizations_" + dims, &info);
+      return Built{std::move(t), info, {}, {}};
+    });
+  }
+  // P5 at the paper's size, as its benchmark wrote it (refined_path_benchmark
+  // --out p5_paper_size; two minutes of MPFR and MPFI work, not redone here).
+  {
+    const std::string input = std::string(kPaperSizeP5) + ".json";
+    table("p5_refined_paper_size", {input}, [input](Computations& c) {
+      RunInfo info;
+      Table t = read_table_json(c.model_path(input), &info);
+      t.alignment = kP5PaperSizeAlignment;  // the JSON keeps text only
+      return Built{std::move(t), info, {}, {}};
+    });
+  }
+  // The attention figures, one per entry of attention_figure_list() (quick:
+  // the paper's recipe capped at 300 steps single-layer, 30 deep: seconds).
+  for (const AttentionFigureSpec& spec :
+       attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps,
+                             size == RunSize::kQuick ? 30 : kFigureDeepRecipeSteps)) {
+    figure(spec.name + "_" + figure_suffix(spec.kind), attention_figure_inputs(spec),
+           [spec](Computations& c) {
+             c.say("attention figure " + spec.name);
+             return Built{make_attention_figure(spec, c.options().models, {}),
+                          c.info(kDefaultProbeSeed, "double"),
+                          {},
+                          {}};
+           });
+  }
+  return entries;
+}
+
+std::string read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "file", "readable");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The whole appendix, written into `staging` (the new <out>).
+AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& staging,
+                               const std::vector<std::string>& argv, const Progress& progress) {
+  const std::string tables = staging + "/tables", figures = staging + "/figures";
+  fs::create_directories(tables);
+  fs::create_directories(figures);
+  // paths as they will be once the set is swapped in
+  const auto shown = [&](const std::string& path) {
+    return path.rfind(staging, 0) == 0 ? opt.out + path.substr(staging.size()) : path;
+  };
+  Computations c(opt, argv, progress);
+  AppendixSummary summary;
+  std::vector<DocumentFigure> doc_figures;
+  for (const Entry& e : registry(opt.size)) {
+    Built b = e.build(c);
+    if (const Table* t = std::get_if<Table>(&b.item)) {
+      for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + shown(path));
+      for (const auto& [name, file] : b.weight_files) {
+        write_weight_file(tables + "/" + name, file);
+        progress("wrote " + shown(tables + "/" + name));
+      }
+      summary.tables.push_back("tables/" + t->name);
+      continue;
+    }
+    const Figure& f = std::get<Figure>(b.item);
+    DocumentFigure d{"", f.name, figure_caption(f), ""};
+    if (!b.copy_pdf.empty()) {
+      const std::string target = figures + "/" + f.name + ".pdf";
+      write_file_atomically(target, read_binary(b.copy_pdf));
+      progress("wrote " + shown(target) + " (from " + b.copy_pdf + ")");
+      d.path = "figures/" + f.name + ".pdf";
+    } else {
+      const FigureFiles files = write_figure(f, b.info, figures);
+      for (const auto& path : files.written) progress("wrote " + shown(path));
+      if (!files.pdf.empty()) {
+        d.path = "figures/" + f.name + ".pdf";
+      } else {
+        d.missing = files.failures.empty() ? "not rendered" : files.failures.front();
+        progress("figure " + f.name + " NOT rendered: " + d.missing +
+                 "; its data and script are in " + shown(figures));
+        summary.not_rendered.push_back(f.name + ": " + d.missing);
+      }
+    }
+    if (!d.path.empty()) summary.figures.push_back(d.path);
+    doc_figures.push_back(std::move(d));
+  }
+  // Figures the user put in <out>/figures stay: copied into the new set
+  // (the registry's own files are regenerated above, never carried over).
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(opt.out + "/figures", ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code kind_ec;
+    if (name[0] == '.' || name.find(".tmp") != std::string::npos ||
+        !entry.is_regular_file(kind_ec) || entry.is_symlink(kind_ec) ||
+        fs::exists(figures + "/" + name)) {
+      continue;
+    }
+    fs::copy_file(entry.path(), figures + "/" + name);
+  }
+  const std::string folder = fs::path(opt.out).filename().string();
+  write_file_atomically(
+      staging + "/appendix.tex",
+      appendix_document(summary.tables, doc_figures, make_run_info(argv, 0, "see each table"),
+                        folder.empty() ? "." : folder));
+  progress("wrote " + opt.out + "/appendix.tex");
+  return summary;
+}
+
+}  // namespace
+
+std::vector<AppendixArtifact> appendix_registry(RunSize size) {
+  std::vector<AppendixArtifact> out;
+  for (const Entry& e : registry(size)) out.push_back(e.artifact);
+  return out;
+}
+
+void check_appendix_inputs(const AppendixOptions& opt) {
+  std::error_code ec;
+  if (!fs::is_directory(opt.models, ec)) {
+    throw InputError(opt.models, "--models",
+                     "the folder of the committed search models (results/ of the repository); it "
+                     "is not a folder");
+  }
+  for (const AppendixArtifact& a : appendix_registry(opt.size)) {
+    for (const std::string& rel : a.inputs) {
+      const std::string path = (fs::path(opt.models) / rel).string();
+      if (!fs::is_regular_file(path, ec)) {
+        throw InputError(
+            path, "file",
+            "an input of " + a.name + " (missing; --models names the folder holding theorem1/)");
+      }
+    }
+  }
+}
+
+OutputSet appendix_output_set(const std::string& out) {
+  return OutputSet{out, [](const std::string& name) {
+                     if (name == "tables" || name == "figures") return OutputSet::Kind::kFolder;
+                     // appendix.tex, and its temporary left by a run killed
+                     // before sets were replaced as a whole
+                     if (name == "appendix.tex" || name.rfind("appendix.tex.tmp.", 0) == 0) {
+                       return OutputSet::Kind::kFile;
+                     }
+                     return OutputSet::Kind::kNotInSet;
+                   }};
+}
+
+AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
+                                  const Progress& report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto progress = [&](const std::string& msg) {
+    if (report) report("[appendix " + std::to_string(static_cast<int>(elapsed())) + " s] " + msg);
+  };
+  check_appendix_inputs(opt);
+  AppendixSummary summary;
+  replace_output_set(appendix_output_set(opt.out), [&](const std::string& staging) {
+    summary = write_appendix(opt, staging, argv, progress);
+  });
+  progress("replaced tables/, figures/ and appendix.tex in " + opt.out + " as a whole");
+  summary.seconds = elapsed();
+  return summary;
+}
+
+namespace {
+
+// Plain text for \texttt, breakable after each '/' (long paths).
+std::string breakable_tt(const std::string& text) {
+  std::string out;
+  for (char c : latex_escape(text)) {
+    out += c;
+    if (c == '/') out += "\\allowbreak{}";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string appendix_document(const std::vector<std::string>& table_stems,
+                              const std::vector<DocumentFigure>& figures, const RunInfo& info,
+                              const std::string& folder_name) {
+  std::ostringstream out;
+  out << provenance_header("% ", "sinkcert appendix", info);
+  out << "\\documentclass[11pt]{article}\n"
+         "\\usepackage[margin=2cm]{geometry}\n"
+         "\\usepackage{booktabs}\n"
+         "\\usepackage{graphicx}\n"
+         "\\usepackage{rotating}\n"
+         "\\usepackage{amsmath}\n"
+         "\\makeatletter\n"
+         "\\def\\input@path{{./}{"
+      << folder_name
+      << "/}}\n"
+         "\\makeatother\n"
+         "\\graphicspath{{./}{"
+      << folder_name
+      << "/}}\n"
+         "\\title{sinkcert: appendix tables}\n\\author{}\n"
+         "\\date{"
+      << latex_escape(info.time_utc)
+      << "}\n"
+         "\\begin{document}\n\\maketitle\n\n"
+         "{\\raggedright Generated by \\texttt{"
+      << breakable_tt(info.command_line) << "} at revision \\texttt{" << latex_escape(info.revision)
+      << "} (seed " << info.seed << ", precision " << latex_escape(info.precision)
+      << ").\\par}\n"
+         "Evidence labels: EXACT (rational arithmetic), CERTIFIED (outward-rounded MPFI "
+         "enclosure), NUMERIC(p) ($p$-bit floating point, no error bound), SEARCH (an "
+         "optimizer's value, a bound in the stated direction only).\n\n";
+  for (const auto& stem : table_stems) out << "\\input{" << stem << "}\n";
+  if (!figures.empty()) out << "\\clearpage\n";
+  for (const auto& fig : figures) {
+    out << "\\begin{figure}[htbp]\n\\centering\n";
+    if (fig.path.empty()) {
+      out << "\\fbox{\\parbox{0.8\\linewidth}{Figure not rendered: " << latex_escape(fig.missing)
+          << ". Its data and gnuplot script are in figures/.}}\n";
+    } else {
+      out << "\\includegraphics[width=0.9\\linewidth]{" << fig.path << "}\n";
+    }
+    out << "\\caption{" << latex_escape(fig.caption) << "}\n\\label{fig:" << fig.name
+        << "}\n\\end{figure}\n";
+  }
+  out << "\\end{document}\n";
+  return out.str();
+}
+
+}  // namespace sinkcert::theorems

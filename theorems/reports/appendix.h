@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+//
+// The appendix: every table and figure, registered in one list
+// (appendix_registry), each built from a checker's typed result by a report
+// builder (theorems/reports/precision_report.h, theorems/reports/theorem1_report.h) and
+// written through src/table_writer.h; then the standalone document
+// <out>/appendix.tex that \input's every table and includes every figure
+// with its caption, in the order of the list.
+//   tables/<name>.{tex,csv,json}     one file set per table
+//   figures/<name>.{dat,gp,pdf}      one per figure computed here (F1)
+//   figures/<name>.pdf               the committed Theorem 1 study's figures,
+//                                    copied from the models folder
+//   figures/attention_*.{dat,gp,pdf,png}  the attention figures
+//                                    (theorems/reports/attention_figures.h)
+//   tables/p5_refined_s*.weights.json  the refined models of P5
+// Inputs: the committed search models and study runs under the models folder
+// (--models, default: the repository's results/, compiled in), never under
+// <out>: so `appendix --out EMPTY_DIR` writes everything. Every input is
+// checked before any computation, and a missing one is an InputError naming
+// it (exit code 2): no table is ever skipped.
+// The generated set (<out>/tables/, <out>/figures/ and <out>/appendix.tex) is
+// replaced as a whole (replace_output_set, src/output_files.h); anything else
+// in <out> is never touched, and files the user put in <out>/figures are
+// carried into the new set.
+// Sizes: default under five minutes on two cores; `full`: larger
+// branch-and-bound budgets and the P5 path to s = 12 in 1024-bit MPFR;
+// `quick`: every table and figure on small configurations (tests).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/output_files.h"
+#include "src/run_info.h"
+#include "theorems/studies/precision_tables.h"
+
+namespace sinkcert::theorems {
+
+// The repository's results/ folder, where the committed search models are
+// (a path compiled into the library).
+std::string default_models_dir();
+
+struct AppendixOptions {
+  std::string out = "results";
+  std::string models = default_models_dir();
+  RunSize size = RunSize::kDefault;
+  long p2_bound_boxes = 3200;  // per n = 5, L = 4 model (about 8 s); keeps the default run < 5 min
+};
+
+enum class ArtifactKind { kTable, kFigure };
+
+// One table or figure of the appendix.
+struct AppendixArtifact {
+  std::string name;  // file stem under tables/ or figures/
+  ArtifactKind kind = ArtifactKind::kTable;
+  std::vector<std::string> inputs;  // the files it reads, relative to the models folder
+};
+
+// Every table and figure at this size, in document order.
+std::vector<AppendixArtifact> appendix_registry(RunSize size);
+
+// Throws InputError(path, "file", ...) for the first input of the registry
+// that is not a regular file under opt.models.
+void check_appendix_inputs(const AppendixOptions& opt);
+
+struct AppendixSummary {
+  std::vector<std::string> tables;        // stems relative to out, e.g. tables/p1_sink_loss
+  std::vector<std::string> figures;       // PDFs relative to out
+  std::vector<std::string> not_rendered;  // figures gnuplot did not render, with the reason
+  double seconds = 0.0;
+};
+
+// The entries of `out` the appendix owns: tables/, figures/, appendix.tex.
+OutputSet appendix_output_set(const std::string& out);
+
+// The standalone LaTeX document: \input of every table (stems, relative to
+// the document's folder) and every figure with its caption (a figure not
+// rendered is a framed note saying so); compiles from the document's folder
+// and from its parent (\input@path, \graphicspath).
+struct DocumentFigure {
+  std::string path;     // relative to the document's folder; empty = not rendered
+  std::string name;     // label fig:<name>
+  std::string caption;  // plain text, with its evidence level
+  std::string missing;  // why it was not rendered
+};
+std::string appendix_document(const std::vector<std::string>& table_stems,
+                              const std::vector<DocumentFigure>& figures, const RunInfo& info,
+                              const std::string& folder_name);
+
+// Checks the inputs, then regenerates everything under opt.out; `argv` is
+// recorded as the command line of every artifact; `progress` receives one
+// line per step.
+AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
+                                  const Progress& progress = {});
+
+}  // namespace sinkcert::theorems

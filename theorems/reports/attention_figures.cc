@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/reports/attention_figures.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "search/paper_recipe.h"
+#include "src/constructions.h"
+#include "src/evaluation.h"
+#include "src/forward.h"
+#include "src/input_error.h"
+#include "src/weight_file.h"
+#include "theorems/studies/theorem1_study.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+// A number for a caption: 3 significant digits.
+std::string short_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// One heat map of the figure: its place in the grid and what it shows.
+struct Panel {
+  int model = 0, layer = 0, head = 0;
+  std::string what;  // "mean", "std", "input"
+  int row = 0, col = 0;
+  const Matrix<double>* values = nullptr;
+  std::string title;
+};
+
+// Text as a single-quoted gnuplot string: a quote inside is doubled.
+std::string gp_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// Tic spacing for L positions: about four labelled tics.
+int tic_step(int L) { return std::max(1, (L + 3) / 4); }
+
+}  // namespace
+
+AttentionStatistics attention_statistics(const Model<double>& model, const Task& task, int samples,
+                                         std::uint64_t seed, int trigger) {
+  task.validate();
+  if (samples < 1) {
+    throw std::invalid_argument("probe count " + std::to_string(samples) + ": expected >= 1");
+  }
+  if (trigger < 1 || trigger >= task.L) {
+    throw std::invalid_argument("trigger " + std::to_string(trigger) +
+                                ": expected a position in 1.." + std::to_string(task.L - 1));
+  }
+  if (model.n != task.n) {
+    throw std::invalid_argument("model has n = " + std::to_string(model.n) +
+                                ", task has n = " + std::to_string(task.n));
+  }
+  const int L = task.L;
+  AttentionStatistics st;
+  st.task = task;
+  st.trigger = trigger;
+  st.samples = samples;
+  st.seed = seed;
+  const auto zeros = [&] {
+    return std::vector<std::vector<Matrix<double>>>(
+        model.num_layers(),
+        std::vector<Matrix<double>>(model.num_heads(), Matrix<double>::Zero(L, L)));
+  };
+  st.mean = zeros();
+  std::vector<std::vector<Matrix<double>>> q = zeros();  // Welford's Q
+  // The stream of make_probe_set(task, samples, seed, trigger), one probe at
+  // a time (no probe set is stored).
+  TaskSampler sampler(task, seed);
+  for (int s = 1; s <= samples; ++s) {
+    const Sample sample = sampler.next_with_trigger(trigger);
+    const ForwardResult<double> r = forward(model, sample.X);
+    if (s == 1) st.first = r.attention;
+    for (int l = 0; l < model.num_layers(); ++l) {
+      for (int h = 0; h < model.num_heads(); ++h) {
+        // d = a - m_{s-1};  m_s = m_{s-1} + d / s;  Q_s = Q_{s-1} + d (a - m_s)
+        const Matrix<double>& a = r.attention[l][h];
+        const Matrix<double> d = a - st.mean[l][h];
+        st.mean[l][h] += d / static_cast<double>(s);
+        q[l][h].array() += d.array() * (a - st.mean[l][h]).array();
+      }
+    }
+  }
+  st.stddev = zeros();
+  for (int l = 0; l < model.num_layers(); ++l) {
+    for (int h = 0; h < model.num_heads(); ++h) {
+      // sd = sqrt(Q_N / N); Q_N >= 0 up to rounding, clamped
+      st.stddev[l][h] = (q[l][h].array() / static_cast<double>(samples)).max(0.0).sqrt().matrix();
+    }
+  }
+  return st;
+}
+
+std::string figure_suffix(AttentionFigureKind kind) {
+  return kind == AttentionFigureKind::kMeanStd ? "mean_std" : "one_input";
+}
+
+Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
+                        const std::vector<FigureModel>& models,
+                        const std::vector<AttentionStatistics>& stats) {
+  if (models.empty() || models.size() != stats.size()) {
+    throw std::invalid_argument("attention figure: one statistics set per model expected");
+  }
+  const AttentionStatistics& s0 = stats.front();
+  const int L = s0.task.L;
+  for (const AttentionStatistics& s : stats) {
+    if (s.task.L != L || s.trigger != s0.trigger || s.samples != s0.samples || s.seed != s0.seed) {
+      throw std::invalid_argument("attention figure: the models' probe sets differ");
+    }
+  }
+  const bool mean_std = kind == AttentionFigureKind::kMeanStd;
+  // The grid: per model a block of columns; mean/std: layer l down, each
+  // head two columns (mean, std); one input: layer l down, head h across.
+  std::vector<Panel> panels;
+  int rows = 0, col0 = 0;
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    const Model<double>& model = models[m].model;
+    const int H = model.num_heads();
+    const bool deep = model.num_layers() > 1 || H > 1;
+    rows = std::max(rows, model.num_layers());
+    for (int l = 0; l < model.num_layers(); ++l) {
+      for (int h = 0; h < H; ++h) {
+        // one model: its label is in the figure's title, panels say where
+        const std::string where =
+            deep ? "layer " + std::to_string(l) + ", head " + std::to_string(h) : "";
+        const std::string name =
+            models.size() == 1 ? where : models[m].label + (deep ? " " + where : "");
+        if (mean_std) {
+          panels.push_back({static_cast<int>(m), l, h, "mean", l, col0 + 2 * h,
+                            &stats[m].mean[l][h], (name.empty() ? "" : name + ": ") + "mean"});
+          panels.push_back({static_cast<int>(m), l, h, "std", l, col0 + 2 * h + 1,
+                            &stats[m].stddev[l][h], (name.empty() ? "" : name + ": ") + "std"});
+        } else {
+          panels.push_back({static_cast<int>(m), l, h, "input", l, col0 + h, &stats[m].first[l][h],
+                            name.empty() ? "attention" : name});
+        }
+      }
+    }
+    col0 += mean_std ? 2 * H : H;
+  }
+  const int cols = col0;
+
+  Figure f;
+  f.name = stem + "_" + figure_suffix(kind);
+  f.png = true;
+  f.evidence = "NUMERIC(53)";
+  std::ostringstream caption;
+  caption << "Attention of ";
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    caption << (m == 0 ? "" : m + 1 == models.size() ? " and " : ", ") << models[m].label;
+  }
+  caption << " on T(" << s0.task.n << ", " << L << ") with the trigger at 0-indexed position "
+          << s0.trigger << " (position " << s0.trigger + 1 << " counted from 1): ";
+  if (mean_std) {
+    caption << "the mean and the standard deviation (population form) of each head's attention "
+               "matrix over "
+            << s0.samples << " probe inputs (probe seed " << s0.seed << ")";
+  } else {
+    caption << "every head's attention, layer by layer (down) and head by head (across), on one "
+               "probe input (the first of probe seed "
+            << s0.seed << ")";
+  }
+  caption << "; query position i down, key position k across, colour scale 0..1, the causal "
+             "upper triangle blank. Models: ";
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    caption << (m == 0 ? "" : "; ") << models[m].label << ": " << models[m].description;
+  }
+  caption << ".";
+  f.caption = caption.str();
+
+  f.columns = {"panel", "model", "layer", "head", "statistic", "query_i", "key_k", "value"};
+  for (std::size_t p = 0; p < panels.size(); ++p) {
+    const Panel& pn = panels[p];
+    for (int i = 0; i < L; ++i) {
+      for (int k = 0; k < L; ++k) {
+        f.rows.push_back({std::to_string(p), std::to_string(pn.model), std::to_string(pn.layer),
+                          std::to_string(pn.head), pn.what, std::to_string(i), std::to_string(k),
+                          format_double((*pn.values)(i, k))});
+      }
+    }
+  }
+
+  // The script: a terminal sized for the grid (about 2.2 in / 260 px per
+  // panel, plus a strip on the right for the one colour box), then one
+  // `with image` plot per panel at its place, selecting its rows by number
+  // (`every ::first::last`); entries above the diagonal are drawn as NaN
+  // (blank).
+  // Sizes in inches: a cell of kCellW x kCellH per heat map (title, tics and
+  // labels included), a strip on the right for the colour box, one on top
+  // for the title; PNG at kPngDpi pixels per inch.
+  constexpr double kCellW = 2.3, kCellH = 2.4, kRight = 0.9, kTop = 0.4, kPngDpi = 110;
+  const double width = kCellW * cols + kRight, height = kCellH * rows + kTop;
+  const std::string title = (models.size() == 1 ? models[0].label + ": " : std::string()) +
+                            "attention a_{ik} (query i down, key k across), trigger at position " +
+                            std::to_string(s0.trigger);
+  std::ostringstream gp;
+  gp << "# the grid: " << rows << " row(s) x " << cols << " column(s) of heat maps\n"
+     << "if (format eq 'png') {\n  set terminal pngcairo size "
+     << static_cast<int>(std::lround(width * kPngDpi)) << ","
+     << static_cast<int>(std::lround(height * kPngDpi))
+     << " font \"Helvetica,9\"\n} else {\n  set terminal pdfcairo size " << width << "in," << height
+     << "in font \"Helvetica,8\"\n}\n"
+     << "set output '" << f.name << ".'.format\n"
+     << "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', "
+        "1 '#fde725')\nset cbrange [0:1]\n"
+     << "set xrange [-0.5:" << L - 0.5 << "]\nset yrange [" << L - 0.5 << ":-0.5]\n"
+     << "set xtics 0," << tic_step(L) << " out nomirror\nset ytics 0," << tic_step(L)
+     << " out nomirror\nset size ratio -1\nset tmargin 2\nset bmargin 3.5\n"
+     << "set lmargin 7\nset rmargin 1\nunset key\nunset colorbox\n"
+     << "set multiplot title " << gp_quote(title) << "\n";
+  const double w = kCellW / width, h = kCellH / height, top = 1 - kTop / height;
+  for (std::size_t p = 0; p < panels.size(); ++p) {
+    const Panel& pn = panels[p];
+    const long first = static_cast<long>(p) * L * L, last = first + L * L - 1;
+    gp << "set origin " << w * pn.col << "," << top - h * (pn.row + 1) << "\nset size " << w << ","
+       << h << "\nset title " << gp_quote(pn.title) << " noenhanced\n"
+       << "set xlabel " << (pn.row == rows - 1 ? "'key k'" : "''") << "\n"
+       << "set ylabel " << (pn.col == 0 ? "'query i'" : "''") << "\n";
+    if (p + 1 == panels.size()) {
+      gp << "set colorbox user origin " << (kCellW * cols + 0.25) / width << ",0.15 size "
+         << 0.2 / width << ",0.7\n";
+    }
+    gp << "plot data every ::" << first << "::" << last
+       << " using 7:6:($7 > $6 ? NaN : $8) with image\n";
+  }
+  gp << "unset multiplot\n";
+  f.plot = gp.str();
+  return f;
+}
+
+std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps,
+                                                       long deep_recipe_max_steps) {
+  using Kind = ModelSource::Kind;
+  const ModelSource relu{Kind::kReluConstruction, "ReLU (construction)", "", 0, 0};
+  const ModelSource recipe{Kind::kPaperRecipe, "softmax (paper's recipe)", "", recipe_max_steps, 0};
+  const ModelSource minimax{Kind::kWeightFile, "softmax (minimax)",
+                            "theorem1/path_start0.weights.json", 0, 0};
+  const auto file = [](const std::string& label, const std::string& path) {
+    return ModelSource{Kind::kWeightFile, label, path, 0, 0};
+  };
+  const auto deep_recipe = [&](int shape) {
+    return ModelSource{
+        Kind::kPaperRecipe,
+        "softmax " + std::to_string(shape) + " x " + std::to_string(shape) + " (paper's recipe)",
+        "",
+        deep_recipe_max_steps,
+        0,
+        shape,
+        shape};
+  };
+  return {
+      {"attention_paper_recipe", AttentionFigureKind::kMeanStd, {recipe, relu}},
+      {"attention_minimax", AttentionFigureKind::kMeanStd, {minimax, relu}},
+      {"attention_relu_2x2",
+       AttentionFigureKind::kOneInput,
+       {deep_recipe(2),
+        file("ReLU 2 x 2 (construction)", "theorem3/relu_residual_2x2_n16.weights.json")}},
+      {"attention_relu_4x4",
+       AttentionFigureKind::kOneInput,
+       {deep_recipe(4),
+        file("ReLU 4 x 4 (construction)", "theorem3/relu_residual_4x4_n16.weights.json")}},
+  };
+}
+
+std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec) {
+  std::vector<std::string> inputs;
+  for (const ModelSource& s : spec.models) {
+    if (s.kind == ModelSource::Kind::kWeightFile) inputs.push_back(s.weights);
+  }
+  return inputs;
+}
+
+FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
+                              const Task& task) {
+  switch (source.kind) {
+    case ModelSource::Kind::kReluConstruction:
+      return {source.label,
+              "Theorem 3's single-layer ReLU construction (exact weights, M = I, scores read "
+              "the trigger and ordinary flags)",
+              relu_construction<double>(task.n)};
+    case ModelSource::Kind::kPaperRecipe: {
+      search::PaperRecipeOptions o =
+          search::paper_recipe_options(source.recipe_layers, source.recipe_heads);
+      o.seed = source.recipe_seed;
+      o.max_steps = source.recipe_max_steps;
+      o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
+      // the baseline compilation of the kernel: the same model on any x86-64
+      o.isa = search::RecipeIsa::kBaseline;
+      const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
+      std::ostringstream d;
+      const bool deep = o.kind == ModelKind::kResidual;
+      d << (deep ? "residual " + std::to_string(o.layers) + " x " + std::to_string(o.heads) +
+                       " softmax"
+                 : std::string("single-layer softmax"))
+        << " trained by the paper's recipe (Adam lr " << short_number(o.lr) << ", betas ("
+        << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
+        << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed << ", "
+        << r.kernel << " kernel"
+        << "), stopped after " << r.steps << " steps "
+        << (r.reached
+                ? "at its criterion batch l_inf < " + short_number(o.stop_linf)
+                : "at the step cap " + std::to_string(o.max_steps) +
+                      " without reaching its criterion batch l_inf < " + short_number(o.stop_linf))
+        << " (final batch l_inf " << short_number(r.final_batch_linf) << ", NUMERIC(53))";
+      return {source.label, d.str(), r.model};
+    }
+    case ModelSource::Kind::kWeightFile:
+      break;
+  }
+  const std::string path = (std::filesystem::path(models_dir) / source.weights).string();
+  const WeightFile w = read_weight_file(path);
+  if (w.n != task.n) {
+    throw InputError(
+        path, "n",
+        "n = " + std::to_string(task.n) + " (the figure's task), got " + std::to_string(w.n));
+  }
+  return {source.label, "the weight file " + source.weights + " (" + describe(w) + ")",
+          to_model<double>(w)};
+}
+
+Figure make_attention_figure(const AttentionFigureSpec& spec, const std::string& models_dir,
+                             const AttentionFigureOptions& options) {
+  std::vector<FigureModel> models;
+  std::vector<AttentionStatistics> stats;
+  for (const ModelSource& source : spec.models) {
+    models.push_back(load_figure_model(source, models_dir, options.task));
+    stats.push_back(attention_statistics(models.back().model, options.task, options.samples,
+                                         options.seed, options.trigger));
+  }
+  return attention_figure(spec.name, spec.kind, models, stats);
+}
+
+std::vector<std::string> attention_figure_files(const std::string& name) {
+  return {name + ".dat", name + ".gp", name + ".pdf", name + ".png"};
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/reports/theorem2_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+#include "src/evidence.h"
+#include "src/input_error.h"
+#include "src/weight_file.h"
+#include "theorems/reports/precision_report.h"
+#include "theorems/reports/theorem1_report.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+std::string flag(bool b) { return b ? "1" : "0"; }
+
+std::string head_name(int t, int heads) {
+  return "l" + std::to_string(t / heads) + "h" + std::to_string(t % heads);
+}
+
+// A new output file must be listed here: replace_output_set refuses to
+// install a file that is not part of the set.
+bool study_file(const std::string& name) {
+  static const std::set<std::string> kFixed{"theorem2.json",
+                                            "path.csv",
+                                            "heads.csv",
+                                            "frontier.csv",
+                                            "every_head.csv",
+                                            "path.dat",
+                                            "path.gp",
+                                            "path.pdf",
+                                            "path.png",
+                                            "frontier.dat",
+                                            "frontier.gp",
+                                            "frontier.pdf",
+                                            "frontier.png",
+                                            "every_head_hit.weights.json",
+                                            "every_layer_hit.weights.json"};
+  const std::string prefix = "path_start", suffix = ".weights.json";
+  if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const std::string middle =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (middle.find_first_not_of("0123456789") == std::string::npos) return true;
+  }
+  return kFixed.count(name) > 0;
+}
+
+}  // namespace
+
+Table theorem2_path_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "path";
+  t.caption = "Theorem 2 descent path (" + task_string(st.options.task) + ", residual " +
+              std::to_string(st.options.layers) + " x " + std::to_string(st.options.heads) +
+              "): worst case SEARCH(lower bound, certified at the adversary's witness); sampled "
+              "loss, sink score and per-head mean BOS mass NUMERIC(53)";
+  const int heads = st.options.layers * st.options.heads;
+  std::vector<std::string> names = {"start",
+                                    "round",
+                                    "event",
+                                    "accepted",
+                                    "elapsed_s",
+                                    "worst_case",
+                                    "worst_case_double",
+                                    "double_disagrees",
+                                    "sampled_max",
+                                    "sampled_mean",
+                                    "sink_score",
+                                    "sink_layer",
+                                    "sink_head",
+                                    "sink_position"};
+  for (int h = 0; h < heads; ++h) names.push_back("mean_bos_" + head_name(h, st.options.heads));
+  t.columns.assign(names.begin(), names.end());
+  for (const Theorem2PathPoint& p : st.path) {
+    std::vector<Cell> row = {std::to_string(p.start),
+                             std::to_string(p.round),
+                             p.event,
+                             flag(p.accepted),
+                             format_double(p.elapsed),
+                             format_double(p.worst_case),
+                             format_double(p.worst_case_double),
+                             flag(p.double_disagrees),
+                             format_double(p.sampled_max),
+                             format_double(p.sampled_mean),
+                             format_double(p.sink.sigma),
+                             std::to_string(p.sink.layer),
+                             std::to_string(p.sink.head),
+                             std::to_string(p.sink.position)};
+    for (int h = 0; h < heads; ++h) {
+      row.push_back(h < static_cast<int>(p.head_mean.size()) ? format_double(p.head_mean[h]) : "");
+    }
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+Table theorem2_heads_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "heads";
+  t.caption =
+      "Theorem 2: each head's non-trigger BOS mass on the best model of each path start "
+      "(probe set; NUMERIC(53))";
+  t.columns = {"start",   "init_std",          "layer",       "head", "mean_bos",
+               "min_bos", "max_position_mean", "max_position"};
+  for (const Theorem2Run& r : st.runs) {
+    for (const auto& layer : r.stats.heads) {
+      for (const HeadBosStatistics& h : layer) {
+        double best = -1;
+        int where = 0;
+        for (std::size_t i = 1; i < h.per_position.size(); ++i) {
+          if (h.per_position[i].count > 0 && h.per_position[i].mean > best) {
+            best = h.per_position[i].mean;
+            where = static_cast<int>(i);
+          }
+        }
+        t.rows.push_back({std::to_string(r.start), format_double(r.init_std),
+                          std::to_string(h.layer), std::to_string(h.head),
+                          format_double(h.overall.mean), format_double(h.overall.min),
+                          format_double(best), std::to_string(where)});
+      }
+    }
+  }
+  return t;
+}
+
+Figure theorem2_figure_frame(const std::string& name, const Task& task, int layers, int heads) {
+  Figure f;
+  f.name = name;
+  f.png = true;
+  const std::string on = " (Theorem 2 study, residual softmax " + std::to_string(layers) + " x " +
+                         std::to_string(heads) + ", " + task_string(task) + ")";
+  if (name == "path") {
+    f.caption = "Descent path" + on +
+                ": per optimizer round and start, the worst-case loss the adversary finds on the "
+                "current model (solid) and 1 - its sink score sigma (dashed). Theorem 2 predicts "
+                "that 1 - sigma falls as the worst case falls.";
+    f.evidence =
+        "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
+        "witness); sink score NUMERIC(53)";
+  } else if (name == "frontier") {
+    f.caption = "Frontiers" + on +
+                ": the worst case of the best model found with the BOS mass of every head "
+                "(eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts "
+                "eps_all stays away from 0 and allows eps_one to reach it.";
+    f.evidence = kFrontierPointMeaning;
+  } else {
+    throw std::invalid_argument("no Theorem 2 figure called \"" + name + "\"");
+  }
+  return f;
+}
+
+Figure theorem2_path_figure(const Theorem2Study& st) {
+  Figure f = theorem2_figure_frame("path", st.options.task, st.options.layers, st.options.heads);
+  f.columns = {"start", "round", "worst_case", "sink_score"};
+  for (const Theorem2PathPoint& p : st.path) {
+    f.rows.push_back({std::to_string(p.start), std::to_string(p.round), format_double(p.worst_case),
+                      format_double(p.sink.sigma)});
+  }
+  const std::string last = std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1));
+  f.plot =
+      "set key bottom left\nset grid\nset logscale y\nset format y '10^{%T}'\n"
+      "set xlabel 'round'\nset ylabel 'value'\n"
+      "set title 'Theorem 2 descent path: worst case (SEARCH, lower bound) and 1 - sink score "
+      "(NUMERIC(53))'\n"
+      "plot for [s=0:" +
+      last +
+      "] data using ($1==s ? $2 : 1/0):3 with linespoints title sprintf('worst case, start %d', "
+      "s), \\\n  for [s=0:" +
+      last +
+      "] data using ($1==s ? $2 : 1/0):(1-$4) with lines dashtype 2 title sprintf('1 - sink "
+      "score, start %d', s)\n";
+  return f;
+}
+
+Table theorem2_frontier_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "frontier";
+  t.caption = "Theorem 2 frontiers (" + task_string(st.options.task) +
+              "): eps_all caps the BOS mass of every head, eps_one of one head.";
+  t.notes = {std::string("eps: ") + kFrontierPointMeaning,
+             "capped_bos (the largest per-position probe mean over the capped heads) and "
+             "sink_score NUMERIC(53)"};
+  t.columns = {"capped",     "layer",      "head",       "delta",    "ceiling",   "eps",
+               "eps_double", "capped_bos", "sink_score", "feasible", "converged", "not_run"};
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    const bool one = p.scope == CapScope::kOne;
+    t.rows.push_back({to_string(p.scope), one ? std::to_string(p.layer) : "",
+                      one ? std::to_string(p.head) : "", format_double(p.delta),
+                      format_double(p.ceiling), format_double(p.eps), format_double(p.eps_double),
+                      format_double(p.capped_bos), format_double(p.sink.sigma), flag(p.feasible),
+                      flag(p.converged), p.not_run});
+  }
+  return t;
+}
+
+Table theorem2_every_head_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "every_head";
+  t.caption =
+      "Theorem 2, the every-head question: per candidate model and head (or layer, head "
+      "empty), the worst case with and without it (M = 0) and its largest BOS mass.";
+  t.notes = {
+      "worst_case, ablated_worst_case: SEARCH(lower bound), the same adversary; ratio "
+      "SEARCH; max_bos NUMERIC(53) over every probe and non-trigger position",
+      st.every_head.summary};
+  t.columns = {"candidate", "source",     "candidate_worst_case", "layer",
+               "head",      "worst_case", "ablated_worst_case",   "ratio",
+               "necessary", "max_bos"};
+  const int heads = st.options.heads;
+  for (std::size_t c = 0; c < st.every_head.candidates.size(); ++c) {
+    const EveryHeadCandidate& k = st.every_head.candidates[c];
+    if (k.heads.empty()) {
+      t.rows.push_back(
+          {std::to_string(c), k.source, format_double(k.worst_case), "", "", "", "", "", "", ""});
+    }
+    for (const auto* list : {&k.heads, &k.layers}) {
+      for (const Necessity& n : *list) {
+        double bos = 0;
+        for (int h = 0; h < heads; ++h) {
+          if (n.head < 0 || n.head == h) bos = std::max(bos, k.head_max_bos[n.layer * heads + h]);
+        }
+        t.rows.push_back({std::to_string(c), k.source, format_double(k.worst_case),
+                          std::to_string(n.layer), n.head < 0 ? "" : std::to_string(n.head),
+                          format_double(n.worst_case), format_double(n.ablated_worst_case),
+                          format_double(n.ratio), flag(n.necessary), format_double(bos)});
+      }
+    }
+  }
+  return t;
+}
+
+Figure theorem2_frontier_figure(const Theorem2Study& st) {
+  Figure f =
+      theorem2_figure_frame("frontier", st.options.task, st.options.layers, st.options.heads);
+  f.columns = {"all", "delta", "eps"};
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    if (!p.feasible) continue;
+    f.rows.push_back(
+        {p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta), format_double(p.eps)});
+  }
+  f.plot =
+      "set key bottom right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
+      "set xlabel 'delta (BOS ceiling 1 - delta)'\nset ylabel 'worst case (SEARCH, lower bound)'\n"
+      "set title 'Theorem 2 frontiers'\n"
+      "plot data using ($1==1 ? $2 : 1/0):3 with linespoints title 'eps_all (every head "
+      "capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with linespoints title 'eps_one (one "
+      "head capped)'\n";
+  return f;
+}
+
+Table theorem2_appendix_table(const std::string& json_path) {
+  Table t;
+  t.name = "t2_theorem2_study";
+  t.columns = {"part", "item", "value", "evidence"};
+  t.alignment = "llll";
+  std::ifstream in(json_path);
+  if (!in) {
+    t.caption = "Theorem 2 study (residual softmax): not run; no theorem2.json in the results.";
+    t.rows.push_back({"study", "theorem2.json", "not found: the study was not run", "-"});
+    return t;
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const auto field = [&](const nlohmann::json& at, const char* key) -> const nlohmann::json& {
+    if (!at.is_object() || !at.contains(key)) {
+      throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
+    }
+    return at[key];
+  };
+  if (j.is_discarded()) throw InputError(json_path, "file", "JSON written by sinkcert theorem2");
+  const nlohmann::json& task = field(j, "task");
+  const nlohmann::json& model = field(j, "model");
+  t.caption = "Theorem 2 study, residual softmax " +
+              std::to_string(field(model, "layers").get<int>()) + " x " +
+              std::to_string(field(model, "heads").get<int>()) +
+              " at n = " + std::to_string(field(task, "n").get<int>()) +
+              ", L = " + std::to_string(field(task, "L").get<int>()) +
+              " (read from theorem2.json). Worst cases are SEARCH lower bounds on the model "
+              "found; frontier points bound nothing about the frontier itself.";
+  const std::string search = Evidence::search(Bound::kLower).label();
+  const std::string numeric = Evidence::numeric(53).label();
+  const auto g = [](double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return std::string(buf);
+  };
+  for (const nlohmann::json& r : field(j, "path")) {
+    // "normal std 0.10000000000000001" (the JSON's round trip) shown "std 0.1"
+    std::string init = field(r, "init").get<std::string>();
+    const std::string normal = "normal std ";
+    if (init.rfind(normal, 0) == 0) {
+      char* end = nullptr;
+      const double std = std::strtod(init.c_str() + normal.size(), &end);
+      if (end && *end == '\0') init = "std " + g(std, 6);
+    }
+    const std::string start =
+        "start " + std::to_string(field(r, "start").get<int>()) + " (" + init + ")";
+    t.rows.push_back({"path", start + ": worst case",
+                      format_bound(field(r, "worst_case").get<double>(), true, 3), search});
+    // 1 - sigma: sigma itself rounds to 1 at any printable width
+    const nlohmann::json& sink = field(r, "sink_score");
+    t.rows.push_back({"path", start + ": 1 - sink score",
+                      sink.is_null() ? "undefined" : g(1 - field(sink, "sigma").get<double>(), 3),
+                      numeric});
+  }
+  if (j.contains("frontier")) {
+    for (const nlohmann::json& p : field(field(j, "frontier"), "points")) {
+      const std::string item = "eps_" + field(p, "capped").get<std::string>() + "(" +
+                               g(field(p, "delta").get<double>(), 3) + ")";
+      std::string value;
+      if (!field(p, "not_run").is_null()) {
+        value = "not run";
+      } else if (!field(p, "feasible").get<bool>()) {
+        value = "no feasible model found";
+      } else {
+        value = format_bound(field(p, "eps").get<double>(), true, 3);
+      }
+      t.rows.push_back({"frontier", item, value, search});
+    }
+  }
+  if (j.contains("every_head")) {
+    const nlohmann::json& a = field(j, "every_head");
+    t.rows.push_back({"every head", "a necessary head that does not sink",
+                      field(a, "head_found").get<bool>() ? "FOUND" : "not found", search});
+    t.rows.push_back({"every head", "a necessary layer none of whose heads sinks",
+                      field(a, "layer_found").get<bool>() ? "FOUND" : "not found", search});
+    t.notes.push_back("every head: " + field(a, "summary").get<std::string>());
+  }
+  t.rows.push_back({"verdict", "", field(j, "verdict").get<std::string>(), ""});
+  t.notes.push_back("verdict: " + field(j, "verdict_reason").get<std::string>());
+  return t;
+}
+
+OutputSet theorem2_output_set(const std::string& dir) { return owned_files_set(dir, study_file); }
+
+std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const RunInfo& info,
+                                                const std::string& dir,
+                                                std::vector<std::string>* skipped) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> written;
+  replace_output_set(theorem2_output_set(dir), [&](const std::string& staging) {
+    const auto shown = [&](const std::string& path) {
+      return (fs::path(dir) / fs::path(path).filename()).string();
+    };
+    const auto put = [&](const std::string& name, const std::string& text) {
+      write_file_atomically((fs::path(staging) / name).string(), text);
+      written.push_back((fs::path(dir) / name).string());
+    };
+    put("theorem2.json", to_json(st, info).dump(2) + "\n");
+    for (const Table& t : {theorem2_path_table(st), theorem2_heads_table(st),
+                           theorem2_frontier_table(st), theorem2_every_head_table(st)}) {
+      written.push_back(shown(write_csv_table(t, info, staging, t.name + ".csv")));
+    }
+    const auto weights = [&](const std::string& name, const Model<double>& m,
+                             const nlohmann::json& meta) {
+      put(name,
+          study_weight_file_text(m, meta, search::kDeepParametrization, st.options.task, info));
+    };
+    for (const Theorem2Run& r : st.runs) {
+      weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
+              {{"study", "theorem2 path"},
+               {"init", "normal std " + format_double(r.init_std)},
+               {"worst_case_loss", r.result.worst.certified},
+               {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+               {"worst_case_witness", witness_json(r.result.worst)},
+               {"sink_score", r.sink.sigma}});
+    }
+    const EveryHeadAnswer& a = st.every_head;
+    const auto hit = [&](const std::string& name, int c, const nlohmann::json& where) {
+      const EveryHeadCandidate& k = a.candidates[c];
+      weights(name, k.model,
+              {{"study", "theorem2 every-head question"},
+               {"source", k.source},
+               {"hit", where},
+               {"worst_case_loss", k.worst_case},
+               {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+               {"head_max_bos", k.head_max_bos}});
+    };
+    if (a.head_found) {
+      hit("every_head_hit.weights.json", a.head_candidate,
+          {{"layer", a.head_layer}, {"head", a.head_head}});
+    }
+    if (a.layer_found)
+      hit("every_layer_hit.weights.json", a.layer_candidate, {{"layer", a.layer_layer}});
+    for (const Figure& f : {theorem2_frontier_figure(st)}) {
+      if (f.rows.empty()) continue;
+      const FigureFiles files = write_figure(f, info, staging);
+      for (const auto& path : files.written) written.push_back(shown(path));
+      if (skipped) skipped->insert(skipped->end(), files.failures.begin(), files.failures.end());
+    }
+    const FigureFiles files = write_figure(theorem2_path_figure(st), info, staging);
+    for (const auto& path : files.written) written.push_back(shown(path));
+    if (skipped) skipped->insert(skipped->end(), files.failures.begin(), files.failures.end());
+  });
+  return written;
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/studies/theorem2_study.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <limits>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/evidence.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+using search::MinimaxOptions;
+using search::MinimaxRecord;
+
+void fill_heads(const BosStatistics& bs, std::vector<double>& mean, std::vector<double>& min) {
+  mean.clear();
+  min.clear();
+  for (const auto& layer : bs.heads) {
+    for (const HeadBosStatistics& h : layer) {
+      mean.push_back(h.overall.mean);
+      min.push_back(h.overall.min);
+    }
+  }
+}
+
+nlohmann::json sink_json(const SinkScore& s) {
+  if (!s.defined) return nullptr;
+  return {{"sigma", s.sigma}, {"layer", s.layer}, {"head", s.head}, {"position", s.position}};
+}
+
+}  // namespace
+
+Theorem2Options theorem2_quick_options(const Task& task, int layers, int heads,
+                                       std::uint64_t seed) {
+  Theorem2Options o;
+  o.task = task;
+  o.layers = layers;
+  o.heads = heads;
+  o.seed = seed;
+  o.init_stds = {0.02};
+  o.path_rounds = 30;
+  o.probe_count = 200;
+  o.frontier_rounds = 8;
+  o.every_head_searches = 2;
+  o.every_head_rounds = 15;
+  return o;
+}
+
+SinkScore sink_score(const BosStatistics& stats) {
+  SinkScore s;
+  for (const auto& layer : stats.heads) {
+    for (const HeadBosStatistics& h : layer) {
+      for (std::size_t i = 1; i < h.per_position.size(); ++i) {
+        const BosSummary& p = h.per_position[i];
+        if (p.count == 0) continue;
+        // NaN wins: a NaN mean makes the score NaN
+        if (!s.defined || std::isnan(p.mean) || p.mean > s.sigma) {
+          if (s.defined && std::isnan(s.sigma)) continue;
+          s.sigma = p.mean;
+          s.layer = h.layer;
+          s.head = h.head;
+          s.position = static_cast<int>(i);
+          s.defined = true;
+        }
+      }
+    }
+  }
+  return s;
+}
+
+Model<double> residual_normal_init(int n, int layers, int heads, double std, std::uint64_t seed) {
+  std::mt19937_64 eng(seed);
+  std::normal_distribution<double> normal(0.0, std);
+  Model<double> m;
+  m.kind = ModelKind::kResidual;
+  m.attention = AttentionKind::kSoftmax;
+  m.n = n;
+  for (int l = 0; l < layers; ++l) {
+    m.layers.emplace_back();
+    for (int h = 0; h < heads; ++h) {
+      Head<double> head{Matrix<double>(n, n), Matrix<double>(n, n)};
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < n; ++c) head.A(r, c) = normal(eng);
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < n; ++c) head.M(r, c) = normal(eng);
+      m.layers.back().push_back(std::move(head));
+    }
+  }
+  return m;
+}
+
+void decide_theorem2_verdict(Theorem2Study& st) {
+  std::ostringstream why;
+  if (st.runs.empty()) {
+    st.verdict = StudyVerdict::kInconclusive;
+    st.reason = "no path was run";
+    return;
+  }
+  if (!st.runs[0].sink.defined) {
+    st.verdict = StudyVerdict::kNotApplicable;
+    st.reason = "no non-trigger position i >= 1 (L = 2): the sink score of Theorem 2 is undefined";
+    return;
+  }
+  for (const Theorem2PathPoint& p : st.path) {
+    if (p.accepted && p.worst_case < kCandidateLoss && p.sink.defined &&
+        p.sink.sigma <= kNoSinkScore) {
+      st.verdict = StudyVerdict::kCounterexampleCandidate;
+      why << "path start " << p.start << " round " << p.round << ": worst case (SEARCH, lower "
+          << "bound) " << format_bound(p.worst_case, true, 6) << " < " << kCandidateLoss
+          << " with sink score " << p.sink.sigma << " <= " << kNoSinkScore;
+      st.reason = why.str();
+      return;
+    }
+  }
+  const Theorem2Run* best = nullptr;
+  for (const Theorem2Run& r : st.runs) {
+    if (!best || r.result.worst.certified < best->result.worst.certified) best = &r;
+  }
+  if (best->result.worst.certified <= kTheorem2LowLoss && best->sink.sigma >= kTheorem2SinkScore) {
+    st.verdict = StudyVerdict::kConsistent;
+    why << "path start " << best->start << " reached worst case (SEARCH, lower bound) "
+        << format_bound(best->result.worst.certified, true, 6) << " with sink score "
+        << format_double(best->sink.sigma) << " (layer " << best->sink.layer << ", head "
+        << best->sink.head << ", position " << best->sink.position << ")";
+  } else {
+    st.verdict = StudyVerdict::kInconclusive;
+    why << "the best path model (start " << best->start << ") has worst case (SEARCH, lower bound) "
+        << format_bound(best->result.worst.certified, true, 6) << " and sink score "
+        << format_double(best->sink.sigma)
+        << "; CONSISTENT needs worst case <= " << kTheorem2LowLoss
+        << " with sink score >= " << format_double(kTheorem2SinkScore);
+  }
+  st.reason = why.str();
+}
+
+std::string to_string(CapScope scope) { return scope == CapScope::kAll ? "all" : "one"; }
+
+Model<double> ablated(const Model<double>& model, int layer, int head) {
+  Model<double> out = model;
+  for (int h = 0; h < out.num_heads(); ++h) {
+    // M^{layer,h} = 0 for the head (or every head of the layer)
+    if (head < 0 || h == head) out.layers[layer][h].M.setZero();
+  }
+  return out;
+}
+
+Necessity necessity(const Model<double>& model, const Task& task, int layer, int head,
+                    const search::AdversaryOptions& adversary,
+                    std::optional<double> model_worst_case) {
+  Necessity nc;
+  nc.layer = layer;
+  nc.head = head;
+  nc.worst_case = model_worst_case ? *model_worst_case
+                                   : search::maximize_error(model, task, adversary).best.certified;
+  nc.ablated_worst_case =
+      search::maximize_error(ablated(model, layer, head), task, adversary).best.certified;
+  // ratio = E_search(ablated) / E_search(model)
+  nc.ratio = nc.worst_case > 0
+                 ? nc.ablated_worst_case / nc.worst_case
+                 : (nc.ablated_worst_case > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+  nc.necessary = nc.ratio >= kNecessityFactor;
+  return nc;
+}
+
+double max_probe_bos(const BosStatistics& stats, int layer, int head) {
+  return stats.heads[layer][head].overall.quantiles.back();
+}
+
+void decide_every_head(EveryHeadAnswer& a, int heads) {
+  a.head_found = a.layer_found = false;
+  for (std::size_t c = 0; c < a.candidates.size(); ++c) {
+    const EveryHeadCandidate& k = a.candidates[c];
+    if (!(k.worst_case <= kEveryHeadLoss)) continue;
+    for (const Necessity& nc : k.heads) {
+      const double bos = k.head_max_bos[nc.layer * heads + nc.head];
+      if (!a.head_found && nc.necessary && bos <= kNoSinkScore) {
+        a.head_found = true;
+        a.head_candidate = static_cast<int>(c);
+        a.head_layer = nc.layer;
+        a.head_head = nc.head;
+      }
+    }
+    for (const Necessity& nc : k.layers) {
+      bool none_sinks = true;
+      for (int h = 0; h < heads; ++h) {
+        none_sinks = none_sinks && k.head_max_bos[nc.layer * heads + h] <= kNoSinkScore;
+      }
+      if (!a.layer_found && nc.necessary && none_sinks) {
+        a.layer_found = true;
+        a.layer_candidate = static_cast<int>(c);
+        a.layer_layer = nc.layer;
+      }
+    }
+  }
+  std::ostringstream why;
+  const auto head_part = [&](bool found, int c, const std::string& what) {
+    if (found) {
+      const EveryHeadCandidate& k = a.candidates[c];
+      why << "FOUND (SEARCH) a necessary " << what << " that does not sink, in " << k.source
+          << " (worst case " << format_bound(k.worst_case, true, 4) << ", SEARCH lower bound)";
+    } else {
+      why << "NOT FOUND (SEARCH): no necessary " << what << " without a sink";
+    }
+  };
+  head_part(a.head_found, a.head_candidate,
+            a.head_found ? "head (layer " + std::to_string(a.head_layer) + ", head " +
+                               std::to_string(a.head_head) + ")"
+                         : "head");
+  why << "; ";
+  head_part(a.layer_found, a.layer_candidate,
+            a.layer_found ? "layer (" + std::to_string(a.layer_layer) + ")" : "layer");
+  int low = 0;
+  for (const EveryHeadCandidate& k : a.candidates) low += k.worst_case <= kEveryHeadLoss;
+  why << "; " << a.candidates.size() << " candidate models (" << low
+      << " with worst case <= " << kEveryHeadLoss << "), " << a.searches << " capped searches, "
+      << std::fixed << std::setprecision(1) << a.seconds << " s";
+  a.summary = why.str();
+}
+
+namespace {
+
+// The minimax options every search of the study shares.
+MinimaxOptions study_minimax_options(const Theorem2Options& o, std::uint64_t seed) {
+  MinimaxOptions mo;
+  mo.seed = seed;
+  mo.adversary.seed = seed;
+  mo.initial_per_trigger = o.initial_per_trigger;
+  mo.max_per_trigger = o.max_per_trigger;
+  mo.lm_iterations = o.lm_iterations;
+  mo.deep_threads = o.threads;
+  return mo;
+}
+
+// m with the A of the capped heads (every head, or (layer, head)) scaled by
+// the largest gamma in [0, 1] (kBisectionSteps halvings) whose ceiling
+// statistic is <= ceiling: the path model is saturated, where the
+// ceiling's gradient vanishes.
+Model<double> capped_warm_start(const Model<double>& m, const ProbeSet& probes, double ceiling,
+                                std::optional<std::pair<int, int>> head) {
+  const auto scaled = [&](double gamma) {
+    Model<double> out = m;
+    for (int l = 0; l < out.num_layers(); ++l) {
+      for (int h = 0; h < out.num_heads(); ++h) {
+        if (!head || *head == std::pair{l, h}) out.layers[l][h].A *= gamma;
+      }
+    }
+    return out;
+  };
+  const auto meets = [&](double gamma) {
+    return search::max_position_mean_probe_bos(scaled(gamma), probes, head) <= ceiling;
+  };
+  if (meets(1)) return m;
+  double lo = 0, hi = 1;
+  for (int k = 0; k < kBisectionSteps; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (meets(mid) ? lo : hi) = mid;
+  }
+  return scaled(lo);
+}
+
+struct CappedSearch {
+  CapScope scope = CapScope::kAll;
+  int layer = 0, head = 0;
+  double delta = 0;
+  int rounds = 0;
+  double time_limit = 0;
+};
+
+// The minimax with the ceiling 1 - delta on the capped heads: Lawson for
+// every head (its value is positive by Theorem 2), least squares for one
+// head (it may reach 0), from capped_warm_start of `best`.
+Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Options& o,
+                                     const ProbeSet& probes, const ProbeSet& ceiling_probes,
+                                     const CappedSearch& c, const StudyProgress& say) {
+  Theorem2FrontierPoint p;
+  p.scope = c.scope;
+  p.layer = c.layer;
+  p.head = c.head;
+  p.delta = c.delta;
+  p.ceiling = 1 - c.delta;
+  std::optional<std::pair<int, int>> capped;
+  if (c.scope == CapScope::kOne) capped = std::pair{c.layer, c.head};
+  const Model<double> warm = capped_warm_start(best, ceiling_probes, p.ceiling, capped);
+  MinimaxOptions mo = study_minimax_options(o, o.seed);
+  mo.surrogate =
+      c.scope == CapScope::kAll ? search::Surrogate::kLawson : search::Surrogate::kLeastSquares;
+  mo.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
+  mo.bos_ceiling = p.ceiling;
+  mo.bos_ceiling_head = capped;
+  mo.probes = &ceiling_probes;
+  mo.max_rounds = c.rounds;
+  mo.time_limit_seconds = c.time_limit;
+  char name[96];
+  std::snprintf(
+      name, sizeof name, "eps_%s delta %.3g%s", to_string(c.scope).c_str(), c.delta,
+      capped
+          ? (" (layer " + std::to_string(c.layer) + " head " + std::to_string(c.head) + ")").c_str()
+          : "");
+  try {
+    p.result = search::minimax(warm, o.task, mo, [&](const MinimaxRecord& r, const Model<double>&) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "%s round %d: worst case %s (SEARCH lower bound)%s, capped BOS %.6f "
+                    "(ceiling %.6f), %.1f s",
+                    name, r.round, format_bound(r.worst_case, true, 4).c_str(),
+                    double_note(r.double_disagrees, r.worst_case_double).c_str(), r.ceiling_bos,
+                    p.ceiling, r.elapsed);
+      if (say) say(buf);
+    });
+  } catch (const std::invalid_argument& e) {
+    p.not_run = e.what();
+    p.result.model = warm;
+    p.result.feasible = false;
+    p.result.stop_reason = "not run: " + p.not_run;
+    if (say) say(std::string(name) + ": not run (" + p.not_run + ")");
+    return p;
+  }
+  p.feasible = p.result.feasible;
+  p.converged = p.result.converged;
+  p.eps = p.result.worst.certified;
+  p.eps_double = p.result.worst.value;
+  p.double_disagrees = p.result.worst.double_disagrees;
+  p.capped_bos = search::max_position_mean_probe_bos(p.result.model, ceiling_probes, capped);
+  p.sink = sink_score(bos_statistics(p.result.model, probes));
+  if (say) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "%s: worst case of the capped model %s (SEARCH, lower bound on that model's "
+                  "E)%s, capped BOS %.6f, sink score %.6f, %s",
+                  name, format_bound(p.eps, true, 5).c_str(),
+                  double_note(p.double_disagrees, p.eps_double).c_str(), p.capped_bos, p.sink.sigma,
+                  p.feasible ? "feasible" : "NO feasible model");
+    say(buf);
+  }
+  return p;
+}
+
+// A candidate of the every-head question: its worst case by the
+// necessity adversary and, when that is <= kEveryHeadLoss, the necessity of
+// every head and layer (the ablations are skipped otherwise: the candidate
+// cannot answer the question).
+EveryHeadCandidate every_head_candidate(const std::string& source, const Model<double>& m,
+                                        const Theorem2Options& o, const ProbeSet& probes) {
+  EveryHeadCandidate k;
+  k.source = source;
+  k.model = m;
+  search::AdversaryOptions ao;
+  ao.seed = o.seed;
+  k.worst_case = search::maximize_error(m, o.task, ao).best.certified;
+  const BosStatistics bs = bos_statistics(m, probes);
+  for (int l = 0; l < m.num_layers(); ++l)
+    for (int h = 0; h < m.num_heads(); ++h) k.head_max_bos.push_back(max_probe_bos(bs, l, h));
+  if (!(k.worst_case <= kEveryHeadLoss)) return k;
+  for (int l = 0; l < m.num_layers(); ++l) {
+    for (int h = 0; h < m.num_heads(); ++h)
+      k.heads.push_back(necessity(m, o.task, l, h, ao, k.worst_case));
+    k.layers.push_back(necessity(m, o.task, l, -1, ao, k.worst_case));
+  }
+  return k;
+}
+
+}  // namespace
+
+Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  o.task.validate();
+  if (o.layers < 1 || o.heads < 1) throw std::invalid_argument("layers and heads must be >= 1");
+  Theorem2Study st;
+  st.options = o;
+  const ProbeSet probes = make_probe_set(o.task, o.probe_count);
+  const ProbeSet ceiling_probes =
+      make_probe_set(o.task, std::min(o.ceiling_probe_count, o.probe_count));
+
+  // 1. descent path
+  for (std::size_t s = 0; s < o.init_stds.size(); ++s) {
+    Theorem2Run run;
+    run.start = static_cast<int>(s);
+    run.init_std = o.init_stds[s];
+    const std::uint64_t seed = o.seed * 1000 + s;
+    const Model<double> init =
+        residual_normal_init(o.task.n, o.layers, o.heads, run.init_std, seed);
+    MinimaxOptions mo = study_minimax_options(o, seed);
+    mo.target_loss = o.path_target;
+    mo.time_limit_seconds = o.path_time_limit;
+    mo.max_rounds = o.path_rounds;
+    run.result =
+        search::minimax(init, o.task, mo, [&](const MinimaxRecord& r, const Model<double>& m) {
+          const BosStatistics bs = bos_statistics(m, probes);
+          Theorem2PathPoint p;
+          p.start = run.start;
+          p.round = r.round;
+          p.event = r.event;
+          p.accepted = r.accepted;
+          p.elapsed = r.elapsed;
+          p.worst_case = r.worst_case;
+          p.worst_case_double = r.worst_case_double;
+          p.double_disagrees = r.double_disagrees;
+          p.sampled_max = bs.error_max;
+          p.sampled_mean = bs.error_mean;
+          p.sink = sink_score(bs);
+          fill_heads(bs, p.head_mean, p.head_min);
+          p.active_size = r.active_size;
+          p.max_abs_A = r.max_abs_A;
+          st.path.push_back(p);
+          char buf[400];
+          std::snprintf(buf, sizeof buf,
+                        "path start %d round %d: worst case %s (SEARCH lower bound)%s, sampled "
+                        "%.3e, sink score %.9f (layer %d head %d position %d), active set %d, "
+                        "%.1f s",
+                        run.start, r.round, format_bound(r.worst_case, true, 4).c_str(),
+                        double_note(r.double_disagrees, r.worst_case_double).c_str(), bs.error_max,
+                        p.sink.sigma, p.sink.layer, p.sink.head, p.sink.position, r.active_size,
+                        r.elapsed);
+          say(buf);
+        });
+    run.stats = bos_statistics(run.result.model, probes);
+    run.sink = sink_score(run.stats);
+    st.runs.push_back(std::move(run));
+  }
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < st.runs.size(); ++k) {
+    if (st.runs[k].result.worst.certified < st.runs[best].result.worst.certified) best = k;
+  }
+  const Theorem2Run& path_best = st.runs[best];
+  // eps_one caps the head where the best path model attains sigma
+  const int one_layer = path_best.sink.layer, one_head = path_best.sink.head;
+
+  // 2. frontiers, decreasing delta: eps_all, then eps_one
+  std::vector<double> deltas = o.deltas;
+  std::sort(deltas.rbegin(), deltas.rend());
+  if (path_best.sink.defined) {
+    for (CapScope scope : {CapScope::kAll, CapScope::kOne}) {
+      for (double delta : deltas) {
+        st.frontier.push_back(capped_minimax(
+            path_best.result.model, o, probes, ceiling_probes,
+            {scope, one_layer, one_head, delta, o.frontier_rounds, o.frontier_time_limit}, say));
+      }
+    }
+  }
+
+  // 3. the every-head question: the path and frontier models, then the
+  // minimax with one head capped at kNoSinkScore, head by head (eps_one's
+  // search at delta = 1 - kNoSinkScore is the first of them when it ran)
+  const auto t_every = std::chrono::steady_clock::now();
+  EveryHeadAnswer& every = st.every_head;
+  for (const Theorem2Run& r : st.runs) {
+    every.candidates.push_back(
+        every_head_candidate("path start " + std::to_string(r.start), r.result.model, o, probes));
+  }
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    if (!p.feasible) continue;
+    char name[96];
+    std::snprintf(name, sizeof name, "eps_%s delta %g", to_string(p.scope).c_str(), p.delta);
+    every.candidates.push_back(every_head_candidate(name, p.result.model, o, probes));
+    if (p.scope == CapScope::kOne && p.ceiling == kNoSinkScore) ++every.searches;
+  }
+  decide_every_head(every, o.heads);
+  for (int t = 0; path_best.sink.defined && !(every.head_found && every.layer_found) &&
+                  every.searches < o.every_head_searches && t < o.layers * o.heads;
+       ++t) {
+    const int l = t / o.heads, h = t % o.heads;
+    const bool done = std::any_of(st.frontier.begin(), st.frontier.end(), [&](const auto& p) {
+      return p.scope == CapScope::kOne && p.layer == l && p.head == h &&
+             p.ceiling == kNoSinkScore && p.not_run.empty();
+    });
+    if (done) continue;
+    const Theorem2FrontierPoint p = capped_minimax(
+        path_best.result.model, o, probes, ceiling_probes,
+        {CapScope::kOne, l, h, 1 - kNoSinkScore, o.every_head_rounds, o.every_head_time_limit},
+        say);
+    if (!p.not_run.empty()) break;
+    ++every.searches;
+    if (!p.feasible) continue;
+    every.candidates.push_back(every_head_candidate("cap layer " + std::to_string(l) + " head " +
+                                                        std::to_string(h) + " at " +
+                                                        format_double(kNoSinkScore),
+                                                    p.result.model, o, probes));
+    decide_every_head(every, o.heads);
+  }
+  every.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_every).count();
+  decide_every_head(every, o.heads);
+  say("every head: " + every.summary);
+
+  decide_theorem2_verdict(st);
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
+  using nlohmann::json;
+  const std::string search_label = Evidence::search(Bound::kLower).label();
+  const std::string numeric = Evidence::numeric(53).label();
+  json j;
+  j["claim"] =
+      "Theorem 2: a residual multi-layer softmax model with vanishing worst-case loss sinks in at "
+      "least one layer, at some position (sigma -> 1 as E -> 0)";
+  j["task"] = {{"n", st.options.task.n},
+               {"L", st.options.task.L},
+               {"trigger_range", to_string(st.options.task.range)},
+               {"target", "residual"}};
+  j["model"] = {{"kind", "residual"},
+                {"attention", "softmax"},
+                {"layers", st.options.layers},
+                {"heads", st.options.heads}};
+  j["parametrization"] = search::kDeepParametrization;
+  j["probe_set"] = {{"count", st.options.probe_count}, {"seed", kDefaultProbeSeed}};
+  j["sink_score"] =
+      "sigma = max over layers l, heads h and non-trigger positions i >= 1 of the probe-set mean "
+      "of a^{l,h}_{i0} (the mean over the probes in which i is not the trigger)";
+  j["evidence"] = {{"worst_case", search_label + ": the adversary's witness re-evaluated in MPFI, "
+                                                 "lower end rounded down"},
+                   {"worst_case_double", numeric + ": the same witness evaluated in double"},
+                   {"sampled", numeric},
+                   {"sink_score", numeric},
+                   {"bos", numeric}};
+  j["options"] = {{"path_target", st.options.path_target},
+                  {"path_rounds", st.options.path_rounds},
+                  {"path_time_limit_seconds", st.options.path_time_limit},
+                  {"initial_per_trigger", st.options.initial_per_trigger},
+                  {"max_per_trigger", st.options.max_per_trigger},
+                  {"lm_iterations", st.options.lm_iterations},
+                  {"deltas", st.options.deltas},
+                  {"ceiling_probe_count", st.options.ceiling_probe_count},
+                  {"frontier_rounds", st.options.frontier_rounds},
+                  {"frontier_time_limit_seconds", st.options.frontier_time_limit},
+                  {"every_head_searches", st.options.every_head_searches},
+                  {"every_head_rounds", st.options.every_head_rounds},
+                  {"every_head_time_limit_seconds", st.options.every_head_time_limit}};
+  json runs = json::array();
+  for (const Theorem2Run& r : st.runs) {
+    json h = json::array();
+    for (const Theorem2PathPoint& p : st.path) {
+      if (p.start != r.start) continue;
+      h.push_back({{"round", p.round},
+                   {"event", p.event},
+                   {"accepted", p.accepted},
+                   {"worst_case", p.worst_case},
+                   {"worst_case_double", p.worst_case_double},
+                   {"worst_case_double_disagrees", p.double_disagrees},
+                   {"sampled_max", p.sampled_max},
+                   {"sampled_mean", p.sampled_mean},
+                   {"sink_score", sink_json(p.sink)},
+                   {"head_mean_bos", p.head_mean},
+                   {"head_min_bos", p.head_min},
+                   {"active_size", p.active_size},
+                   {"max_abs_A", p.max_abs_A},
+                   {"elapsed", p.elapsed}});
+    }
+    runs.push_back({{"start", r.start},
+                    {"init", "normal std " + format_double(r.init_std)},
+                    {"worst_case", r.result.worst.certified},
+                    {"worst_case_evidence", search_label},
+                    {"worst_case_double", r.result.worst.value},
+                    {"worst_case_double_disagrees", r.result.worst.double_disagrees},
+                    {"witness",
+                     {{"trigger", r.result.worst.trigger},
+                      {"position", r.result.worst.position},
+                      {"coordinate", r.result.worst.coordinate}}},
+                    {"sink_score", sink_json(r.sink)},
+                    {"stop_reason", r.result.stop_reason},
+                    {"converged", r.result.converged},
+                    {"seconds", r.result.seconds},
+                    {"bos_statistics", to_json(r.stats)},
+                    {"history", h}});
+  }
+  j["path"] = runs;
+  json fr = json::array();
+  for (const Theorem2FrontierPoint& p : st.frontier) {
+    fr.push_back(
+        {{"capped", to_string(p.scope)},
+         {"capped_head",
+          p.scope == CapScope::kOne ? json{{"layer", p.layer}, {"head", p.head}} : json(nullptr)},
+         {"delta", p.delta},
+         {"bos_ceiling", p.ceiling},
+         {"eps", p.eps},
+         {"eps_evidence", search_label},
+         {"eps_double", p.eps_double},
+         {"eps_double_disagrees", p.double_disagrees},
+         {"capped_bos", p.capped_bos},
+         {"sink_score", sink_json(p.sink)},
+         {"feasible", p.feasible},
+         {"converged", p.converged},
+         {"not_run", p.not_run.empty() ? json(nullptr) : json(p.not_run)},
+         {"stop_reason", p.result.stop_reason},
+         {"rounds", p.result.history.size()},
+         {"seconds", p.result.seconds}});
+  }
+  j["frontier"] = {
+      {"eps_all",
+       "minimax with b^{l,h}_i <= 1 - delta for every head (l, h) and position i >= 1 "
+       "(b: the probe mean of a^{l,h}_{i0} over the probes whose trigger is not i); "
+       "Theorem 2 predicts it stays away from 0"},
+      {"eps_one",
+       "the same with only one head capped (the head where the best path model "
+       "attains sigma); Theorem 2 allows it to reach 0"},
+      {"eps", kFrontierPointMeaning},
+      {"capped_bos", numeric + ": the largest b^{l,h}_i over the capped heads, on the "
+                               "ceiling's probes (the first ceiling_probe_count of the probe set)"},
+      {"points", fr}};
+  const EveryHeadAnswer& a = st.every_head;
+  json cands = json::array();
+  for (const EveryHeadCandidate& k : a.candidates) {
+    json heads = json::array(), layers = json::array();
+    const auto nec = [](const Necessity& n) {
+      return json{{"layer", n.layer},           {"head", n.head < 0 ? json(nullptr) : json(n.head)},
+                  {"worst_case", n.worst_case}, {"ablated_worst_case", n.ablated_worst_case},
+                  {"ratio", n.ratio},           {"necessary", n.necessary}};
+    };
+    for (const Necessity& n : k.heads) heads.push_back(nec(n));
+    for (const Necessity& n : k.layers) layers.push_back(nec(n));
+    cands.push_back({{"source", k.source},
+                     {"worst_case", k.worst_case},
+                     {"head_max_bos", k.head_max_bos},
+                     {"heads", heads},
+                     {"layers", layers}});
+  }
+  j["every_head"] = {
+      {"question",
+       "a model with worst case <= " + format_double(kEveryHeadLoss) +
+           " with a necessary head (M^{l,h} = 0 raises the worst case at least " +
+           format_double(kNecessityFactor) +
+           "-fold) whose BOS mass is <= " + format_double(kNoSinkScore) +
+           " at every non-trigger position of every probe; likewise a necessary layer none of "
+           "whose heads sinks"},
+      {"evidence", search_label +
+                       ": worst cases by the adversary (the same options and seed for a model "
+                       "and its ablation), BOS masses NUMERIC(53) on the probe set; found or "
+                       "not found within the budget below"},
+      {"head_found", a.head_found},
+      {"layer_found", a.layer_found},
+      {"head_hit",
+       a.head_found
+           ? json{{"candidate", a.head_candidate}, {"layer", a.head_layer}, {"head", a.head_head}}
+           : json(nullptr)},
+      {"layer_hit", a.layer_found ? json{{"candidate", a.layer_candidate}, {"layer", a.layer_layer}}
+                                  : json(nullptr)},
+      {"capped_searches", a.searches},
+      {"seconds", a.seconds},
+      {"summary", a.summary},
+      {"candidates", cands}};
+  j["verdict"] = to_string(st.verdict);
+  j["verdict_reason"] = st.reason;
+  j["seconds"] = st.seconds;
+  j["run_info"] = to_json(info);
+  return j;
+}
+
+}  // namespace sinkcert::theorems

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+//
+// Theorem 2 (residual multi-layer multi-head softmax), studied by search: a
+// model whose worst-case loss E(theta) vanishes has a sink in at least one
+// layer, at some position, not necessarily in every head.
+//
+// Descent path. From one initialization per entry of `init_stds` (i.i.d.
+// normal entries of every A^{l,h} and M^{l,h}; the paper's std is 0.02), the
+// least-squares exchange method (search/minimax.h, residual target, theta =
+// (A, M) of every head) runs to `path_target`. Every round records
+//   E_search   the worst case (SEARCH, lower bound on that model's E: the
+//              adversary's witness re-evaluated in MPFI, lower end rounded
+//              down),
+//   sigma      the sink score (README, Definitions 4)
+//                sigma(theta) = max_{l, h, i non-trigger} mean_probes a^{l,h}_{i0},
+//              the per-position mean taken over the probes in which i is not
+//              the trigger, with the (l, h, i) where it is attained,
+//   per head   mean and min of a^{l,h}_{i0} over every non-trigger
+//              position of every probe,
+//   sampled    max and mean of e(X) over the probe set,
+// all but E_search NUMERIC(53). Theorem 2 predicts sigma -> 1 as E -> 0.
+// Frontiers. For each delta, the minimax (Lawson surrogate, penalty for the
+// ceiling; search/minimax.h) with the per-position probe mean of the BOS mass
+//   b^{l,h}_i = mean over the probes whose trigger is not i of a^{l,h}_{i0}
+// held at or below 1 - delta
+//   eps_all(delta): for EVERY head of EVERY layer (sigma <= 1 - delta);
+//                   Theorem 2 predicts it stays away from 0,
+//   eps_one(delta): for one chosen head only (the head where the best path
+//                   model attains sigma); Theorem 2 allows it to reach 0,
+// warm-started from the best path model with the capped heads' A scaled by
+// the largest gamma in [0, 1] that meets the ceiling (bisection). Each point
+// is E_search of the best feasible model found: SEARCH(lower bound) on that
+// model's E, no bound on the frontier itself (theorem1_study.h,
+// kFrontierPointMeaning).
+// Necessity (README, Definitions 4): head (l, h) is necessary for a model
+// when setting its M^{l,h} to 0 raises the worst case at least
+// kNecessityFactor-fold; a layer when setting every M of it to 0 does. Both
+// worst cases are found by the same adversary (search/adversary.h,
+// maximize_error, same options and seed): SEARCH lower bounds, so the ratio
+// is a SEARCH value too. A dead head (M = 0) is never necessary.
+// Every-head question (a counterexample search to "every head must sink"):
+// a model with E_search <= kEveryHeadLoss and a necessary head whose BOS
+// mass is <= kNoSinkScore at every non-trigger position of the probe set
+// (every probe, not only the mean); likewise a necessary layer none of whose
+// heads sinks in that sense. Candidates: for each head in turn, the minimax
+// with only that head capped at kNoSinkScore (eps_one's search), and every
+// model the study produced; the first hit is kept with its weight file.
+// Found or not found, SEARCH: a hit is re-checkable by `sinkcert eval` (its
+// E_search is a lower bound: a certified upper bound on its E is what would
+// make it a counterexample); "not found" only reports the budget spent.
+// Verdict (the rule of the Theorem 1 study, theorems/studies/theorem1_study.h, on
+// the path):
+//   COUNTEREXAMPLE CANDIDATE  an accepted path model has E_search below
+//                             kCandidateLoss and sigma <= kNoSinkScore (a
+//                             tiny loss with no head sinking anywhere;
+//                             still only a candidate until certified)
+//   CONSISTENT                the best path model has E_search <=
+//                             kTheorem2LowLoss and sigma >= kTheorem2SinkScore
+//   INCONCLUSIVE              otherwise (e.g. the search did not get there
+//                             within its budget)
+//   NOT APPLICABLE            no non-trigger position exists (L = 2)
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/minimax.h"
+#include "src/bos_statistics.h"
+#include "src/run_info.h"
+#include "src/task.h"
+#include "theorems/studies/theorem1_study.h"
+
+namespace sinkcert::theorems {
+
+// A path model reaching E_search <= kTheorem2LowLoss with sigma >=
+// kTheorem2SinkScore makes the verdict CONSISTENT (the Theorem 1 study's
+// thresholds: worst case 1e-6, BOS mass 1 - 1e-5).
+constexpr double kTheorem2LowLoss = 1e-6;
+constexpr double kTheorem2SinkScore = 1 - 1e-5;
+// No head's mean BOS mass above this at any non-trigger position: "no sink"
+// for the counterexample rule (the largest delta of the frontier, 0.5).
+constexpr double kNoSinkScore = 0.5;
+// Necessity: ablating the head (or layer) raises the worst case at least
+// this factor (README, Definitions 4).
+constexpr double kNecessityFactor = 100;
+// The every-head question asks for a model at most this worst case.
+constexpr double kEveryHeadLoss = 1e-4;
+
+struct Theorem2Options {
+  Task task;
+  int layers = 2, heads = 2;
+  std::uint64_t seed = 0;
+  std::vector<double> init_stds = {0.02, 0.1, 0.5};
+  double path_target = 1e-10;
+  // At n = L = 16, 2 x 2 a round takes 20-60 s on 2 cores, so the default
+  // rounds end the whole study in about an hour (57 min measured) and the
+  // time limits below stay safety limits.
+  int path_rounds = 20;
+  // Safety limit only: a run that hits it is no longer reproducible from its
+  // seed (the round count then depends on the machine); the JSON says so in
+  // each stop_reason.
+  double path_time_limit = 1800;  // seconds per start
+  // Active-set inputs per trigger position: initial vertices and at most
+  // max_per_trigger in all (the dense Jacobian has up to max_per_trigger
+  // (L-1) L n rows and 2 n^2 layers heads columns).
+  int initial_per_trigger = 3;
+  int max_per_trigger = 10;
+  int lm_iterations = 8;
+  // Threads of each least-squares solve's sums (MinimaxOptions::deep_threads:
+  // the compressed block's parts); the result does not depend on it.
+  int threads = 1;
+  int probe_count = kDefaultProbeCount;
+  // The frontiers eps_all and eps_one (empty: not run).
+  std::vector<double> deltas = {0.5, 0.2, 0.1, 0.05, 0.02};
+  // Probes of the ceiling in the capped searches (the first of the probe
+  // set's stream): each violated ceiling residual costs one reverse pass per
+  // probe, so the search caps a smaller set; statistics use the full set.
+  int ceiling_probe_count = 100;
+  int frontier_rounds = 5;
+  double frontier_time_limit = 1200;  // seconds per point (safety, as above)
+  // The every-head search: at most this many heads capped in turn (0: none).
+  // (eps_one's search at delta = 1 - kNoSinkScore counts as the first)
+  int every_head_searches = 2;
+  int every_head_rounds = 8;
+  double every_head_time_limit = 1200;  // seconds per head (safety, as above)
+};
+
+// The options of `sinkcert theorem2 --quick`: the paper's init only, fewer
+// rounds, a smaller probe set.
+Theorem2Options theorem2_quick_options(const Task& task, int layers, int heads, std::uint64_t seed);
+
+// sigma(theta) and where it is attained, from a model's BOS statistics.
+struct SinkScore {
+  double sigma = 0;  // NaN when a statistic is NaN
+  int layer = 0, head = 0, position = 0;
+  bool defined = false;  // false: no non-trigger position (L = 2)
+};
+// max over (l, h) and positions i >= 1 with count > 0 of per_position[i].mean.
+SinkScore sink_score(const BosStatistics& stats);
+
+struct Theorem2PathPoint {
+  int start = 0, round = 0;
+  std::string event;
+  bool accepted = true;
+  double elapsed = 0;
+  double worst_case = 0;         // SEARCH(lower bound), certified at the witness
+  double worst_case_double = 0;  // the adversary's double value, NUMERIC(53)
+  bool double_disagrees = false;
+  double sampled_max = 0, sampled_mean = 0;  // NUMERIC(53)
+  SinkScore sink;                            // NUMERIC(53)
+  // per head, index l * heads + h: mean and min non-trigger BOS mass
+  std::vector<double> head_mean, head_min;
+  int active_size = 0;
+  double max_abs_A = 0;
+};
+
+struct Theorem2Run {
+  int start = 0;
+  double init_std = 0;
+  search::MinimaxResult result;
+  BosStatistics stats;  // of the best model, on the probe set
+  SinkScore sink;
+};
+
+// Which heads a frontier point caps: all of them, or one (layer, head).
+enum class CapScope { kAll, kOne };
+std::string to_string(CapScope scope);  // "all", "one"
+
+struct Theorem2FrontierPoint {
+  CapScope scope = CapScope::kAll;
+  int layer = 0, head = 0;  // the capped head (kOne)
+  double delta = 0, ceiling = 0;
+  // E_search of the best feasible model: SEARCH(lower bound) on that
+  // model's E, certified at the witness (not a bound on the frontier)
+  double eps = 0;
+  double eps_double = 0;  // NUMERIC(53)
+  bool double_disagrees = false;
+  // the ceiling's statistic of that model: the largest b^{l,h}_i over the
+  // capped heads on the ceiling's probes (ceiling_probe_count), NUMERIC(53)
+  double capped_bos = 0;
+  SinkScore sink;  // over every head, NUMERIC(53)
+  bool feasible = false, converged = false;
+  std::string not_run;  // why the minimax refused the point ("" if it ran)
+  search::MinimaxResult result;
+};
+
+// Necessity of one head (head >= 0) or of a whole layer (head = -1).
+struct Necessity {
+  int layer = 0, head = -1;
+  double worst_case = 0;          // the model's, SEARCH(lower bound)
+  double ablated_worst_case = 0;  // with M^{l,h} (or every M^{l,.}) = 0, SEARCH(lower bound)
+  double ratio = 0;               // ablated / model (inf when the model's is 0)
+  bool necessary = false;         // ratio >= kNecessityFactor
+};
+
+// The model with M^{layer,head} = 0 (head = -1: every head of the layer).
+Model<double> ablated(const Model<double>& model, int layer, int head);
+// Necessity of (layer, head) (head = -1: the layer) by the adversary with
+// `adversary` options on the model and on its ablation. `model_worst_case`,
+// when given, is that adversary's value on the model itself (the same
+// options give the same value, so a caller that has it saves one search).
+Necessity necessity(const Model<double>& model, const Task& task, int layer, int head,
+                    const search::AdversaryOptions& adversary = {},
+                    std::optional<double> model_worst_case = std::nullopt);
+
+// The largest BOS mass a^{l,h}_{i0} over every probe and non-trigger
+// position i >= 1 (the 1-quantile of each head's overall summary).
+double max_probe_bos(const BosStatistics& stats, int layer, int head);
+
+// One candidate of the every-head question and what was checked on it.
+struct EveryHeadCandidate {
+  std::string source;     // "path start 0", "eps_one delta 0.5 (l0 h1)", "cap l1 h0"
+  double worst_case = 0;  // E_search, SEARCH(lower bound)
+  std::vector<Necessity> heads, layers;
+  std::vector<double> head_max_bos;  // per head, l * heads + h: max_probe_bos
+  Model<double> model;
+};
+struct EveryHeadAnswer {
+  bool head_found = false, layer_found = false;
+  // the hits (index into candidates, and the head or layer); -1 if none
+  int head_candidate = -1, head_layer = -1, head_head = -1;
+  int layer_candidate = -1, layer_layer = -1;
+  std::vector<EveryHeadCandidate> candidates;
+  int searches = 0;     // capped minimax runs made for it
+  double seconds = 0;   // spent on those runs and the ablations
+  std::string summary;  // found / not found, in words
+};
+// Fills found/not found and the summary from the candidates (the rule in
+// the header comment); exposed so that tests can feed made-up candidates.
+void decide_every_head(EveryHeadAnswer& answer, int heads);
+
+struct Theorem2Study {
+  Theorem2Options options;
+  std::vector<Theorem2Run> runs;
+  std::vector<Theorem2PathPoint> path;
+  std::vector<Theorem2FrontierPoint> frontier;  // eps_all then eps_one, decreasing delta
+  EveryHeadAnswer every_head;
+  StudyVerdict verdict = StudyVerdict::kInconclusive;
+  std::string reason;
+  double seconds = 0;
+};
+
+// A residual softmax model of `layers` x `heads` with i.i.d. normal(0, std)
+// entries, drawn from std::mt19937_64(seed) head by head, A then M, each
+// row-major.
+Model<double> residual_normal_init(int n, int layers, int heads, double std, std::uint64_t seed);
+
+Theorem2Study run_theorem2_study(const Theorem2Options& options,
+                                 const StudyProgress& progress = {});
+
+// Sets study.verdict and study.reason from its path (the rule in the header
+// comment); exposed so that tests can feed it made-up studies.
+void decide_theorem2_verdict(Theorem2Study& study);
+
+// The study as JSON (theorem2.json), stamped with `info`.
+nlohmann::json to_json(const Theorem2Study& study, const RunInfo& info);
+
+}  // namespace sinkcert::theorems
