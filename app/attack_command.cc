@@ -13,8 +13,8 @@
 #include <iostream>
 #include <memory>
 
-#include "search/attack.h"
 #include "app/commands.h"
+#include "search/attack.h"
 #include "src/evaluation.h"
 #include "src/input_error.h"
 #include "src/input_file.h"

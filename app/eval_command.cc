@@ -16,9 +16,9 @@
 #include <optional>
 #include <string>
 
+#include "app/commands.h"
 #include "src/bos_statistics.h"
 #include "src/certified_eval.h"
-#include "app/commands.h"
 #include "src/evaluation.h"
 #include "src/evidence.h"
 #include "src/input_error.h"

@@ -37,10 +37,10 @@
 #include "src/run_info.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
-#include "theorems/exact/coq_export.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
-#include "theorems/exact/relu_exact_checker.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/exact/coq_export.h"
+#include "theorems/exact/relu_exact_checker.h"
 
 namespace sinkcert::cli {
 

@@ -41,9 +41,9 @@
 // central differences of D along each coordinate point to, with c_m =
 // sign(v(q)) and every other content coordinate 0. The witness's own a_i0 is
 // then a point value at or below which B lies.
-// Loop (theorems/bounds/box_search.h, shared with worst_case_bound.h): one max-heap of boxes (h, i, j, Q)
-// by upper bound, pop the top, stop once it is decided (the relative gap (upper - lower) / lower
-// reached, or a claim decided), else bisect a coordinate (even depth: the largest |central
+// Loop (theorems/bounds/box_search.h, shared with worst_case_bound.h): one max-heap of boxes (h, i,
+// j, Q) by upper bound, pop the top, stop once it is decided (the relative gap (upper - lower) /
+// lower reached, or a claim decided), else bisect a coordinate (even depth: the largest |central
 // difference|, odd depth: the widest) and push the children whose bound exceeds the best witness.
 // On stopping every live box is below the top:
 //   lower <= D(theta) <= upper,  1 - upper <= B(theta) <= 1 - lower  CERTIFIED

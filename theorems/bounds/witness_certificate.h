@@ -82,5 +82,4 @@ WitnessCertificate certify_witnesses(const Model<Rational>& model, const Task& t
                                      const std::vector<std::pair<int, Matrix<double>>>& witnesses,
                                      const AdaptiveOptions& options);
 
-
 }  // namespace sinkcert::theorems

@@ -21,11 +21,11 @@
 #include "src/weight_file.h"
 #include "theorems/reports/attention_figures.h"
 #include "theorems/reports/certified_path_report.h"
-#include "theorems/studies/normalization_study.h"
 #include "theorems/reports/precision_report.h"
-#include "theorems/studies/refined_path.h"
 #include "theorems/reports/theorem1_report.h"
 #include "theorems/reports/theorem2_report.h"
+#include "theorems/studies/normalization_study.h"
+#include "theorems/studies/refined_path.h"
 
 #ifndef SINKCERT_RESULTS_DIR
 #error "SINKCERT_RESULTS_DIR (the repository's results/ folder) must be defined by the build"

@@ -134,7 +134,8 @@ Table certified_path_table(const std::vector<CertifiedPathRow>& rows) {
   }
   t.notes = {
       "CERTIFIED: outward-rounded MPFI. E: the interval branch and bound over the whole box "
-      "(theorems/bounds/worst_case_bound.h), lower end a witness input, upper end the largest bound "
+      "(theorems/bounds/worst_case_bound.h), lower end a witness input, upper end the largest "
+      "bound "
       "over the live boxes; for the continuation rows it is P5's own enclosure. 1 - min BOS: "
       "the BOS branch and bound (theorems/bounds/bos_bound.h), which maximizes the other tokens' "
       "content in closed form and splits only the query's n - 3 content coordinates; lower "

@@ -24,8 +24,8 @@
 #include "src/table_writer.h"
 #include "src/task.h"
 #include "theorems/bounds/bos_bound.h"
-#include "theorems/studies/precision_tables.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/studies/precision_tables.h"
 
 namespace sinkcert::theorems {
 

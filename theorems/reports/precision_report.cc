@@ -433,8 +433,10 @@ Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task
       sets.str(),
       "CERTIFIED: outward-rounded MPFI about exactly the model of the row (committed beside "
       "the table as p5_paper_size_*.weights.json, every entry exact). E: the interval branch "
-      "and bound over the whole box (theorems/bounds/worst_case_bound.h); 1 - min BOS: the BOS branch "
-      "and bound (theorems/bounds/bos_bound.h); lower ends are witness inputs, upper ends hold over "
+      "and bound over the whole box (theorems/bounds/worst_case_bound.h); 1 - min BOS: the BOS "
+      "branch "
+      "and bound (theorems/bounds/bos_bound.h); lower ends are witness inputs, upper ends hold "
+      "over "
       "the whole box even when the budget ran out ('budget').",
       "On the projected models e(X) <= max(a_j0, max_{i != j} (1 - a_i0)): the loss is the "
       "sink's leakage alone and falls like exp(-s margin).",

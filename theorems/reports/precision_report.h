@@ -45,9 +45,8 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
 Table b1_table(const std::vector<BoundRow>& rows);
 
 // P5 at the paper's size: one block of rows per start model
-// (theorems/studies/refined_path.h). Its column layout: its enclosures as wrapped paragraphs, so that it fits a
-// landscape page (also for a copy read back from its JSON, which keeps text
-// only).
+// (theorems/studies/refined_path.h). Its column layout: its enclosures as wrapped paragraphs, so
+// that it fits a landscape page (also for a copy read back from its JSON, which keeps text only).
 inline constexpr const char* kP5PaperSizeAlignment =
     "lp{0.5cm}p{1.1cm}p{1.3cm}p{2.5cm}p{3.2cm}p{3.2cm}p{1.6cm}p{0.9cm}p{0.9cm}";
 Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task& task,

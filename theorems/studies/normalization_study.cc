@@ -14,8 +14,8 @@
 #include "src/json_reader.h"
 #include "src/output_files.h"
 #include "theorems/bounds/bos_bound.h"
-#include "theorems/exact/relu_exact_checker.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/exact/relu_exact_checker.h"
 
 namespace sinkcert::theorems {
 

@@ -16,9 +16,9 @@
 #include "src/input_error.h"
 #include "src/linf_error.h"
 #include "src/weight_file.h"
-#include "theorems/exact/relu_exact_checker.h"
 #include "theorems/bounds/witness_certificate.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/exact/relu_exact_checker.h"
 
 namespace sinkcert::theorems {
 

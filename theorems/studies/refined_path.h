@@ -59,8 +59,8 @@
 #include "src/task.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
-#include "theorems/studies/precision_tables.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/studies/precision_tables.h"
 
 namespace sinkcert::theorems {
 
