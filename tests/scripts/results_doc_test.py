@@ -88,7 +88,7 @@ def unbacked_numbers(text, keys):
         found += [x for x in match.groups() if is_result_like(x)]
     found += SCIENTIFIC.findall(text)
     bad = []
-    for literal in found:
+    for literal in dict.fromkeys(found):  # each literal once, in order
         digits = min(significant_digits(literal), MAX_DIGITS)
         if rounded(abs(float(literal)), digits) not in keys:
             bad.append(literal)
