@@ -307,8 +307,62 @@ def seeds_section(root):
     return out
 
 
+def table_json(root, name):
+    return read_json(os.path.join(root, "results", "tables", name + ".json"))
+
+
+def column(table, name):
+    return table["columns"].index(name)
+
+
+def summary_section(root):
+    """One line per claim, every number read from the tables below."""
+    out = ["## At a glance", ""]
+    p3 = table_json(root, "p3_relu_certificate")
+    sizes = ", ".join("(%s, %s)" % (r[column(p3, "n")], r[column(p3, "L")])
+                      for r in p3["rows"])
+    verdicts = sorted({"%s %s" % (r[column(p3, "verdict")],
+                                  r[column(p3, "evidence")]) for r in p3["rows"]})
+    out.append("- **Theorem 3.** The ReLU construction: %s at (n, L) = %s "
+               "(`p3_relu_certificate`)." % (" / ".join(verdicts), sizes))
+    t1 = read_json(os.path.join(root, "results", "theorem1", "theorem1.json"))
+    eps = sorted(t1["frontier"], key=lambda f: f["delta"])
+    out.append("- **Theorem 1, search** (n = L = %s): %s. Path worst cases "
+               "%s to %s and frontier eps from %s (delta = %s) down to %s "
+               "(delta = %s), all SEARCH(lower bound) (the Theorem 1 study "
+               "below)." % (
+                   t1["task"]["n"], t1["verdict"],
+                   fmt(min(p["worst_case"] for p in t1["path"])),
+                   fmt(max(p["worst_case"] for p in t1["path"])),
+                   fmt(eps[-1]["eps"]), fmt(eps[-1]["delta"]),
+                   fmt(eps[0]["eps"]), fmt(eps[0]["delta"])))
+    c1 = table_json(root, "c1_certified_path")
+    last = c1["rows"][-1]
+    out.append("- **Theorem 1, certified path.** Along the descent path and "
+               "its MPFR continuation the loss and the BOS deficit fall "
+               "together, both CERTIFIED over the whole box; the last model "
+               "(%s): E in %s, 1 - min BOS in %s (`c1_certified_path`)." % (
+                   last[column(c1, "model")], last[column(c1, "E CERTIFIED")],
+                   last[column(c1, "1 - min BOS CERTIFIED")]))
+    t2 = read_json(os.path.join(root, "results", "theorem2", "theorem2.json"))
+    out.append("- **Theorem 2, search** (%s layers x %s heads, n = L = %s): %s: %s "
+               "(SEARCH; `t2_theorem2_study`)." % (
+                   t2["model"]["layers"], t2["model"]["heads"],
+                   t2["task"]["n"], t2["verdict"], t2["verdict_reason"]))
+    norm = table_json(root, "normalizations_n5_L4")
+    kinds = "; ".join("%s: %s (%s)" % (r[column(norm, "attention")],
+                                       r[column(norm, "verdict")],
+                                       r[column(norm, "evidence")])
+                      for r in norm["rows"])
+    out.append("- **Which normalizations need a sink** (n = 5, L = 4): %s "
+               "(`normalizations_n5_L4`)." % kinds)
+    out.append("")
+    return out
+
+
 def results_page(root):
     out = [HEADER_RESULTS]
+    out += summary_section(root)
     out += ["## Appendix tables", "",
             "Written by `build/sinkcert appendix` into `results/tables/` "
             "(LaTeX, CSV and JSON of each; the JSON is read here).", ""]
