@@ -7,15 +7,19 @@
    folder and compared byte for byte).
 2. No other page (README.md, every other docs/*.md) quotes a number that
    looks like a result by hand unless a committed file under results/ holds
-   it. The rule: every number written with a decimal point or an exponent
-   (`0.25`, `1e-6`, `1.188e-10`) that is an end of an interval `[a, b]`, or
-   that is in scientific notation with a fractional mantissa
-   (`1.188e-10`), must equal, at the significant digits it is written
-   with, some number of a text file under results/ (rounded to those
-   digits). Thresholds and formula constants are written without such a
-   mantissa (`1e-6`, `2^-53`). Blocks of real program output between
-   `<!-- OUTPUT name -->` and `<!-- /OUTPUT -->` are exempt: they are
-   replaced by what the program prints, not typed.
+   it. A number looks like a result when it is an end of an interval
+   `[a, b]` written with a decimal point or an exponent (`[0.25, 1e-6]`),
+   is in scientific notation with a fractional mantissa (`1.188e-10`), or
+   has a decimal point and at least three significant digits (`0.708`,
+   `6.92`). Each such number must equal, at the significant digits it is
+   written with, some number of a text file under results/ (rounded to
+   those digits). Thresholds and formula constants are written so that
+   they do not look like results (`1e-6`, `0.5`, `2^-53`); literals of more
+   than 20 significant digits are examples of the exact-decimal file
+   format, not quotations (no result is printed with so many). Blocks of
+   real program output between `<!-- OUTPUT name -->` and
+   `<!-- /OUTPUT -->` are exempt: they are replaced by what the program
+   prints, not typed.
 3. README.md says nothing of the kind "Measured" or "this machine"
    (timings belong to docs/benchmarks.md), and no page refers to notes
    outside the repository.
@@ -37,6 +41,10 @@ INTERVAL = re.compile(
     r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*\]")
 # Scientific notation with a fractional mantissa: 1.188e-10, 2.6e-117.
 SCIENTIFIC = re.compile(r"(?<![\w.])(-?\d+\.\d+[eE][-+]?\d+)(?![\w.])")
+# A decimal with a point: 0.708, 6.92 (result-like from three digits on).
+DECIMAL = re.compile(r"(?<![\w.])(-?\d+\.\d+)(?![\w.])")
+# Longer literals are file-format examples, not quoted results.
+FORMAT_EXAMPLE_DIGITS = 20
 # Any number token in a results file.
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 OUTPUT_BLOCK = re.compile(r"<!-- OUTPUT[^>]*-->.*?<!-- /OUTPUT -->", re.S)
@@ -87,8 +95,11 @@ def unbacked_numbers(text, keys):
     for match in INTERVAL.finditer(text):
         found += [x for x in match.groups() if is_result_like(x)]
     found += SCIENTIFIC.findall(text)
+    found += [x for x in DECIMAL.findall(text) if significant_digits(x) >= 3]
     bad = []
     for literal in dict.fromkeys(found):  # each literal once, in order
+        if significant_digits(literal) > FORMAT_EXAMPLE_DIGITS:
+            continue
         digits = min(significant_digits(literal), MAX_DIGITS)
         if rounded(abs(float(literal)), digits) not in keys:
             bad.append(literal)
@@ -134,6 +145,8 @@ def main(root):
         failures.append("self-test: a planted stale enclosure was not flagged")
     if unbacked_numbers(planted_good, keys):
         failures.append("self-test: a committed enclosure was flagged")
+    if unbacked_numbers("gaps of 0.4 to 6.913", keys) != ["6.913"]:
+        failures.append("self-test: a plain decimal of four digits was not checked")
     if unbacked_numbers("<!-- OUTPUT x -->\n[1.036e-10, 1.042e-10]\n"
                         "<!-- /OUTPUT -->", keys):
         failures.append("self-test: program output blocks must be exempt")
