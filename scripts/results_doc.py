@@ -266,6 +266,33 @@ def theorem2_section(root):
                      p["stop_reason"]])
     out += markdown_table(["start", "init", "worst case [SEARCH(lower bound)]",
                            "sink score", "where", "stop"], rows)
+    out += ["", "Where the sink is: each head's non-trigger BOS mass over the "
+            "probe set in each start's best model (NUMERIC(53)):", ""]
+    rows = []
+    for p in d["path"]:
+        for h in p["bos_statistics"]["bos_mass"]["heads"]:
+            rows.append([str(p["start"]), str(h["layer"]), str(h["head"]),
+                         deficit(h["overall"]["mean"]),
+                         deficit(h["overall"]["min"])])
+    out += markdown_table(["start", "layer", "head", "mean BOS", "min BOS"], rows)
+    every = d["every_head"]
+    out += ["", "The every-head question (%s): %s" % (
+        every["evidence"] if isinstance(every["evidence"], str) else "SEARCH",
+        every["summary"]), "",
+        "Head ablation in each candidate model with worst case at most 1e-4 "
+        "(zeroing the head's M; the worst cases are SEARCH lower bounds, "
+        "found by the same adversary with the same seed; largest BOS mass "
+        "over the probes NUMERIC(53)):", ""]
+    rows = []
+    for c in every["candidates"]:
+        if c["worst_case"] > 1e-4:
+            continue
+        for h, max_bos in zip(c["heads"], c["head_max_bos"]):
+            rows.append([c["source"], "layer %s, head %s" % (h["layer"], h["head"]),
+                         fmt(h["worst_case"]), fmt(h["ablated_worst_case"]),
+                         "yes" if h["necessary"] else "no", fmt(max_bos)])
+    out += markdown_table(["model", "head", "worst case", "ablated worst case",
+                           "necessary", "max BOS"], rows)
     out += ["", provenance(d["run_info"], path), ""]
     return out
 
