@@ -409,8 +409,11 @@ def benchmarks_page(root):
         path = os.path.join("results", name)
         with open(os.path.join(root, path), encoding="utf-8") as f:
             text = f.read().rstrip("\n")
+        fence = "```"
+        while fence in text:  # a fence longer than any run of backticks inside
+            fence += "`"
         out += ["## " + title, "", what, "", "Program: " + command + ".", "",
-                "`%s`:" % path, "", "```text", text, "```", ""]
+                "`%s`:" % path, "", fence + "text", text, fence, ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
