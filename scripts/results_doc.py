@@ -142,10 +142,16 @@ def read_json(path):
         return json.load(f)
 
 
+def text_md(text):
+    """Plain text from a results file as Markdown: emphasis marks escaped,
+    newlines folded."""
+    return text.replace("*", "\\*").replace("_", "\\_").replace("\n", " ")
+
+
 def cell(value):
-    """A table cell as Markdown: pipes escaped, newlines folded."""
+    """A table cell as Markdown: pipes and emphasis marks escaped."""
     text = value if isinstance(value, str) else json.dumps(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    return text_md(text).replace("|", "\\|")
 
 
 def markdown_table(columns, rows):
@@ -165,11 +171,11 @@ def provenance(run_info, source):
 def table_section(root, name):
     path = os.path.join("results", "tables", name + ".json")
     table = read_json(os.path.join(root, path))
-    out = ["### `%s`" % table.get("table", name), "", table["caption"], ""]
+    out = ["### `%s`" % table.get("table", name), "", text_md(table["caption"]), ""]
     out += markdown_table(table["columns"], table["rows"])
     out.append("")
     for note in table.get("notes", []):
-        out += ["- " + note.replace("\n", " ")]
+        out += ["- " + text_md(note)]
     if table.get("notes"):
         out.append("")
     out += [provenance(table.get("run_info", {}), path), ""]
