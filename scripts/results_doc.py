@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes docs/results.md and docs/benchmarks.md from the committed files.
+
+Every number in the two pages is read from a file under results/ (the
+appendix tables results/tables/*.json, the Theorem 1 and Theorem 2 study
+JSON, the benchmark outputs results/benchmarks/*.txt); nothing is typed in
+by hand. The text around the numbers (what a table is, which command wrote
+it) lives in this script and holds no result.
+
+  python3 scripts/results_doc.py [--root DIR] [--out-dir DIR]
+
+writes DIR/results.md and DIR/benchmarks.md (default: docs/ of the
+repository holding this script). tests/scripts/results_doc_test.py
+regenerates both and compares them with the committed pages.
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+# The appendix tables, in the appendix's order, each with the claim it
+# serves. The caption, columns, rows, notes and provenance come from the
+# table's JSON file.
+TABLES = [
+    ("Theorem 3: the exact ReLU certificate", ["p3_relu_certificate"]),
+    ("The softmax sink family: certified values beside four precisions",
+     ["p1_sink_loss", "p1_sink_bos", "p4_beyond_double"]),
+    ("Certified worst-case loss by branch and bound", ["b1_worst_case_bound"]),
+    ("The Theorem 1 search models, re-measured and certified",
+     ["p2_search_models"]),
+    ("Beyond double for a search model", ["p5_refined_search_path",
+                                          "p5_refined_paper_size"]),
+    ("The certified path: loss and BOS deficit over the whole box",
+     ["c1_certified_path"]),
+    ("Theorem 1 at the hypothesis edges", ["t1_hypothesis_edges"]),
+    ("Theorem 2 in residual models", ["t2_theorem2_study"]),
+    ("Which normalizations need a sink",
+     ["normalizations_n5_L4", "normalizations_n16_L16"]),
+]
+
+# The benchmark outputs, each with what it measures and the program that
+# wrote it (the exact command lines are in the files' own headers).
+BENCHMARKS = [
+    ("benchmarks/attack_benchmark.txt", "The attack against projected gradient ascent",
+     "`build/tests/attack_benchmark` (run from the source folder)",
+     "Worst cases found by plain projected sign-gradient ascent (PGD), by "
+     "the gradient adversary alone and by `sinkcert attack`, on the "
+     "n = L = 16 path models of the Theorem 1 study and on models trained "
+     "by the paper's recipe, under both trigger conventions. Every value is "
+     "SEARCH(lower bound), certified at its witness."),
+    ("benchmarks/bound_check_benchmark.txt", "The attack against the certified bound",
+     "`build/tests/attack_benchmark --bound-check`",
+     "For the n = 5, L = 4 models of `results/theorem1/edges/n5_L4_*`, the "
+     "attack's value beside the branch and bound's CERTIFIED enclosure of "
+     "E: the ratio attack / upper end says how close the search comes to "
+     "the true worst case."),
+    ("benchmarks/bound16_benchmark.txt", "Certified bounds at the paper's size",
+     "`build/tests/attack_benchmark --bound16 [--seconds T]`",
+     "`verify bound`'s branch and bound (with the ReLU and softmax vertex "
+     "bounds where they apply) on the three n = L = 16 path models and on "
+     "one softmax and one ReLU model trained by the paper's recipe. Each "
+     "block is one run at the revision its header names; later blocks add "
+     "the vertex bounds."),
+    ("theorem1/benchmark.txt", "The minimax against the paper's recipe",
+     "`build/tests/search_benchmark --seed 0`",
+     "Time for the minimax to bring the worst case (SEARCH, lower bound) "
+     "below each threshold at n = L = 16, beside the paper's training "
+     "recipe (its batch criterion and the adversary's worst case of the "
+     "model it trains), and the cost of one Levenberg-Marquardt round by "
+     "n and L."),
+    ("benchmarks/theorem1_benchmark.txt", "Speed of the Theorem 1 study",
+     "`build/tests/theorem1_benchmark --baseline-per-row`",
+     "The n = L = 16 study three times in one process: with one Ceres "
+     "block per row, then with the compressed normal-equations block on "
+     "one and on two threads."),
+    ("benchmarks/deep_descent_benchmark.txt", "Descent in residual models",
+     "`build/tests/deep_descent_benchmark --solver compressed --baseline "
+     "dense --threads 2 --seconds S`",
+     "The Theorem 2 descent (2 x 2 and 4 x 4 heads, n = L = 16) with the "
+     "compressed block against Ceres' per-row blocks: worst case "
+     "(SEARCH, lower bound) per round and wall time."),
+    ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
+     "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
+     "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "
+     "build/tests/recipe_benchmark`",
+     "Adam steps per second at n = L = 16, batch 128, for the generic "
+     "reverse pass and the batched kernel (baseline and AVX2 compilations), "
+     "against an independent numpy implementation; the `--train` runs "
+     "also give the attack's worst case of the trained model."),
+    ("theorem3/check_time.md", "Checking the Theorem 3 certificate with Coq",
+     "`build/sinkcert verify relu --n 16 --L 16 --coq FILE.v`, then "
+     "`/usr/bin/time coqc FILE.v`",
+     "How the committed Coq certificate was written and how long `coqc` "
+     "took to check it."),
+]
+
+HEADER_RESULTS = """\
+<!-- Generated by scripts/results_doc.py from the files under results/.
+     Do not edit: run `python3 scripts/results_doc.py` after a change. -->
+
+# Committed results
+
+Every table below is read from a committed file under `results/`, which
+`build/sinkcert appendix` (or the study command named in its provenance
+line) wrote. Each number carries its evidence level in its column name or
+its cell: EXACT, CERTIFIED (an MPFI enclosure, the true value inside),
+NUMERIC(p) (p-bit floating point, no error bound) or SEARCH (an optimizer's
+best value, a bound in the one direction the label names). The terms are
+defined in [definitions.md](definitions.md), the methods in
+[methods.md](methods.md). A SEARCH value on a model's worst case is a
+lower bound on that model's E and bounds nothing about the frontier
+eps*(delta).
+
+To re-derive any certified number from its weight file:
+`build/sinkcert verify bound --weights FILE --L L` (worst-case loss) and
+`build/sinkcert verify bos --weights FILE --L L` (BOS mass).
+"""
+
+HEADER_BENCHMARKS = """\
+<!-- Generated by scripts/results_doc.py from results/benchmarks/*.txt and
+     the other measurement files under results/ listed below.
+     Do not edit: run `python3 scripts/results_doc.py` after a change. -->
+
+# Benchmarks
+
+Timings and search-quality measurements, each the verbatim output of a
+benchmark program under `build/tests/` (built by `scripts/test.sh`, never run
+by ctest). Each file's header names the command, the revision and the
+state of the machine; wall-clock rates depend on the load of the machine
+they ran on, rates per CPU second less so. The results in
+[results.md](results.md) do not depend on timing: every bound and search
+there runs on a budget of rounds and boxes, never seconds.
+"""
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def text_md(text):
+    """Plain text from a results file as Markdown: emphasis marks escaped,
+    newlines folded."""
+    return text.replace("*", "\\*").replace("_", "\\_").replace("\n", " ")
+
+
+def cell(value):
+    """A table cell as Markdown: pipes and emphasis marks escaped."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text_md(text).replace("|", "\\|")
+
+
+def markdown_table(columns, rows):
+    lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
+             "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return lines
+
+
+def provenance(run_info, source):
+    keys = ["command_line", "revision", "time_utc", "seed", "precision"]
+    parts = ["%s `%s`" % (k, run_info[k]) for k in keys if k in run_info]
+    return "Source: `%s`; %s." % (source, ", ".join(parts))
+
+
+def table_section(root, name):
+    path = os.path.join("results", "tables", name + ".json")
+    table = read_json(os.path.join(root, path))
+    out = ["### `%s`" % table.get("table", name), "", text_md(table["caption"]), ""]
+    out += markdown_table(table["columns"], table["rows"])
+    out.append("")
+    for note in table.get("notes", []):
+        out += ["- " + text_md(note)]
+    if table.get("notes"):
+        out.append("")
+    out += [provenance(table.get("run_info", {}), path), ""]
+    return out
+
+
+def fmt(x, digits=4):
+    """A float read from a file, to `digits` significant digits."""
+    if isinstance(x, bool) or x is None:
+        return str(x)
+    if isinstance(x, str):
+        return x
+    return "%.*g" % (digits, x)
+
+
+def deficit(x):
+    """1 - x for a mass x close to 1, written as `1 - d`."""
+    return "1 - %.2e" % (1.0 - x) if x > 0.5 else fmt(x)
+
+
+def overall_bos(stats):
+    """Mean and minimum BOS mass pooled over every head of a study model."""
+    heads = stats["bos_mass"]["heads"]
+    mean = sum(h["overall"]["mean"] for h in heads) / len(heads)
+    low = min(h["overall"]["min"] for h in heads)
+    return mean, low
+
+
+def theorem1_section(root):
+    path = os.path.join("results", "theorem1", "theorem1.json")
+    d = read_json(os.path.join(root, path))
+    task = d["task"]
+    out = ["## The Theorem 1 study", "",
+           "The adversarial search of `sinkcert theorem1` at n = %s, L = %s "
+           "(trigger range `%s`), read from `%s`." % (task["n"], task["L"],
+                                                     task["trigger_range"], path),
+           "", "**Verdict: %s.** %s" % (d["verdict"], d["verdict_reason"]), "",
+           "Descent path (each start's best model; worst case SEARCH(lower "
+           "bound), certified at the witness; BOS mass NUMERIC(53) over the "
+           "probe set):", ""]
+    rows = []
+    for p in d["path"]:
+        mean, low = overall_bos(p["bos_statistics"])
+        rows.append([str(p["start"]), p["init"], fmt(p["worst_case"]),
+                     p["worst_case_found_by"], deficit(mean), deficit(low),
+                     p["stop_reason"]])
+    out += markdown_table(["start", "init", "worst case [SEARCH(lower bound)]",
+                           "found by", "mean BOS", "min BOS", "stop"], rows)
+    out += ["", "Frontier (the best model found with mean probe BOS mass at "
+            "most 1 - delta; eps is SEARCH(lower bound) on that model's E, "
+            "no bound on eps*(delta)):", ""]
+    rows = [[fmt(f["delta"]), fmt(f["eps"]), f["eps_found_by"],
+             fmt(f["mean_bos"]), "yes" if f["converged"] else "no",
+             f["stop_reason"]]
+            for f in d["frontier"]]
+    out += markdown_table(["delta", "eps [SEARCH(lower bound)]", "found by",
+                           "mean BOS [NUMERIC(53)]", "converged", "stop"], rows)
+    fit = d["frontier_fit"]
+    out += ["", "Log-log slope of eps against delta: %s +- %s (%s)." % (
+        fmt(fit["slope"], 3), fmt(fit["slope_stderr"], 2), fit["uncertainty"]), ""]
+    whp = d["with_high_probability"]
+    out += ["BOS mass against the content scale (the \"with high probability\" "
+            "nuance: content drawn uniform on [-scale, scale]; %s):" %
+            whp["evidence"], ""]
+    rows = [[p["model"], fmt(p["content_scale"]), deficit(p["bos_mean"]),
+             deficit(p["bos_min"]), fmt(p["sampled_error_max"])]
+            for p in whp["points"]]
+    out += markdown_table(["model", "content scale", "mean BOS", "min BOS",
+                           "sampled max error"], rows)
+    out += ["", provenance(d["run_info"], path), ""]
+    return out
+
+
+def theorem2_section(root):
+    path = os.path.join("results", "theorem2", "theorem2.json")
+    d = read_json(os.path.join(root, path))
+    task, model = d["task"], d["model"]
+    out = ["## The Theorem 2 study", "",
+           "The adversarial search of `sinkcert theorem2` on residual %s models "
+           "of %s layers x %s heads at n = %s, L = %s, read from `%s` (the "
+           "table `t2_theorem2_study` above summarizes the same file)." % (
+               model["attention"], model["layers"], model["heads"], task["n"],
+               task["L"], path),
+           "", "**Verdict: %s.** %s" % (d["verdict"], d["verdict_reason"]), "",
+           "Descent path (worst case SEARCH(lower bound); sink score sigma and "
+           "BOS masses NUMERIC(53) over the probe set):", ""]
+    rows = []
+    for p in d["path"]:
+        s = p["sink_score"]
+        rows.append([str(p["start"]), p["init"], fmt(p["worst_case"]),
+                     deficit(s["sigma"]),
+                     "layer %s, head %s, position %s" % (s["layer"], s["head"],
+                                                         s["position"]),
+                     p["stop_reason"]])
+    out += markdown_table(["start", "init", "worst case [SEARCH(lower bound)]",
+                           "sink score", "where", "stop"], rows)
+    out += ["", "Where the sink is: each head's non-trigger BOS mass over the "
+            "probe set in each start's best model (NUMERIC(53)):", ""]
+    rows = []
+    for p in d["path"]:
+        for h in p["bos_statistics"]["bos_mass"]["heads"]:
+            rows.append([str(p["start"]), str(h["layer"]), str(h["head"]),
+                         deficit(h["overall"]["mean"]),
+                         deficit(h["overall"]["min"])])
+    out += markdown_table(["start", "layer", "head", "mean BOS", "min BOS"], rows)
+    every = d["every_head"]
+    out += ["", "The every-head question (%s): %s" % (
+        every["evidence"] if isinstance(every["evidence"], str) else "SEARCH",
+        every["summary"]), "",
+        "Head ablation in each candidate model with worst case at most 1e-4 "
+        "(zeroing the head's M; the worst cases are SEARCH lower bounds, "
+        "found by the same adversary with the same seed; largest BOS mass "
+        "over the probes NUMERIC(53)):", ""]
+    rows = []
+    for c in every["candidates"]:
+        if c["worst_case"] > 1e-4:
+            continue
+        for h, max_bos in zip(c["heads"], c["head_max_bos"]):
+            rows.append([c["source"], "layer %s, head %s" % (h["layer"], h["head"]),
+                         fmt(h["worst_case"]), fmt(h["ablated_worst_case"]),
+                         "yes" if h["necessary"] else "no", fmt(max_bos)])
+    out += markdown_table(["model", "head", "worst case", "ablated worst case",
+                           "necessary", "max BOS"], rows)
+    out += ["", provenance(d["run_info"], path), ""]
+    return out
+
+
+def seeds_section(root):
+    """The frontier of the Theorem 1 study for every committed seed."""
+    runs = [("0", os.path.join("results", "theorem1", "theorem1.json"))]
+    seeds_dir = os.path.join(root, "results", "theorem1", "seeds")
+    if os.path.isdir(seeds_dir):
+        for name in sorted(os.listdir(seeds_dir)):
+            path = os.path.join("results", "theorem1", "seeds", name,
+                                "theorem1.json")
+            if os.path.exists(os.path.join(root, path)):
+                runs.append((name[len("seed"):], path))
+    studies = [(seed, path, read_json(os.path.join(root, path)))
+               for seed, path in runs]
+    out = ["## Theorem 1 across seeds", "",
+           "The frontier eps (SEARCH, lower bound on each frontier model's "
+           "E) of the same study run with other seeds. The runs may come "
+           "from different revisions (provenance below each).", ""]
+    deltas = [f["delta"] for f in studies[0][2]["frontier"]]
+    rows = []
+    for delta in deltas:
+        row = [fmt(delta)]
+        for _, _, d in studies:
+            eps = [f["eps"] for f in d["frontier"] if f["delta"] == delta]
+            row.append(fmt(eps[0]) if eps else "-")
+        rows.append(row)
+    rows.append(["slope"] + ["%s +- %s" % (fmt(d["frontier_fit"]["slope"], 3),
+                                          fmt(d["frontier_fit"]["slope_stderr"], 2))
+                             for _, _, d in studies])
+    rows.append(["verdict"] + [d["verdict"] for _, _, d in studies])
+    out += markdown_table(["delta"] + ["seed %s" % seed for seed, _, _ in studies],
+                          rows)
+    out.append("")
+    for seed, path, d in studies:
+        out += ["- seed %s: %s" % (seed, provenance(d["run_info"], path))]
+    out.append("")
+    return out
+
+
+def table_json(root, name):
+    return read_json(os.path.join(root, "results", "tables", name + ".json"))
+
+
+def column(table, name):
+    return table["columns"].index(name)
+
+
+def summary_section(root):
+    """One line per claim, every number read from the tables below."""
+    out = ["## At a glance", ""]
+    p3 = table_json(root, "p3_relu_certificate")
+    sizes = ", ".join("(%s, %s)" % (r[column(p3, "n")], r[column(p3, "L")])
+                      for r in p3["rows"])
+    verdicts = sorted({"%s %s" % (r[column(p3, "verdict")],
+                                  r[column(p3, "evidence")]) for r in p3["rows"]})
+    out.append("- **Theorem 3.** The ReLU construction: %s at (n, L) = %s "
+               "(`p3_relu_certificate`)." % (" / ".join(verdicts), sizes))
+    t1 = read_json(os.path.join(root, "results", "theorem1", "theorem1.json"))
+    eps = sorted(t1["frontier"], key=lambda f: f["delta"])
+    out.append("- **Theorem 1, search** (n = L = %s): %s. Path worst cases "
+               "%s to %s and frontier eps from %s (delta = %s) down to %s "
+               "(delta = %s), all SEARCH(lower bound) (the Theorem 1 study "
+               "below)." % (
+                   t1["task"]["n"], t1["verdict"],
+                   fmt(min(p["worst_case"] for p in t1["path"])),
+                   fmt(max(p["worst_case"] for p in t1["path"])),
+                   fmt(eps[-1]["eps"]), fmt(eps[-1]["delta"]),
+                   fmt(eps[0]["eps"]), fmt(eps[0]["delta"])))
+    c1 = table_json(root, "c1_certified_path")
+    last = c1["rows"][-1]
+    out.append("- **Theorem 1, certified path.** Along the descent path and "
+               "its MPFR continuation the loss and the BOS deficit fall "
+               "together, both CERTIFIED over the whole box; the last model "
+               "(%s): E in %s, 1 - min BOS in %s (`c1_certified_path`)." % (
+                   last[column(c1, "model")], last[column(c1, "E CERTIFIED")],
+                   last[column(c1, "1 - min BOS CERTIFIED")]))
+    t2 = read_json(os.path.join(root, "results", "theorem2", "theorem2.json"))
+    out.append("- **Theorem 2, search** (%s layers x %s heads, n = L = %s): %s: %s "
+               "(SEARCH; `t2_theorem2_study`)." % (
+                   t2["model"]["layers"], t2["model"]["heads"],
+                   t2["task"]["n"], t2["verdict"], t2["verdict_reason"]))
+    norm = table_json(root, "normalizations_n5_L4")
+    kinds = "; ".join("%s: %s (%s)" % (r[column(norm, "attention")],
+                                       r[column(norm, "verdict")],
+                                       r[column(norm, "evidence")])
+                      for r in norm["rows"])
+    out.append("- **Which normalizations need a sink** (n = 5, L = 4): %s "
+               "(`normalizations_n5_L4`)." % kinds)
+    out.append("")
+    return out
+
+
+def results_page(root):
+    out = [HEADER_RESULTS]
+    out += summary_section(root)
+    out += ["## Appendix tables", "",
+            "Written by `build/sinkcert appendix` into `results/tables/` "
+            "(LaTeX, CSV and JSON of each; the JSON is read here).", ""]
+    for title, names in TABLES:
+        out += ["## " + title, ""]
+        for name in names:
+            out += table_section(root, name)
+    out += theorem1_section(root)
+    out += seeds_section(root)
+    out += theorem2_section(root)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def benchmarks_page(root):
+    out = [HEADER_BENCHMARKS]
+    for name, title, command, what in BENCHMARKS:
+        path = os.path.join("results", name)
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read().rstrip("\n")
+        fence = "```"
+        while fence in text:  # a fence longer than any run of backticks inside
+            fence += "`"
+        out += ["## " + title, "", what, "", "Program: " + command + ".", "",
+                "`%s`:" % path, "", fence + "text", text, fence, ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_atomically(path, text):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".results_doc.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.path.dirname(here),
+                        help="repository root (holds results/)")
+    parser.add_argument("--out-dir", default=None,
+                        help="folder for results.md and benchmarks.md "
+                             "(default ROOT/docs)")
+    args = parser.parse_args(argv)
+    out_dir = args.out_dir or os.path.join(args.root, "docs")
+    try:
+        results = results_page(args.root)
+        benchmarks = benchmarks_page(args.root)
+    except (OSError, ValueError, KeyError) as e:
+        print("results_doc: error: %s" % e, file=sys.stderr)
+        return 2
+    os.makedirs(out_dir, exist_ok=True)
+    write_atomically(os.path.join(out_dir, "results.md"), results)
+    write_atomically(os.path.join(out_dir, "benchmarks.md"), benchmarks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
