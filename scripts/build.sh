@@ -32,4 +32,9 @@ if [ ${#targets[@]} -gt 1 ]; then
   else
     echo "build.sh: cannot write $site/sinkcert-build.pth; use PYTHONPATH=$PWD/build/python" >&2
   fi
+  # another python3 first on PATH (pyenv, a venv) does not see that folder
+  if [ "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" != "$python" ]; then
+    echo "build.sh: note: python3 on PATH is not $python; import sinkcert with $python" \
+         "(or PYTHONPATH=$PWD/build/python and numpy installed)" >&2
+  fi
 fi

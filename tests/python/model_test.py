@@ -239,3 +239,16 @@ def test_check():
     else:
         c = m.check(seconds=5)
         assert isinstance(c, sinkcert.CheckResult) and c.summary and isinstance(c.json, dict)
+
+
+def test_progress_error_raised_after_the_call():
+    rng = np.random.default_rng(40)
+    # larger scores: the bound does not reach its gap within the 1.5 s budget
+    m = sinkcert.Model.from_numpy({"A": rng.normal(0, 0.7, (5, 5)),
+                                   "M": rng.normal(0, 0.7, (5, 5))}, L=4)
+
+    def broken(line):
+        raise KeyError(line)
+
+    with pytest.raises(RuntimeError, match="progress callback: KeyError"):
+        m.bound(seconds=1.5, gap=1e-6, progress=broken)
