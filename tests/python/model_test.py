@@ -252,3 +252,28 @@ def test_progress_error_raised_after_the_call():
 
     with pytest.raises(RuntimeError, match="progress callback: KeyError"):
         m.bound(seconds=1.5, gap=1e-6, progress=broken)
+
+
+def test_gated_and_softpick_state_dicts_match_numpy():
+    rng = np.random.default_rng(60)
+    n, L = 5, 5
+    state = {f"layers.0.{m}.weight": rng.normal(0, 0.5, (n, n))
+             for m in ("W_Q", "W_K", "W_V", "W_O", "W_G")}
+    W = {m: state[f"layers.0.{m}.weight"] for m in ("W_Q", "W_K", "W_V", "W_O", "W_G")}
+    X = task_input(rng, n, L, 2)
+    S = (X @ W["W_Q"].T) @ (X @ W["W_K"].T).T
+    causal = np.tril(np.ones((L, L), dtype=bool))
+    # gated: softmax weights, head output times sigma(W_g x_i) coordinatewise
+    e = np.where(causal, np.exp(S - np.where(causal, S, -np.inf).max(axis=1, keepdims=True)), 0)
+    a = e / e.sum(axis=1, keepdims=True)
+    gate = 1 / (1 + np.exp(-(X @ W["W_G"].T)))
+    want = gate * ((a @ X) @ (W["W_O"] @ W["W_V"]).T)
+    got = sinkcert.Model.from_torch(state, attention="gated", score_scale=1.0).eval(X)
+    assert np.abs(got.output - want).max() <= TOLERANCE
+    # softpick: relu(exp(s) - 1) / sum |exp(s) - 1|
+    del state["layers.0.W_G.weight"]
+    d = np.where(causal, np.exp(S) - 1, 0)
+    a = np.maximum(d, 0) / np.abs(d).sum(axis=1, keepdims=True)
+    want = (a @ X) @ (W["W_O"] @ W["W_V"]).T
+    got = sinkcert.Model.from_torch(state, attention="softpick", score_scale=1.0).eval(X)
+    assert np.abs(got.output - want).max() <= TOLERANCE
