@@ -280,7 +280,8 @@ def _unknown_key(source, key, layout):
         raise ConvertError(f"{source.name}: {key}: a normalization layer's parameter; sinkcert's "
                            "models have no normalization layers and cannot represent it")
     raise ConvertError(f"{source.name}: {key}: expected only keys of the layout "
-                       f"({_LAYOUT_TEXT[layout]}; an unknown key would be silently ignored)")
+                       f"({_LAYOUT_TEXT[layout]}; an unknown key would be silently ignored; "
+                       "a key map, --layout map, can list keys to leave out)")
 
 
 def _layers_from_blocks(source, blocks):
