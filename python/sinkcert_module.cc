@@ -6,6 +6,8 @@
 // text sinkcert.convert writes, with the calls of `sinkcert eval --input`,
 // `attack`, `verify bound` and `verify bos`:
 //   eval(X)            evaluate<double> (src/evaluation.h)        NUMERIC(53)
+//   probe(...)         bos_statistics on a probe set (src/bos_statistics.h, as
+//                      `eval --samples`)                          NUMERIC(53)
 //   attack(...)        search::attack (search/attack.h)           SEARCH, certified at the witness
 //   bound(...)         bound_worst_case / check_upper_bound, or the deep versions for a
 //                      residual model of several layers (theorems/bounds/)       CERTIFIED
@@ -30,6 +32,7 @@
 
 #include "python/binding_util.h"
 #include "search/attack.h"
+#include "src/bos_statistics.h"
 #include "src/evaluation.h"
 #include "src/input_error.h"
 #include "src/json_reader.h"
@@ -132,6 +135,30 @@ py::dict eval_input(const WeightFile& w, const Matrix<double>& X) {
   d["error_coordinate"] = e.error.coordinate;
   d["target_kind"] = target_kind_of(w.kind) == TargetKind::kResidual ? "residual" : "plain";
   d["evidence"] = Evidence::numeric(53).label();
+  return d;
+}
+
+// --- probe set -------------------------------------------------------------
+
+py::dict run_probe(const WeightFile& w, int L, const std::string& trigger_range, int samples,
+                   std::uint64_t seed, std::optional<int> fixed_trigger) {
+  const Task task = make_task(w, L, trigger_range);
+  if (samples < 1 || samples > kMaxSamples) {
+    throw std::invalid_argument("samples: expected an integer in [1, " +
+                                std::to_string(kMaxSamples) + "]");
+  }
+  if (fixed_trigger && (*fixed_trigger < 1 || *fixed_trigger >= L)) {
+    throw std::invalid_argument("fixed_trigger: expected a 0-indexed position in [1, " +
+                                std::to_string(L - 1) + "]");
+  }
+  BosStatistics st;
+  {
+    py::gil_scoped_release release;
+    st = bos_statistics(to_model<double>(w), make_probe_set(task, samples, seed, fixed_trigger));
+  }
+  py::dict d;
+  d["json"] = to_python(to_json(st));
+  d["evidence"] = st.evidence.label();
   return d;
 }
 
@@ -472,6 +499,10 @@ PYBIND11_MODULE(_sinkcert, m) {
       .def("text", &weight_file_text)
       .def("describe", [](const WeightFile& w) { return describe(w); })
       .def("eval", &eval_input, py::arg("X"))
+      .def("probe", &run_probe, py::arg("L"), py::arg("trigger_range"), py::arg("samples"),
+           py::arg("seed"), py::arg("fixed_trigger"))
+      .def_property_readonly_static("default_probe_seed",
+                                    [](py::object) { return kDefaultProbeSeed; })
       .def("attack", &run_attack, py::arg("L"), py::arg("trigger_range"), py::arg("seed"),
            py::arg("seconds"), py::arg("bos"), py::arg("progress"))
       .def(

@@ -9,6 +9,7 @@ a file, then ask the same questions as the `sinkcert` program:
     import sinkcert
     m = sinkcert.Model.from_torch(module, L=16, score_scale=1.0)
     out = m.eval(X)                  # EvalResult: output, attention, error  NUMERIC(53)
+    p = m.probe()                    # BOS mass and sampled error over a probe set
     r = m.attack(seconds=5)          # AttackResult: worst input found       SEARCH(lower bound)
     b = m.bound(gap=0.01)            # BoundResult: lo <= E <= hi            CERTIFIED
     b = m.bound(claim=1e-3)          # VERIFIED / NOT VERIFIED (witness) / UNDECIDED
@@ -360,6 +361,18 @@ class Model:
         in [-1, 1]), in double: NUMERIC(53)."""
         d = self._w.eval(np.ascontiguousarray(X, dtype=np.float64))
         return EvalResult(**d)
+
+    def probe(self, samples=1000, seed=None, fixed_trigger=None, L=None, trigger_range=None):
+        """BOS-mass statistics a_i0 (non-trigger i >= 1, per layer, head and
+        position: min, mean, quantiles) and the sampled error over a probe
+        set of task inputs (sinkcert eval --samples), NUMERIC(53): the
+        sampled error is a lower bound on the worst case, not an upper one.
+        seed: the documented probe seed by default; fixed_trigger: the
+        paper's figure fixes the trigger at 0-indexed 7. Returns the JSON
+        document of `sinkcert eval --samples --json` as a dict."""
+        L, rng = self._task(L, trigger_range)
+        seed = _ext.WeightFile.default_probe_seed if seed is None else int(seed)
+        return self._w.probe(L, rng, int(samples), seed, fixed_trigger)["json"]
 
     def attack(self, seconds=0.0, seed=0, L=None, trigger_range=None, bos=False,
                progress: Optional[Callable[[str], None]] = None):

@@ -277,3 +277,11 @@ def test_gated_and_softpick_state_dicts_match_numpy():
     want = (a @ X) @ (W["W_O"] @ W["W_V"]).T
     got = sinkcert.Model.from_torch(state, attention="softpick", score_scale=1.0).eval(X)
     assert np.abs(got.output - want).max() <= TOLERANCE
+
+
+def test_probe(small):
+    p = small.probe(samples=200, fixed_trigger=2)
+    assert p["evidence"] == "NUMERIC(53)" and p["probe_set"]["samples"] == 200
+    assert p["probe_set"]["fixed_trigger"] == 2 and p["sampled_error"]["max"] > 0
+    overall = p["bos_mass"]["heads"][0]["overall"]
+    assert 0 <= overall["min"] <= overall["mean"] <= 1
