@@ -71,8 +71,8 @@ residual otherwise, as the models of sinkcert define them).
 
 Task metadata: the file's "metadata" gets
   "task": {"L": ..., "trigger_range": ..., "score_scale": S, "source": ...}
-(L and trigger_range only when given), which sinkcert uses as the default
-task of the model.
+(L and trigger_range only when given; S as the exact decimal expansion of
+the double used), which sinkcert uses as the default task of the model.
 """
 import json
 import math
@@ -585,7 +585,7 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
         task["L"] = L
     if trigger_range is not None:
         task["trigger_range"] = trigger_range
-    task["score_scale"] = score_scale
+    task["score_scale"] = "@SCORE_SCALE@"  # written as its exact decimal below
     task["source"] = os.path.basename(name) if os.path.sep in name else name
     meta = {"converter": CONVERTER, "layout": _LAYOUT_TEXT[layout],
             "heads": f"{heads} head(s) of width {dk} (values {dv}) on n = {n}",
@@ -604,7 +604,8 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             f'  "kind": "{kind}",\n  "attention": "{attention}",\n'
             f'  "n": {n},\n  "layers": {count},\n  "heads": {heads},\n'
             '  "weights": [\n' + ",\n".join(rows) + "\n  ],\n"
-            f'  "metadata": {json.dumps(meta)}\n' + "}\n")
+            '  "metadata": ' + json.dumps(meta).replace('"@SCORE_SCALE@"', exact(score_scale))
+            + "\n}\n")
     return Conversion(text, layout, count, heads, n, score_scale, notes)
 
 
