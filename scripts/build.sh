@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sinkcert needs (only those missing), then
-# configures the Release tree in build/ and builds the `sinkcert` program and
-# what it needs, and nothing else (scripts/test.sh builds the tests and
-# benchmarks). Run as root on a fresh machine; safe to re-run. Extra
-# arguments go to the cmake configure step.
+# configures the Release tree in build/ and builds the `sinkcert` program,
+# the Python package's extension (`_sinkcert`, python/) and what they need,
+# and nothing else (scripts/test.sh builds the tests and benchmarks). Then it
+# makes the package importable by Debian's python3 (`python3 -c "import
+# sinkcert"`): a sinkcert-build.pth file in that interpreter's site folder
+# names build/python, so a rebuild is picked up without installing
+# (`cmake --install build` installs a copy instead). Run as root on a fresh
+# machine; safe to re-run. Extra arguments go to the cmake configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git libeigen3-dev libceres-dev libboost-dev
           libgmp-dev libmpfr-dev libmpfi-dev doctest-dev nlohmann-json3-dev
           libcli11-dev gnuplot-nox python3-numpy python3-mpmath
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin pybind11-dev python3-pybind11 python3-dev)
 bash scripts/install_packages.sh build.sh "${packages[@]}"
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j "$jobs" --target sinkcert
+targets=(sinkcert)
+if grep -q '^SINKCERT_PYTHON:BOOL=ON' build/CMakeCache.txt; then
+  targets+=(_sinkcert)
+fi
+cmake --build build -j "$jobs" --target "${targets[@]}"
+if [ ${#targets[@]} -gt 1 ]; then
+  python=$(sed -n 's/^PYTHON_EXECUTABLE:FILEPATH=//p' build/CMakeCache.txt)
+  site=$("$python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")
+  if mkdir -p "$site" 2>/dev/null && echo "$PWD/build/python" > "$site/sinkcert-build.pth"; then
+    echo "build.sh: $python imports sinkcert from $PWD/build/python ($site/sinkcert-build.pth)"
+  else
+    echo "build.sh: cannot write $site/sinkcert-build.pth; use PYTHONPATH=$PWD/build/python" >&2
+  fi
+  # another python3 first on PATH (pyenv, a venv) does not see that folder
+  if [ "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" != "$python" ]; then
+    echo "build.sh: note: python3 on PATH is not $python; import sinkcert with $python" \
+         "(or PYTHONPATH=$PWD/build/python and numpy installed)" >&2
+  fi
+fi

@@ -13,10 +13,14 @@ head h = those columns), converts them, and checks:
    written here from the fused matrices (Q = X W_Q^T etc., the heads'
    outputs concatenated and multiplied by W_O^T: the per-head blocks and
    the products A, M are never formed), to TOLERANCE;
-3. a bad .npz (a missing key, a wrong shape, an unknown key) gives exit 2
-   and one line naming the key and the expected shape.
+3. a bad .npz (a missing key, a wrong shape, an unknown key, a nonzero
+   bias, a layer norm) or a missing --score-scale gives exit 2 and one
+   line naming the key and what was expected.
 
-Usage: convert_pytorch_test.py SINKCERT (from the source root).
+The layouts other than the fused one, whole modules and the Python API are
+tested in tests/python/.
+
+Usage: tests/scripts/convert_pytorch_test.py SINKCERT (from the source root).
 """
 import json
 import os
@@ -27,7 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONVERTER = os.path.join(ROOT, "scripts", "convert_pytorch.py")
 
 # Both sides sum the same O(L d^2 H) float64 terms in different orders, on
@@ -93,6 +97,8 @@ def convert(tmp, state, name, *options):
     npz = os.path.join(tmp, name + ".npz")
     np.savez(npz, **state)
     out = os.path.join(tmp, name + ".json")
+    if "--score-scale" not in options and "no-scale" not in name:
+        options = (*options, "--score-scale", "1")
     r = subprocess.run([sys.executable, CONVERTER, npz, out, *options],
                        capture_output=True, text=True)
     return r, out
@@ -196,7 +202,7 @@ def main():
         wrong = dict(base)
         wrong["layers.0.W_O.weight"] = base["layers.0.W_O.weight"][:, :9]
         expect_error(tmp, wrong, "wrong_shape",
-                     "layers.0.W_O.weight: expected shape 5 x 10 (H = 2 heads, d = 5), got 5 x 9")
+                     "layers.0.W_O.weight: expected shape 5 x 10, got 5 x 9")
         ragged = dict(base)
         ragged["layers.0.W_Q.weight"] = base["layers.0.W_Q.weight"][:9, :]
         expect_error(tmp, ragged, "ragged_first",
@@ -208,6 +214,22 @@ def main():
         nonfinite["layers.1.W_K.weight"] = base["layers.1.W_K.weight"].copy()
         nonfinite["layers.1.W_K.weight"][2, 3] = np.nan
         expect_error(tmp, nonfinite, "nonfinite", "layers.1.W_K.weight: expected finite")
+        biased = dict(base)
+        biased["layers.1.W_O.bias"] = np.full(5, 0.25)
+        expect_error(tmp, biased, "bias", "layers.1.W_O.bias: a nonzero bias (max |b| = 0.25)")
+        normed = dict(base)
+        normed["layers.0.ln_1.weight"] = np.ones(5)
+        expect_error(tmp, normed, "layer_norm", "layers.0.ln_1.weight: a normalization layer")
+        expect_error(tmp, base, "no-scale", "score_scale: required for the fused layout")
+        # a zero bias changes nothing: accepted, and said so
+        zero = dict(base)
+        zero["layers.0.W_Q.bias"] = np.zeros(10)
+        r, out = convert(tmp, zero, "zero_bias")
+        if r.returncode != 0 or "exactly zero, accepted" not in r.stderr:
+            fail(f"zero_bias: expected success with a note, got exit {r.returncode}: "
+                 f"{r.stderr.strip()!r}")
+        else:
+            print(f"zero_bias: {r.stderr.strip()}")
     print(f"convert_pytorch_test: {failures} failure(s)")
     return 1 if failures else 0
 

@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: MIT
+"""sinkcert for Python: attention sinks in softmax transformers, checked.
+
+A model is a sinkcert weight file: causal self-attention without positional
+encoding, each head a score matrix A = W_Q^T W_K and a value-output matrix
+M = W_O W_V, every entry an exact rational. Build one from PyTorch, numpy or
+a file, then ask the same questions as the `sinkcert` program:
+
+    import sinkcert
+    m = sinkcert.Model.from_torch(module, L=16, score_scale=1.0)
+    out = m.eval(X)                  # EvalResult: output, attention, error  NUMERIC(53)
+    p = m.probe()                    # BOS mass and sampled error over a probe set
+    r = m.attack(seconds=5)          # AttackResult: worst input found       SEARCH(lower bound)
+    b = m.bound(gap=0.01)            # BoundResult: lo <= E <= hi            CERTIFIED
+    b = m.bound(claim=1e-3)          # VERIFIED / NOT VERIFIED (witness) / UNDECIDED
+    s = m.bos_bound()                # min non-trigger BOS mass enclosed     CERTIFIED
+    c = m.check(seconds=60)          # the model report (when built in)
+
+The task T(n, L): n is the model's; L and the trigger range come from the
+call, else from the model (from_torch / from_numpy arguments, or the weight
+file's metadata "task"), else it is an error (no silent default for L; the
+trigger range defaults to "paper", j in 1..L-1).
+
+Every number carries its evidence label (`evidence`: "EXACT", "CERTIFIED",
+"NUMERIC(53)", "SEARCH(lower bound)", ...), and a verdict answers a claim
+only: without a claim a bound is ENCLOSED (the requested gap was reached)
+or NOT_ENCLOSED (it was not; the enclosure is still true).
+
+Long calls (attack, bound, bos_bound, check) release the GIL and accept
+`progress=callable`, called with one line of text now and then.
+
+The conversion from PyTorch is sinkcert.convert (pure Python, usable
+without the compiled extension; scripts/convert_pytorch.py is its command
+line).
+"""
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from . import convert
+
+try:
+    from . import _sinkcert as _ext
+    _EXT_ERROR = None
+except ImportError as _e:  # the pure-Python parts still work
+    _ext = None
+    _EXT_ERROR = _e
+
+__all__ = ["Model", "Verdict", "EvalResult", "AttackResult", "Witness", "BoundResult",
+           "CheckResult", "ConvertError", "convert"]
+
+ConvertError = convert.ConvertError
+
+
+class Verdict(enum.Enum):
+    """A checker's answer; the value is the word the reports print."""
+    VERIFIED = "VERIFIED"
+    NOT_VERIFIED = "NOT VERIFIED"
+    UNDECIDED = "UNDECIDED"
+    ENCLOSED = "ENCLOSED"
+    NOT_ENCLOSED = "NOT ENCLOSED"
+    NOT_APPLICABLE = "NOT APPLICABLE"
+
+    def __str__(self):
+        return self.value
+
+
+@dataclass
+class EvalResult:
+    """One forward pass in double: f(X), the target y, every attention
+    matrix (attention[layer][head], L x L, row i = a_i0 .. a_i(L-1)) and
+    e(X) = max_{i,d} |f(X) - y| at (error_position, error_coordinate)."""
+    output: np.ndarray
+    target: np.ndarray
+    attention: List[List[np.ndarray]]
+    trigger: int
+    error: float
+    error_position: int
+    error_coordinate: int
+    target_kind: str
+    evidence: str  # "NUMERIC(53)"
+
+
+@dataclass
+class Witness:
+    """An input the attack found: X (L x n), its trigger, the value there
+    certified on the exact model (rounded in the bound's direction; NaN if
+    it could not be certified) and in double, and where it is attained
+    (position i; coordinate d for an error, head for a BOS mass)."""
+    X: Optional[np.ndarray]
+    trigger: int
+    value: float
+    value_double: float
+    position: int
+    coordinate: int
+    layer: int
+    certified_bits: int
+    double_disagrees: bool
+
+
+@dataclass
+class AttackResult:
+    """The strongest search for bad inputs. quantity "error": value is a
+    lower bound on the worst-case error E; "min BOS mass": an upper bound on
+    the smallest non-trigger BOS mass. Either way a SEARCH bound, certified
+    at its witness."""
+    quantity: str
+    value: float
+    witness: Optional[np.ndarray]
+    best: Witness
+    per_trigger: List[Witness]
+    evidence: str
+    evaluations: int
+    rounds: int
+    seconds: float
+    summary: str
+    json: Dict[str, Any] = field(repr=False)
+
+
+@dataclass
+class BoundResult:
+    """A certified enclosure lo <= quantity <= hi over the whole content box
+    (lo rounded down, hi rounded up; lo_exact and hi_exact are the exact
+    decimal expansions of the checker's MPFR ends), with the witness input
+    attaining lo (L x n, None if none), and the verdict: to the claim when
+    one was given, else ENCLOSED / NOT_ENCLOSED (requested gap reached or
+    not)."""
+    quantity: str
+    lo: float
+    hi: float
+    lo_exact: str
+    hi_exact: str
+    verdict: Verdict
+    evidence: str
+    claim: Optional[float]
+    margin: Optional[float]
+    relative_gap: float
+    witness: Optional[np.ndarray]
+    witness_trigger: int
+    boxes: int
+    seconds: float
+    bits: int
+    stop_reason: str
+    summary: str
+    details: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    def __str__(self):
+        return self.summary
+
+
+@dataclass
+class CheckResult:
+    """The model report (check_model): its JSON document and summary."""
+    json: Dict[str, Any]
+    summary: str
+    markdown: str
+
+    def __str__(self):
+        return self.summary
+
+
+def _need_extension():
+    if _ext is None:
+        raise ImportError("sinkcert's compiled extension (_sinkcert) is not available: build it "
+                          f"with scripts/build.sh ({_EXT_ERROR})")
+
+
+def _witness(d):
+    return Witness(X=d["X"], trigger=d["trigger"], value=d["value"],
+                   value_double=d["value_double"], position=d["position"],
+                   coordinate=d["coordinate"], layer=d["layer"],
+                   certified_bits=d["certified_bits"], double_disagrees=d["double_disagrees"])
+
+
+def _bound_result(d):
+    details = {k: v for k, v in d.items() if k not in (
+        "quantity", "lo", "hi", "verdict", "evidence", "claim", "margin", "relative_gap",
+        "witness", "witness_trigger", "boxes", "seconds", "bits", "stop_reason", "summary")}
+    return BoundResult(quantity=d["quantity"], lo=d["lo"]["value"], hi=d["hi"]["value"],
+                       lo_exact=d["lo"]["exact"], hi_exact=d["hi"]["exact"],
+                       verdict=Verdict(d["verdict"]), evidence=d["evidence"], claim=d["claim"],
+                       margin=d["margin"], relative_gap=d["relative_gap"], witness=d["witness"],
+                       witness_trigger=d["witness_trigger"], boxes=d["boxes"],
+                       seconds=d["seconds"], bits=d["bits"], stop_reason=d["stop_reason"],
+                       summary=d["summary"], details=details)
+
+
+def _head_text(name, m):
+    a = np.asarray(m, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a matrix, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected finite entries, got NaN or infinity")
+    return convert._matrix_text(a)
+
+
+class Model:
+    """A sinkcert model: the exact model a weight file denotes, with a
+    default task (L, trigger range) for the calls that need one."""
+
+    def __init__(self, weights, L=None, trigger_range=None, notes=()):
+        """Use the from_* constructors."""
+        self._w = weights
+        task = {}
+        meta = weights.metadata
+        if isinstance(meta, dict) and isinstance(meta.get("task"), dict):
+            task = meta["task"]
+        self.L = L if L is not None else task.get("L")
+        self.trigger_range = (trigger_range if trigger_range is not None
+                              else task.get("trigger_range", "paper"))
+        self.notes = list(notes)
+
+    # --- constructors -----------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path, L=None, trigger_range=None):
+        """A weight file (sinkcert-weights JSON)."""
+        _need_extension()
+        return cls(_ext.WeightFile.read(str(path)), L, trigger_range)
+
+    @classmethod
+    def from_text(cls, text, name="(text)", L=None, trigger_range=None):
+        """A weight file's text; `name` names it in errors."""
+        _need_extension()
+        return cls(_ext.WeightFile.from_text(text, name), L, trigger_range)
+
+    @classmethod
+    def from_torch(cls, module_or_state_dict, layout="auto", L=None, trigger_range=None,
+                   score_scale=None, attention=None, heads=None, kind=None, key_map=None,
+                   name=None, allow_pickle=False):
+        """An nn.Module, a state dict, or a path to a .pt/.pth/.npz file,
+        through sinkcert.convert (see its docstring for the layouts, what
+        is refused and why score_scale is required unless the layout
+        implies it) and the C++ reader. attention defaults to "softmax";
+        L and trigger_range become the model's default task and are written
+        into the file's metadata. A path to a whole saved module loads only
+        with allow_pickle=True (unpickling runs code: files you trust). The conversion's notes (zero biases
+        accepted, rounding of the score scale) are in `notes`."""
+        if isinstance(module_or_state_dict, str):
+            source = convert.load_source(module_or_state_dict, allow_pickle=allow_pickle)
+        else:
+            source = convert.from_torch_object(
+                module_or_state_dict, name or type(module_or_state_dict).__name__)
+        result = convert.convert(source, layout=layout, attention=attention or "softmax",
+                                 kind=kind, heads=heads, score_scale=score_scale, L=L,
+                                 trigger_range=trigger_range, key_map=key_map)
+        _need_extension()
+        return cls(_ext.WeightFile.from_text(result.text, source.name), L, trigger_range,
+                   result.notes)
+
+    @classmethod
+    def from_numpy(cls, heads, attention="softmax", kind=None, L=None, trigger_range=None):
+        """A model from numpy matrices, taken as exact float64 values, in
+        the file's form y = W x (rows = outputs), no score scale:
+
+        heads: one head (a dict), one layer (a list of dicts), or layers
+        (a list of lists of dicts, every layer the same head count). A head
+        is {"W_Q", "W_K" (d_k x n), "W_V" (d_v x n), "W_O" (n x d_v)} or
+        {"A", "M"} (n x n: s_ik = x_i^T A x_k, o_i = M sum_k a_ik x_k),
+        plus "gate" (W_g, n x n) for attention "gated".
+        kind defaults to single-layer for one layer, residual otherwise."""
+        if isinstance(heads, dict):
+            layers = [[heads]]
+        elif isinstance(heads, (list, tuple)) and heads and all(isinstance(h, dict)
+                                                                 for h in heads):
+            layers = [list(heads)]
+        elif isinstance(heads, (list, tuple)) and heads and all(
+                isinstance(l, (list, tuple)) and l and all(isinstance(h, dict) for h in l)
+                for l in heads):
+            layers = [list(l) for l in heads]
+        else:
+            raise ValueError("heads: expected a dict of matrices, a list of them (one layer) or "
+                             "a list of lists (layers of heads)")
+        if kind is None:
+            kind = "single-layer" if len(layers) == 1 else "residual"
+        first = layers[0][0]
+        some = first.get("W_Q", first.get("A"))
+        if some is None:
+            raise ValueError("heads[0][0]: expected W_Q, W_K, W_V, W_O or A, M")
+        n = np.shape(some)[1]
+        allowed = ({"W_Q", "W_K", "W_V", "W_O"}, {"A", "M"})
+        rows = []
+        for l, layer in enumerate(layers):
+            if len(layer) != len(layers[0]):
+                raise ValueError(f"heads[{l}]: expected {len(layers[0])} heads like layer 0")
+            texts = []
+            for h, head in enumerate(layer):
+                keys = set(head) - {"gate"}
+                if keys not in allowed:
+                    raise ValueError(f"heads[{l}][{h}]: expected the keys W_Q, W_K, W_V, W_O or "
+                                     f"A, M (and gate), got {sorted(head)}")
+                order = ["W_Q", "W_K", "W_V", "W_O"] if "W_Q" in keys else ["A", "M"]
+                if "gate" in head:
+                    order.append("gate")
+                texts.append("{" + ", ".join(
+                    f'"{k}": {_head_text(f"heads[{l}][{h}].{k}", head[k])}' for k in order) + "}")
+            rows.append("[" + ", ".join(texts) + "]")
+        meta = {"converter": "sinkcert.Model.from_numpy", "task": {}}
+        if L is not None:
+            meta["task"]["L"] = L
+        if trigger_range is not None:
+            meta["task"]["trigger_range"] = trigger_range
+        import json
+        text = ('{"format": "sinkcert-weights", "version": 1, '
+                f'"kind": {json.dumps(kind)}, "attention": {json.dumps(attention)}, '
+                f'"n": {n}, "layers": {len(layers)}, "heads": {len(layers[0])}, '
+                f'"weights": [{", ".join(rows)}], "metadata": {json.dumps(meta)}}}')
+        _need_extension()
+        return cls(_ext.WeightFile.from_text(text, "(numpy)"), L, trigger_range)
+
+    # --- what it is -------------------------------------------------------
+
+    @property
+    def n(self):
+        return self._w.n
+
+    @property
+    def kind(self):
+        return self._w.kind
+
+    @property
+    def attention(self):
+        return self._w.attention
+
+    @property
+    def layers(self):
+        return self._w.layers
+
+    @property
+    def heads(self):
+        return self._w.heads
+
+    @property
+    def metadata(self):
+        return self._w.metadata
+
+    def weight_file_text(self):
+        """The weight file (every entry its exact decimal expansion)."""
+        return self._w.text()
+
+    def save(self, path):
+        """Writes the weight file atomically."""
+        convert.write_atomically(str(path), self._w.text())
+
+    def __repr__(self):
+        return f"sinkcert.Model({self._w.describe()}, L={self.L}, " \
+               f"trigger_range={self.trigger_range!r})"
+
+    def _task(self, L, trigger_range):
+        L = L if L is not None else self.L
+        if L is None:
+            raise ValueError("L: required (the model has no default task length; pass L=...)")
+        return int(L), trigger_range if trigger_range is not None else self.trigger_range
+
+    # --- calls ------------------------------------------------------------
+
+    def eval(self, X):
+        """f(X) on one task input X (L x n: BOS row, one trigger, content
+        in [-1, 1]), in double: NUMERIC(53)."""
+        d = self._w.eval(np.ascontiguousarray(X, dtype=np.float64))
+        return EvalResult(**d)
+
+    def probe(self, samples=1000, seed=None, fixed_trigger=None, L=None, trigger_range=None):
+        """BOS-mass statistics a_i0 (non-trigger i >= 1, per layer, head and
+        position: min, mean, quantiles) and the sampled error over a probe
+        set of task inputs (sinkcert eval --samples), NUMERIC(53): the
+        sampled error is a lower bound on the worst case, not an upper one.
+        seed: the documented probe seed by default; fixed_trigger: the
+        paper's figure fixes the trigger at 0-indexed 7. Returns the JSON
+        document of `sinkcert eval --samples --json` as a dict."""
+        L, rng = self._task(L, trigger_range)
+        seed = _ext.WeightFile.default_probe_seed if seed is None else int(seed)
+        return self._w.probe(L, rng, int(samples), seed, fixed_trigger)["json"]
+
+    def attack(self, seconds=0.0, seed=0, L=None, trigger_range=None, bos=False,
+               progress: Optional[Callable[[str], None]] = None):
+        """The attack (sinkcert attack): with seconds = 0 one reproducible
+        round, else rounds until the budget is spent. bos=True minimizes
+        the non-trigger BOS mass instead of maximizing the error."""
+        L, rng = self._task(L, trigger_range)
+        d = self._w.attack(L, rng, int(seed), float(seconds), bool(bos), progress)
+        best = _witness(d["best"])
+        return AttackResult(quantity=d["quantity"], value=best.value, witness=best.X, best=best,
+                            per_trigger=[_witness(w) for w in d["per_trigger"]],
+                            evidence=d["evidence"], evaluations=d["evaluations"],
+                            rounds=d["rounds"], seconds=d["seconds"], summary=d["summary"],
+                            json=d["json"])
+
+    def bound(self, seconds=60.0, gap=0.01, claim=None, L=None, trigger_range=None,
+              boxes=200000, bits=128, progress: Optional[Callable[[str], None]] = None):
+        """The certified worst-case error E over the whole content box
+        (sinkcert verify bound): lo <= E <= hi to the relative gap, or with
+        claim whether E <= claim (VERIFIED / NOT_VERIFIED with a witness /
+        UNDECIDED)."""
+        L, rng = self._task(L, trigger_range)
+        return _bound_result(self._w.bound(L, rng, None if claim is None else float(claim),
+                                           float(gap), float(seconds), int(boxes), int(bits),
+                                           progress))
+
+    def bos_bound(self, seconds=60.0, gap=0.01, claim=None, max=False, head=-1, L=None,
+                  trigger_range=None, boxes=200000, bits=128,
+                  progress: Optional[Callable[[str], None]] = None):
+        """The certified smallest non-trigger BOS mass over the whole box
+        (sinkcert verify bos), enclosed (quantity "min BOS mass"), or with
+        claim whether min BOS >= claim; with max=True the largest one (a BOS
+        cap), or whether max BOS <= claim. head: -1 every head."""
+        L, rng = self._task(L, trigger_range)
+        return _bound_result(self._w.bos_bound(L, rng, None if claim is None else float(claim),
+                                               bool(max), int(head), float(gap), float(seconds),
+                                               int(boxes), int(bits), progress))
+
+    def check(self, seconds=60.0, seed=0, threads=0, L=None, trigger_range=None,
+              progress: Optional[Callable[[str], None]] = None):
+        """The model report (theorems/reports/model_check.h, check_model):
+        NotImplementedError when this build does not have it."""
+        _need_extension()
+        if not getattr(_ext, "HAVE_CHECK", False):
+            raise NotImplementedError("Model.check: this build of sinkcert has no model check "
+                                      "(theorems/reports/model_check.h)")
+        L, rng = self._task(L, trigger_range)
+        d = _ext.check(self._w, L, rng, float(seconds), int(seed), int(threads), progress)
+        return CheckResult(json=d["json"], summary=d["summary"], markdown=d["markdown"])

@@ -1,0 +1,632 @@
+# SPDX-License-Identifier: MIT
+"""Attention weights from PyTorch (or numpy) to a sinkcert weight file.
+
+Pure Python: numpy, and torch only to read a .pt/.pth file or a module;
+the compiled extension is not needed. `scripts/convert_pytorch.py` is the
+command-line entry point; `sinkcert.Model.from_torch` calls `convert` and
+reads its text with the C++ reader.
+
+The model written
+-----------------
+Every matrix is stored as used in y = W x (rows = outputs), which is how
+nn.Linear stores its weight (it computes x @ W.T). A layer of H heads on
+tokens of dimension n, head h with query/key width d_k and value width d_v:
+
+    W_Q^h, W_K^h: d_k x n,  W_V^h: d_v x n,  W_O^h: n x d_v
+    s_ik = S (W_Q^h x_i) . (W_K^h x_k) = x_i^T A^h x_k,  A^h = S W_Q^h^T W_K^h
+    o_i  = W_O^h sum_k a_ik W_V^h x_k
+
+with S the score scale (1 in the paper's recipe, 1/sqrt(d_k) for scaled
+dot-product attention). The file holds S W_Q^h as its W_Q: each entry is
+fl(S * w), exact when S is a power of two and otherwise rounded once (the
+converter says so). Every entry is written as the exact decimal expansion
+of its float64 value (float32 tensors are widened exactly), so the file
+denotes exactly those doubles, and EXACT or CERTIFIED claims about the file
+are about that model.
+
+Layouts (`layout=`), recognized by key pattern under any common prefix
+(`P` below: "", "model.", "blocks.", ...), one block per layer numbered by
+the last integer in its prefix, 0, 1, ... without gaps (a single block may
+have no number):
+
+fused   P{l}.W_Q.weight, W_K, W_V: (H d_k) x n, head h = rows h d_k ..
+        h d_k + d_k - 1 (W_V likewise with d_v); P{l}.W_O.weight:
+        n x (H d_v), head h = those columns. Without `heads`, H is
+        rows / n (heads of width n, the paper's recipe).
+qkvo    P{l}.<attn>.q_proj.weight, k_proj, v_proj, o_proj (or out_proj),
+        e.g. layers.0.self_attn.q_proj.weight or h.3.attn.q_proj.weight;
+        heads split by rows as in fused. `heads` is required (a state dict
+        cannot tell d_k = n / H from d_k = n) unless a module says it.
+mha     nn.MultiheadAttention: P{l}.in_proj_weight, 3E x E, rows Q, K, V
+        stacked, each (H d) x E with d = E / H; P{l}.out_proj.weight,
+        E x E. PyTorch scales the scores by 1/sqrt(d): the converter applies
+        that scale (S = the double nearest 1/sqrt(d)) and records it.
+        `heads` is required for a state dict (a module gives num_heads).
+map     any other naming, from a JSON object (`key_map`, `--map FILE`)
+        mapping sinkcert's names to the file's keys, "{l}" standing for
+        the layer number:
+          {"W_Q": "enc.{l}.wq.weight", "W_K": ..., "W_V": ..., "W_O": ...,
+           "W_G": ... (gated only),
+           "W_QKV": ... (instead of W_Q, W_K, W_V: rows Q, K, V stacked),
+           "heads": 2, "score_scale": 1.0 (both optional),
+           "ignore": ["regex", ...] (keys deliberately left out)}
+        A mapped key K ending in ".weight" has its bias at K with ".bias".
+auto    the one of fused, mha, qkvo whose query key is present.
+
+Gated attention (attention="gated") also needs the gate W_g of every head:
+`P{l}.W_G.weight` (fused) or `P{l}.<attn>.g_proj.weight` (qkvo), or "W_G"
+in a map, shape (H n) x n, head h = rows h n .. h n + n - 1; the head's
+output W_O^h sum_k a_ik W_V^h x_k is multiplied coordinatewise by
+sigma(W_g^h x_i). Softpick and the other normalizations need no more keys.
+
+What is refused, with one line naming the key: an unknown key (nothing is
+silently ignored); a nonzero bias (`*.bias`, `in_proj_bias`,
+`out_proj.bias`, `bias_k`, `bias_v`); any normalization layer (a key or a
+module named like a layer norm, or a LayerNorm/RMSNorm module, which may
+have no parameters at all); a missing or misshapen matrix; NaN or infinity.
+A bias that is exactly zero changes nothing and is accepted (the
+conversion's notes list it). The architecture itself (causal, residual or
+not) is not in the weights: `kind` says it (single-layer for one layer,
+residual otherwise, as the models of sinkcert define them).
+
+Task metadata: the file's "metadata" gets
+  "task": {"L": ..., "trigger_range": ..., "score_scale": S, "source": ...}
+(L and trigger_range only when given; S as the exact decimal expansion of
+the double used), which sinkcert uses as the default task of the model.
+"""
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Dict, List, Optional
+
+import numpy as np
+
+ATTENTIONS = ["softmax", "relu", "relu-count-all", "softmax-off-by-one", "sigmoid", "softpick",
+              "gated"]
+KINDS = ["single-layer", "residual"]
+LAYOUTS = ["auto", "fused", "qkvo", "mha", "map"]
+TRIGGER_RANGES = ["paper", "reference-code"]
+MATRICES = ["W_Q", "W_K", "W_V", "W_O"]
+CONVERTER = "sinkcert.convert"
+
+# Normalization layers by key or module name (the whole path component or
+# a component ending in it: ln_1, input_layernorm, norm1, rms_norm, ...).
+_NORM_NAME = re.compile(r"(^|[._])(ln(_?\w*)?|\w*norm\w*)\.(weight|bias)$", re.IGNORECASE)
+# Normalization modules by class name (LayerNorm, RMSNorm, GroupNorm, ...).
+_NORM_CLASS = re.compile(r"norm", re.IGNORECASE)
+
+
+class ConvertError(ValueError):
+    """A problem with the input, one line naming the file, the key and what
+    was expected."""
+
+
+@dataclass
+class Source:
+    """Weights to convert: {key: float64 array}, where they came from, and
+    what a module said about itself."""
+    state: Dict[str, np.ndarray]
+    name: str
+    heads: Optional[int] = None          # num_heads read from a module
+    norm_modules: List[str] = field(default_factory=list)  # "name (LayerNorm)"
+
+
+@dataclass
+class Conversion:
+    """The weight file's text and what the conversion did."""
+    text: str
+    layout: str
+    layers: int
+    heads: int
+    n: int
+    score_scale: float
+    notes: List[str]
+
+
+def exact(x):
+    """The exact decimal expansion of a float64 (a dyadic rational)."""
+    return str(Decimal(float(x)))
+
+
+def _matrix_text(m):
+    return "[" + ", ".join("[" + ", ".join(exact(v) for v in row) + "]" for row in m) + "]"
+
+
+def _shape(a):
+    return " x ".join(str(s) for s in np.shape(a))
+
+
+# --- Reading --------------------------------------------------------------
+
+
+def _to_array(value, name, key):
+    if hasattr(value, "detach"):  # a torch tensor
+        return value.detach().cpu().double().numpy()
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ConvertError(f"{name}: {key}: expected a tensor or array, got "
+                           f"{type(value).__name__}")
+
+
+def _module_heads(module):
+    """num_heads of the attention submodules (nn.MultiheadAttention and the
+    common num_heads / num_attention_heads attributes), if they agree."""
+    found = set()
+    for _, sub in module.named_modules():
+        for attr in ("num_heads", "num_attention_heads", "n_head", "n_heads"):
+            v = getattr(sub, attr, None)
+            if isinstance(v, int) and v >= 1:
+                found.add(v)
+                break
+    return found.pop() if len(found) == 1 else None
+
+
+def from_torch_object(obj, name="(module)"):
+    """A Source from an nn.Module (its state_dict, num_heads and
+    normalization layers) or a mapping of names to tensors / arrays."""
+    try:
+        import torch
+        is_module = isinstance(obj, torch.nn.Module)
+    except ImportError:
+        is_module = False
+    if is_module:
+        norms = [f"{n or '(root)'} ({type(m).__name__})" for n, m in obj.named_modules()
+                 if _NORM_CLASS.search(type(m).__name__)]
+        state = {k: _to_array(v, name, k) for k, v in obj.state_dict().items()}
+        return Source(state, name, _module_heads(obj), norms)
+    if isinstance(obj, dict) or (hasattr(obj, "keys") and hasattr(obj, "__getitem__")):
+        return Source({str(k): _to_array(obj[k], name, k) for k in obj.keys()}, name)
+    raise ConvertError(f"{name}: (object): expected an nn.Module or a state dict (a mapping of "
+                       f"names to tensors), got {type(obj).__name__}")
+
+
+def load_source(path, allow_pickle=False):
+    """A Source from a .npz (numpy alone), or a .pt/.pth state dict or whole
+    module (torch). A whole module is a pickle whose loading runs code:
+    only with allow_pickle."""
+    if not os.path.isfile(path):
+        raise ConvertError(f"{path}: (file): expected a readable regular file")
+    if path.endswith(".npz"):
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return Source({k: np.asarray(z[k], dtype=np.float64) for k in z.files}, path)
+        except (OSError, ValueError) as e:
+            raise ConvertError(f"{path}: (file): expected a numpy .npz archive ({e})")
+    if not path.endswith((".pt", ".pth")):
+        raise ConvertError(f"{path}: (file): expected a .npz, .pt or .pth file")
+    try:
+        import torch
+    except ImportError:
+        raise ConvertError(f"{path}: (file): reading a .pt file needs torch, which is not "
+                           "installed; save the state dict with numpy.savez instead")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds (UnpicklingError, RuntimeError, ...)
+        if not allow_pickle:
+            raise ConvertError(f"{path}: (file): expected a state dict of tensors (this file "
+                               "holds other objects, e.g. a whole saved module; pass "
+                               "--allow-pickle / allow_pickle=True to load it, only for a file "
+                               f"you trust: unpickling runs code) ({str(e).splitlines()[0]})")
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as e2:
+            raise ConvertError(f"{path}: (file): cannot load it with torch "
+                               f"({str(e2).splitlines()[0]})")
+    return from_torch_object(obj, path)
+
+
+# --- Layouts --------------------------------------------------------------
+
+# Per layout: the tail of a key after its block prefix -> (role, is_bias).
+_TAILS = {
+    "fused": {f"{m}.{w}": (m, w == "bias") for m in MATRICES + ["W_G"]
+              for w in ("weight", "bias")},
+    "qkvo": {f"{p}.{w}": (r, w == "bias")
+             for p, r in (("q_proj", "W_Q"), ("k_proj", "W_K"), ("v_proj", "W_V"),
+                          ("o_proj", "W_O"), ("out_proj", "W_O"), ("g_proj", "W_G"))
+             for w in ("weight", "bias")},
+    "mha": {"in_proj_weight": ("W_QKV", False), "in_proj_bias": ("W_QKV", True),
+            "out_proj.weight": ("W_O", False), "out_proj.bias": ("W_O", True),
+            "bias_k": ("bias_k", True), "bias_v": ("bias_v", True)},
+}
+# The key that identifies a layout in auto mode.
+_QUERY_TAIL = {"fused": "W_Q.weight", "mha": "in_proj_weight", "qkvo": "q_proj.weight"}
+_LAYOUT_TEXT = {
+    "fused": "fused: P{l}.W_Q.weight, W_K, W_V ((H d_k) x n) and W_O (n x (H d_v))",
+    "qkvo": "qkvo: P{l}.q_proj.weight, k_proj, v_proj ((H d_k) x n) and o_proj (n x (H d_v))",
+    "mha": "mha: nn.MultiheadAttention P{l}.in_proj_weight (3E x E, Q, K, V stacked) and "
+           "out_proj.weight (E x E)",
+    "map": "map: the keys named by the key map",
+}
+_LAYER_NUMBER = re.compile(r"(?:^|(?<=\.))(\d+)(?=\.)")
+
+
+def _split_key(key, tails):
+    """(block prefix, tail) if the key ends in one of the tails after a '.'
+    or as a whole, else None."""
+    for tail in tails:
+        if key == tail:
+            return "", tail
+        if key.endswith("." + tail):
+            return key[:-len(tail)], tail
+    return None
+
+
+def _detect(state, name):
+    found = [lay for lay, tail in _QUERY_TAIL.items()
+             if any(k == tail or k.endswith("." + tail) for k in state)]
+    if not found:
+        raise ConvertError(f"{name}: (layout): expected the keys of a known layout (a key ending "
+                           "in W_Q.weight, q_proj.weight or in_proj_weight), found none; pass a "
+                           "key map (--layout map --map FILE)")
+    if len(found) > 1:
+        raise ConvertError(f"{name}: (layout): keys of the {' and '.join(found)} layouts are both "
+                           "present; choose one with --layout")
+    return found[0]
+
+
+def _refuse_norms(source):
+    if source.norm_modules:
+        raise ConvertError(f"{source.name}: {source.norm_modules[0]}: a normalization layer; "
+                           "sinkcert's models have none and cannot represent it")
+
+
+def _unknown_key(source, key, layout):
+    if _NORM_NAME.search(key):
+        raise ConvertError(f"{source.name}: {key}: a normalization layer's parameter; sinkcert's "
+                           "models have no normalization layers and cannot represent it")
+    raise ConvertError(f"{source.name}: {key}: expected only keys of the layout "
+                       f"({_LAYOUT_TEXT[layout]}; an unknown key would be silently ignored; "
+                       "a key map, --layout map, can list keys to leave out)")
+
+
+def _layers_from_blocks(source, blocks):
+    """Sorted block prefixes -> list indexed by layer."""
+    if len(blocks) == 1:
+        return list(blocks)
+    numbered = {}
+    template = None
+    for b in blocks:
+        numbers = list(_LAYER_NUMBER.finditer(b))
+        if not numbers:
+            raise ConvertError(f"{source.name}: {b or '(top level)'}: expected one attention block "
+                               "per layer, numbered; this block has no layer number")
+        last = numbers[-1]
+        t = b[:last.start()] + "{l}" + b[last.end():]
+        if template is None:
+            template = t
+        elif t != template:
+            raise ConvertError(f"{source.name}: {b}: expected every layer's block to be named "
+                               f"{template}, with l = 0, 1, ...")
+        numbered[int(last.group(1))] = b
+    for l in range(len(numbered)):
+        if l not in numbered:
+            raise ConvertError(f"{source.name}: {template.format(l=l)}: missing; expected layers "
+                               f"numbered 0..{max(numbered)} without gaps")
+    return [numbered[l] for l in range(len(numbered))]
+
+
+def _collect(source, layout):
+    """{layer: {role: array}} and {layer: {role: bias array}} by key pattern."""
+    tails = _TAILS[layout]
+    by_block = {}
+    for key, value in source.state.items():
+        split = _split_key(key, tails)
+        if split is None:
+            _unknown_key(source, key, layout)
+        block, tail = split
+        role, is_bias = tails[tail]
+        slot = by_block.setdefault(block, {})
+        if (role, is_bias) in slot:
+            raise ConvertError(f"{source.name}: {key}: expected one key for {role} in this block, "
+                               f"got it and {slot[(role, is_bias)][0]}")
+        slot[(role, is_bias)] = (key, value)
+    order = _layers_from_blocks(source, sorted(by_block))
+    return [by_block[b] for b in order], order
+
+
+def _collect_map(source, key_map):
+    """The same from a key map."""
+    allowed = {"W_Q", "W_K", "W_V", "W_O", "W_G", "W_QKV", "heads", "score_scale", "ignore"}
+    where = f"{source.name}: (key map)"
+    if not isinstance(key_map, dict):
+        raise ConvertError(f"{where}: expected a JSON object of sinkcert names to keys")
+    for k in key_map:
+        if k not in allowed:
+            raise ConvertError(f"{where}: {k}: expected only the names "
+                               f"{', '.join(sorted(allowed))}")
+    fused_qkv = "W_QKV" in key_map
+    needed = (["W_QKV"] if fused_qkv else ["W_Q", "W_K", "W_V"]) + ["W_O"]
+    if fused_qkv and any(k in key_map for k in ("W_Q", "W_K", "W_V")):
+        raise ConvertError(f"{where}: W_QKV: expected either W_QKV or W_Q, W_K, W_V, not both")
+    for k in needed + ["W_G"]:
+        if k in key_map and not isinstance(key_map[k], str):
+            raise ConvertError(f"{where}: {k}: expected a key (a string, \"{{l}}\" for the layer)")
+    for k in needed:
+        if k not in key_map:
+            raise ConvertError(f"{where}: {k}: missing; expected the key of that matrix")
+    ignore = key_map.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(r, str) for r in ignore):
+        raise ConvertError(f"{where}: ignore: expected a list of regular expressions")
+    try:
+        ignore_re = [re.compile(r) for r in ignore]
+    except re.error as e:
+        raise ConvertError(f"{where}: ignore: expected valid regular expressions ({e})")
+    roles = [r for r in needed + ["W_G"] if r in key_map]
+    layered = any("{l}" in key_map[r] for r in roles)
+    layers, used = [], set()
+    l = 0
+    while True:
+        entry = {}
+        for r in roles:
+            key = key_map[r].replace("{l}", str(l))
+            if key not in source.state:
+                if l > 0 and r == needed[0]:
+                    break
+                raise ConvertError(f"{source.name}: {key}: missing (key map {r}, layer {l})")
+            entry[(r, False)] = (key, source.state[key])
+            used.add(key)
+            if key.endswith(".weight"):
+                bias = key[:-len("weight")] + "bias"
+                if bias in source.state:
+                    entry[(r, True)] = (bias, source.state[bias])
+                    used.add(bias)
+        else:
+            layers.append(entry)
+            l += 1
+            if layered:
+                continue
+        break
+    ignored = []
+    for key in source.state:
+        if key in used:
+            continue
+        if any(r.search(key) for r in ignore_re):
+            ignored.append(key)
+            continue
+        if _NORM_NAME.search(key):
+            _unknown_key(source, key, "map")
+        raise ConvertError(f"{source.name}: {key}: not in the key map; expected every key to be "
+                           "mapped, or matched by its \"ignore\" list (an unknown key would be "
+                           "silently ignored)")
+    return layers, [f"layer {i}" for i in range(len(layers))], ignored
+
+
+# --- Conversion -----------------------------------------------------------
+
+
+def _check_bias(source, key, value, zero_biases):
+    if value.size and not np.all(value == 0):
+        biggest = float(np.max(np.abs(value))) if np.all(np.isfinite(value)) else float("nan")
+        raise ConvertError(f"{source.name}: {key}: a nonzero bias (max |b| = {biggest:.6g}); "
+                           "sinkcert's models have no biases and cannot represent it")
+    zero_biases.append(key)
+
+
+def _matrix(source, entry, role, want, what):
+    if (role, False) not in entry:
+        raise ConvertError(f"{source.name}: {what(role)}: missing; expected a {want[0]} x "
+                           f"{want[1]} matrix")
+    key, a = entry[(role, False)]
+    if tuple(a.shape) != tuple(want):
+        raise ConvertError(f"{source.name}: {key}: expected shape {want[0]} x {want[1]}, got "
+                           f"{_shape(a)}")
+    if not np.all(np.isfinite(a)):
+        raise ConvertError(f"{source.name}: {key}: expected finite entries, got NaN or infinity")
+    return a
+
+
+def convert(source, layout="auto", attention="softmax", kind=None, heads=None, score_scale=None,
+            L=None, trigger_range=None, key_map=None):
+    """The weight file for `source` (a Source, see load_source and
+    from_torch_object). Raises ConvertError, one line naming the key."""
+    name = source.name
+    if layout not in LAYOUTS:
+        raise ConvertError(f"{name}: layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if attention not in ATTENTIONS:
+        raise ConvertError(f"{name}: attention: expected one of {', '.join(ATTENTIONS)}, got "
+                           f"{attention!r}")
+    if kind is not None and kind not in KINDS:
+        raise ConvertError(f"{name}: kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if heads is not None and (not isinstance(heads, int) or heads < 1):
+        raise ConvertError(f"{name}: heads: expected an integer >= 1, got {heads!r}")
+    if L is not None and (not isinstance(L, int) or L < 2):
+        raise ConvertError(f"{name}: L: expected an integer >= 2, got {L!r}")
+    if trigger_range is not None and trigger_range not in TRIGGER_RANGES:
+        raise ConvertError(f"{name}: trigger_range: expected one of {', '.join(TRIGGER_RANGES)}, "
+                           f"got {trigger_range!r}")
+    if score_scale is not None and (not isinstance(score_scale, (int, float)) or
+                                    not math.isfinite(score_scale) or score_scale == 0):
+        raise ConvertError(f"{name}: score_scale: expected a finite nonzero number, got "
+                           f"{score_scale!r}")
+    if (layout == "map") != (key_map is not None):
+        raise ConvertError(f"{name}: {'key map' if layout == 'map' else 'layout'}: expected a key "
+                           "map (--map FILE) exactly with layout map")
+    _refuse_norms(source)
+    notes = []
+    if layout == "auto":
+        layout = _detect(source.state, name)
+    ignored = []
+    if layout == "map":
+        entries, blocks, ignored = _collect_map(source, key_map)
+        if heads is None and "heads" in key_map:
+            heads = key_map["heads"]
+            if not isinstance(heads, int) or heads < 1:
+                raise ConvertError(f"{name}: (key map): heads: expected an integer >= 1")
+        if score_scale is None and "score_scale" in key_map:
+            score_scale = key_map["score_scale"]
+            if not isinstance(score_scale, (int, float)) or not math.isfinite(score_scale) \
+                    or score_scale == 0:
+                raise ConvertError(f"{name}: (key map): score_scale: expected a finite nonzero "
+                                   "number")
+        if ignored:
+            notes.append(f"{len(ignored)} key(s) left out as the key map's \"ignore\" says: "
+                         + ", ".join(ignored[:5]) + (", ..." if len(ignored) > 5 else ""))
+    else:
+        entries, blocks = _collect(source, layout)
+    count = len(entries)
+    if heads is None:
+        heads = source.heads
+    if heads is None and layout in ("qkvo", "mha", "map"):
+        raise ConvertError(f"{name}: heads: required for the {layout} layout (the weights do not "
+                           "say how many heads their rows hold); pass --heads H")
+    zero_biases = []
+    gated = attention == "gated"
+
+    qkvo_names = {"W_Q": "q_proj", "W_K": "k_proj", "W_V": "v_proj", "W_O": "o_proj",
+                  "W_G": "g_proj"}
+
+    def what(l):
+        """The key a role of layer l would have (for 'missing' errors)."""
+        def key(role):
+            if layout == "fused":
+                return f"{blocks[l]}{role}.weight"
+            if layout == "qkvo":
+                return f"{blocks[l]}{qkvo_names[role]}.weight"
+            if layout == "mha":
+                return blocks[l] + ("in_proj_weight" if role == "W_QKV" else "out_proj.weight")
+            return key_map.get(role, role).replace("{l}", str(l))
+        return key
+
+    # the query (or stacked) matrix of layer 0 fixes n, and with H, d_k
+    first_role = "W_QKV" if (layout == "mha" or (layout == "map" and "W_QKV" in key_map)) \
+        else "W_Q"
+    if (first_role, False) not in entries[0]:
+        raise ConvertError(f"{name}: {what(0)(first_role)}: missing; expected a matrix with n "
+                           "columns")
+    q0key, q0 = entries[0][(first_role, False)]
+    stacked = 3 if first_role == "W_QKV" else 1
+    if q0.ndim != 2 or q0.shape[1] < 3 or q0.shape[0] < stacked or q0.shape[0] % stacked:
+        raise ConvertError(f"{name}: {q0key}: expected shape ({'3 ' if stacked == 3 else ''}H d_k)"
+                           f" x n with n >= 3, got {_shape(q0)}")
+    n = q0.shape[1]
+    rows_q = q0.shape[0] // stacked
+    if heads is None:  # fused: heads of width n
+        if rows_q % n:
+            raise ConvertError(f"{name}: {q0key}: expected shape (H d) x d = (H * {n}) x {n}, "
+                               f"got {q0.shape[0]} x {n}")
+        heads = rows_q // n
+    if rows_q % heads:
+        raise ConvertError(f"{name}: {q0key}: expected {'3 ' if stacked == 3 else ''}H d_k rows "
+                           f"with H = {heads} heads, got {q0.shape[0]}")
+    dk = rows_q // heads
+    # the value width: W_V's rows (stacked: equal to d_k)
+    if stacked == 1 and ("W_V", False) in entries[0]:
+        rows_v = entries[0][("W_V", False)][1].shape[0]
+        dv = rows_v // heads if rows_v % heads == 0 else dk
+    else:
+        dv = dk
+    if layout == "mha":
+        implied = 1.0 / math.sqrt(dk)
+        if score_scale is not None and score_scale != implied:
+            raise ConvertError(f"{name}: score_scale: nn.MultiheadAttention scales scores by "
+                               f"1/sqrt(head width {dk}) = {implied!r}; omit it or pass that "
+                               f"value, got {score_scale!r}")
+        score_scale = implied
+        notes.append(f"nn.MultiheadAttention: scores scaled by 1/sqrt({dk}), applied as W_Q times "
+                     f"{implied!r}")
+    if score_scale is None:
+        raise ConvertError(f"{name}: score_scale: required for the {layout} layout (the weights do "
+                           "not say whether scores were scaled): pass --score-scale 1 for the "
+                           "paper's unscaled scores, or 1/sqrt(d_k) for scaled dot-product")
+    score_scale = float(score_scale)
+    mantissa, _ = math.frexp(score_scale)
+    if abs(mantissa) != 0.5:
+        notes.append(f"score scale {score_scale!r} is not a power of two: each entry of the scaled "
+                     "W_Q is rounded to float64 once")
+    if kind is None:
+        kind = "single-layer" if count == 1 else "residual"
+    if kind == "single-layer" and count != 1:
+        raise ConvertError(f"{name}: (layers): kind single-layer needs exactly one layer, got "
+                           f"{count}")
+    out_layers = []
+    for l, entry in enumerate(entries):
+        w = what(l)
+        for (role, is_bias), (key, value) in sorted(entry.items()):
+            if is_bias:
+                _check_bias(source, key, value, zero_biases)
+        if (("W_G", False) in entry) and not gated:
+            raise ConvertError(f"{name}: {entry[('W_G', False)][0]}: a gate; only attention "
+                               f"\"gated\" has one (this conversion's attention is \"{attention}\")")
+        if stacked == 3:
+            qkv = _matrix(source, entry, "W_QKV", (3 * heads * dk, n), w)
+            mats = {"W_Q": qkv[:heads * dk], "W_K": qkv[heads * dk:2 * heads * dk],
+                    "W_V": qkv[2 * heads * dk:]}
+        else:
+            mats = {r: _matrix(source, entry, r, (heads * (dv if r == "W_V" else dk), n), w)
+                    for r in ("W_Q", "W_K", "W_V")}
+        mats["W_O"] = _matrix(source, entry, "W_O", (n, heads * dv), w)
+        if gated:
+            if layout == "mha":
+                raise ConvertError(f"{name}: attention: nn.MultiheadAttention has no gate; "
+                                   "attention \"gated\" needs the fused, qkvo or map layout")
+            mats["W_G"] = _matrix(source, entry, "W_G", (heads * n, n), w)
+        heads_out = []
+        for h in range(heads):
+            qk = slice(h * dk, (h + 1) * dk)
+            vo = slice(h * dv, (h + 1) * dv)
+            head = {"W_Q": mats["W_Q"][qk, :].astype(np.float64) * score_scale,
+                    "W_K": mats["W_K"][qk, :], "W_V": mats["W_V"][vo, :],
+                    "W_O": mats["W_O"][:, vo]}
+            if gated:
+                head["gate"] = mats["W_G"][h * n:(h + 1) * n, :]
+            heads_out.append(head)
+        out_layers.append(heads_out)
+    if zero_biases:
+        notes.append(f"{len(zero_biases)} bias(es) exactly zero, accepted (they do not change the "
+                     "function): " + ", ".join(zero_biases[:4]) +
+                     (", ..." if len(zero_biases) > 4 else ""))
+    task = {}
+    if L is not None:
+        task["L"] = L
+    if trigger_range is not None:
+        task["trigger_range"] = trigger_range
+    task["score_scale"] = "@SCORE_SCALE@"  # written as its exact decimal below
+    task["source"] = os.path.basename(name) if os.path.sep in name else name
+    meta = {"converter": CONVERTER, "layout": _LAYOUT_TEXT[layout],
+            "heads": f"{heads} head(s) of width {dk} (values {dv}) on n = {n}",
+            "task": task}
+    if notes:
+        meta["notes"] = notes
+    rows = []
+    for heads_out in out_layers:
+        heads_text = []
+        for head in heads_out:
+            heads_text.append("      {\n" + ",\n".join(
+                f'        "{k}": {_matrix_text(v)}' for k, v in head.items()) + "\n      }")
+        rows.append("    [\n" + ",\n".join(heads_text) + "\n    ]")
+    text = ("{\n"
+            '  "format": "sinkcert-weights",\n  "version": 1,\n'
+            f'  "kind": "{kind}",\n  "attention": "{attention}",\n'
+            f'  "n": {n},\n  "layers": {count},\n  "heads": {heads},\n'
+            '  "weights": [\n' + ",\n".join(rows) + "\n  ],\n"
+            '  "metadata": ' + json.dumps(meta).replace('"@SCORE_SCALE@"', exact(score_scale))
+            + "\n}\n")
+    return Conversion(text, layout, count, heads, n, score_scale, notes)
+
+
+def read_key_map(path):
+    """A key map from a JSON file."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise ConvertError(f"{path}: (file): expected a readable JSON key map ({e.strerror})")
+    except ValueError as e:
+        raise ConvertError(f"{path}: (file): expected a JSON key map ({e})")
+
+
+def write_atomically(path, text):
+    """Writes text to path through a temporary file and a rename."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert._sinkcert: the library calls the CLI makes, for Python.
+//
+// One class, WeightFile (src/weight_file.h), read from a file or from the
+// text sinkcert.convert writes, with the calls of `sinkcert eval --input`,
+// `attack`, `verify bound` and `verify bos`:
+//   eval(X)            evaluate<double> (src/evaluation.h)        NUMERIC(53)
+//   probe(...)         bos_statistics on a probe set (src/bos_statistics.h, as
+//                      `eval --samples`)                          NUMERIC(53)
+//   attack(...)        search::attack (search/attack.h)           SEARCH, certified at the witness
+//   bound(...)         bound_worst_case / check_upper_bound, or the deep versions for a
+//                      residual model of several layers (theorems/bounds/)       CERTIFIED
+//   bos_bound(...)     bound_min_bos / check_min_bos, bound_max_bos / check_max_bos
+// Each returns a dict that python/sinkcert/__init__.py turns into a typed
+// result; matrices are numpy arrays (float64). Long calls release the GIL
+// and report progress through an optional callable (binding_util.h).
+// Certified ends are given twice: as doubles rounded outward (a lower end
+// down, an upper end up, so [lo, hi] still encloses) and as the exact
+// decimal expansion of the MPFR number the checker computed.
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "python/binding_util.h"
+#include "search/attack.h"
+#include "src/bos_statistics.h"
+#include "src/evaluation.h"
+#include "src/input_error.h"
+#include "src/json_reader.h"
+#include "src/limits.h"
+#include "src/task.h"
+#include "src/weight_file.h"
+#include "theorems/bounds/bos_bound.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::python {
+
+// Defined in model_check_binding.cc when theorems/reports/model_check.h
+// exists; below otherwise.
+void bind_check(py::module_& m);
+
+Task make_task(const WeightFile& w, int L, const std::string& trigger_range) {
+  Task task;
+  task.n = w.n;
+  task.L = L;
+  task.range = parse_trigger_range(trigger_range);
+  task.validate();
+  if (L > kMaxL) {
+    throw std::invalid_argument("L: expected at most " + std::to_string(kMaxL) + ", got " +
+                                std::to_string(L));
+  }
+  if (task.trigger_positions().empty()) {
+    throw std::invalid_argument("L: no trigger position exists for L = " + std::to_string(L) +
+                                " under the " + trigger_range + " convention");
+  }
+  return task;
+}
+
+namespace {
+
+// x rounded to a double toward -inf (down) or +inf (up), exactly: the
+// double nearest the rational, moved one step if it lies on the wrong side.
+double round_rational(const Rational& x, bool up) {
+  double d = x.convert_to<double>();
+  const Rational back(d);
+  if (up && back < x) d = std::nextafter(d, std::numeric_limits<double>::infinity());
+  if (!up && back > x) d = std::nextafter(d, -std::numeric_limits<double>::infinity());
+  return d;
+}
+
+// A certified end: {"value": rounded outward, "exact": its exact decimal}.
+// NaN and infinities have no decimal: "NaN", "Infinity", "-Infinity".
+py::dict certified_end(const Rational& x, bool up) {
+  py::dict d;
+  d["value"] = round_rational(x, up);
+  d["exact"] = internal::exact_decimal(x);
+  return d;
+}
+py::dict certified_end(const Mpfr& x, bool up) {
+  if (const std::string bad = non_finite_name(x); !bad.empty()) {
+    py::dict d;
+    d["value"] = x.convert_to<double>();
+    d["exact"] = bad;
+    return d;
+  }
+  return certified_end(scalar_cast<Rational>(x), up);
+}
+
+// The task input X(j, C), L x n, of a flattened content vector.
+Matrix<double> witness_input(const Task& task, int trigger, const std::vector<double>& content) {
+  if (trigger <= 0 || static_cast<int>(content.size()) != content_variables(task)) {
+    return Matrix<double>();
+  }
+  return make_input(task, trigger, unflatten_content(task, content));
+}
+
+py::object optional_matrix(const Matrix<double>& m) {
+  if (m.size() == 0) return py::none();
+  return py::cast(m);
+}
+
+// --- eval ------------------------------------------------------------------
+
+py::dict eval_input(const WeightFile& w, const Matrix<double>& X) {
+  int trigger = 0;
+  try {
+    trigger = validate_input(X, w.n);
+  } catch (const InvalidInput& e) {
+    throw std::invalid_argument(std::string("X: ") + e.what());
+  }
+  const Evaluation<double> e = evaluate(to_model<double>(w), X, trigger);
+  py::dict d;
+  d["output"] = e.result.output;
+  d["target"] = e.target;
+  py::list layers;
+  for (const auto& layer : e.result.attention) {
+    py::list heads;
+    for (const auto& a : layer) heads.append(py::cast(a));
+    layers.append(heads);
+  }
+  d["attention"] = layers;
+  d["trigger"] = trigger;
+  d["error"] = e.error.value;
+  d["error_position"] = e.error.position;
+  d["error_coordinate"] = e.error.coordinate;
+  d["target_kind"] = target_kind_of(w.kind) == TargetKind::kResidual ? "residual" : "plain";
+  d["evidence"] = Evidence::numeric(53).label();
+  return d;
+}
+
+// --- probe set -------------------------------------------------------------
+
+py::dict run_probe(const WeightFile& w, int L, const std::string& trigger_range, int samples,
+                   std::uint64_t seed, std::optional<int> fixed_trigger) {
+  const Task task = make_task(w, L, trigger_range);
+  if (samples < 1 || samples > kMaxSamples) {
+    throw std::invalid_argument("samples: expected an integer in [1, " +
+                                std::to_string(kMaxSamples) + "]");
+  }
+  if (fixed_trigger && (*fixed_trigger < 1 || *fixed_trigger >= L)) {
+    throw std::invalid_argument("fixed_trigger: expected a 0-indexed position in [1, " +
+                                std::to_string(L - 1) + "]");
+  }
+  BosStatistics st;
+  {
+    py::gil_scoped_release release;
+    st = bos_statistics(to_model<double>(w), make_probe_set(task, samples, seed, fixed_trigger));
+  }
+  py::dict d;
+  d["json"] = to_python(to_json(st));
+  d["evidence"] = st.evidence.label();
+  return d;
+}
+
+// --- attack ----------------------------------------------------------------
+
+py::dict witness_dict(const Task& task, const search::Witness& w) {
+  py::dict d;
+  d["trigger"] = w.trigger;
+  d["value"] = w.certified;
+  d["value_double"] = w.value;
+  d["position"] = w.position;
+  d["coordinate"] = w.coordinate;
+  d["layer"] = w.layer;
+  d["certified_bits"] = w.certified_bits;
+  d["double_disagrees"] = w.double_disagrees;
+  d["X"] = w.trigger > 0 ? py::cast(search::witness_tokens(task, w)) : py::none();
+  return d;
+}
+
+py::dict run_attack(const WeightFile& w, int L, const std::string& trigger_range,
+                    std::uint64_t seed, double seconds, bool bos, py::object progress) {
+  const Task task = make_task(w, L, trigger_range);
+  if (search::attack_work(task, w.num_layers(), w.num_heads()) > search::kMaxAttackWork) {
+    throw std::invalid_argument(
+        "L: one attack round on this model at L = " + std::to_string(L) +
+        " exceeds the work limit (layers heads L^4 n^2 <= 2^28, about 20 s)");
+  }
+  if (!(seconds >= 0) || seconds > kMaxBoundSeconds) {
+    throw std::invalid_argument("seconds: expected a number in [0, 1e6]");
+  }
+  const Progress report(progress);
+  search::AttackOptions o;
+  o.seed = seed;
+  o.seconds = seconds;
+  o.quantity = bos ? search::WitnessQuantity::kBosMass : search::WitnessQuantity::kError;
+  search::AttackResult r;
+  {
+    const auto line = report.function();
+    py::gil_scoped_release release;
+    r = search::attack(to_model<double>(w), to_model<Rational>(w), task, o, line);
+  }
+  report.rethrow();
+  py::dict d;
+  d["quantity"] = bos ? "min BOS mass" : "error";
+  d["evidence"] = r.evidence.label();
+  d["best"] = witness_dict(task, r.best);
+  py::list per;
+  for (const auto& wt : r.per_trigger) per.append(witness_dict(task, wt));
+  d["per_trigger"] = per;
+  d["evaluations"] = r.evaluations;
+  d["rounds"] = r.rounds;
+  d["seconds"] = r.seconds;
+  d["summary"] = search::summary_text(r);
+  d["json"] = to_python(search::to_json(r));
+  return d;
+}
+
+// --- bounds ----------------------------------------------------------------
+
+struct BoxArgs {
+  double gap = 0.01, seconds = 60;
+  long boxes = 200000;
+  int bits = 128;
+};
+
+void check_box_args(const BoxArgs& a) {
+  if (!(a.gap > 0) || !std::isfinite(a.gap)) {
+    throw std::invalid_argument("gap: expected a finite number > 0");
+  }
+  if (!(a.seconds > 0) || a.seconds > kMaxBoundSeconds) {
+    throw std::invalid_argument("seconds: expected a number in (0, 1e6]");
+  }
+  if (a.boxes < 1) throw std::invalid_argument("boxes: expected an integer >= 1");
+  if (a.bits < kMinBoundBits || a.bits > kMaxBoundBits) {
+    throw std::invalid_argument("bits: expected an integer in [" + std::to_string(kMinBoundBits) +
+                                ", " + std::to_string(kMaxBoundBits) + "]");
+  }
+}
+
+void set_box_options(const BoxArgs& a, double box_bytes, theorems::BoxSearchOptions& o) {
+  o.relative_gap = a.gap;
+  o.max_seconds = a.seconds;
+  o.max_boxes = a.boxes;
+  o.bits = a.bits;
+  o.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
+}
+
+// A bound without a claim answers with its enclosure: ENCLOSED when the
+// requested gap was reached, NOT ENCLOSED otherwise (the checkers of this
+// tree say VERIFIED / UNDECIDED there; both spellings map here).
+std::string enclosure_verdict(Verdict v) {
+  return to_string(v == Verdict::kVerified || v == Verdict::kEnclosed ? Verdict::kEnclosed
+                                                                      : Verdict::kNotEnclosed);
+}
+
+void outcome_fields(py::dict& d, const theorems::BoxSearchOutcome& b) {
+  d["evidence"] = b.evidence.label();
+  d["boxes"] = b.boxes;
+  d["seconds"] = b.seconds;
+  d["stop_reason"] = b.stop_reason;
+  d["bits"] = b.bits;
+  d["budget_exhausted"] = b.budget_exhausted;
+  d["precision_floor"] = b.precision_floor;
+}
+
+py::dict worst_case_dict(const Task& task, const theorems::WorstCaseBound& b) {
+  py::dict d;
+  outcome_fields(d, b);
+  d["quantity"] = "worst-case error E";
+  d["lo"] = certified_end(b.lower, false);
+  d["hi"] = certified_end(b.upper, true);
+  d["relative_gap"] = b.relative_gap;
+  d["witness_trigger"] = b.witness_trigger;
+  d["witness"] = optional_matrix(witness_input(task, b.witness_trigger, b.witness_content));
+  d["note"] = b.note;
+  return d;
+}
+
+py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
+                   std::optional<double> claim, const BoxArgs& args, py::object progress) {
+  check_box_args(args);
+  const bool deep = w.kind == ModelKind::kResidual && w.num_layers() > 1;
+  if (!deep && (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1)) {
+    throw std::invalid_argument(
+        "kind: the bound handles single-layer models, or residual ones of several layers");
+  }
+  if (w.n > kMaxBoundN) {
+    throw std::invalid_argument("n: the bound handles n <= " + std::to_string(kMaxBoundN));
+  }
+  const Task task = make_task(w, L, trigger_range);
+  const double deep_factor = deep ? double(w.num_layers()) * w.num_heads() : 1.0;
+  if (deep_factor * L * L * L * w.n * w.n * std::max(1.0, args.bits / 1024.0) > kMaxBoundWork) {
+    throw std::invalid_argument("L: the bound's first pass at L = " + std::to_string(L) +
+                                " exceeds its work limit (L^3 n^2 max(1, bits / 1024), times "
+                                "layers x heads for several layers, <= 2^24)");
+  }
+  if (claim && !(*claim >= 0 && std::isfinite(*claim))) {
+    throw std::invalid_argument("claim: expected a finite number >= 0");
+  }
+  const Progress report(progress);
+  theorems::WorstCaseOptions o;
+  set_box_options(args, 32.0 * (task.L - 1) * (task.n - 3) + 256 + args.bits / 4.0, o);
+  if (report.active()) {
+    o.progress = [report](long boxes, double lower, double upper) {
+      std::ostringstream s;
+      s << boxes << " boxes, " << lower << " <= E <= " << upper;
+      report(s.str());
+    };
+    o.cap_progress = [report](int done, int all) {
+      report("softmax vertex bound, " + std::to_string(done) + " of " + std::to_string(all) +
+             " (coordinate, sign) pairs done");
+    };
+  }
+  const Model<Rational> model = to_model<Rational>(w);
+  py::dict d;
+  if (claim) {
+    theorems::UpperBoundCheck c;
+    std::string text;
+    {
+      py::gil_scoped_release release;
+      c = deep ? theorems::check_deep_upper_bound(model, task, *claim, o)
+               : theorems::check_upper_bound(model, task, *claim, o);
+      text = deep ? theorems::deep_summary_text(model, c, task) : theorems::summary_text(c, task);
+    }
+    report.rethrow();
+    d = worst_case_dict(task, c.bound);
+    d["verdict"] = to_string(c.verdict);
+    d["evidence"] = c.evidence.label();
+    d["claim"] = c.claimed;
+    d["margin"] = c.margin;
+    d["summary"] = text;
+  } else {
+    theorems::WorstCaseBound b;
+    std::string text;
+    {
+      py::gil_scoped_release release;
+      b = deep ? theorems::bound_deep_worst_case(model, task, o)
+               : theorems::bound_worst_case(model, task, o);
+      text = deep ? theorems::deep_summary_text(model, b, task, args.gap)
+                  : theorems::summary_text(b, task, args.gap);
+    }
+    report.rethrow();
+    d = worst_case_dict(task, b);
+    d["verdict"] = enclosure_verdict(b.verdict);
+    d["claim"] = py::none();
+    d["margin"] = py::none();
+    d["summary"] = text;
+  }
+  return d;
+}
+
+// min mode: the enclosure of min a_i0 = 1 - D from the deficit D's.
+template <class B>
+py::dict bos_dict(const Task& task, const B& b, const Mpfr& lo, const Mpfr& hi, bool deficit,
+                  const Mpfi& witness_value) {
+  py::dict d;
+  outcome_fields(d, b);
+  if (deficit) {
+    d["quantity"] = "min BOS mass";
+    // min BOS = 1 - D, exactly: [1 - D_hi, 1 - D_lo]
+    const bool finite = non_finite_name(lo).empty() && non_finite_name(hi).empty();
+    d["lo"] = finite ? certified_end(Rational(1) - scalar_cast<Rational>(hi), false)
+                     : certified_end(hi, false);
+    d["hi"] = finite ? certified_end(Rational(1) - scalar_cast<Rational>(lo), true)
+                     : certified_end(lo, true);
+    d["deficit_lo"] = certified_end(lo, false);
+    d["deficit_hi"] = certified_end(hi, true);
+  } else {
+    d["quantity"] = "max BOS mass";
+    d["lo"] = certified_end(lo, false);
+    d["hi"] = certified_end(hi, true);
+  }
+  d["relative_gap"] = b.relative_gap;
+  d["witness_trigger"] = b.witness_trigger;
+  d["witness_head"] = b.witness_head;
+  d["witness_row"] = b.witness_row;
+  d["witness"] = optional_matrix(witness_input(task, b.witness_trigger, b.witness_content));
+  d["witness_value"] =
+      py::make_tuple(boost::multiprecision::lower(witness_value).convert_to<double>(),
+                     boost::multiprecision::upper(witness_value).convert_to<double>());
+  return d;
+}
+
+py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_range,
+                       std::optional<double> claim, bool max_mode, int head, const BoxArgs& args,
+                       py::object progress) {
+  check_box_args(args);
+  if (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1) {
+    throw std::invalid_argument("kind: the BOS bound handles single-layer models");
+  }
+  if (w.n > kMaxBoundN) {
+    throw std::invalid_argument("n: the BOS bound handles n <= " + std::to_string(kMaxBoundN));
+  }
+  if (head < -1 || head >= w.num_heads()) {
+    throw std::invalid_argument("head: expected -1 (every head) or 0.." +
+                                std::to_string(w.num_heads() - 1));
+  }
+  const Task task = make_task(w, L, trigger_range);
+  const double c = w.n - 3;
+  if (w.num_heads() * L * (L - 1) / 2.0 * c * c * c > kMaxBosWork) {
+    throw std::invalid_argument("L: the BOS bound's first pass at L = " + std::to_string(L) +
+                                " exceeds its work limit (H L^2 (n - 3)^3 / 2 <= 2^25)");
+  }
+  if (claim && !(*claim >= 0 && *claim <= 1)) {
+    throw std::invalid_argument("claim: expected a BOS mass in [0, 1]");
+  }
+  const Progress report(progress);
+  theorems::BosBoundOptions o;
+  set_box_options(args, 24.0 * (task.n - 3) + 256 + args.bits / 4.0, o);
+  o.head = head;
+  const Model<Rational> model = to_model<Rational>(w);
+  py::dict d;
+  std::string text;
+  if (max_mode) {
+    theorems::MaxBosClaimCheck check;
+    theorems::MaxBosBound b;
+    {
+      py::gil_scoped_release release;
+      if (claim) {
+        check = theorems::check_max_bos(model, task, *claim, o);
+        b = check.bound;
+        text = theorems::summary_text(check, task);
+      } else {
+        b = theorems::bound_max_bos(model, task, o);
+        text = theorems::summary_text(b, task, args.gap);
+      }
+    }
+    d = bos_dict(task, b, b.mass_lower, b.mass_upper, false, b.witness_mass);
+    d["verdict"] = claim ? to_string(check.verdict) : enclosure_verdict(b.verdict);
+    if (claim) d["evidence"] = check.evidence.label();
+    d["margin"] = claim ? py::cast(check.margin) : py::none();
+  } else {
+    theorems::BosClaimCheck check;
+    theorems::BosBound b;
+    {
+      py::gil_scoped_release release;
+      if (claim) {
+        check = theorems::check_min_bos(model, task, *claim, o);
+        b = check.bound;
+        text = theorems::summary_text(check, task);
+      } else {
+        b = theorems::bound_min_bos(model, task, o);
+        text = theorems::summary_text(b, task, args.gap);
+      }
+    }
+    d = bos_dict(task, b, b.deficit_lower, b.deficit_upper, true, b.witness_deficit);
+    d["verdict"] = claim ? to_string(check.verdict) : enclosure_verdict(b.verdict);
+    if (claim) d["evidence"] = check.evidence.label();
+    d["margin"] = claim ? py::cast(check.margin) : py::none();
+  }
+  report.rethrow();
+  d["claim"] = claim ? py::cast(*claim) : py::none();
+  d["summary"] = text;
+  return d;
+}
+
+}  // namespace
+
+#ifndef SINKCERT_HAVE_MODEL_CHECK
+void bind_check(py::module_& m) {
+  // Model.check raises NotImplementedError (python/sinkcert/__init__.py)
+  m.attr("HAVE_CHECK") = false;
+}
+#endif
+
+}  // namespace sinkcert::python
+
+PYBIND11_MODULE(_sinkcert, m) {
+  namespace py = pybind11;
+  using namespace sinkcert;
+  using namespace sinkcert::python;
+  m.doc() = "sinkcert's C++ library (use the package sinkcert, not this module)";
+  // Bad input is a ValueError whose text names the file, the field and what
+  // was expected (InputError); std::invalid_argument maps to ValueError too.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  py::class_<WeightFile>(m, "WeightFile")
+      .def_static("read", &read_weight_file, py::arg("path"))
+      .def_static(
+          "from_text",
+          [](const std::string& text, const std::string& name) {
+            return weight_file_from_document(internal::parse_json_document(text, name));
+          },
+          py::arg("text"), py::arg("name"))
+      .def_property_readonly("kind", [](const WeightFile& w) { return to_string(w.kind); })
+      .def_property_readonly("attention",
+                             [](const WeightFile& w) { return to_string(w.attention); })
+      .def_readonly("n", &WeightFile::n)
+      .def_property_readonly("layers", &WeightFile::num_layers)
+      .def_property_readonly("heads", &WeightFile::num_heads)
+      .def_readonly("path", &WeightFile::path)
+      .def_property_readonly("metadata", [](const WeightFile& w) { return to_python(w.metadata); })
+      .def("text", &weight_file_text)
+      .def("describe", [](const WeightFile& w) { return describe(w); })
+      .def("eval", &eval_input, py::arg("X"))
+      .def("probe", &run_probe, py::arg("L"), py::arg("trigger_range"), py::arg("samples"),
+           py::arg("seed"), py::arg("fixed_trigger"))
+      .def_property_readonly_static("default_probe_seed",
+                                    [](py::object) { return kDefaultProbeSeed; })
+      .def("attack", &run_attack, py::arg("L"), py::arg("trigger_range"), py::arg("seed"),
+           py::arg("seconds"), py::arg("bos"), py::arg("progress"))
+      .def(
+          "bound",
+          [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
+             double gap, double seconds, long boxes, int bits, py::object progress) {
+            return run_bound(w, L, range, claim, BoxArgs{gap, seconds, boxes, bits}, progress);
+          },
+          py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("gap"),
+          py::arg("seconds"), py::arg("boxes"), py::arg("bits"), py::arg("progress"))
+      .def(
+          "bos_bound",
+          [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
+             bool max_mode, int head, double gap, double seconds, long boxes, int bits,
+             py::object progress) {
+            return run_bos_bound(w, L, range, claim, max_mode, head,
+                                 BoxArgs{gap, seconds, boxes, bits}, progress);
+          },
+          py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("max"), py::arg("head"),
+          py::arg("gap"), py::arg("seconds"), py::arg("boxes"), py::arg("bits"),
+          py::arg("progress"));
+  bind_check(m);
+}

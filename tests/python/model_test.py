@@ -1,0 +1,287 @@
+# SPDX-License-Identifier: MIT
+"""The sinkcert package with its compiled extension (run by ctest with
+build/python on PYTHONPATH).
+
+Checked:
+1. Model.from_torch on real nn.Modules, against PyTorch's own float64
+   forward pass: nn.MultiheadAttention (causal mask, no bias; one layer,
+   and two residual layers) and a q_proj/k_proj/v_proj/o_proj module with
+   scaled scores; outputs and every head's attention to TOLERANCE.
+2. A module with a bias is refused, the bias named.
+3. The typed results of attack, bound and bos_bound on an n = 5, L = 4
+   model: evidence labels, enclosures whose float ends bracket their exact
+   decimal ends, a true claim VERIFIED and a false one NOT VERIFIED with a
+   witness that re-evaluates above the claim.
+4. from_numpy, from_file and save agree; bad input is a ValueError naming
+   the field; progress callbacks are called, and the GIL is released during
+   a long call; check() is NotImplementedError unless built in.
+"""
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import sinkcert
+
+# sinkcert evaluates the converted model in double with the scale folded
+# into W_Q (rounded once per entry) and A = W_Q^T W_K, M = W_O W_V formed
+# first; PyTorch multiplies the unfolded matrices in another order. Both
+# are O(L n^2) float64 sums of values of order 1: a few ulps each (1e-15),
+# so 1e-12 leaves three orders of margin and still catches a wrong head
+# split, a missing scale or a transposed matrix (order 1e-2 or more).
+TOLERANCE = 1e-12
+
+
+def task_input(rng, n, L, trigger):
+    X = np.zeros((L, n))
+    X[0, 0] = 1
+    for i in range(1, L):
+        X[i, 1 if i == trigger else n - 1] = 1
+        X[i, 2:n - 1] = rng.uniform(-1, 1, n - 3)
+    return X
+
+
+def causal_mask(L):
+    return torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)  # True = not attended
+
+
+class MhaStack(torch.nn.Module):
+    """Layers of nn.MultiheadAttention, residual when more than one."""
+
+    def __init__(self, n, heads, layers):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            torch.nn.MultiheadAttention(n, heads, bias=False) for _ in range(layers))
+
+    def forward(self, x):  # x: L x n
+        attention = []
+        for mha in self.layers:
+            xb = x[:, None, :]  # (L, batch 1, n)
+            out, w = mha(xb, xb, xb, attn_mask=causal_mask(x.shape[0]), need_weights=True,
+                         average_attn_weights=False)
+            x = x + out[:, 0, :] if len(self.layers) > 1 else out[:, 0, :]
+            attention.append(w[0])  # heads x L x L
+        return x, attention
+
+
+class QkvoAttention(torch.nn.Module):
+    """One causal attention layer in the q_proj/k_proj/v_proj/o_proj layout,
+    scores scaled by 1/sqrt(head width)."""
+
+    def __init__(self, n, heads, width):
+        super().__init__()
+        self.num_heads, self.width = heads, width
+        self.q_proj = torch.nn.Linear(n, heads * width, bias=False)
+        self.k_proj = torch.nn.Linear(n, heads * width, bias=False)
+        self.v_proj = torch.nn.Linear(n, heads * width, bias=False)
+        self.o_proj = torch.nn.Linear(heads * width, n, bias=False)
+
+    def forward(self, x):
+        L, H, d = x.shape[0], self.num_heads, self.width
+        q, k, v = (p(x).view(L, H, d).transpose(0, 1) for p in (self.q_proj, self.k_proj,
+                                                                   self.v_proj))
+        s = (q @ k.transpose(1, 2)) / d ** 0.5
+        a = torch.softmax(s.masked_fill(causal_mask(L), float("-inf")), dim=-1)
+        return self.o_proj((a @ v).transpose(0, 1).reshape(L, H * d)), list(a[None])
+
+
+def compare(module, model, n, L, seed):
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for trigger in range(1, L):
+        X = task_input(rng, n, L, trigger)
+        with torch.no_grad():
+            want, attention = module(torch.tensor(X))
+        got = model.eval(X)
+        assert got.evidence == "NUMERIC(53)" and got.trigger == trigger
+        worst = max(worst, float(np.abs(got.output - want.numpy()).max()))
+        for l, heads in enumerate(attention):
+            for h in range(heads.shape[0]):
+                worst = max(worst,
+                            float(np.abs(got.attention[l][h] - heads[h].numpy()).max()))
+    assert worst <= TOLERANCE, worst
+    return worst
+
+
+@pytest.mark.parametrize("n,heads,layers", [(6, 2, 1), (8, 2, 2)])
+def test_multihead_attention_matches_pytorch(n, heads, layers):
+    torch.manual_seed(10 + layers)
+    module = MhaStack(n, heads, layers).double().eval()
+    model = sinkcert.Model.from_torch(module, L=6)
+    assert (model.n, model.layers, model.heads) == (n, layers, heads)
+    assert model.kind == ("single-layer" if layers == 1 else "residual")
+    assert model.metadata["task"]["score_scale"] == 1 / (n // heads) ** 0.5
+    compare(module, model, n, 6, seed=layers)
+    # the comparison fails on a wrong scale: the same weights unscaled
+    wrong = sinkcert.Model.from_torch(
+        {k.replace("in_proj_weight", "W_QKV"): v for k, v in module.state_dict().items()},
+        layout="map", heads=heads, score_scale=1.0,
+        key_map={"W_QKV": "layers.{l}.W_QKV", "W_O": "layers.{l}.out_proj.weight"})
+    with pytest.raises(AssertionError):
+        compare(module, wrong, n, 6, seed=layers)
+
+
+def test_qkvo_matches_pytorch():
+    torch.manual_seed(20)
+    module = QkvoAttention(6, 3, 4).double().eval()
+    model = sinkcert.Model.from_torch(module, score_scale=0.5, L=5)  # 1/sqrt(4), heads from it
+    assert (model.heads, model.n) == (3, 6)
+    compare(module, model, 6, 5, seed=3)
+
+
+def test_bias_refused_by_name():
+    torch.manual_seed(30)
+    module = MhaStack(6, 2, 1).double()
+    module.layers[0].out_proj.bias = torch.nn.Parameter(torch.full((6,), 0.5,
+                                                                   dtype=torch.float64))
+    with pytest.raises(sinkcert.ConvertError, match=r"layers\.0\.out_proj\.bias: a nonzero bias"):
+        sinkcert.Model.from_torch(module, L=6)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A random single-layer softmax model, n = 5, L = 4, with small scores
+    (A of scale 0.1), so that the bound reaches a 5 % gap in about a second."""
+    rng = np.random.default_rng(40)
+    return sinkcert.Model.from_numpy({"A": rng.normal(0, 0.1, (5, 5)),
+                                      "M": rng.normal(0, 0.7, (5, 5))}, L=4)
+
+
+def test_attack_typed(small):
+    r = small.attack(seed=0)
+    assert isinstance(r, sinkcert.AttackResult)
+    assert r.evidence == "SEARCH(lower bound)" and r.quantity == "error"
+    assert r.witness.shape == (4, 5) and r.value > 0
+    # certified at the witness: the double evaluation agrees to rounding
+    assert small.eval(r.witness).error == pytest.approx(r.value, rel=1e-9)
+    assert [w.trigger for w in r.per_trigger] == [1, 2, 3]
+    bos = small.attack(seed=0, bos=True)
+    assert bos.evidence == "SEARCH(upper bound)" and 0 <= bos.value <= 1
+
+
+def test_bound_typed_and_claims(small):
+    found = small.attack(seed=0).value
+    b = small.bound(seconds=20, gap=0.05)
+    assert isinstance(b, sinkcert.BoundResult)
+    assert b.verdict is sinkcert.Verdict.ENCLOSED and b.evidence == "CERTIFIED"
+    assert b.claim is None and b.quantity == "worst-case error E"
+    # the float ends enclose the exact ends, which enclose the attack's value
+    assert Fraction(b.lo) <= Fraction(b.lo_exact) <= Fraction(b.hi_exact) <= Fraction(b.hi)
+    assert b.lo <= found * (1 + 1e-9) and found <= b.hi
+    assert b.witness.shape == (4, 5) and small.eval(b.witness).error >= b.lo * (1 - 1e-9)
+    true = small.bound(seconds=20, claim=2 * b.hi)
+    assert true.verdict is sinkcert.Verdict.VERIFIED and true.margin > 0
+    false = small.bound(seconds=20, claim=b.lo / 2)
+    assert false.verdict is sinkcert.Verdict.NOT_VERIFIED and false.margin > 0
+    assert small.eval(false.witness).error > b.lo / 2
+
+
+def test_bos_bound_typed(small):
+    s = small.bos_bound(seconds=20, gap=0.05)
+    assert s.quantity == "min BOS mass" and s.evidence == "CERTIFIED"
+    assert s.verdict in (sinkcert.Verdict.ENCLOSED, sinkcert.Verdict.NOT_ENCLOSED)
+    assert 0 <= s.lo <= s.hi <= 1
+    assert Fraction(s.lo) <= Fraction(s.lo_exact) <= Fraction(s.hi_exact) <= Fraction(s.hi)
+    false = small.bos_bound(seconds=20, claim=min(1.0, s.hi * 1.5 + 0.01))
+    assert false.verdict is sinkcert.Verdict.NOT_VERIFIED and false.witness.shape == (4, 5)
+    cap = small.bos_bound(seconds=20, max=True)
+    assert cap.quantity == "max BOS mass" and cap.hi >= s.lo
+
+
+def test_numpy_file_roundtrip_and_errors(tmp_path):
+    rng = np.random.default_rng(50)
+    head = {k: rng.normal(0, 1, (5, 5)) for k in ("W_Q", "W_K", "W_V", "W_O")}
+    m = sinkcert.Model.from_numpy([head, head], L=6, trigger_range="reference-code")
+    path = tmp_path / "w.json"
+    m.save(path)
+    back = sinkcert.Model.from_file(path)
+    assert (back.L, back.trigger_range, back.heads) == (6, "reference-code", 2)
+    X = task_input(rng, 5, 6, 3)
+    assert np.array_equal(m.eval(X).output, back.eval(X).output)
+    X[2, 4] = 0  # an ordinary token without its flag
+    with pytest.raises(ValueError, match="X: "):
+        m.eval(X)
+    with pytest.raises(ValueError, match="L: required"):
+        sinkcert.Model.from_numpy(head).attack()
+    with pytest.raises(ValueError, match="bad.json: version: missing"):
+        sinkcert.Model.from_text('{"format": "sinkcert-weights"}', "bad.json")
+
+
+def test_progress_and_gil_release(small):
+    lines = []
+    counter = [0]
+    done = threading.Event()
+
+    def spin():
+        while not done.is_set():
+            counter[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        r = small.attack(seconds=2.5, seed=1, progress=lines.append)
+    finally:
+        done.set()
+        t.join()
+    assert r.rounds >= 1
+    assert lines, "no progress line in a 2.5 s attack"
+    # with the GIL held for 2.5 s the thread would barely have run
+    assert counter[0] > 10000
+
+
+def test_check():
+    m = sinkcert.Model.from_numpy({"A": np.eye(5), "M": np.eye(5)}, L=4)
+    if not sinkcert._ext.HAVE_CHECK:
+        with pytest.raises(NotImplementedError):
+            m.check(seconds=1)
+    else:
+        c = m.check(seconds=5)
+        assert isinstance(c, sinkcert.CheckResult) and c.summary and isinstance(c.json, dict)
+
+
+def test_progress_error_raised_after_the_call():
+    rng = np.random.default_rng(40)
+    # larger scores: the bound does not reach its gap within the 1.5 s budget
+    m = sinkcert.Model.from_numpy({"A": rng.normal(0, 0.7, (5, 5)),
+                                   "M": rng.normal(0, 0.7, (5, 5))}, L=4)
+
+    def broken(line):
+        raise KeyError(line)
+
+    with pytest.raises(RuntimeError, match="progress callback: KeyError"):
+        m.bound(seconds=1.5, gap=1e-6, progress=broken)
+
+
+def test_gated_and_softpick_state_dicts_match_numpy():
+    rng = np.random.default_rng(60)
+    n, L = 5, 5
+    state = {f"layers.0.{m}.weight": rng.normal(0, 0.5, (n, n))
+             for m in ("W_Q", "W_K", "W_V", "W_O", "W_G")}
+    W = {m: state[f"layers.0.{m}.weight"] for m in ("W_Q", "W_K", "W_V", "W_O", "W_G")}
+    X = task_input(rng, n, L, 2)
+    S = (X @ W["W_Q"].T) @ (X @ W["W_K"].T).T
+    causal = np.tril(np.ones((L, L), dtype=bool))
+    # gated: softmax weights, head output times sigma(W_g x_i) coordinatewise
+    e = np.where(causal, np.exp(S - np.where(causal, S, -np.inf).max(axis=1, keepdims=True)), 0)
+    a = e / e.sum(axis=1, keepdims=True)
+    gate = 1 / (1 + np.exp(-(X @ W["W_G"].T)))
+    want = gate * ((a @ X) @ (W["W_O"] @ W["W_V"]).T)
+    got = sinkcert.Model.from_torch(state, attention="gated", score_scale=1.0).eval(X)
+    assert np.abs(got.output - want).max() <= TOLERANCE
+    # softpick: relu(exp(s) - 1) / sum |exp(s) - 1|
+    del state["layers.0.W_G.weight"]
+    d = np.where(causal, np.exp(S) - 1, 0)
+    a = np.maximum(d, 0) / np.abs(d).sum(axis=1, keepdims=True)
+    want = (a @ X) @ (W["W_O"] @ W["W_V"]).T
+    got = sinkcert.Model.from_torch(state, attention="softpick", score_scale=1.0).eval(X)
+    assert np.abs(got.output - want).max() <= TOLERANCE
+
+
+def test_probe(small):
+    p = small.probe(samples=200, fixed_trigger=2)
+    assert p["evidence"] == "NUMERIC(53)" and p["probe_set"]["samples"] == 200
+    assert p["probe_set"]["fixed_trigger"] == 2 and p["sampled_error"]["max"] > 0
+    overall = p["bos_mass"]["heads"][0]["overall"]
+    assert 0 <= overall["min"] <= overall["mean"] <= 1
