@@ -37,7 +37,7 @@ bad() {
 
 R='command line: '
 SEED='expected an integer in \[0, 18446744073709551615\]'
-S="eval --weights $W --samples 5"
+S="eval --weights $W --samples 5 --L 16"
 
 # --seed: decimal digits in [0, 2^64 - 1], no sign, no wrap-around
 bad "$R--seed: $SEED, got '-1'$" $S --seed -1
@@ -62,7 +62,7 @@ bad "$R--bits: expected an integer in \[53, 8192\], got '1e8'$" $B --bits 1e8
 bad "$R--bits: expected an integer in \[53, 8192\], got '100000000'$" $B --bits 100000000
 bad "$R--bits: expected an integer in \[53, 8192\], got '52'$" $B --bits 52
 bad "$R--L: expected an integer in \[2, 64\], got '2147483647'$" verify bound --weights "$W" --L 2147483647
-bad "$R--L: required: expected an integer in \[2, 64\]$" verify bound --weights "$W"
+bad "$R--L: required: expected the sequence length L \($W has no \"task\"" verify bound --weights "$W"
 bad "$R--weights: required: expected a file name$" verify bound --L 4
 # verify relu: --n, --L
 bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" verify relu --L 2147483647 --out cert.json
@@ -132,7 +132,7 @@ bad "$R--precision: expected \"double\" for this model and input" \
 # Skipped under AddressSanitizer, which needs terabytes of address space.
 if ! grep -q __asan_init "$bin"; then
   (cd "$tmp/run" && ulimit -v 200000 &&
-    "$bin" eval --weights "$W" --samples 1000000 > "$tmp/out" 2> "$tmp/err")
+    "$bin" eval --weights "$W" --samples 1000000 --L 16 > "$tmp/out" 2> "$tmp/err")
   rc=$?
   if [ "$rc" -ne 2 ] || ! tail -1 "$tmp/err" | grep -q '^sinkcert: error: out of memory while computing the probe set and its statistics (--samples, --L)'; then
     echo "FAIL: out of memory -> exit $rc (want 2):"; cat "$tmp/err"; failures=$((failures + 1))
