@@ -166,16 +166,20 @@ nlohmann::json inputs_json(const std::vector<InputDigest>& inputs) {
 
 }  // namespace
 
+// The five keys, then "inputs" ([{path, sha256}]), "libraries" and
+// "recipe_kernel", each only when recorded (not empty).
 nlohmann::json to_json(const RunInfo& info) {
-  return nlohmann::json{
-      {"command_line", info.command_line},
-      {"revision", info.revision},
-      {"time_utc", info.time_utc},
-      {"seed", info.seed},
-      {"precision", info.precision},
-      {"inputs", inputs_json(info.inputs)},
-      {"libraries", info.libraries.is_null() ? nlohmann::json::object() : info.libraries},
-      {"recipe_kernel", info.recipe_kernel}};
+  nlohmann::json j{{"command_line", info.command_line},
+                   {"revision", info.revision},
+                   {"time_utc", info.time_utc},
+                   {"seed", info.seed},
+                   {"precision", info.precision}};
+  // recorded only: a stamp built by hand (or read from an older file) keeps
+  // the five keys above
+  if (!info.inputs.empty()) j["inputs"] = inputs_json(info.inputs);
+  if (!info.libraries.is_null()) j["libraries"] = info.libraries;
+  if (!info.recipe_kernel.empty()) j["recipe_kernel"] = info.recipe_kernel;
+  return j;
 }
 
 RunInfo run_info_from_json(const nlohmann::json& j) {

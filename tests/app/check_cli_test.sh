@@ -33,7 +33,7 @@ expect 0 '^  -> solves the task \(E <= 0\.005\) \[CERTIFIED\]$' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
 expect 0 '^worst-case bound: ENCLOSED \[1\.36[0-9]e-04, 1\.36[0-9]e-04\] \[CERTIFIED\]' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
-expect 0 '^  layer 0 head 0: mean 0\.9998[0-9]*, min 0\.9998[0-9]* -> sinks$' \
+expect 0 '^  layer 0 head 0: mean 0\.999[0-9]*, min 0\.999[0-9]* -> sinks$' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
 expect 0 'SEARCH\(lower bound\), CERTIFIED at its witness\] at trigger [1-3], row [1-3], coordinate [0-4]' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"

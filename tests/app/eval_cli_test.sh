@@ -31,7 +31,7 @@ expect 2 'command line: --precision: expected "double" or a number of bits' \
 expect 2 'command line: --precision' eval --weights "$W" --samples 5 --precision 100
 expect 2 'command line: --seed: applies only with --samples' eval --weights "$W" --input "$X" --seed 1
 expect 2 'command line: --fixed-trigger' eval --weights "$W" --samples 5 --L 8 --fixed-trigger 8
-expect 2 'command line: --L: no trigger position' \
+expect 2 'command line: --L: L >= 3 under the reference-code convention \(L = 2 has no trigger position\)' \
   eval --weights "$W" --samples 5 --L 2 --trigger-range reference-code
 expect 2 'command line: --trigger-range' eval --weights "$W" --samples 5 --trigger-range papr
 

@@ -744,7 +744,7 @@ TEST_CASE("a malformed task gives an InputError naming its field") {
   check_error(error_of(with_task({{"score_scale", -0.25}})), "task.score_scale", "> 0");
   check_error(error_of(with_task({{"score_scale", "abc"}})), "task.score_scale", "decimal");
   check_error(error_of(with_task({{"source", 3}})), "task.source", "string");
-  check_error(error_of(with_task({{"bias", 3}})), "task", "bias");
+  check_error(error_of(with_task({{"bias", 3}})), "task.bias", "expected only L, trigger_range");
 }
 
 TEST_CASE("score_scale s multiplies A exactly, once, and survives a round trip") {

@@ -185,10 +185,19 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
         {"exact ReLU checker", 0, since(t), r.relu ? "done" : "NOT APPLICABLE: " + r.relu_note});
   }
 
+  // The deep bound's first pass cannot be interrupted: when it would not fit
+  // the bound's share even with all the time after the attack's, it is not
+  // started and the attack takes that time instead.
+  const double deep_work = single ? 0.0
+                                  : double(file.num_layers()) * file.num_heads() * task.L * task.L *
+                                        task.L * task.n * task.n;
+  const bool deep_fits =
+      deep_work * kDeepFirstPassSecondsPerWork <= (1 - kAttackShare) * options.seconds;
+
   // 3. the attack
   {
     const Clock::time_point t = Clock::now();
-    const double share = kAttackShare * options.seconds;
+    const double share = (deep_fits ? kAttackShare : kAttackAloneShare) * options.seconds;
     if (search::attack_work(task, file.num_layers(), file.num_heads()) > search::kMaxAttackWork) {
       r.attack_note = "one round is beyond the attack's work limit (layers heads L^4 n^2 > 2^28)";
       r.steps.push_back({"attack", share, since(t), "NOT APPLICABLE: " + r.attack_note});
@@ -215,6 +224,10 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     o.relative_gap = kCheckRelativeGap;
     o.max_seconds = std::max(share, 1e-3);
     o.threads = options.threads;
+    // several layers: the attack of step 3 has run, so the bound does not
+    // run its own round (the enclosure's lower end takes the attack's
+    // certified value below)
+    o.adversary_witnesses = single;
     o.fit_memory(32.0 * (task.L - 1) * (task.n - 3) + 256 + o.bits / 4.0,
                  static_cast<double>(kMemoryBudgetBytes));
     o.progress = [&](long boxes, double lower, double upper) {
@@ -230,6 +243,11 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
           "2^24)");
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
+    } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {
+      r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
+      r.worst_case.why = "not started: its first pass (one box per trigger, about " +
+                         seconds_text(work * kDeepFirstPassSecondsPerWork) +
+                         " at this size) would overrun its share of " + seconds_text(share);
     } else {
       say("worst-case bound (" + seconds_text(share) + ")");
       try {
@@ -415,6 +433,8 @@ std::string CheckReport::summary() const {
   }
   if (worst_case.verdict == Verdict::kNotApplicable) {
     s << "worst-case bound: NOT APPLICABLE (" << worst_case.why << ")\n";
+  } else if (worst_case.why.rfind("not started", 0) == 0) {
+    s << "worst-case bound: NOT ENCLOSED (" << worst_case.why << ")\n";
   } else {
     s << "worst-case bound: " << to_string(worst_case.verdict) << " ["
       << bound_text(worst_case.lower, false) << ", " << bound_text(worst_case.upper, true)
@@ -443,6 +463,8 @@ std::string CheckReport::summary() const {
   }
   if (min_bos.verdict == Verdict::kNotApplicable) {
     s << "min BOS over the whole box: NOT APPLICABLE (" << min_bos.why << ")\n";
+  } else if (min_bos.why.rfind("not started", 0) == 0) {
+    s << "min BOS over the whole box: NOT ENCLOSED (" << min_bos.why << ")\n";
   } else {
     s << "min BOS over the whole box: " << to_string(min_bos.verdict) << " ["
       << bound_text(min_bos.lower, false) << ", " << bound_text(min_bos.upper, true)

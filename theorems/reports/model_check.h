@@ -35,9 +35,14 @@
 //   BOS bound:       what is left then.
 // Steps 1 and 2 and the certification of the attack's witnesses take what
 // they take (well under a second at n = L = 16) and count against S. The
-// bounds' first passes (the softmax vertex bound's caps, the deep bound's
-// first boxes) check the clock only between their own steps, so a model
-// at the size limits can overrun S by the length of one such step.
+// attack finishes the round it started when its share ends (a round is
+// about 1 s at n = L = 16 for one head, 10 s for 2 x 2 heads under load).
+// The bounds' first passes (the softmax vertex bound's caps, the deep
+// bound's first boxes) check the clock only between their own steps, so a
+// model at the size limits can overrun S by the length of one such step;
+// the deep bound is not started when its first pass would not fit
+// (kDeepFirstPassSecondsPerWork), and the attack then has kAttackAloneShare
+// of S.
 //
 // Conclusions (no claim is made, so no VERIFIED):
 //   solves the task: E <= kSolvesTolerance (the paper's training target,
@@ -76,10 +81,21 @@ constexpr double kSinkMass = 0.5;
 // Budget shares (header).
 constexpr double kAttackShare = 0.25;
 constexpr double kBoundShare = 0.7;
+// The attack's share when the deep bound will not start (see below): the
+// rest covers its last round's overrun and the certification.
+constexpr double kAttackAloneShare = 0.8;
 // A bound whose share is below this does not start (NOT ENCLOSED, with the
 // trivial enclosure E >= 0, or min BOS in [0, 1]): its first pass alone
 // would overrun the budget.
 constexpr double kMinBoundSeconds = 0.5;
+// The deep bound's first pass (one box per trigger, each through every layer
+// and head) is not interruptible: measured at n = L = 16, 2 layers x 2
+// heads (work layers heads L^3 n^2 = 4.2e6) at 280 s on the shared 2-core
+// machine under a load of 15, about 6.7e-5 s per unit. With a tenth of that
+// (an unloaded machine) as the estimate, a model whose first pass would
+// not fit the bound's share is not started (NOT ENCLOSED, E >= 0 only);
+// n = 5, L = 4 at 2 x 2 (6400 units, 0.06 s) runs.
+constexpr double kDeepFirstPassSecondsPerWork = 1e-5;
 // The relative gap the worst-case and BOS bounds aim at.
 constexpr double kCheckRelativeGap = 0.01;
 
