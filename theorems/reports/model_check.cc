@@ -191,8 +191,9 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   const double deep_work = single ? 0.0
                                   : double(file.num_layers()) * file.num_heads() * task.L * task.L *
                                         task.L * task.n * task.n;
+  // (the attack may overrun its share by a round: kDeepFitShare < 1 - kAttackShare)
   const bool deep_fits =
-      deep_work * kDeepFirstPassSecondsPerWork <= (1 - kAttackShare) * options.seconds;
+      deep_work * kDeepFirstPassSecondsPerWork <= kDeepFitShare * options.seconds;
 
   // 3. the attack
   {

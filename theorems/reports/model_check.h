@@ -84,6 +84,9 @@ constexpr double kBoundShare = 0.7;
 // The attack's share when the deep bound will not start (see below): the
 // rest covers its last round's overrun and the certification.
 constexpr double kAttackAloneShare = 0.8;
+// The deep bound starts only if its first pass is estimated to fit this
+// share of S (what the attack leaves, less a round of its overrun).
+constexpr double kDeepFitShare = 0.6;
 // A bound whose share is below this does not start (NOT ENCLOSED, with the
 // trivial enclosure E >= 0, or min BOS in [0, 1]): its first pass alone
 // would overrun the budget.
