@@ -39,12 +39,9 @@ struct AttackCliOptions {
 void run_attack(const AttackCliOptions& opt, Context& ctx) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
-  require_option(opt.task.L_option);
   ctx.activity = "reading " + opt.weights;
   const WeightFile w = read_weight_file(opt.weights);
-  Task task = opt.task.task();
-  task.n = w.n;
-  check_task_options(task);
+  const Task task = resolve_task(w, opt.task);
   const double work = search::attack_work(task, w.num_layers(), w.num_heads());
   if (work > search::kMaxAttackWork) {
     int max_L = kMinL;
@@ -111,7 +108,9 @@ void add_attack_command(CLI::App& app, Context& ctx) {
       "attack", "search for the worst input of a model (or its smallest BOS mass, --bos)");
   opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
                                         "weight file (sinkcert-weights JSON), required");
-  add_task_options(sub, &opt->task, {std::nullopt, "", kMaxL, "sequence length (required)"});
+  add_task_options(
+      sub, &opt->task,
+      {std::nullopt, "", kMaxL, "sequence length (default: the weight file's task.L)"});
   add_seed_option(sub, &opt->seed, "seed of the search");
   opt->seconds_option = add_real_option(
       sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},

@@ -22,6 +22,7 @@
 
 namespace sinkcert {
 struct RunInfo;
+struct WeightFile;
 namespace theorems {
 enum class StudyVerdict;
 }  // namespace theorems
@@ -120,6 +121,16 @@ void add_task_options(CLI::App* app, TaskOptions* task, const TaskOptionSpec& sp
 TriggerRange trigger_range_option(const std::string& text);
 // InputError unless n >= 3, L >= 2 and the task has a trigger position.
 void check_task_options(const Task& task);
+// The task of a command that reads the weight file `file`: n is the file's;
+// L is --L, else the file's "task" L (weight_file.h), and with neither the
+// command refuses (there is no default L); the trigger convention is
+// --trigger-range, else the file's, else paper (the task's documented
+// default). An option that disagrees with the file is refused, naming both
+// values, with the hint to drop the option. Then check_task_options.
+Task resolve_task(const WeightFile& file, const TaskOptions& options);
+// Where resolve_task took L and the convention from, for the printed
+// header: "L = 16 (from the weight file), trigger range paper (default)".
+std::string task_origin(const WeightFile& file, const TaskOptions& options);
 
 // --seed in [0, 2^64 - 1]; --help shows `help` and the default *target.
 CLI::Option* add_seed_option(CLI::App* app, std::uint64_t* target, const std::string& help);
@@ -144,5 +155,6 @@ void add_attack_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
 void add_figures_command(CLI::App& app, Context& ctx);
 void add_normalizations_command(CLI::App& app, Context& ctx);
+void add_check_command(CLI::App& app, Context& ctx);
 
 }  // namespace sinkcert::cli

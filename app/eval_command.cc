@@ -238,8 +238,7 @@ int max_samples(const WeightFile& w, int L) {
 
 void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
   // --L, --samples, --seed and --fixed-trigger were range-checked when parsed.
-  Task task = o.task.task();
-  task.n = w.n;
+  const Task task = resolve_task(w, o.task);
   std::optional<int> fixed;
   if (o.fixed_opt->count() > 0) {
     if (o.fixed_trigger >= task.L) {
@@ -454,7 +453,8 @@ void add_eval_command(CLI::App& app, Context& ctx) {
       add_int_option(sub, "--samples", &o->samples, 1, kMaxSamples, "number of probe sequences");
   o->seed_opt = add_seed_option(sub, &o->seed, "probe seed");
   add_task_options(sub, &o->task,
-                   {std::nullopt, "", kMaxL, "sequence length for --samples (default 16)"});
+                   {std::nullopt, "", kMaxL,
+                    "sequence length for --samples (default: the weight file's task.L)"});
   o->fixed_opt = add_int_option(sub, "--fixed-trigger", &o->fixed_trigger, 1, kMaxL - 1,
                                 "fix the trigger at this 0-indexed position (paper figure: 7)");
   sub->callback([o, &ctx] { run_eval(*o, ctx); });

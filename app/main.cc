@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "search/recipe_kernel.h"
 #include "src/input_error.h"
+#include "src/run_info.h"
 
 namespace {
 
@@ -126,6 +128,14 @@ int main(int argc, char** argv) {
   sinkcert::cli::add_sweep_command(app, ctx);
   sinkcert::cli::add_figures_command(app, ctx);
   sinkcert::cli::add_normalizations_command(app, ctx);
+  sinkcert::cli::add_check_command(app, ctx);
+  // provenance: the compilation of the recipe kernel this process runs
+  try {
+    sinkcert::set_recipe_kernel(sinkcert::search::to_string(
+        sinkcert::search::resolve_recipe_isa(sinkcert::search::RecipeIsa::kAuto)));
+  } catch (const std::invalid_argument& e) {
+    sinkcert::set_recipe_kernel(std::string("none (") + one_line(e.what()) + ")");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "app/commands.h"
 #include "src/input_error.h"
 #include "src/limits.h"
+#include "src/weight_file.h"
 
 namespace sinkcert::cli {
 
@@ -202,6 +204,53 @@ void check_task_options(const Task& task) {
                      "L >= 3 under the reference-code convention (L = " + std::to_string(task.L) +
                          " has no trigger position)");
   }
+}
+
+Task resolve_task(const WeightFile& file, const TaskOptions& options) {
+  const std::optional<WeightTask>& meta = file.task;
+  const bool L_given = options.L_option && options.L_option->count() > 0;
+  const bool range_given = options.range_option && options.range_option->count() > 0;
+  Task task{file.n, options.L, options.range};
+  if (meta && meta->L) {
+    if (L_given && options.L != *meta->L) {
+      throw InputError(kCli, "--L",
+                       "the weight file's task.L = " + std::to_string(*meta->L) + " (" + file.path +
+                           "; drop --L to use it), got " + std::to_string(options.L));
+    }
+    task.L = *meta->L;
+  } else if (!L_given) {
+    throw InputError(kCli, "--L",
+                     "required: expected the sequence length L (" + file.path +
+                         " has no \"task\": {\"L\": ...} to take it from)");
+  }
+  if (meta && meta->range) {
+    if (range_given && options.range != *meta->range) {
+      throw InputError(kCli, "--trigger-range",
+                       "the weight file's task.trigger_range = " + to_string(*meta->range) + " (" +
+                           file.path + "; drop --trigger-range to use it), got " +
+                           to_string(options.range));
+    }
+    task.range = *meta->range;
+  }
+  check_task_options(task);
+  return task;
+}
+
+std::string task_origin(const WeightFile& file, const TaskOptions& options) {
+  const bool L_given = options.L_option && options.L_option->count() > 0;
+  const bool range_given = options.range_option && options.range_option->count() > 0;
+  const bool L_file = file.task && file.task->L;
+  const bool range_file = file.task && file.task->range;
+  const Task task = resolve_task(file, options);
+  return "L = " + std::to_string(task.L) +
+         (L_given && L_file ? " (--L, as in the weight file)"
+          : L_given         ? " (--L)"
+                            : " (from the weight file)") +
+         ", trigger range " + to_string(task.range) +
+         (range_given && range_file ? " (--trigger-range, as in the weight file)"
+          : range_given             ? " (--trigger-range)"
+          : range_file              ? " (from the weight file)"
+                                    : " (default)");
 }
 
 void require_option(const CLI::Option* option) {

@@ -72,7 +72,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
                        "the weight file's n = " + std::to_string(file->n) + " (or omit --n), got " +
                            std::to_string(task.n));
     }
-    task.n = file->n;
+    task = resolve_task(*file, opt.task);
   }
   if (file && (opt.layers_option->count() > 0 || opt.heads_option->count() > 0 ||
                !opt.write_weights.empty())) {
@@ -155,8 +155,10 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
       std::cout << "Coq certificate: not written (" << why << ")\n";
     } else {
       const RunInfo info = make_run_info(ctx.argv, 0, "exact");
-      const theorems::CoqCertificate coq =
-          theorems::coq_certificate(model, cert, info, opt.coq_force, file ? &*file : nullptr);
+      const theorems::CoqCertificate coq = theorems::coq_certificate(
+          model, cert, info, opt.coq_force,
+          // a scaled file's theorem is about the scaled A, M
+          file && !(file->task && file->task->score_scale != 1) ? &*file : nullptr);
       write_file_atomically(opt.coq, coq.text);
       std::cout << "Coq certificate (theorem " << coq.theorem << ") written to " << opt.coq
                 << "; check it with: coqc " << opt.coq << "\n";
@@ -193,9 +195,9 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
                         bool residual_layers = false) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
-  require_option(opt.task.L_option);
   ctx.activity = "reading " + opt.weights;
   BoxInput in{read_weight_file(opt.weights), opt.task.task()};
+  in.task = resolve_task(in.file, opt.task);
   const WeightFile& file = in.file;
   // residual_layers: a residual file of several layers is accepted too
   const bool deep = residual_layers && file.kind == ModelKind::kResidual && file.num_layers() > 1;
@@ -235,7 +237,9 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
   auto opt = std::make_shared<VerifyBoxOptions>();
   opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
                                         "a single-layer weight file (required)");
-  add_task_options(sub, &opt->task, {std::nullopt, "", kMaxBoundL, "sequence length (required)"});
+  add_task_options(
+      sub, &opt->task,
+      {std::nullopt, "", kMaxBoundL, "sequence length (default: the weight file's task.L)"});
   add_real_option(
       sub, "--claim", [opt](double c) { opt->claim = c; }, claim_range, claim_help);
   add_real_option(sub, "--gap", &opt->gap, RealRange{0, true}, gap_help);
@@ -365,9 +369,10 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "content "
       "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
   auto opt = std::make_shared<VerifyReluOptions>();
-  add_task_options(relu, &opt->task,
-                   {kMaxReluN, "token dimension (default 16; from the weight file if given)",
-                    kMaxReluL, "sequence length (default 16)"});
+  add_task_options(
+      relu, &opt->task,
+      {kMaxReluN, "token dimension (default 16; from the weight file if given)", kMaxReluL,
+       "sequence length (default 16 for the construction; a weight file's task.L)"});
   add_text_option(relu, "--weights", &opt->weights, "a file name",
                   "a ReLU weight file, one layer or residual (default: the construction)");
   add_out_option(relu, &opt->out, OutputKind::kFile,

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git libeigen3-dev libceres-dev libboost-dev
           libgmp-dev libmpfr-dev libmpfi-dev doctest-dev nlohmann-json3-dev
-          libcli11-dev gnuplot-nox python3-numpy python3-mpmath
+          libcli11-dev libssl-dev gnuplot-nox python3-numpy python3-mpmath
           libopenmpi-dev openmpi-bin pybind11-dev python3-pybind11 python3-dev)
 bash scripts/install_packages.sh build.sh "${packages[@]}"
 

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "src/input_error.h"
+#include "src/run_info.h"
 
 namespace sinkcert::internal {
 
@@ -32,11 +33,11 @@ class PathTrackingSax {
   bool boolean(bool v) { return scalar(dom_.boolean(v)); }
   bool number_integer(json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
   bool number_unsigned(json::number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
-  // Inside "weights" and "tokens" the literal text is kept: it, not the
-  // rounded double, is the number.
+  // Inside "weights", "tokens" and "task" the literal text is kept: it, not
+  // the rounded double, is the number.
   bool number_float(json::number_float_t v, const json::string_t& s) {
     if (frames_.size() >= 2 && !frames_[0].is_array &&
-        (frames_[0].key == "weights" || frames_[0].key == "tokens")) {
+        (frames_[0].key == "weights" || frames_[0].key == "tokens" || frames_[0].key == "task")) {
       json::string_t literal = kLiteralMarker + s;
       return scalar(dom_.string(literal));
     }
@@ -210,7 +211,10 @@ JsonDocument read_json_document(const std::string& path) {
   in.read(&text[0], static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw InputError(path, "(file)", "expected a readable file (read failed)");
   text.resize(static_cast<std::size_t>(in.gcount()));
-  return parse_json_document(text, path);
+  JsonDocument doc = parse_json_document(text, path);
+  // provenance: the SHA-256 of exactly the bytes parsed (run_info.h)
+  record_input_file(path, text);
+  return doc;
 }
 
 json parse_json_text(const std::string& text, const std::string& file) {

@@ -11,7 +11,7 @@
 //
 // Exact numbers. A number in a file means the exact rational its decimal
 // literal denotes: "0.1" is 1/10, not the double nearest to it, and "1e-400"
-// is 10^-400, not 0. Inside the top-level "weights" and "tokens" members the
+// is 10^-400, not 0. Inside the top-level "weights", "tokens" and "task" members the
 // parser keeps the literal text of every non-integer number (stored in the
 // document as a string that starts with kLiteralMarker), and
 // require_rational reads it exactly:
@@ -51,7 +51,8 @@ struct JsonDocument {
   std::string file;
 };
 
-// Reads and parses the whole file. InputError when it cannot be opened, is
+// Reads and parses the whole file and records it, with the SHA-256 of its
+// bytes, as an input of this run (run_info.h). InputError when it cannot be opened, is
 // not a regular file, is too large, is not JSON (with byte offset and field),
 // breaks one of the limits above, or holds a number out of the double range.
 JsonDocument read_json_document(const std::string& path);

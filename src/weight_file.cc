@@ -4,6 +4,8 @@
 #include "src/weight_file.h"
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "src/input_error.h"
@@ -97,6 +99,37 @@ HeadWeights read_head(const internal::JsonDocument& doc, const json& v, const st
   return h;
 }
 
+// The optional "task" object (weight_file.h).
+WeightTask read_task(const internal::JsonDocument& doc, const json& v) {
+  const std::string& file = doc.file;
+  internal::require_object(v, file, "task");
+  internal::reject_unknown_members(v, {"L", "trigger_range", "score_scale", "source"}, file,
+                                   "task");
+  WeightTask t;
+  if (v.contains("L")) t.L = internal::require_int(v["L"], file, "task.L", kMinL, kMaxL);
+  if (v.contains("trigger_range")) {
+    const std::string text =
+        internal::require_string(v["trigger_range"], file, "task.trigger_range");
+    try {
+      t.range = parse_trigger_range(text);
+    } catch (const std::invalid_argument&) {
+      throw InputError(file, "task.trigger_range",
+                       "expected \"paper\" or \"reference-code\", got \"" + text + "\"");
+    }
+  }
+  if (v.contains("score_scale")) {
+    t.score_scale = internal::require_rational(doc, v["score_scale"], "task.score_scale");
+    if (t.score_scale <= 0) {
+      throw InputError(file, "task.score_scale",
+                       "expected a number > 0 (the factor of every score, e.g. 0.25 for "
+                       "1/sqrt(16)), got " +
+                           internal::exact_decimal(t.score_scale));
+    }
+  }
+  if (v.contains("source")) t.source = internal::require_string(v["source"], file, "task.source");
+  return t;
+}
+
 template <class F>
 auto parse_enum(const json& v, const std::string& file, const std::string& field, F parse) {
   const std::string text = internal::require_string(v, file, field);
@@ -120,10 +153,10 @@ WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
   const json& doc = parsed.root;
   const std::string& file = parsed.file;
   internal::require_object(doc, file, "");
-  internal::reject_unknown_members(
-      doc,
-      {"format", "version", "kind", "attention", "n", "layers", "heads", "weights", "metadata"},
-      file, "");
+  internal::reject_unknown_members(doc,
+                                   {"format", "version", "kind", "attention", "n", "layers",
+                                    "heads", "weights", "metadata", "task"},
+                                   file, "");
   const std::string format =
       internal::require_string(internal::require_member(doc, "format", file, ""), file, "format");
   if (format != kWeightFormat) {
@@ -171,10 +204,46 @@ WeightFile weight_file_from_document(const internal::JsonDocument& parsed) {
     }
   }
   if (doc.contains("metadata")) w.metadata = doc["metadata"];
+  if (doc.contains("task")) w.task = read_task(parsed, doc["task"]);
   return w;
 }
 
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A PyTorch or numpy file, by its name or its first bytes: a zip archive
+// (torch.save since 1.6, numpy.savez) "PK\3\4", a pickle (older torch.save)
+// 0x80 then a protocol byte, a numpy array "\x93NUMPY".
+bool looks_like_tensor_file(const std::string& path) {
+  for (const char* ext : {".pt", ".pth", ".npz", ".npy"}) {
+    if (ends_with(path, ext)) return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  char head[6] = {};
+  if (!in.read(head, sizeof head)) return false;
+  const std::string h(head, sizeof head);
+  return h.compare(0, 4, std::string("PK\x03\x04", 4)) == 0 ||
+         (static_cast<unsigned char>(h[0]) == 0x80 && h[1] >= 2 && h[1] <= 5) || h == "\x93NUMPY";
+}
+
+}  // namespace
+
 WeightFile read_weight_file(const std::string& path) {
+  if (looks_like_tensor_file(path)) {
+    std::string json_name = path;
+    for (const char* ext : {".pt", ".pth", ".npz", ".npy"}) {
+      if (ends_with(path, ext)) json_name = path.substr(0, path.size() - std::strlen(ext));
+    }
+    json_name += ".json";
+    throw InputError(path, "(file)",
+                     "expected a sinkcert weight file (JSON); " + path +
+                         " looks like a PyTorch/numpy file: convert it first with python3 "
+                         "scripts/convert_pytorch.py " +
+                         path + " " + json_name);
+  }
   return weight_file_from_document(internal::read_json_document(path));
 }
 
@@ -276,6 +345,19 @@ std::string weight_file_text(const WeightFile& w) {
     out += l + 1 < w.num_layers() ? "    ],\n" : "    ]\n";
   }
   out += "  ]";
+  if (w.task) {
+    json task = json::object();
+    if (w.task->L) task["L"] = *w.task->L;
+    if (w.task->range) task["trigger_range"] = to_string(*w.task->range);
+    if (!w.task->source.empty()) task["source"] = w.task->source;
+    std::string text = task.dump();
+    // the scale as its exact decimal (a JSON number), so it reads back exactly
+    if (w.task->score_scale != 1) {
+      text.insert(text.size() - 1, std::string(task.empty() ? "" : ",") + "\"score_scale\":" +
+                                       internal::exact_decimal(w.task->score_scale));
+    }
+    out += ",\n  \"task\": " + text;
+  }
   if (!w.metadata.is_null()) {
     std::string meta = w.metadata.dump(2);
     std::string indented;

@@ -60,7 +60,8 @@ expect 0 '^search: ([2-9]|[1-9][0-9]+) round\(s\)' attack --weights "$S" --L 4 -
 # bad input: one line, exit 2
 R='^sinkcert: error: command line: '
 expect 2 "$R--weights: required: expected a file name$" attack --L 4
-expect 2 "$R--L: required: expected an integer in \[2, 1024\]$" attack --weights "$S"
+expect 2 "$R--L: required: expected the sequence length L \(.*sink\.json has no \"task\"" \
+  attack --weights "$S"
 expect 2 "$R--L: expected an integer in \[2, 1024\], got '1'$" attack --weights "$S" --L 1
 expect 2 "$R--L: expected an integer in \[2, [0-9]+\] for this model \(n = 5; one round" \
   attack --weights "$S" --L 1000

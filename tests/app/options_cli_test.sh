@@ -37,7 +37,7 @@ bad() {
 
 R='command line: '
 SEED='expected an integer in \[0, 18446744073709551615\]'
-S="eval --weights $W --samples 5"
+S="eval --weights $W --samples 5 --L 16"
 
 # --seed: decimal digits in [0, 2^64 - 1], no sign, no wrap-around
 bad "$R--seed: $SEED, got '-1'$" $S --seed -1
@@ -62,7 +62,7 @@ bad "$R--bits: expected an integer in \[53, 8192\], got '1e8'$" $B --bits 1e8
 bad "$R--bits: expected an integer in \[53, 8192\], got '100000000'$" $B --bits 100000000
 bad "$R--bits: expected an integer in \[53, 8192\], got '52'$" $B --bits 52
 bad "$R--L: expected an integer in \[2, 64\], got '2147483647'$" verify bound --weights "$W" --L 2147483647
-bad "$R--L: required: expected an integer in \[2, 64\]$" verify bound --weights "$W"
+bad "$R--L: required: expected the sequence length L \($W has no \"task\"" verify bound --weights "$W"
 bad "$R--weights: required: expected a file name$" verify bound --L 4
 # verify relu: --n, --L
 bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" verify relu --L 2147483647 --out cert.json
@@ -81,9 +81,9 @@ bad "$R--L: expected an integer in \[2, 29\] at --n 32 \(the search's dense Jaco
 bad "$R--samples: expected an integer in \[1, 10000000\], got '2147483647'$" eval --weights "$W" --samples 2147483647
 bad "$R--samples: expected an integer in \[1, 10000000\], got '0'$" eval --weights "$W" --samples 0
 bad "$R--samples: expected an integer in \[1, [0-9]+\] for this model at L = 1024 " eval --weights "$W" --samples 10000000 --L 1024
-bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" $S --L 2147483647
+bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" eval --weights "$W" --samples 5 --L 2147483647
 bad "$R--fixed-trigger: expected an integer in \[1, 1023\], got '0'$" $S --fixed-trigger 0
-bad "$R--fixed-trigger: expected an integer in \[1, 7\] \(a 0-indexed position of L = 8\), got 8$" $S --L 8 --fixed-trigger 8
+bad "$R--fixed-trigger: expected an integer in \[1, 7\] \(a 0-indexed position of L = 8\), got 8$" eval --weights "$W" --samples 5 --L 8 --fixed-trigger 8
 bad "$R--certify: expected an integer in \[1, 1000\], got '0'$" eval --weights "$W" --input "$X" --certify 0
 bad "$R--certify: expected an integer in \[1, 1000\], got '1001'$" eval --weights "$W" --input "$X" --certify 1001
 bad "$R--precision: expected \"double\" or a number of bits in \[2, 65536\], got '1e8'$" eval --weights "$W" --input "$X" --precision 1e8
@@ -132,7 +132,7 @@ bad "$R--precision: expected \"double\" for this model and input" \
 # Skipped under AddressSanitizer, which needs terabytes of address space.
 if ! grep -q __asan_init "$bin"; then
   (cd "$tmp/run" && ulimit -v 200000 &&
-    "$bin" eval --weights "$W" --samples 1000000 > "$tmp/out" 2> "$tmp/err")
+    "$bin" eval --weights "$W" --samples 1000000 --L 16 > "$tmp/out" 2> "$tmp/err")
   rc=$?
   if [ "$rc" -ne 2 ] || ! tail -1 "$tmp/err" | grep -q '^sinkcert: error: out of memory while computing the probe set and its statistics (--samples, --L)'; then
     echo "FAIL: out of memory -> exit $rc (want 2):"; cat "$tmp/err"; failures=$((failures + 1))
@@ -140,11 +140,11 @@ if ! grep -q __asan_init "$bin"; then
 fi
 
 # CLI11's own errors, one line each
-bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$" frobnicate
+bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$" frobnicate
 bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound, bos$" verify frob
-bad "missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$"
+bad "missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$"
 bad "missing subcommand of 'verify'; expected one of relu, bound, bos$" verify
-bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations$" --frob
+bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$" --frob
 bad "unknown option '--frob' of 'eval'; see sinkcert eval --help$" $S --frob
 bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --help$" verify relu junk
 bad "$R--samples: expected a value \(an integer in \[1, 10000000\]\), got none$" eval --weights "$W" --samples

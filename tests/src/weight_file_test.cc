@@ -708,5 +708,99 @@ TEST_CASE_TEMPLATE("to_head multiplies factored heads validly in every scalar ty
   }
 }
 
+// --- The "task" object -------------------------------------------------------
+
+json with_task(const json& task) {
+  json doc = valid_doc();
+  doc["task"] = task;
+  return doc;
+}
+
+TEST_CASE("a weight file's task: L, trigger range, score scale and source are read") {
+  const std::string path = write_text(
+      "task.json",
+      with_task({{"L", 7}, {"trigger_range", "reference-code"}, {"source", "x"}}).dump(1));
+  const WeightFile w = read_weight_file(path);
+  REQUIRE(w.task);
+  CHECK(w.task->L == 7);
+  CHECK(w.task->range == TriggerRange::kReferenceCode);
+  CHECK(w.task->score_scale == 1);
+  CHECK(w.task->source == "x");
+  // absent: no task at all; an empty object: every member empty
+  CHECK_FALSE(weight_file_from_json(valid_doc(), "mem").task);
+  const WeightFile empty = weight_file_from_json(with_task(json::object()), "mem");
+  REQUIRE(empty.task);
+  CHECK_FALSE(empty.task->L);
+  CHECK_FALSE(empty.task->range);
+}
+
+TEST_CASE("a malformed task gives an InputError naming its field") {
+  check_error(error_of(with_task(json::array())), "task", "object");
+  check_error(error_of(with_task({{"L", 1}})), "task.L", "[2, 1024]");
+  check_error(error_of(with_task({{"L", 2.5}})), "task.L", "integer");
+  check_error(error_of(with_task({{"trigger_range", "papers"}})), "task.trigger_range",
+              "\"paper\" or \"reference-code\"");
+  check_error(error_of(with_task({{"score_scale", 0}})), "task.score_scale", "> 0");
+  check_error(error_of(with_task({{"score_scale", -0.25}})), "task.score_scale", "> 0");
+  check_error(error_of(with_task({{"score_scale", "abc"}})), "task.score_scale", "decimal");
+  check_error(error_of(with_task({{"source", 3}})), "task.source", "string");
+  check_error(error_of(with_task({{"bias", 3}})), "task.bias", "expected only L, trigger_range");
+}
+
+TEST_CASE("score_scale s multiplies A exactly, once, and survives a round trip") {
+  // 0.1 is 1/10 exactly (the literal is kept inside "task" too)
+  const std::string text = with_task({{"L", 4}}).dump(1);
+  std::string scaled = text;
+  scaled.replace(scaled.find("\"L\": 4"), 6, "\"L\": 4, \"score_scale\": 0.1");
+  const WeightFile plain = read_weight_file(write_text("plain.json", text));
+  const WeightFile w = read_weight_file(write_text("scaled.json", scaled));
+  REQUIRE(w.task);
+  CHECK(w.task->score_scale == Rational(1, 10));
+  const Model<Rational> a = to_model<Rational>(plain);
+  const Model<Rational> b = to_model<Rational>(w);
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < 5; ++r) {
+      for (int c = 0; c < 5; ++c) {
+        // A = s * A_file (products) and A = (s W_Q)^T W_K (factored)
+        CHECK(b.layers[0][h].A(r, c) == a.layers[0][h].A(r, c) / 10);
+        CHECK(b.layers[0][h].M(r, c) == a.layers[0][h].M(r, c));
+      }
+    }
+  }
+  // the stored matrices are the file's, so writing and reading back gives
+  // the same model, never the scale applied twice
+  const std::string again = write_text("again.json", weight_file_text(w));
+  const WeightFile back = read_weight_file(again);
+  REQUIRE(back.task);
+  CHECK(back.task->score_scale == Rational(1, 10));
+  CHECK(back.task->L == 4);
+  CHECK(to_model<Rational>(back).layers[0][1].A == b.layers[0][1].A);
+  // a false claim must fail: the scaled model is not the file's unscaled one
+  CHECK_FALSE(b.layers[0][1].A == a.layers[0][1].A);
+  // the double model is the scaled one too, rounded once per entry of s W_Q
+  const Model<double> d = to_model<double>(w);
+  CHECK(d.layers[0][0].A(0, 0) == 0.0125);
+}
+
+TEST_CASE("a PyTorch or numpy file is refused with the converter's command") {
+  for (const std::string name : {"W.pt", "W.pth", "W.npz"}) {
+    const std::string path = write_text(name, std::string("PK\x03\x04\0\0", 6));
+    try {
+      read_weight_file(path);
+      FAIL("accepted " << name);
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("looks like a PyTorch/numpy file") != std::string::npos);
+      CHECK(what.find("python3 scripts/convert_pytorch.py " + path) != std::string::npos);
+      CHECK(what.find("NUL byte") == std::string::npos);
+    }
+  }
+  // by content alone: a zip archive named .json
+  const std::string zip = write_text("zipped.json", std::string("PK\x03\x04\0\0", 6));
+  CHECK_THROWS_WITH_AS(read_weight_file(zip), doctest::Contains("PyTorch/numpy"), InputError);
+  // a JSON file is not mistaken for one
+  CHECK_NOTHROW(read_weight_file(write_text("fine.json", valid_doc().dump(1))));
+}
+
 }  // namespace
 }  // namespace sinkcert

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+//
+// sinkcert check --weights W.json [--L L] [--trigger-range paper|reference-code]
+//                [--seconds S] [--seed S] [--out DIR] [--json]
+// Everything sinkcert can say about one model within one time budget
+// (theorems/reports/model_check.h): whether it solves the task, how badly at
+// worst and where, whether and where it sinks, each number with its
+// evidence level. L and the trigger convention default to the weight file's
+// "task". Prints the summary (with --json, report.json's document instead)
+// and writes, as one set, into --out (default runs/check-<UTC time>/; never
+// under results/): report.json, report.md, the attention heat map
+// (attention_mean_std.dat, .gp, .pdf, .png, rendered by gnuplot) and
+// witness.json, the worst input found (`eval --input` re-checks it).
+// Progress on stderr. Exit codes: 0 done, 2 bad input.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "app/commands.h"
+#include "src/input_error.h"
+#include "src/input_file.h"
+#include "src/limits.h"
+#include "src/output_files.h"
+#include "src/run_info.h"
+#include "src/table_writer.h"
+#include "src/weight_file.h"
+#include "theorems/reports/model_check.h"
+
+namespace sinkcert::cli {
+
+namespace {
+
+struct CheckCliOptions {
+  std::string weights, out;
+  TaskOptions task;
+  double seconds = 60;
+  std::uint64_t seed = 0;
+  bool json = false;
+  CLI::Option* weights_option = nullptr;
+};
+
+// runs/check-20261202T084012Z
+std::string default_out() {
+  std::string t = utc_now();
+  std::string compact;
+  for (char c : t) {
+    if (c != '-' && c != ':') compact += c;
+  }
+  return "runs/check-" + compact;
+}
+
+// True when `path` lies in the folder results/ of the working directory
+// (the committed artifacts).
+bool under_results(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path results = fs::weakly_canonical(fs::current_path() / "results", ec);
+  const fs::path target = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) return false;
+  auto r = results.begin();
+  auto t = target.begin();
+  for (; r != results.end() && t != target.end(); ++r, ++t) {
+    if (*r != *t) return false;
+  }
+  return r == results.end();
+}
+
+void run_check(const CheckCliOptions& opt, Context& ctx) {
+  require_option(opt.weights_option);
+  ctx.activity = "reading " + opt.weights;
+  const WeightFile file = read_weight_file(opt.weights);
+  const Task task = resolve_task(file, opt.task);
+  const std::string out = opt.out.empty() ? default_out() : opt.out;
+  if (under_results(out)) {
+    throw InputError("command line", "--out",
+                     "a folder outside results/ (it holds the committed artifacts), got " + out);
+  }
+  const std::string figure = "attention_mean_std";
+  const std::set<std::string> names{"report.json",   "report.md",    "witness.json",
+                                    figure + ".dat", figure + ".gp", figure + ".pdf",
+                                    figure + ".png"};
+  const OutputSet set{out, [names](const std::string& name) {
+                        return names.count(name) > 0 ? OutputSet::Kind::kFile
+                                                     : OutputSet::Kind::kNotInSet;
+                      }};
+  check_output_set(set, "--out");
+  std::cerr << "check: " << describe(file) << " (" << opt.weights << "), "
+            << task_origin(file, opt.task) << ", budget " << opt.seconds << " s\n";
+  ctx.activity = "checking the model (--L, --seconds)";
+  theorems::CheckOptions options;
+  options.seconds = opt.seconds;
+  options.seed = opt.seed;
+  options.progress = [](const std::string& line) { std::cerr << "check: " << line << "\n"; };
+  const theorems::CheckReport report = theorems::check_model(file, task, options);
+  const RunInfo info = make_run_info(ctx.argv, opt.seed, "exact model; double search, mpfi bounds");
+  nlohmann::json doc = report.to_json();
+  doc["provenance"] = to_json(info);
+  std::vector<std::string> failures;
+  replace_output_set(set, [&](const std::string& staging) {
+    const auto path = [&](const std::string& name) {
+      return (std::filesystem::path(staging) / name).string();
+    };
+    write_file_atomically(path("report.json"), doc.dump(2) + "\n");
+    write_file_atomically(path("report.md"), report.markdown());
+    if (report.witness_tokens.size() > 0) {
+      write_input_file(path("witness.json"), report.witness_tokens);
+    }
+    const FigureFiles files = write_figure(report.heat_map, info, staging);
+    failures = files.failures;
+  });
+  for (const auto& f : failures) {
+    std::cerr << "check: NOT rendered: " << f << "; its data and script are written\n";
+  }
+  if (opt.json) {
+    doc["out"] = out;
+    std::cout << doc.dump(2) << std::endl;
+    return;
+  }
+  std::cout << report.summary();
+  std::cout << "written to " << out << "/: report.json, report.md, " << figure << ".png"
+            << (report.witness_tokens.size() > 0
+                    ? ", witness.json (re-check: sinkcert eval --weights " + opt.weights +
+                          " --input " + out + "/witness.json --certify 3)"
+                    : std::string())
+            << "\n";
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<CheckCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "check",
+      "everything about one model within one budget: does it solve the task, how badly at "
+      "worst, does it sink (report into --out)");
+  opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
+                                        "weight file (sinkcert-weights JSON), required");
+  add_task_options(
+      sub, &opt->task,
+      {std::nullopt, "", kMaxL, "sequence length (default: the weight file's task.L)"});
+  add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
+                  "time budget of the whole check, default 60");
+  add_seed_option(sub, &opt->seed, "seed of the attack");
+  add_out_option(sub, &opt->out, OutputKind::kFolder,
+                 "report folder, default runs/check-<UTC time>/");
+  sub->add_flag("--json", opt->json, "print report.json's document on stdout");
+  sub->callback([opt, &ctx] { run_check(*opt, ctx); });
+}
+
+}  // namespace sinkcert::cli

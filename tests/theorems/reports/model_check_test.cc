@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/reports/model_check.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "src/constructions.h"
+#include "src/weight_file.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+// n = 5, L = 4: every step runs in well under a second per model.
+constexpr int kN = 5, kL = 4;
+// A budget large enough for the bounds to enclose these small models (a
+// few seconds on the shared machine), small enough for a unit test.
+constexpr double kSeconds = 8;
+
+const Task kTask{kN, kL, TriggerRange::kPaper};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+CheckReport run(const Model<double>& m) {
+  WeightFile file = weight_file_from_model(m);
+  file.path = "mem.json";
+  CheckOptions options;
+  options.seconds = kSeconds;
+  return check_model(file, kTask, options);
+}
+
+TEST_CASE("the sink family solves the task and sinks, certified") {
+  const CheckReport r = run(sink_family<double>(kN, 30.0));
+  INFO(r.summary());
+  CHECK(r.solves == CheckReport::Solves::kYes);
+  CHECK(r.sinks);
+  // E ~ (L - 1) e^(-30) ~ 3e-13, enclosed by the bound
+  CHECK(r.worst_case.verdict == Verdict::kEnclosed);
+  CHECK(r.e_upper <= kSolvesTolerance);
+  CHECK(r.e_lower <= r.e_upper);
+  CHECK(r.e_upper < 1e-10);
+  // the BOS bound applies to a single-layer softmax model: min BOS near 1
+  CHECK(r.min_bos.verdict != Verdict::kNotApplicable);
+  CHECK(r.min_bos.lower > 0.99);
+  CHECK_FALSE(r.relu);
+  const std::string s = r.summary();
+  CHECK(contains(s, "-> solves the task"));
+  CHECK(contains(s, "-> sinks"));
+  CHECK(contains(s, "[CERTIFIED"));
+  CHECK(contains(s, "[NUMERIC(53)]"));
+  CHECK(contains(s, "SEARCH(lower bound)"));
+  CHECK_FALSE(contains(s, "VERIFIED"));
+  // the report's forms carry the same conclusions
+  const nlohmann::json j = r.to_json();
+  CHECK(j["conclusion"]["solves_task"] == "solves the task");
+  CHECK(j["conclusion"]["sinks"] == true);
+  CHECK(j["worst_case_bound"]["verdict"] == "ENCLOSED");
+  CHECK(contains(r.markdown(), "](attention_mean_std.png)"));
+  CHECK(r.witness_tokens.rows() == kL);
+}
+
+TEST_CASE("a random model does not solve the task, with a certified witness") {
+  const CheckReport r = run(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 7));
+  INFO(r.summary());
+  CHECK(r.solves == CheckReport::Solves::kNo);
+  REQUIRE(r.attack);
+  // the attack's certified lower bound is a true lower end of E
+  CHECK(r.attack->best.certified > kSolvesTolerance);
+  CHECK(r.e_lower >= r.attack->best.certified);
+  CHECK(contains(r.summary(), "-> does not solve the task"));
+  CHECK(contains(r.summary(), "at trigger " + std::to_string(r.attack->best.trigger)));
+  CHECK_FALSE(contains(r.summary(), "VERIFIED"));
+}
+
+TEST_CASE("the ReLU construction: EXACT zero error, no sink; a broken one is caught") {
+  const CheckReport r = run(relu_construction<double>(kN));
+  INFO(r.summary());
+  REQUIRE(r.relu);
+  CHECK(r.relu->verdict == Verdict::kVerified);
+  CHECK(r.solves == CheckReport::Solves::kYes);
+  CHECK(r.solves_evidence == "EXACT");
+  CHECK(r.e_lower == 0);
+  CHECK(r.e_upper == 0);
+  CHECK_FALSE(r.sinks);
+  CHECK(contains(r.summary(), "E = 0/1 [EXACT]"));
+  CHECK(contains(r.summary(), "-> does not sink"));
+  // the BOS bound applies (single layer), the exact checker says NOT VERIFIED
+  // when M is off by 1/4 in one entry: the error is exact and nonzero
+  Model<double> broken = relu_construction<double>(kN);
+  broken.layers[0][0].M(2, 2) = 1.25;
+  const CheckReport b = run(broken);
+  INFO(b.summary());
+  REQUIRE(b.relu);
+  CHECK(b.relu->verdict == Verdict::kNotVerified);
+  CHECK(b.relu->witness);
+  CHECK(b.e_lower > 0);
+  CHECK(b.e_lower == b.e_upper);  // exact E, as a double
+}
+
+TEST_CASE("a residual model: the deep bound runs, the BOS bound is NOT APPLICABLE") {
+  const Model<double> m =
+      testing::random_model(kN, AttentionKind::kSoftmax, 0.5, 3, 2, 2, ModelKind::kResidual);
+  const CheckReport r = run(m);
+  INFO(r.summary());
+  CHECK(r.min_bos.verdict == Verdict::kNotApplicable);
+  CHECK(r.worst_case.verdict != Verdict::kNotApplicable);
+  CHECK(r.bos.heads.size() == 2);
+  CHECK(contains(r.summary(), "layer 1 head 1"));
+  CHECK(contains(r.summary(), "min BOS over the whole box: NOT APPLICABLE"));
+}
+
+TEST_CASE("the budget is kept and the task must match the file") {
+  const CheckReport r = run(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 11));
+  // the timed steps share kSeconds; the rest is fast at this size
+  CHECK(r.seconds <= kSeconds * 1.1 + 2);
+  WeightFile file = weight_file_from_model(sink_family<double>(kN, 30.0));
+  CHECK_THROWS_AS(check_model(file, Task{kN + 1, kL, TriggerRange::kPaper}, CheckOptions{}),
+                  std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems
