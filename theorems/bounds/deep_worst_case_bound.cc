@@ -646,9 +646,6 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
 // enclosure width, rounding only, is the node's rounding).
 struct DeepEvaluator {
   const Task& task;
-  // past the deadline a box keeps its plain enclosure, a fraction of a
-  // second at the largest sizes: the first pass may still bound a trigger
-  static constexpr bool kCheapWhenCut = true;
   long cut_boxes = 0;  // boxes whose refinements the deadline cut short
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);

@@ -192,8 +192,6 @@ struct SingleLayerEvaluator {
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_error(model, task, trigger, content);
   }
-  // a box's evaluation cannot be cut short: the first pass gives no grace
-  static constexpr bool kCheapWhenCut = false;
   void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
                 const Deadline& deadline, ProgressLines&) {
     if (caps_from_lower && lower > 0 && !deadline.expired()) {

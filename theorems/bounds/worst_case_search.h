@@ -26,10 +26,9 @@
 // start, handed to the attack (skipped when it would not fit, see
 // attack_fits), to every box's evaluation (which may cut its own
 // refinements short) and to the loop. The first pass bounds each trigger's
-// whole box; a trigger reached after the deadline (and, for an evaluator
-// whose cut evaluation is cheap, after kFirstPassGraceSeconds more) keeps
-// upper = +inf (true, if useless), so a run stopped there reports a valid,
-// possibly infinite, enclosure. Progress lines (options.progress) come from the first pass
+// whole box; a trigger reached after the deadline keeps upper = +inf (true,
+// if useless), so a run stopped there reports a valid, possibly infinite,
+// enclosure. Progress lines (options.progress) come from the first pass
 // (triggers done, an estimate of the time left at the pace so far), from
 // inside long evaluations, and from the loop (the enclosure so far).
 // When the precision floor stops the run, the suggested starting precision is
@@ -80,13 +79,6 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
 // Offers a witness (trigger, content) with the enclosure e of e(X) there.
 using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
 
-// Seconds after the deadline during which the first pass still bounds the
-// triggers it has not reached, when the evaluator's cut evaluation is cheap
-// (Evaluator::kCheapWhenCut: the deep bound's plain pass, about 0.1 s per
-// box at n = L = 16 with 2 x 2 heads): a finite, if wide, upper end for
-// every trigger, within the 2 s a budget may be overrun by.
-constexpr double kFirstPassGraceSeconds = 1.0;
-
 // Share of the remaining budget the attack may take: its witnesses only
 // raise the lower end, which the boxes' own witnesses also do, so most of a
 // short budget is left to the boxes.
@@ -116,9 +108,7 @@ inline void add_budget_note(WorstCaseBound& out, const std::string& clause) {
 //                 const TakeWitness& take, const Deadline&, ProgressLines&)
 //       sets node.bound and node.rounding, offering the points it evaluated;
 //       past the deadline it may skip refinements (never validity);
-//   int split(const BoxNode<Bound>&)   the variable to bisect, -1 if none;
-//   static constexpr bool kCheapWhenCut   whether an evaluation past the
-//       deadline is cheap (the first pass then takes kFirstPassGraceSeconds).
+//   int split(const BoxNode<Bound>&)   the variable to bisect, -1 if none.
 // `name` prefixes the error messages.
 template <class Bound, class T, class Evaluator>
 WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
@@ -188,16 +178,14 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   } else if (options.adversary_witnesses) {
     add_budget_note(out, "the attack's witnesses skipped (its round 0 would not fit the budget)");
   }
-  // The first pass: each trigger's whole box; past the deadline (and the
-  // grace of a cheap cut evaluation) a box is not evaluated and bounds
-  // nothing (+inf).
+  // The first pass: each trigger's whole box; past the deadline a box is
+  // not evaluated and bounds nothing (+inf).
   BoxHeap<Node> heap;
   const double first_start = seconds_since(t0);
-  const Deadline grace = deadline.extended(kFirstPassGraceSeconds);
   int unbounded = 0;
   for (std::size_t t = 0; t < triggers.size(); ++t) {
     ContentBox box = full_content_box(task, triggers[t]);
-    if (deadline.expired() && (!Evaluator::kCheapWhenCut || grace.expired())) {
+    if (deadline.expired()) {
       const Mpfr infinity(std::numeric_limits<double>::infinity());
       Node node{std::move(box), {}, out.bits, infinity};
       node.bound.upper = infinity;
