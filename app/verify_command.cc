@@ -180,7 +180,8 @@ struct VerifyBoxOptions {
 };
 
 // What a box checker reads: a single-layer weight file of n <= kMaxBoundN
-// and the task of --L, whose first pass (no budget check) costs
+// and the task of --L, whose first pass (the budget is checked between and
+// inside boxes, but one box's plain interval pass is not interrupted) costs
 // work(file, L) <= max_work. checker names the bound in the kind error,
 // n_note explains the n limit, work_note(file) the L limit (after
 // "for n = N").
@@ -264,8 +265,8 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
 }
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
-  // The first pass has no budget check: L^3 n^2 max(1, bits / 1024) is
-  // capped (limits.h, kMaxBoundWork).
+  // One box's plain pass is not interrupted by the budget: L^3 n^2
+  // max(1, bits / 1024) is capped (limits.h, kMaxBoundWork).
   // Several layers: times layers x heads (every box of the deep bound runs
   // a reverse pass per output term through every head).
   const auto bound_work = [&](const WeightFile& file, int L) {
@@ -289,13 +290,7 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // content variables), plus two MPFR numbers. The summary says when the
   // budget ran out.
   set_box_options(opt, 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0, options);
-  options.progress = [](long boxes, double lower, double upper) {
-    std::cerr << "verify bound: " << boxes << " boxes, " << lower << " <= E <= " << upper << "\n";
-  };
-  options.cap_progress = [](int done, int all) {
-    std::cerr << "verify bound: softmax vertex bound, " << done << " of " << all
-              << " (coordinate, sign) pairs done\n";
-  };
+  options.progress = [](const std::string& line) { std::cerr << "verify bound: " << line << "\n"; };
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
@@ -341,21 +336,13 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   theorems::BosBoundOptions options;
   // a box: 3 (n - 3) doubles and two MPFR numbers
   set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
+  options.progress = [](const std::string& line) { std::cerr << "verify bos: " << line << "\n"; };
   const Model<Rational> model = to_model<Rational>(file);
   std::cout << "weights: " << opt.weights << "\n";
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
   const theorems::BosReport report = theorems::bos_report(model, task, mode, opt.claim, options);
-  std::cout << report.text;
+  std::cout << report.text;  // with each head's own enclosure, for several heads
   ctx.exit_code = exit_code_for(report.verdict);
-  // several heads: each head's own enclosure (the extreme above is theirs)
-  for (int h = 0; !opt.claim && file.num_heads() > 1 && h < file.num_heads(); ++h) {
-    options.head = h;
-    std::cout << "head " << h << ": "
-              << (max_mode
-                      ? theorems::enclosure_line(theorems::bound_max_bos(model, task, options))
-                      : theorems::enclosure_line(theorems::bound_min_bos(model, task, options)))
-              << "\n";
-  }
 }
 
 }  // namespace

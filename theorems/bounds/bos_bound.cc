@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <sstream>
@@ -314,6 +315,8 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     throw std::invalid_argument("BOS bound: need bits >= 2 and step_bits >= 1");
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const Deadline deadline = options.run_deadline();
+  ProgressLines progress(options.progress, options.progress_seconds);
   const int n = task.n, cd = task.content_dim();
   std::optional<PrecisionScope> scope;
   scope.emplace(options.bits);
@@ -442,7 +445,16 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       }
       for (int j : cases) {
         ContentBox box{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
+        if (deadline.expired()) {  // not evaluated: bounds nothing
+          const Mpfr infinity = std::numeric_limits<Mpfr>::infinity();
+          heap.push(Node{h, i, std::move(box), infinity, out.bits, infinity, {}});
+          continue;
+        }
         heap.push(bound_node(h, i, std::move(box)));
+        progress.maybe_send([&] {
+          return "first pass: head " + std::to_string(h) + ", row " + std::to_string(i) + " of " +
+                 std::to_string(task.L - 1);
+        });
       }
     }
   }
@@ -464,9 +476,15 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       return content_dim == 0 ? "no content coordinate to split (n = 3)"
                               : "cannot split a box whose coordinates are adjacent doubles";
     }
-    void progress(const Mpfr&, const Mpfr&) {}
-  } ops{bound_node, raise_to, done, cd};
-  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0);
+    const char* quantity;
+    const long& boxes;
+    const Deadline& deadline;
+    std::string progress(const Mpfr& lower, const Mpfr& upper) {
+      return enclosure_progress(quantity, boxes, lower, upper, deadline);
+    }
+  } ops{bound_node, raise_to, done, cd, max_mode ? "max BOS" : "1 - min BOS", out.boxes, deadline};
+  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
+                 deadline, progress);
   if (!have_witness) {
     out.witness_trigger = 0;
     out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
@@ -724,22 +742,37 @@ template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
                      std::optional<double> claimed, const BosBoundOptions& options) {
   BosReport r;
+  // one budget for the whole report, the per-head enclosures included
+  BosBoundOptions shared = options;
+  shared.deadline = options.run_deadline();
   if (mode == BosMode::kMin && claimed) {
-    const BosClaimCheck c = check_min_bos(model, task, *claimed, options);
+    const BosClaimCheck c = check_min_bos(model, task, *claimed, shared);
     r.verdict = c.verdict;
     r.text = summary_text(c, task);
   } else if (mode == BosMode::kMin) {
-    const BosBound b = bound_min_bos(model, task, options);
+    const BosBound b = bound_min_bos(model, task, shared);
     r.verdict = b.verdict;
     r.text = summary_text(b, task, options.relative_gap);
   } else if (claimed) {
-    const MaxBosClaimCheck c = check_max_bos(model, task, *claimed, options);
+    const MaxBosClaimCheck c = check_max_bos(model, task, *claimed, shared);
     r.verdict = c.verdict;
     r.text = summary_text(c, task);
   } else {
-    const MaxBosBound b = bound_max_bos(model, task, options);
+    const MaxBosBound b = bound_max_bos(model, task, shared);
     r.verdict = b.verdict;
     r.text = summary_text(b, task, options.relative_gap);
+  }
+  // several heads, no claim: each head's own enclosure (the extreme above
+  // is theirs), the time left shared equally among the heads still to run
+  const int heads = model.num_heads();
+  for (int h = 0; !claimed && options.head < 0 && heads > 1 && h < heads; ++h) {
+    BosBoundOptions one = shared;
+    one.head = h;
+    one.deadline = shared.deadline.or_after(shared.deadline.remaining() / (heads - h));
+    r.text += "head " + std::to_string(h) + ": " +
+              (mode == BosMode::kMax ? enclosure_line(bound_max_bos(model, task, one))
+                                     : enclosure_line(bound_min_bos(model, task, one))) +
+              "\n";
   }
   return r;
 }

@@ -198,7 +198,9 @@ std::string to_string(BosMode mode);
 
 // Either mode through one call: the claim's check when `claimed` is given,
 // else the enclosure to options.relative_gap; the verdict and the report
-// (summary_text of the mode's bound or check).
+// (summary_text of the mode's bound or check). Without a claim, a model of
+// several heads (options.head < 0) also gets each head's enclosure_line,
+// "head H: ...". All of it shares one budget of options.max_seconds.
 struct BosReport {
   Verdict verdict = Verdict::kUndecided;
   std::string text;

@@ -3,6 +3,18 @@
 
 namespace sinkcert::theorems {
 
+std::string enclosure_progress(const std::string& name, long boxes, const Mpfr& lower,
+                               const Mpfr& upper, const Deadline& deadline) {
+  const double lo = lower.convert_to<double>(), hi = upper.convert_to<double>();
+  std::string s = std::to_string(boxes) + " boxes, " + name + " in [" + progress_number(lo) + ", " +
+                  progress_number(hi) + "] [CERTIFIED]";
+  // relative gap (upper - lower) / lower
+  if (lo > 0) s += ", relative gap " + progress_number((hi - lo) / lo);
+  if (deadline.is_set())
+    s += ", " + progress_number(deadline.remaining()) + " s of the budget left";
+  return s;
+}
+
 std::string stop_status(const BoxSearchOutcome& b, bool upper_finite) {
   if (b.verdict == Verdict::kVerified) return "gap reached";
   if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";

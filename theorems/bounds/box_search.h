@@ -14,6 +14,13 @@
 // cannot hold the maximum). Every live box stays below the top, so the
 // enclosure is valid whenever the loop stops: a budget (boxes, seconds) that
 // runs out leaves a wider, still certified, enclosure.
+// Seconds: the budget max_seconds becomes one Deadline (deadline.h) at the
+// start of a run, the earlier of it and the options' outer deadline; the
+// loop checks it before every box, and the owner hands it to whatever may
+// run long inside one box (a box whose evaluation the deadline cut short
+// keeps a wider but valid bound; one never evaluated counts as +inf).
+// Progress: every kProgressSeconds the loop sends the owner's line (the
+// enclosure so far) to options.progress, if set.
 // Precision: when the rounding width at a point of the box is at least
 // kRoundingShare of the gap upper - lower, no bisection can close the gap;
 // the precision is raised by step_bits up to the cap, and boxes bounded
@@ -35,6 +42,8 @@
 #include "src/elapsed.h"
 #include "src/evidence.h"
 #include "src/scalar_traits.h"
+#include "theorems/bounds/deadline.h"
+#include "theorems/bounds/progress_lines.h"
 
 namespace sinkcert::theorems {
 
@@ -67,15 +76,24 @@ constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
 struct BoxSearchOptions {
   double relative_gap = 0.01;  // the gap at which a bound counts as reached
   long max_boxes = 200000;     // evaluated boxes (re-evaluations count), budget
-  double max_seconds = 120.0;  // budget
-  int bits = 128;              // MPFI precision to start with
-  int step_bits = 64;          // raise by this much while rounding limits the bound
-  int max_bits = 1024;         // cap of the raises (the cap is max(bits, max_bits))
+  double max_seconds = 120.0;  // budget, from the start of the run
+  // An outer deadline as well (a caller sharing one budget among several
+  // runs); the run stops at the earlier of the two.
+  Deadline deadline;
+  // Progress lines (progress_lines.h) every progress_seconds; none when empty.
+  ProgressSink progress;
+  double progress_seconds = kProgressSeconds;
+  int bits = 128;       // MPFI precision to start with
+  int step_bits = 64;   // raise by this much while rounding limits the bound
+  int max_bits = 1024;  // cap of the raises (the cap is max(bits, max_bits))
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
   // `memory_bytes` (each may stay in the heap).
   void fit_memory(double box_bytes, double memory_bytes) {
     max_boxes = std::min<long>(max_boxes, static_cast<long>(memory_bytes / box_bytes));
   }
+  // The run's deadline, taken at its start: max_seconds from now, or the
+  // outer deadline if that comes first.
+  Deadline run_deadline() const { return deadline.or_after(max_seconds); }
 };
 
 // Node: .upper_bound() (an Mpfr, +inf for NaN), .bits (precision it was
@@ -92,23 +110,24 @@ struct ByUpperBound {
 template <class Node>
 using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>;
 
-// Runs the loop on a non-empty heap, within the budget of `limits`. `lower` is raised by the
-// owner's evaluations (witnesses); `has_lower` says whether it is a certified value yet (before
-// that nothing is pruned and nothing is decided). `upper` is written. Ops provides:
+// Runs the loop on a non-empty heap, within the box budget of `limits` and until `deadline`.
+// `lower` is raised by the owner's evaluations (witnesses); `has_lower` says whether it is a
+// certified value yet (before that nothing is pruned and nothing is decided). `upper` is
+// written. Ops provides:
 //   Node evaluate(const Node& like, ContentBox box)  a box of like's kind
 //   int choose_split(const Node&)                    -1: none
 //   bool done(const Mpfr& lower, const Mpfr& upper)
 //   void raise_precision(int bits)                   bits: the new working precision
 //   void on_precision_floor(const Node&)
 //   std::string unsplittable_reason(const Node&)
-//   void progress(const Mpfr& lower, const Mpfr& upper)   about once a second
+//   std::string progress(const Mpfr& lower, const Mpfr& upper)   the text of a progress line
 template <class Node, class Ops>
 void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
                     const Mpfr& lower, const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
-                    std::chrono::steady_clock::time_point t0) {
+                    std::chrono::steady_clock::time_point t0, const Deadline& deadline,
+                    ProgressLines& progress) {
   int bits = limits.bits;
   const int cap = std::max(limits.bits, limits.max_bits);
-  double last_progress = 0.0;
   while (true) {
     const Node& top = heap.top();
     upper = top.upper_bound() > lower ? top.upper_bound() : lower;
@@ -118,16 +137,13 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
       return;
     }
     out.seconds = seconds_since(t0);
-    if (out.boxes >= limits.max_boxes || out.seconds >= limits.max_seconds) {
+    const bool out_of_boxes = out.boxes >= limits.max_boxes;
+    if (out_of_boxes || deadline.expired()) {
       out.budget_exhausted = true;
-      out.stop_reason =
-          out.boxes >= limits.max_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
+      out.stop_reason = out_of_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
       return;
     }
-    if (out.seconds - last_progress >= 1.0) {
-      last_progress = out.seconds;
-      ops.progress(lower, upper);
-    }
+    progress.maybe_send([&] { return ops.progress(lower, upper); });
     Node node = top;
     heap.pop();
     if (node.bits < out.bits) {  // bounded before a raise: bound it again now
@@ -176,6 +192,13 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
     return;
   }
 }
+
+// A progress line's text for a maximized quantity `name` (CERTIFIED):
+//   "B boxes, NAME in [lower, upper] [CERTIFIED], relative gap G, S s of the budget left"
+// (lower and upper to three digits, in their directions only roughly: a
+// progress line is not a result; the gap is omitted while lower <= 0).
+std::string enclosure_progress(const std::string& name, long boxes, const Mpfr& lower,
+                               const Mpfr& upper, const Deadline& deadline);
 
 // What stopped a run, in a table cell's words: "gap reached", "precision
 // floor at B bits", "no finite bound" (upper_finite false), "budget

@@ -155,9 +155,11 @@ std::vector<Mpfi> term_gradient(const Model<Mpfi>& model, const ForwardTape<Mpfi
 // The interval forward pass over the box (layer inputs and head rows, for
 // the reverse pass), each intermediate layer output intersected with its
 // centred form around the centre c, whose layer values centre_tape holds.
+// Past the deadline the centred forms left are skipped (`stop` says so).
 ForwardTape<Mpfi> box_tape(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
                            const Matrix<Mpfi>& X, const std::vector<double>& centre,
-                           const ForwardTape<Mpfi>* centre_tape) {
+                           const ForwardTape<Mpfi>* centre_tape,
+                           const std::function<bool(const char*, int, int)>& stop) {
   const int L = task.L, n = task.n, layers = model.num_layers(), cd = task.content_dim();
   ForwardTape<Mpfi> tape;
   Matrix<Mpfi> x = X;
@@ -186,6 +188,7 @@ ForwardTape<Mpfi> box_tape(const Model<Mpfi>& model, const Task& task, const Con
     for (int i = 1; i < L; ++i) {
       for (int d = 0; d < n; ++d) {
         if (width_of(x(i, d)) == 0) continue;  // exact already (a flag that never changes)
+        if (stop("layer outputs' centred forms", i * n + d, L * n)) break;
         Matrix<Mpfi> dY = Matrix<Mpfi>::Constant(L, n, Mpfi(0));
         dY(i, d) = Mpfi(1);
         const Matrix<Mpfi> dX = forward_vjp(prefix, tape, dY, nullptr, false).dX;
@@ -390,9 +393,11 @@ std::vector<Affine> affine_attention(const AffineArithmetic& aa, AttentionKind k
 
 // phi = f - y over the box as affine forms (L x n, row-major): the forward
 // pass of the header in affine arithmetic, the head outputs summed apart
-// from the residual stream, minus the mean term at the trigger row.
+// from the residual stream, minus the mean term at the trigger row. Empty
+// when stop() (checked per head row) says the deadline passed.
 std::vector<Affine> affine_error(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
-                                 const AffineArithmetic& aa) {
+                                 const AffineArithmetic& aa,
+                                 const std::function<bool(const char*, int, int)>& stop) {
   const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
   const Matrix<Mpfi> X0 = make_input<Mpfi>(
       task, j, Matrix<Mpfi>::Constant(L - 1, cd, Mpfi(0)));  // flags (content set below)
@@ -413,10 +418,13 @@ std::vector<Affine> affine_error(const Model<Mpfi>& model, const Task& task, con
     for (int k = 1; k <= j; ++k) aa.add_scaled(phi[j * n + e], -inv_j, x[k * n + e]);
   }
   const auto is_zero = [](const Mpfi& v) { return bmp::lower(v) == 0 && bmp::upper(v) == 0; };
+  const int head_rows = model.num_layers() * model.num_heads() * L;
+  int done = 0;
   for (int l = 0; l < model.num_layers(); ++l) {
     std::vector<Affine> delta(static_cast<std::size_t>(L) * n);
     for (const Head<Mpfi>& head : model.layers[l]) {
       for (int i = 0; i < L; ++i) {
+        if (stop("affine forms, head rows", done++, head_rows)) return {};
         // q = A^T x_i, s_k = q . x_k
         std::vector<Affine> q(n);
         for (int e = 0; e < n; ++e) {
@@ -457,14 +465,27 @@ Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigge
 }
 
 DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
-                            DeepForm form, const Mpfr& prune_below) {
+                            DeepForm form, const Mpfr& prune_below, const DeepBoxBudget& budget) {
   const int L = task.L, n = task.n, j = box.trigger;
   const int vars = static_cast<int>(box.lo.size());
   const Matrix<Mpfi> X = box_input(task, box);
   std::vector<double> centre(vars);
   for (int m = 0; m < vars; ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
-  const bool centred = form == DeepForm::kCentred;
   DeepBoxBound out;
+  // true once the deadline has passed (the refinements left are skipped);
+  // sends a progress line "<stage> k of all" when one is due
+  const auto stop = [&](const char* stage, int k, int all) {
+    if (budget.progress) {
+      budget.progress->maybe_send([&] {
+        return "bounding trigger " + std::to_string(j) + "'s box (depth " +
+               std::to_string(box.depth) + "): " + stage + " " + std::to_string(k) + " of " +
+               std::to_string(all);
+      });
+    }
+    if (!out.cut && budget.deadline.expired()) out.cut = true;
+    return out.cut;
+  };
+  const bool centred = form == DeepForm::kCentred && !stop("the centre", 0, 1);
   out.upper = Mpfr(-1);
   out.witness_lower = Mpfr(-1);
   out.witness_rounding = plus_infinity();
@@ -488,13 +509,13 @@ DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const Co
     offer(centre_error, centre);
   }
   const ForwardTape<Mpfi> tape =
-      box_tape(model, task, box, X, centre, centre_tape ? &*centre_tape : nullptr);
+      box_tape(model, task, box, X, centre, centre_tape ? &*centre_tape : nullptr, stop);
   Matrix<Mpfi> plain = tape_error(model, tape, X, j);
-  if (centred && affine_supported(model.attention)) {
+  if (centred && affine_supported(model.attention) && !stop("the affine forms", 0, 1)) {
     // the affine forms' ranges, where narrower (both enclose phi)
     const AffineArithmetic aa(box);
-    const std::vector<Affine> phi = affine_error(model, task, box, aa);
-    for (int t = 0; t < L * n; ++t) {
+    const std::vector<Affine> phi = affine_error(model, task, box, aa, stop);
+    for (int t = 0; t < static_cast<int>(phi.size()); ++t) {
       Mpfi& p = plain(t / n, t % n);
       p = intersection_of(p, aa.range(phi[t])).value_or(p);
     }
@@ -511,10 +532,12 @@ DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const Co
       const Mpfi& p = plain(i, d);
       // a term that depends on no content variable, or the plain form alone
       const bool constant = width_of(p) == 0;
-      if (centred && !constant) gradients[i * n + d] = term_gradient(model, tape, task, j, i, d);
+      if (centred && !constant && !stop("term gradients", i * n + d, L * n)) {
+        gradients[i * n + d] = term_gradient(model, tape, task, j, i, d);
+      }
       for (int sigma : {1, -1}) {
         Mpfr b = sup_of(p, sigma);
-        if (centred && !constant) {
+        if (!gradients[i * n + d].empty()) {
           const Mpfr c = centred_sup(centre_error(i, d), gradients[i * n + d], box, centre, sigma);
           if (c < b) b = c;
         }
@@ -526,12 +549,14 @@ DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const Co
   // where it can change the maximum
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.bound > b.bound; });
+  int rank = 0;
   for (const Candidate& cand : candidates) {
     Mpfr b = cand.bound;
     if (b <= out.upper) break;  // neither it nor the rest can raise the maximum
     std::vector<double> weight(vars, 0.0);
     const auto& g = gradients[cand.i * n + cand.d];
-    if (!g.empty() && b > prune_below && !bmp::isinf(b)) {
+    const int all = static_cast<int>(candidates.size());
+    if (!g.empty() && b > prune_below && !bmp::isinf(b) && !stop("Baumann forms", ++rank, all)) {
       const std::vector<double> p = baumann_point(g, box, cand.sigma);
       const Matrix<Mpfi> error_p = point_error(model, task, j, p);
       offer(error_p, p);
@@ -621,12 +646,15 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
 // enclosure width, rounding only, is the node's rounding).
 struct DeepEvaluator {
   const Task& task;
+  long cut_boxes = 0;  // boxes whose refinements the deadline cut short
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);
   }
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
-                const TakeWitness& take) {
-    node.bound = bound_deep_box(model, task, node.box, DeepForm::kCentred, lower);
+                const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
+    node.bound = bound_deep_box(model, task, node.box, DeepForm::kCentred, lower,
+                                DeepBoxBudget{deadline, &progress});
+    if (node.bound.cut) ++cut_boxes;
     node.rounding = node.bound.witness_rounding;
     if (!node.bound.witness.empty()) {
       // the enclosure's lower end is what the driver keeps
@@ -669,8 +697,14 @@ WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
   }
   task.validate();
   DeepEvaluator evaluator{task};
-  return run_worst_case_search<DeepBoxBound>(model, task, options, done, evaluator,
-                                             "deep worst-case bound");
+  WorstCaseBound out = run_worst_case_search<DeepBoxBound>(model, task, options, done, evaluator,
+                                                           "deep worst-case bound");
+  if (evaluator.cut_boxes > 0) {
+    add_budget_note(out, std::to_string(evaluator.cut_boxes) +
+                             " box(es) bounded without some centred forms (the deadline passed "
+                             "during their evaluation)");
+  }
+  return out;
 }
 
 template <class T>

@@ -56,6 +56,11 @@
 // The loop, budgets, precision raises and the reports are those of the
 // single-layer bound (theorems/bounds/box_search.h, theorems/bounds/worst_case_bound.h):
 //   lower <= E(theta) <= upper = max over live boxes     CERTIFIED
+// Budget: bound_deep_box checks its deadline between the terms of each
+// stage (the intermediate layers' centred forms, the affine forms, the
+// gradients, the Baumann forms); past it the refinements left are skipped
+// and the box keeps the plain (or partly refined) enclosure, valid but
+// wider, and says so (DeepBoxBound::cut).
 // ReLU attention: its kink is covered by the hull of the one-sided
 // derivatives (attention_row_vjp), which is what the mean-value inclusion
 // of a Lipschitz function needs (Lebourg's mean-value theorem).
@@ -68,6 +73,8 @@
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
+#include "theorems/bounds/deadline.h"
+#include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -85,13 +92,23 @@ struct DeepBoxBound {
   // only), and its content.
   Mpfr witness_lower, witness_rounding;
   std::vector<double> witness;
+  bool cut = false;  // the deadline passed: some refinement was skipped
+};
+
+// What bound_deep_box checks while it works: the deadline (past it, the
+// refinements left are skipped) and where to send progress lines from
+// inside a long evaluation (none when null).
+struct DeepBoxBudget {
+  Deadline deadline;
+  ProgressLines* progress = nullptr;
 };
 
 // prune_below: terms whose cheaper bound is at or below it skip the Baumann
 // form (their bound may then be looser, never invalid). The working
 // precision is the current PrecisionScope's.
 DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
-                            DeepForm form = DeepForm::kCentred, const Mpfr& prune_below = Mpfr(-1));
+                            DeepForm form = DeepForm::kCentred, const Mpfr& prune_below = Mpfr(-1),
+                            const DeepBoxBudget& budget = {});
 
 // The MPFI enclosure of e(X) at one input, target by the model's kind.
 Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigger,

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <limits>
 
+#include "src/elapsed.h"
+
 namespace sinkcert::theorems {
 
 namespace {
@@ -87,8 +89,10 @@ RowMatrix vertex_tokens(int n, int cd, int flag) {
 
 template <class T>
 ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
-                                  const std::vector<int>& triggers) {
+                                  const std::vector<int>& triggers, const Deadline& deadline,
+                                  const ProgressSink& progress_sink) {
   const auto t0 = std::chrono::steady_clock::now();
+  ProgressLines progress(progress_sink);
   ReluVertexBound out;
   const int n = task.n, cd = task.content_dim();
   if (model.attention != AttentionKind::kRelu || model.kind != ModelKind::kSingleLayer ||
@@ -126,9 +130,22 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   RowMatrix scores;
   for (int b0 = 0; b0 < V; b0 += kBlock) {
     const int rows = std::min(kBlock, V - b0);
+    if (b0 > 0)
+      progress.maybe_send([&] {
+        const double left = progress.elapsed() / b0 * (V - b0);  // at the pace so far
+        return "ReLU vertex bound: " + std::to_string(b0) + " of " + std::to_string(V) +
+               " query vertices, about " + progress_number(left) + " s more (estimate)";
+      });
     // scores(q, k) = qt^T A xt_k
     scores.noalias() = QA.middleRows(b0, rows) * KT;
     for (int d = 0; d < n; ++d) {
+      if (deadline.expired()) {
+        out.applies = false;
+        out.deadline_passed = true;
+        out.reason = "the deadline passed before every vertex was enumerated";
+        out.seconds = seconds_since(t0);
+        return out;
+      }
       const Eigen::VectorXd m = M.row(d).transpose();
       // key values m . xt and targets xt_d
       const Eigen::VectorXd value = K * m;
@@ -170,15 +187,17 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     const Mpfi up = Mpfi(std::max(best[t], 0.0)) + Mpfi(allowance);
     out.caps.push_back({triggers[t], bmp::upper(up)});
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.seconds = seconds_since(t0);
   return out;
 }
 
 template ReluVertexBound relu_vertex_bound(const Model<double>&, const Task&,
-                                           const std::vector<int>&);
-template ReluVertexBound relu_vertex_bound(const Model<Mpfr>&, const Task&,
-                                           const std::vector<int>&);
+                                           const std::vector<int>&, const Deadline&,
+                                           const ProgressSink&);
+template ReluVertexBound relu_vertex_bound(const Model<Mpfr>&, const Task&, const std::vector<int>&,
+                                           const Deadline&, const ProgressSink&);
 template ReluVertexBound relu_vertex_bound(const Model<Rational>&, const Task&,
-                                           const std::vector<int>&);
+                                           const std::vector<int>&, const Deadline&,
+                                           const ProgressSink&);
 
 }  // namespace sinkcert::theorems

@@ -40,7 +40,9 @@
 // The vertices are enumerated in double (the model rounded to nearest); the
 // result is raised by an allowance for rounding (kRoundingAllowance below)
 // and then enclosed in MPFI: CERTIFIED. Work: 2^(2(n-3)) score products per
-// (d, sigma), so n <= 16.
+// (d, sigma), so n <= 16. The enumeration checks the deadline for every
+// block of query vertices and coordinate d; past it the bound gives no caps
+// (a maximum over part of the vertices bounds nothing) and says so.
 #pragma once
 
 #include <string>
@@ -49,6 +51,8 @@
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
+#include "theorems/bounds/deadline.h"
+#include "theorems/bounds/progress_lines.h"
 
 namespace sinkcert::theorems {
 
@@ -64,13 +68,16 @@ struct ReluVertexBound {
   std::string reason;            // why not, when it does not apply
   std::vector<TriggerCap> caps;  // per trigger, in the order asked
   double seconds = 0;
+  bool deadline_passed = false;  // the enumeration was cut short (then applies = false)
 };
 
 // T = double, Mpfr or Rational (the exact model a weight file denotes: the
 // sign conditions are decided on it exactly). Does not throw for a model it
-// does not cover: applies = false with the reason.
+// does not cover: applies = false with the reason. Progress lines go to
+// `progress` every few seconds.
 template <class T>
 ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
-                                  const std::vector<int>& triggers);
+                                  const std::vector<int>& triggers, const Deadline& deadline = {},
+                                  const ProgressSink& progress = {});
 
 }  // namespace sinkcert::theorems

@@ -367,8 +367,16 @@ double slice_bound(const Setup& s, const Corrections& k, int j, double c, double
   return best + k.constant + penalty + kRoundingAllowance * R;
 }
 
+// Per (d, sigma) task: its counts, and the deadline every loop checks.
 struct Counters {
   long slices = 0, evaluations = 0;
+  const Deadline* deadline = nullptr;
+  bool cut = false;  // the deadline stopped a candidate
+  // true (and cut set) once the deadline has passed
+  bool expired() {
+    if (deadline && deadline->expired()) cut = true;
+    return cut;
+  }
 };
 
 enum class Slice { kHolds, kSplit, kHopeless };
@@ -388,6 +396,7 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
   ++n.evaluations;
   if (slice_bound(s, k, j, c, centre, Tref, h, piece, &active) <= 0) return Slice::kHolds;
   for (int round = 0; round < 3; ++round) {
+    if (n.expired()) return Slice::kHopeless;  // failing is safe
     // the active set's bound, convex in nu', minimized on a bracket
     const auto f = [&](double nu) { return slice_bound(s, k, j, c, nu, Tref, h, active); };
     double lo = centre - 2 * k.Dmax, hi = centre + 2 * k.Dmax;
@@ -430,6 +439,7 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
 // [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
 // than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
+  if (n.expired()) return Slice::kHopeless;  // failing is safe
   ++n.slices;
   const Setup* use = &s;
   Setup narrow;
@@ -447,6 +457,7 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
     }
   }
   for (const std::vector<int>& piece : use->pieces) {
+    if (n.expired()) return Slice::kHopeless;  // failing is safe
     const Slice verdict = piece_holds(*use, piece, j, lambda, Tref, h, n);
     if (verdict != Slice::kHolds) return verdict;
   }
@@ -553,25 +564,34 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
   const int pairs = 2 * n, J = static_cast<int>(triggers.size());
   std::vector<std::vector<double>> certified(pairs, std::vector<double>(J, INFINITY));
   std::vector<Counters> counters(pairs);
+  for (Counters& c : counters) c.deadline = &options.deadline;
   std::mutex lock;
-  int finished = 0;
+  ProgressLines progress(options.progress, options.progress_seconds);
+  long finished = 0;  // (d, sigma, trigger) units
+  const long units = static_cast<long>(pairs) * J;
   run_tasks(pairs, std::max(1, options.threads), [&](int k) {
+    if (counters[k].expired()) return;
     const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0);
     for (int t = 0; t < J; ++t) {
       for (const double f : kGapFractions) {
-        if (std::chrono::duration<double>(Clock::now() - t0).count() > options.max_seconds) break;
+        if (counters[k].expired()) break;
         const double lambda = options.lower * (1 + f * options.relative_gap);
         if (lambda_holds(s, triggers[t], lambda, counters[k])) {
           certified[k][t] = lambda;
           break;
         }
       }
-    }
-    if (options.progress) {
       const std::lock_guard<std::mutex> guard(lock);
-      options.progress(++finished, pairs);
+      ++finished;
+      progress.maybe_send([&] {
+        const double left = progress.elapsed() / finished * (units - finished);  // at this pace
+        return "softmax vertex bound: " + std::to_string(finished) + " of " +
+               std::to_string(units) + " (coordinate, sign, trigger) units, about " +
+               progress_number(left) + " s more (estimate)";
+      });
     }
   });
+  for (const Counters& c : counters) out.deadline_passed = out.deadline_passed || c.cut;
   for (int t = 0; t < J; ++t) {
     double worst = 0;
     for (int k = 0; k < pairs; ++k) worst = std::max(worst, certified[k][t]);

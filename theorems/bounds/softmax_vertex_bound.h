@@ -63,6 +63,10 @@
 //    lower (1 + f relative_gap) for f in kGapFractions: the first
 //    certified one is the trigger's cap for (d, sigma); the cap is the
 //    largest over (d, sigma) and the rows of step 1.
+// Budget: the deadline is checked before every slice and every piece of
+// q_d, and between the golden-section rounds; a candidate the deadline cut
+// short counts as failed (failing is always safe), so a trigger left with
+// a (d, sigma) pair not certified gets no cap.
 // Rounding: the vertex sums run in double on the model rounded to nearest;
 // the allowance 2^-30 R (R bounds every term in absolute value) covers them
 // as in relu_vertex_bound.h, including the zonotope's edges (built by
@@ -77,6 +81,8 @@
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
+#include "theorems/bounds/deadline.h"
+#include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/relu_vertex_bound.h"
 
 namespace sinkcert::theorems {
@@ -85,10 +91,12 @@ struct SoftmaxVertexOptions {
   double lower = 0;            // a certified lower bound on E (the candidates' base)
   double relative_gap = 0.01;  // the gap asked of the whole bound
   int threads = 1;             // (d, sigma) pairs run in parallel; same result on any count
-  // no candidate is started after this (the triggers left get no cap)
-  double max_seconds = 1e300;
-  // called (under a lock) as each (d, sigma) pair finishes: (done, all)
-  std::function<void(int, int)> progress;
+  // nothing is tried after this (the triggers left get no cap)
+  Deadline deadline;
+  // progress lines every few seconds: (d, sigma, trigger) units done, an
+  // estimate of the time left
+  ProgressSink progress;
+  double progress_seconds = kProgressSeconds;
 };
 
 struct SoftmaxVertexBound {
@@ -98,6 +106,7 @@ struct SoftmaxVertexBound {
   long slices = 0;               // T slices examined
   long evaluations = 0;          // vertex maximizations run
   double seconds = 0;
+  bool deadline_passed = false;  // some candidate was cut short or never tried
 };
 
 // T = double, Mpfr or Rational (the exact model a weight file denotes).

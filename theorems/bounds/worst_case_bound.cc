@@ -171,6 +171,11 @@ int choose_split(const Node& node) {
   return split;
 }
 
+// Share of the time left that the softmax vertex bound may take: its caps
+// only help the boxes, and the first pass over every trigger's box needs
+// the rest (without it the enclosure of the triggers left is infinite).
+constexpr double kVertexBudgetShare = 0.5;
+
 // The single-layer box kind of the driver (worst_case_search.h): the
 // coefficient form of the header; each box offers the vertex of its worst
 // term (whose enclosure's width, rounding only, is the node's rounding) and
@@ -182,14 +187,16 @@ struct SingleLayerEvaluator {
   // trigger's
   std::vector<TriggerCap> caps;
   // computes the caps once a certified lower bound is known (the softmax
-  // vertex bound aims at it), or empty
-  std::function<std::vector<TriggerCap>(const Mpfr&)> caps_from_lower;
+  // vertex bound aims at it, until the deadline), or empty
+  std::function<std::vector<TriggerCap>(const Mpfr&, const Deadline&)> caps_from_lower;
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_error(model, task, trigger, content);
   }
-  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take) {
-    if (caps_from_lower && lower > 0) {
-      caps = caps_from_lower(lower);
+  void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
+                const Deadline& deadline, ProgressLines&) {
+    if (caps_from_lower && lower > 0 && !deadline.expired()) {
+      // the rest of the budget is the boxes' (the first pass needs it)
+      caps = caps_from_lower(lower, deadline.or_after(kVertexBudgetShare * deadline.remaining()));
       caps_from_lower = nullptr;
     }
     node.bound = bound_box(model, task, node.box);
@@ -220,12 +227,18 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   if (model.attention == AttentionKind::kGated) {
     return centred_form_search(model, task, options, done);
   }
+  // one deadline for the vertex bounds and the search
+  WorstCaseOptions budgeted = options;
+  budgeted.deadline = options.run_deadline();
   SingleLayerEvaluator evaluator{task, {}, {}};
   std::string note;
   const std::vector<int> triggers =
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  std::string budget_note;
   if (model.attention == AttentionKind::kRelu) {
-    const ReluVertexBound vertex = relu_vertex_bound(model, task, triggers);
+    const ReluVertexBound vertex =
+        relu_vertex_bound(model, task, triggers, budgeted.deadline, options.progress);
+    if (vertex.deadline_passed) budget_note = "the ReLU vertex bound cut short by the deadline";
     if (vertex.applies) {
       evaluator.caps = vertex.caps;
       std::ostringstream s;
@@ -238,14 +251,20 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
     }
   }
   if (model.attention == AttentionKind::kSoftmax) {
-    evaluator.caps_from_lower = [&](const Mpfr& lower) {
+    evaluator.caps_from_lower = [&](const Mpfr& lower, const Deadline& deadline) {
       SoftmaxVertexOptions so;
       so.lower = lower.convert_to<double>();
       so.relative_gap = options.relative_gap;
-      so.max_seconds = options.max_seconds;
-      so.progress = options.cap_progress;
+      so.deadline = deadline;
+      so.progress = options.progress;
+      so.progress_seconds = options.progress_seconds;
       so.threads = options.threads > 0 ? options.threads : default_thread_count();
       const SoftmaxVertexBound vertex = softmax_vertex_bound(model, task, triggers, so);
+      if (vertex.deadline_passed) {
+        budget_note =
+            "the softmax vertex bound cut short by the deadline (candidates left "
+            "untried count as failed)";
+      }
       std::ostringstream s;
       if (!vertex.applies) {
         s << "softmax vertex bound not used: " << vertex.reason;
@@ -260,8 +279,9 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
     };
   }
   WorstCaseBound out =
-      run_worst_case_search<BoxBound>(model, task, options, done, evaluator, "worst-case bound");
+      run_worst_case_search<BoxBound>(model, task, budgeted, done, evaluator, "worst-case bound");
   out.note = note;
+  if (!budget_note.empty()) add_budget_note(out, budget_note);
   return out;
 }
 
@@ -457,7 +477,10 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
   }
   s << "E <= " << format_up(b.upper, 6) << "  [CERTIFIED] branch and bound, " << b.boxes
     << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
-  if (bmp::isinf(b.upper)) {
+  if (bmp::isinf(b.upper) && b.triggers_unbounded > 0) {
+    s << "no finite upper bound: " << b.triggers_unbounded
+      << " trigger(s) not reached before the deadline (--seconds)\n";
+  } else if (bmp::isinf(b.upper)) {
     s << "no finite upper bound: the interval evaluation of some box overflowed or gave NaN\n";
   }
   precision_lines(s, b);
@@ -471,6 +494,7 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
     }
   }
   if (!b.note.empty()) s << b.note << "\n";
+  if (!b.budget_note.empty()) s << "budget: " << b.budget_note << "\n";
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
   // where the gap is: each trigger's own worst case, enclosed
   for (const TriggerBound& t : b.per_trigger) {

@@ -131,11 +131,8 @@ struct WorstCaseOptions : BoxSearchOptions {
   // Threads of the softmax vertex bound (0: the hardware's); its caps are
   // the same on any count.
   int threads = 0;
-  // Called about once a second with (boxes so far, lower, upper).
-  std::function<void(long, double, double)> progress;
-  // Called as the softmax vertex bound finishes each of its (coordinate,
-  // sign) pairs: (done, all).
-  std::function<void(int, int)> cap_progress;
+  // (progress, of BoxSearchOptions, also receives the lines of the first
+  // pass, of the attack's witnesses and of the vertex bounds.)
 };
 
 // One trigger's enclosure at the end of a run: its own worst case
@@ -158,6 +155,11 @@ struct WorstCaseBound : BoxSearchOutcome {
   // (lower <= 0).
   int bits_suggested = 0;
   std::string note;  // how the upper bound was helped, if it was (one line)
+  // What the time budget left out, if anything (one line): the attack's
+  // witnesses, a vertex bound, the refinements of boxes or whole triggers
+  // evaluated after the deadline.
+  std::string budget_note;
+  int triggers_unbounded = 0;  // triggers the first pass reached after the deadline
 };
 
 // Throws std::invalid_argument unless the model is single-layer with

@@ -22,6 +22,15 @@
 //    and each trigger's own worst case lies in [lower_j, upper_j];
 //  - the stopping rules: a relative gap, upper <= lower (1 + gap), or a
 //    claim, decided once upper <= claim or lower > claim.
+// The budget: one Deadline (deadline.h) from options.max_seconds at the
+// start, handed to the attack (skipped when it would not fit, see
+// attack_fits), to every box's evaluation (which may cut its own
+// refinements short) and to the loop. The first pass bounds each trigger's
+// whole box; a trigger reached after the deadline keeps upper = +inf (true,
+// if useless), so a run stopped there reports a valid, possibly infinite,
+// enclosure. Progress lines (options.progress) come from the first pass
+// (triggers done, an estimate of the time left at the pace so far), from
+// inside long evaluations, and from the loop (the enclosure so far).
 // When the precision floor stops the run, the suggested starting precision is
 //   bits + log2(rounding / (kRoundingShare * relative_gap * lower)),
 // rounded up to a multiple of 64 (at least one step of 64 above bits).
@@ -31,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,6 +50,8 @@
 #include "search/attack.h"
 #include "src/interval.h"
 #include "theorems/bounds/box_search.h"
+#include "theorems/bounds/deadline.h"
+#include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -67,12 +79,35 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
 // Offers a witness (trigger, content) with the enclosure e of e(X) there.
 using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
 
+// Share of the remaining budget the attack may take: its witnesses only
+// raise the lower end, which the boxes' own witnesses also do, so most of a
+// short budget is left to the boxes.
+constexpr double kAttackBudgetShare = 0.25;
+// Seconds per unit of search::attack_work for one round of the attack,
+// a guess on the safe side: attack.h measured about 1 s at work 2^24 on
+// the shared 2-core machine, and a loaded machine may be several times
+// slower.
+constexpr double kAttackSecondsPerWork = 4.0 / 16777216.0;
+
+// Whether round 0 of the attack (which cannot be interrupted) is expected
+// to fit kAttackBudgetShare of the time left before `deadline`.
+inline bool attack_fits(const Task& task, int layers, int heads, const Deadline& deadline) {
+  const double expected = kAttackSecondsPerWork * search::attack_work(task, layers, heads);
+  return expected <= kAttackBudgetShare * deadline.remaining();
+}
+
+// Appends one clause to out.budget_note ("; " between clauses).
+inline void add_budget_note(WorstCaseBound& out, const std::string& clause) {
+  out.budget_note += (out.budget_note.empty() ? "" : "; ") + clause;
+}
+
 // Runs the branch and bound. Evaluator (one box kind) provides:
 //   Mpfi point_error(const Model<Mpfi>&, int trigger, const std::vector<double>& content)
 //       the enclosure of e(X) at a point;
 //   void evaluate(const Model<Mpfi>&, BoxNode<Bound>& node, const Mpfr& lower,
-//                 const TakeWitness& take)
+//                 const TakeWitness& take, const Deadline&, ProgressLines&)
 //       sets node.bound and node.rounding, offering the points it evaluated;
+//       past the deadline it may skip refinements (never validity);
 //   int split(const BoxNode<Bound>&)   the variable to bisect, -1 if none.
 // `name` prefixes the error messages.
 template <class Bound, class T, class Evaluator>
@@ -88,6 +123,8 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
   if (triggers.empty()) throw std::invalid_argument(name + ": no trigger positions");
   const auto t0 = std::chrono::steady_clock::now();
+  const Deadline deadline = options.run_deadline();
+  ProgressLines progress(options.progress, options.progress_seconds);
   std::optional<PrecisionScope> scope;
   scope.emplace(options.bits);
   Model<Mpfi> model = model_in.template cast<Mpfi>();
@@ -119,7 +156,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   };
   const auto bound_node = [&](ContentBox box) {
     Node node{std::move(box), {}, out.bits, Mpfr(0)};
-    evaluator.evaluate(model, node, out.lower, take);
+    evaluator.evaluate(model, node, out.lower, take, deadline, progress);
     ++out.boxes;
     ++slot(node.box.trigger).boxes;
     return node;
@@ -131,15 +168,46 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     model = model_in.template cast<Mpfi>();
     if (!out.witness_content.empty()) offer(out.witness_trigger, out.witness_content);
   };
-  if (options.adversary_witnesses) {
+  if (options.adversary_witnesses &&
+      attack_fits(task, model_in.num_layers(), model_in.num_heads(), deadline)) {
     search::AttackOptions ao;  // seed 0, round 0 only: reproducible
     ao.triggers = triggers;
     const search::AttackResult r = search::attack(model_in.template cast<double>(),
                                                   model_in.template cast<Rational>(), task, ao);
     for (const search::Witness& w : r.per_trigger) offer(w.trigger, flatten_content(w.content));
+  } else if (options.adversary_witnesses) {
+    add_budget_note(out, "the attack's witnesses skipped (its round 0 would not fit the budget)");
   }
+  // The first pass: each trigger's whole box; past the deadline a box is
+  // not evaluated and bounds nothing (+inf).
   BoxHeap<Node> heap;
-  for (int j : triggers) heap.push(bound_node(full_content_box(task, j)));
+  const double first_start = seconds_since(t0);
+  int unbounded = 0;
+  for (std::size_t t = 0; t < triggers.size(); ++t) {
+    ContentBox box = full_content_box(task, triggers[t]);
+    if (deadline.expired()) {
+      const Mpfr infinity(std::numeric_limits<double>::infinity());
+      Node node{std::move(box), {}, out.bits, infinity};
+      node.bound.upper = infinity;
+      heap.push(std::move(node));
+      ++unbounded;
+      continue;
+    }
+    heap.push(bound_node(std::move(box)));
+    progress.maybe_send([&] {
+      const double spent = seconds_since(t0) - first_start;
+      const double left = spent / (t + 1) * (triggers.size() - t - 1);  // at the pace so far
+      return "first pass: " + std::to_string(t + 1) + " of " + std::to_string(triggers.size()) +
+             " triggers' boxes bounded, E >= " + progress_number(out.lower.convert_to<double>()) +
+             " [CERTIFIED], about " + progress_number(left) + " s more (estimate)";
+    });
+  }
+  out.triggers_unbounded = unbounded;
+  if (unbounded > 0) {
+    add_budget_note(out, std::to_string(unbounded) + " of " + std::to_string(triggers.size()) +
+                             " triggers not bounded at all (the deadline passed in the first "
+                             "pass): upper = +inf");
+  }
   struct Ops {
     decltype(bound_node)& evaluate_box;
     decltype(raise_to)& raise;
@@ -161,14 +229,13 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
                    "whose bound is not finite"
                  : "cannot split a box whose coordinates are adjacent doubles";
     }
-    void progress(const Mpfr& lower, const Mpfr& upper) {
-      if (options.progress) {
-        options.progress(out.boxes, lower.convert_to<double>(), upper.convert_to<double>());
-      }
+    const Deadline& deadline;
+    std::string progress(const Mpfr& lower, const Mpfr& upper) {
+      return enclosure_progress("E", out.boxes, lower, upper, deadline);
     }
-  } ops{bound_node, raise_to, done, options, evaluator, out};
+  } ops{bound_node, raise_to, done, options, evaluator, out, deadline};
   const bool has_lower = true;  // out.lower starts below every error (-1)
-  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0);
+  run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0, deadline, progress);
   // upper_j = max(lower_j, max over live boxes of trigger j)
   for (; !heap.empty(); heap.pop()) {
     TriggerBound& t = slot(heap.top().box.trigger);

@@ -3,12 +3,16 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "src/certified_eval.h"
 #include "src/constructions.h"
+#include "src/elapsed.h"
 #include "src/forward.h"
 #include "src/weight_file.h"
 #include "tests/test_util.h"
@@ -485,6 +489,71 @@ TEST_CASE("max BOS: softpick is covered (the minimum mode still refuses it)") {
   const MaxBosClaimCheck z = check_max_bos(m, task, 0.0, {});
   CHECK(z.verdict == Verdict::kVerified);
   CHECK_THROWS_AS(bound_min_bos(m, task, BosBoundOptions{}), std::invalid_argument);
+}
+
+// A run stopped by its deadline may overrun it by the work between two
+// checks, milliseconds at these sizes: 2 s plus 10 % of the budget leaves a
+// factor of hundreds for a loaded machine (the wall-time check only catches
+// a deadline that is ignored; the mechanism is what is tested).
+constexpr double kOverrunSeconds = 2.0;
+constexpr double kOverrunShare = 0.1;
+// Far shorter than a relative gap of 1e-12 at n = L = 16 needs.
+constexpr double kTinyBudget = 0.2;
+
+TEST_CASE("a budget of 0.2 s stops the BOS bound in time, the enclosure still valid") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(16, AttentionKind::kSoftmax, 0.15, 9);
+  BosBoundOptions o;
+  o.relative_gap = 1e-12;
+  o.max_boxes = 1000000000;
+  o.max_seconds = kTinyBudget;
+  const auto t0 = std::chrono::steady_clock::now();
+  const BosBound b = bound_min_bos(m, task, o);
+  CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
+  CHECK(b.budget_exhausted);
+  CHECK(b.stop_reason == "budget exhausted (seconds)");
+  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.deficit_upper.convert_to<double>() >= sampled_deficit(m, task, 10, 3) - kDoubleSlack);
+}
+
+TEST_CASE("a deadline passed before the first pass: the BOS enclosure is [lower, +inf]") {
+  const Task task{7, 6, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(7, AttentionKind::kSoftmax, 0.8, 4);
+  BosBoundOptions o;
+  o.max_seconds = 0;
+  const BosBound b = bound_min_bos(m, task, o);
+  CHECK(b.budget_exhausted);
+  CHECK(b.boxes == 0);
+  CHECK(bmp::isinf(b.deficit_upper));
+  CHECK(b.witness_trigger == 0);  // no box evaluated, no witness
+  // a claim is then undecided, whichever it is
+  CHECK(check_min_bos(m, task, 0.0, o).verdict == Verdict::kUndecided);
+  CHECK(check_max_bos(m, task, 1.0, o).verdict == Verdict::kUndecided);
+}
+
+TEST_CASE("the per-head lines of a report share its budget, and progress lines come out") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(6, AttentionKind::kSoftmax, 0.6, 12, 1, 3);
+  BosBoundOptions o;
+  o.max_seconds = 0;
+  const BosReport r = bos_report(m, task, BosMode::kMin, std::nullopt, o);
+  for (int h = 0; h < 3; ++h) {
+    CHECK(r.text.find("head " + std::to_string(h) + ": 1 - min BOS in [") != std::string::npos);
+  }
+  CHECK(r.text.find("inf]") != std::string::npos);
+  std::vector<std::string> lines;
+  o.max_seconds = kNoTimeLimit;
+  o.max_boxes = 60;  // the box budget ends the run: reproducible
+  o.relative_gap = 1e-12;
+  o.progress = [&](const std::string& l) { lines.push_back(l); };
+  o.progress_seconds = 0;
+  bound_min_bos(m, task, o);
+  bool loop = false;
+  for (const std::string& l : lines) {
+    loop = loop || (l.find(" boxes, 1 - min BOS in [") != std::string::npos &&
+                    l.find("[CERTIFIED]") != std::string::npos);
+  }
+  CHECK(loop);
 }
 
 }  // namespace

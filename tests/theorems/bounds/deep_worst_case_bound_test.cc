@@ -3,11 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "search/attack.h"
 #include "src/constructions.h"
+#include "src/elapsed.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
@@ -189,6 +192,80 @@ TEST_CASE("single-layer models are refused") {
   WorstCaseOptions options;
   CHECK_THROWS_AS(bound_deep_worst_case(sink_family<double>(5, 10.0), kTask, options),
                   std::invalid_argument);
+}
+
+// A run stopped by its deadline may overrun it by the work between two
+// checks, milliseconds at n = 5, L = 4: 2 s plus 10 % of the budget leaves
+// a factor of hundreds for a loaded machine (the wall-time check only
+// catches a deadline that is ignored; the mechanism is what is tested).
+constexpr double kOverrunSeconds = 2.0;
+constexpr double kOverrunShare = 0.1;
+// Far shorter than a relative gap of 1e-9 needs.
+constexpr double kTinyBudget = 0.2;
+
+// Scores of std 0.3: content-dependent enough that the gap closes slowly.
+Model<double> slow_2x2() {
+  return testing::random_model(5, AttentionKind::kSoftmax, 0.3, 3, 2, 2, ModelKind::kResidual);
+}
+
+TEST_CASE("a budget of 0.2 s stops the deep bound in time with a true enclosure") {
+  const Model<double> m = slow_2x2();
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_boxes = 1000000000;
+  o.max_seconds = kTinyBudget;
+  const auto t0 = std::chrono::steady_clock::now();
+  const WorstCaseBound b = bound_deep_worst_case(m, kTask, o);
+  CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
+  CHECK(b.budget_exhausted);
+  CHECK(b.stop_reason == "budget exhausted (seconds)");
+  CHECK(b.verdict == Verdict::kUndecided);
+  PrecisionScope scope(128);
+  const Mpfr grid = grid_maximum(m, 3);
+  CHECK(b.upper >= grid);
+  CHECK(b.lower <= b.upper);
+  REQUIRE(b.witness_trigger > 0);
+  CHECK(bmp::lower(mpfi_error(m, b.witness_trigger, b.witness_content)) >= b.lower);
+}
+
+TEST_CASE("a deadline passed: the deep first pass bounds nothing, and says so") {
+  const Model<double> m = slow_2x2();
+  WorstCaseOptions o;
+  o.max_seconds = 0;
+  const WorstCaseBound b = bound_deep_worst_case(m, kTask, o);
+  CHECK(b.budget_exhausted);
+  CHECK(b.stop_reason == "budget exhausted (seconds)");
+  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.boxes == 0);
+  CHECK(bmp::isinf(b.upper));
+  CHECK(b.lower == 0);
+  CHECK(b.budget_note.find("attack's witnesses skipped") != std::string::npos);
+  CHECK(b.budget_note.find("triggers not bounded") != std::string::npos);
+  CHECK(check_deep_upper_bound(m, kTask, 1e6, o).verdict == Verdict::kUndecided);
+}
+
+TEST_CASE("a box evaluated past its deadline keeps the plain enclosure, wider and still true") {
+  std::mt19937_64 eng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  PrecisionScope scope(128);
+  const Model<Mpfi> mi = slow_2x2().cast<Mpfi>();
+  const ContentBox box = full_content_box(kTask, 2);
+  const DeepBoxBound full = bound_deep_box(mi, kTask, box);
+  const DeepBoxBound cut =
+      bound_deep_box(mi, kTask, box, DeepForm::kCentred, Mpfr(-1), {Deadline::after(0), nullptr});
+  CHECK_FALSE(full.cut);
+  CHECK(cut.cut);
+  CHECK(cut.upper >= full.upper);
+  for (int s = 0; s < 16; ++s) {
+    std::vector<double> c(box.lo.size());
+    for (double& x : c) x = s % 2 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
+    CHECK(bmp::lower(certified_deep_error(mi, kTask, box.trigger, c)) <= cut.upper);
+  }
+  // the deadline cut the refinements, not the validity: a false claim below
+  // a point's error is still refuted (its lower end is above the claim)
+  WorstCaseOptions o;
+  o.max_seconds = kTinyBudget;
+  CHECK(check_deep_upper_bound(slow_2x2(), kTask, 0.0, o).verdict == Verdict::kNotVerified);
 }
 
 }  // namespace

@@ -124,5 +124,23 @@ TEST_CASE("verify bound with the vertex bound: the gap closes at once, a false c
   testing::check_enclosure_and_claims(m, task, o, b);
 }
 
+TEST_CASE("a deadline passed: the ReLU vertex bound gives no caps and says why") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = signed_relu_model(0.2, 1);
+  REQUIRE(relu_vertex_bound(m, task, task.trigger_positions()).applies);
+  const ReluVertexBound b =
+      relu_vertex_bound(m, task, task.trigger_positions(), Deadline::after(0));
+  CHECK_FALSE(b.applies);
+  CHECK(b.deadline_passed);
+  CHECK(b.caps.empty());
+  CHECK(b.reason.find("deadline") != std::string::npos);
+  // the bound that uses it falls back to the boxes alone, still above the grid
+  WorstCaseOptions o;
+  o.max_seconds = 0;
+  const WorstCaseBound w = bound_worst_case(m, task, o);
+  CHECK(w.budget_note.find("ReLU vertex bound cut short") != std::string::npos);
+  CHECK(bmp::isinf(w.upper));
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems

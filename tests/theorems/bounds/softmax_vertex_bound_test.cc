@@ -165,5 +165,39 @@ TEST_CASE(
   testing::check_enclosure_and_claims(m, task, o, b);
 }
 
+TEST_CASE("a deadline passed: the softmax vertex bound caps nothing and says so") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = sink_model(0.05, 4);
+  SoftmaxVertexOptions o;
+  o.lower = grid_max(m, task, 3, 3);
+  o.relative_gap = 0.05;
+  REQUIRE_FALSE(softmax_vertex_bound(m, task, task.trigger_positions(), o).caps.empty());
+  o.deadline = Deadline::after(0);
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  CHECK(b.applies);
+  CHECK(b.deadline_passed);
+  CHECK(b.caps.empty());  // a candidate cut short counts as failed
+  CHECK(b.slices == 0);
+}
+
+TEST_CASE("softmax vertex bound progress: units done and an estimate") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = sink_model(0.05, 4);
+  SoftmaxVertexOptions o;
+  o.lower = grid_max(m, task, 3, 3);
+  o.relative_gap = 0.05;
+  std::vector<std::string> lines;
+  o.progress = [&](const std::string& l) { lines.push_back(l); };
+  o.progress_seconds = 0;  // a line after every unit
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  CHECK_FALSE(b.deadline_passed);
+  // 2 n (coordinate, sign) pairs times the triggers
+  const std::size_t units = 2 * 5 * task.trigger_positions().size();
+  REQUIRE(lines.size() == units);
+  CHECK(lines.back().find(std::to_string(units) + " of " + std::to_string(units)) !=
+        std::string::npos);
+  CHECK(lines.back().find("s more (estimate)") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems

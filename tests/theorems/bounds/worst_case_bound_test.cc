@@ -3,12 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 
 #include "src/constructions.h"
+#include "src/elapsed.h"
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
@@ -378,6 +380,96 @@ TEST_CASE("the per-trigger enclosures cover the run's and each holds its own wit
   CHECK(top_upper <= b.upper);
   CHECK(boxes == b.boxes);
   CHECK(summary_text(b, task, 0.01).find("  trigger j = 3: ") != std::string::npos);
+}
+
+// A run stopped by its deadline may overrun it by the work between two
+// checks, milliseconds at these sizes: 2 s plus 10 % of the budget leaves a
+// factor of hundreds for a loaded machine, so the wall-time check only
+// catches a deadline that is ignored (the tests check the mechanism: the
+// result says the budget ran out, and the enclosure is still true).
+constexpr double kOverrunSeconds = 2.0;
+constexpr double kOverrunShare = 0.1;
+// A budget far shorter than the run needs (a relative gap of 1e-9 on
+// content-dependent scores takes minutes of boxes).
+constexpr double kTinyBudget = 0.2;
+
+// n = 6, L = 6: content-dependent softmax scores, so the gap closes slowly.
+Model<double> slow_softmax() { return testing::random_model(6, AttentionKind::kSoftmax, 0.5, 3); }
+
+TEST_CASE("a budget of 0.2 s stops the run in time with a true enclosure") {
+  const Task task{6, 6, TriggerRange::kPaper};
+  const Model<double> m = slow_softmax();
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_boxes = 1000000000;
+  o.max_seconds = kTinyBudget;
+  const auto t0 = std::chrono::steady_clock::now();
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
+  CHECK(b.budget_exhausted);
+  CHECK(b.stop_reason == "budget exhausted (seconds)");
+  CHECK(b.verdict == Verdict::kUndecided);
+  // true: above every grid point's error, and the lower end is attained
+  CHECK(b.lower <= b.upper);
+  for (const TriggerBound& t : b.per_trigger) {
+    CHECK(t.upper.convert_to<double>() >= testing::grid_max(m, task, t.trigger, 3));
+  }
+  REQUIRE(b.witness_trigger > 0);
+  PrecisionScope scope(128);
+  CHECK(certified_error_lower(m.cast<Mpfi>(), task, b.witness_trigger, b.witness_content) >=
+        b.lower);
+}
+
+TEST_CASE("a deadline passed before the first pass: every trigger unbounded, nothing claimed") {
+  const Task task{6, 6, TriggerRange::kPaper};
+  const Model<double> m = slow_softmax();
+  WorstCaseOptions o;
+  o.max_seconds = 0;
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  CHECK(b.budget_exhausted);
+  CHECK(bmp::isinf(b.upper));
+  CHECK(b.lower == 0);  // no witness: the attack did not fit either
+  CHECK(b.boxes == 0);
+  CHECK(b.budget_note.find("attack's witnesses skipped") != std::string::npos);
+  const std::string all = std::to_string(task.trigger_positions().size());
+  CHECK(b.budget_note.find(all + " of " + all + " triggers not bounded") != std::string::npos);
+  const std::string text = summary_text(b, task, o.relative_gap);
+  CHECK(text.find("budget: ") != std::string::npos);
+  // a claim can then be neither verified nor refuted
+  CHECK(check_upper_bound(m, task, 1e6, o).verdict == Verdict::kUndecided);
+}
+
+TEST_CASE("within a tiny budget a false claim is still refuted by the attack's witness") {
+  const Task task{6, 6, TriggerRange::kPaper};
+  const Model<double> m = slow_softmax();
+  WorstCaseOptions o;
+  o.max_seconds = kTinyBudget;
+  // E > 0 for this model: the claim E <= 0 is false
+  const UpperBoundCheck c = check_upper_bound(m, task, 0.0, o);
+  CHECK(c.verdict == Verdict::kNotVerified);
+  CHECK(c.bound.witness_trigger > 0);
+  CHECK(c.bound.lower > 0);
+}
+
+TEST_CASE("progress lines carry the elapsed time and the certified enclosure") {
+  const Task task{6, 6, TriggerRange::kPaper};
+  std::vector<std::string> lines;
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_boxes = 40;  // the box budget ends the run: reproducible
+  o.max_seconds = kNoTimeLimit;
+  o.progress = [&](const std::string& line) { lines.push_back(line); };
+  o.progress_seconds = 0;  // a line at every chance
+  bound_worst_case(slow_softmax(), task, o);
+  bool first_pass = false, loop = false;
+  for (const std::string& l : lines) {
+    first_pass = first_pass || l.find("first pass: ") != std::string::npos;
+    loop = loop || (l.find(" boxes, E in [") != std::string::npos &&
+                    l.find("[CERTIFIED]") != std::string::npos);
+  }
+  CHECK(first_pass);
+  CHECK(loop);
+  CHECK(lines.front().find(" s: ") != std::string::npos);
 }
 
 }  // namespace
