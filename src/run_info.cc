@@ -51,11 +51,17 @@ nlohmann::json to_json(const RunInfo& info) {
 RunInfo run_info_from_json(const nlohmann::json& j) {
   RunInfo info;
   if (!j.is_object()) return info;
-  info.command_line = j.value("command_line", "");
-  info.revision = j.value("revision", "");
-  info.time_utc = j.value("time_utc", "");
-  info.seed = j.value("seed", std::uint64_t{0});
-  info.precision = j.value("precision", "");
+  // A field of another type than written reads as absent (the stamp is
+  // informative; a hand-edited file must not stop the reader).
+  const auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  info.command_line = text("command_line");
+  info.revision = text("revision");
+  info.time_utc = text("time_utc");
+  if (j.contains("seed") && j["seed"].is_number_unsigned())
+    info.seed = j["seed"].get<std::uint64_t>();
+  info.precision = text("precision");
   return info;
 }
 
