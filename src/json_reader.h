@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "src/input_error.h"
 #include "src/scalar_traits.h"
 
 namespace sinkcert::internal {
@@ -114,5 +115,21 @@ Matrix<double> require_matrix(const nlohmann::json& v, const std::string& file,
 // A matrix as JSON text, one row per line, rows indented by `indent` spaces,
 // each entry written as exact_decimal (a JSON number).
 std::string format_exact_matrix(const Matrix<Rational>& m, int indent);
+
+// Runs `read`, a reader of the file `file`, turning the JSON library's own
+// errors (a field of another type than the reader takes, an index out of
+// range) into an InputError naming the file. Readers that check every
+// field's type before they use it never get here; the others, which read
+// back files sinkcert itself wrote, go through this so that a hand-edited
+// file is refused with a message instead of ending the program.
+template <class Read>
+auto reading_json(const std::string& file, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file, "(document)",
+                     std::string("fields of the types sinkcert writes (") + e.what() + ")");
+  }
+}
 
 }  // namespace sinkcert::internal

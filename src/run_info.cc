@@ -185,18 +185,28 @@ nlohmann::json to_json(const RunInfo& info) {
 RunInfo run_info_from_json(const nlohmann::json& j) {
   RunInfo info;
   if (!j.is_object()) return info;
-  info.command_line = j.value("command_line", "");
-  info.revision = j.value("revision", "");
-  info.time_utc = j.value("time_utc", "");
-  info.seed = j.value("seed", std::uint64_t{0});
-  info.precision = j.value("precision", "");
+  // A field of another type than written reads as absent (the stamp is
+  // informative; a hand-edited file must not stop the reader).
+  const auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  info.command_line = text("command_line");
+  info.revision = text("revision");
+  info.time_utc = text("time_utc");
+  if (j.contains("seed") && j["seed"].is_number_unsigned())
+    info.seed = j["seed"].get<std::uint64_t>();
+  info.precision = text("precision");
   if (j.contains("inputs") && j["inputs"].is_array()) {
     for (const auto& d : j["inputs"]) {
-      if (d.is_object()) info.inputs.push_back({d.value("path", ""), d.value("sha256", "")});
+      if (!d.is_object()) continue;
+      const auto field = [&](const char* key) {
+        return d.contains(key) && d[key].is_string() ? d[key].get<std::string>() : std::string();
+      };
+      info.inputs.push_back({field("path"), field("sha256")});
     }
   }
   if (j.contains("libraries")) info.libraries = j["libraries"];
-  info.recipe_kernel = j.value("recipe_kernel", "");
+  info.recipe_kernel = text("recipe_kernel");
   return info;
 }
 

@@ -198,7 +198,9 @@ nlohmann::json to_json(const Table& table, const RunInfo& info) {
                         {"notes", table.notes}, {"run_info", to_json(info)}};
 }
 
-Table read_table_json(const std::string& path, RunInfo* info) {
+namespace {
+
+Table read_table_json_of(const std::string& path, RunInfo* info) {
   const nlohmann::json j = internal::read_json_file(path);
   const auto expect = [&](bool ok, const std::string& field, const std::string& what) {
     if (!ok) throw InputError(path, field, what);
@@ -232,6 +234,12 @@ Table read_table_json(const std::string& path, RunInfo* info) {
   t.landscape = t.columns.size() > kPortraitColumns;
   if (info != nullptr) *info = run_info_from_json(j.value("run_info", nlohmann::json()));
   return t;
+}
+
+}  // namespace
+
+Table read_table_json(const std::string& path, RunInfo* info) {
+  return internal::reading_json(path, [&] { return read_table_json_of(path, info); });
 }
 
 std::vector<std::string> write_table(const Table& table, const RunInfo& info,

@@ -22,6 +22,7 @@
 #include "theorems/reports/attention_figures.h"
 #include "theorems/reports/certified_path_report.h"
 #include "theorems/reports/precision_report.h"
+#include "theorems/reports/study_json.h"
 #include "theorems/reports/theorem1_report.h"
 #include "theorems/reports/theorem2_report.h"
 #include "theorems/studies/normalization_study.h"
@@ -262,28 +263,6 @@ const std::vector<CertifiedPathRow>& Computations::c1() {
   say("C1: certified path, " + std::to_string(models.size()) + " models");
   c1_ = certified_path_rows(models, o, progress());
   return *c1_;
-}
-
-// A committed study's JSON (theorem1.json, theorem2.json): its task and
-// provenance; `model` gets its "model" object when asked (Theorem 2's
-// layers and heads).
-Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json* model = nullptr) {
-  std::ifstream in(json_path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("task") || !j["task"].contains("n") ||
-      !j["task"].contains("L") || !j["task"].contains("trigger_range")) {
-    throw InputError(json_path, "task",
-                     "{n, L, trigger_range} (a study's JSON written by sinkcert)");
-  }
-  if (model) {
-    if (!j.contains("model") || !j["model"].contains("layers") || !j["model"].contains("heads")) {
-      throw InputError(json_path, "model", "{layers, heads} (a theorem2.json written by sinkcert)");
-    }
-    *model = j["model"];
-  }
-  if (j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
-  return Task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
-              parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
 }
 
 // A figure of the committed Theorem 1 study: its PDF, captioned for the

@@ -9,6 +9,7 @@
 
 #include "src/evidence.h"
 #include "src/input_error.h"
+#include "src/json_reader.h"
 #include "src/weight_file.h"
 #include "theorems/reports/precision_report.h"
 
@@ -190,7 +191,9 @@ Figure nuance_figure(const Theorem1Study& st) {
   return f;
 }
 
-EdgeRun read_edge_run(const Task& task, const std::string& json_path) {
+namespace {
+
+EdgeRun read_edge_run_of(const Task& task, const std::string& json_path) {
   EdgeRun run;
   run.task = task;
   if (task.trigger_positions().empty()) {
@@ -270,6 +273,12 @@ EdgeRun read_edge_run(const Task& task, const std::string& json_path) {
                      "CONSISTENT, COUNTEREXAMPLE CANDIDATE, INCONCLUSIVE or NOT APPLICABLE");
   }
   return run;
+}
+
+}  // namespace
+
+EdgeRun read_edge_run(const Task& task, const std::string& json_path) {
+  return internal::reading_json(json_path, [&] { return read_edge_run_of(task, json_path); });
 }
 
 Table edges_table(const std::vector<EdgeRun>& runs) {

@@ -11,6 +11,7 @@
 
 #include "src/evidence.h"
 #include "src/input_error.h"
+#include "src/json_reader.h"
 #include "src/weight_file.h"
 #include "theorems/reports/precision_report.h"
 #include "theorems/reports/theorem1_report.h"
@@ -256,7 +257,9 @@ Figure theorem2_frontier_figure(const Theorem2Study& st) {
   return f;
 }
 
-Table theorem2_appendix_table(const std::string& json_path) {
+namespace {
+
+Table theorem2_appendix_table_of(const std::string& json_path) {
   Table t;
   t.name = "t2_theorem2_study";
   t.columns = {"part", "item", "value", "evidence"};
@@ -336,6 +339,12 @@ Table theorem2_appendix_table(const std::string& json_path) {
   t.rows.push_back({"verdict", "", field(j, "verdict").get<std::string>(), ""});
   t.notes.push_back("verdict: " + field(j, "verdict_reason").get<std::string>());
   return t;
+}
+
+}  // namespace
+
+Table theorem2_appendix_table(const std::string& json_path) {
+  return internal::reading_json(json_path, [&] { return theorem2_appendix_table_of(json_path); });
 }
 
 OutputSet theorem2_output_set(const std::string& dir) { return owned_files_set(dir, study_file); }

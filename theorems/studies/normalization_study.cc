@@ -678,8 +678,10 @@ Table normalization_table(const std::vector<NormalizationStudy>& studies) {
   return t;
 }
 
-Table normalization_table_from_sweep(const std::string& path, const std::string& name,
-                                     RunInfo* info) {
+namespace {
+
+Table normalization_table_from_sweep_of(const std::string& path, const std::string& name,
+                                        RunInfo* info) {
   const nlohmann::json j = internal::read_json_file(path);
   const auto expect = [&](bool ok, const std::string& field, const std::string& what) {
     if (!ok) throw InputError(path, field, what);
@@ -730,6 +732,14 @@ Table normalization_table_from_sweep(const std::string& path, const std::string&
       "weight file is under sink_free_weights in configs/<key>.json beside the sweep's table.";
   if (info != nullptr && j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
   return t;
+}
+
+}  // namespace
+
+Table normalization_table_from_sweep(const std::string& path, const std::string& name,
+                                     RunInfo* info) {
+  return internal::reading_json(
+      path, [&] { return normalization_table_from_sweep_of(path, name, info); });
 }
 
 std::optional<WeightFile> sink_free_weights(const NormalizationStudy& st) {

@@ -555,12 +555,14 @@ SweepGrid grid_from_json(const json& root, const std::string& file) {
 }  // namespace
 
 SweepGrid parse_sweep_grid(const std::string& text, const std::string& file) {
-  return grid_from_json(internal::parse_json_document(text, file).root, file);
+  return internal::reading_json(
+      file, [&] { return grid_from_json(internal::parse_json_document(text, file).root, file); });
 }
 
 SweepGrid read_sweep_grid(const std::string& path) {
   // the reader's checks (regular file, size, NUL, nesting, duplicate keys)
-  return grid_from_json(internal::read_json_document(path).root, path);
+  return internal::reading_json(
+      path, [&] { return grid_from_json(internal::read_json_document(path).root, path); });
 }
 
 // --- Result files ----------------------------------------------------------------------
@@ -592,8 +594,10 @@ json result_json(const SweepGrid& grid, const SweepConfig& config, const SweepSt
           {"complete", true}};
 }
 
-ResultState check_result_file(const std::string& path, const SweepGrid& grid,
-                              const SweepConfig& config, std::string* why) {
+namespace {
+
+ResultState check_result_file_of(const std::string& path, const SweepGrid& grid,
+                                 const SweepConfig& config, std::string* why) {
   struct stat sb;
   if (lstat(path.c_str(), &sb) != 0) return ResultState::kMissing;
   if (!S_ISREG(sb.st_mode)) {
@@ -636,6 +640,14 @@ ResultState check_result_file(const std::string& path, const SweepGrid& grid,
                          j["summary_columns"].dump() + ": a result of another version" + again);
   }
   return ResultState::kComplete;
+}
+
+}  // namespace
+
+ResultState check_result_file(const std::string& path, const SweepGrid& grid,
+                              const SweepConfig& config, std::string* why) {
+  return internal::reading_json(path,
+                                [&] { return check_result_file_of(path, grid, config, why); });
 }
 
 // --- The merged table ----------------------------------------------------------------------
