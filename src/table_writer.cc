@@ -153,7 +153,8 @@ std::string to_latex(const Table& table, const RunInfo& info) {
   };
   const std::string env = table.landscape ? "sidewaystable" : "table";
   out << "\\begin{" << env << "}" << (table.landscape ? "" : "[htbp]") << "\n\\centering\n";
-  out << "\\caption{" << latex_escape(table.caption) << "}\n";
+  out << "\\caption{"
+      << (table.caption_latex.empty() ? latex_escape(table.caption) : table.caption_latex) << "}\n";
   out << "\\label{tab:" << table.name << "}\n";
   // a landscape table is wide: narrower gaps between columns, same font
   if (table.landscape) out << "\\setlength{\\tabcolsep}{4pt}\n";
@@ -162,8 +163,10 @@ std::string to_latex(const Table& table, const RunInfo& info) {
   out << "\\midrule\n";
   for (const auto& row : table.rows) row_line(row);
   out << "\\bottomrule\n\\end{tabular}\n";
-  for (const auto& note : table.notes) {
-    out << "\\par\\smallskip{\\footnotesize " << latex_escape(note) << "}\n";
+  for (std::size_t k = 0; k < table.notes.size(); ++k) {
+    const bool raw = k < table.notes_latex.size() && !table.notes_latex[k].empty();
+    out << "\\par\\smallskip{\\footnotesize "
+        << (raw ? table.notes_latex[k] : latex_escape(table.notes[k])) << "}\n";
   }
   out << "\\end{" << env << "}\n";
   return out.str();
@@ -260,6 +263,11 @@ std::string write_csv_table(const Table& table, const RunInfo& info, const std::
 
 std::string figure_caption(const Figure& figure) {
   return figure.caption + " Evidence: " + figure.evidence + ".";
+}
+
+std::string figure_caption_latex(const Figure& figure) {
+  return (figure.caption_latex.empty() ? latex_escape(figure.caption) : figure.caption_latex) +
+         " Evidence: " + latex_escape(figure.evidence) + ".";
 }
 
 std::string figure_data(const Figure& figure, const RunInfo& info) {

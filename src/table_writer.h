@@ -12,7 +12,9 @@
 //
 // Tables. A Table is a caption, a header and rows of cells. A cell has a
 // plain text form (CSV, JSON) and an optional LaTeX form (raw, e.g. math);
-// without one the plain text is escaped for LaTeX. write_table writes
+// without one the plain text is escaped for LaTeX. The caption and each note
+// likewise: plain text, and an optional raw LaTeX form (caption_latex,
+// notes_latex) that only the LaTeX output uses. write_table writes
 //   LaTeX  the header, then a table environment (booktabs: \toprule ...
 //          \midrule ... \bottomrule; a sidewaystable with 4pt column gaps
 //          when `landscape`),
@@ -22,8 +24,9 @@
 // landscape or split by its builder.
 //
 // Figures. A Figure is its data (named columns of text cells), a gnuplot plot
-// specification, a caption saying what it shows, and the evidence level of
-// what is plotted. write_figure writes <name>.dat (header, then
+// specification, a caption saying what it shows (plain text, and an
+// optional raw LaTeX form for documents), and the evidence level of what is
+// plotted. write_figure writes <name>.dat (header, then
 // whitespace-separated rows; a cell holding a space is double-quoted, "?" is
 // a missing value) and <name>.gp (header, then a standalone script: `gnuplot
 // <name>.gp` in that folder renders <name>.pdf, `gnuplot -e "format='png'"
@@ -64,11 +67,15 @@ struct Cell {
 struct Table {
   std::string name;           // file stem and LaTeX label: tab:<name>
   std::string caption;        // plain text, escaped for LaTeX
+  std::string caption_latex;  // raw LaTeX form of the caption; empty = escape `caption`
   std::vector<Cell> columns;  // header
   std::string alignment;      // LaTeX column spec; empty = "l" then "r"s
   std::vector<std::vector<Cell>> rows;
   std::vector<std::string> notes;  // printed under the table, plain text
-  bool landscape = false;          // LaTeX: a sidewaystable, on its own page
+  // raw LaTeX forms of the notes, by index; a missing or empty one = escape
+  // the plain note
+  std::vector<std::string> notes_latex;
+  bool landscape = false;  // LaTeX: a sidewaystable, on its own page
 };
 
 // Escapes the LaTeX specials & % $ # _ { } ~ ^ \ of plain text, and | < >,
@@ -96,9 +103,10 @@ std::string write_csv_table(const Table& table, const RunInfo& info, const std::
                             const std::string& file_name);
 
 struct Figure {
-  std::string name;      // file stem: <name>.dat, .gp, .pdf (.png)
-  std::string caption;   // what it shows, plain text
-  std::string evidence;  // evidence level of the plotted values, e.g. "SEARCH(lower bound)"
+  std::string name;           // file stem: <name>.dat, .gp, .pdf (.png)
+  std::string caption;        // what it shows, plain text
+  std::string caption_latex;  // raw LaTeX form of the caption; empty = escape `caption`
+  std::string evidence;       // evidence level of the plotted values, e.g. "SEARCH(lower bound)"
   std::vector<std::string> columns;            // data column names
   std::vector<std::vector<std::string>> rows;  // data cells; "?" is missing
   // gnuplot commands run after the terminal and output are set; the data
@@ -110,6 +118,9 @@ struct Figure {
 // The figure's caption with its evidence level, for a document or a reader:
 // "<caption> Evidence: <evidence>."
 std::string figure_caption(const Figure& figure);
+// The same in LaTeX: the raw caption_latex (or the escaped caption), then
+// " Evidence: <evidence, escaped>."
+std::string figure_caption_latex(const Figure& figure);
 std::string figure_data(const Figure& figure, const RunInfo& info);
 std::string figure_script(const Figure& figure, const RunInfo& info);
 

@@ -107,6 +107,59 @@ TEST_CASE("JSON writer: golden output") {
   CHECK(to_json(small_table(), fixed_info()).dump() == expected);
 }
 
+TEST_CASE("LaTeX forms of the caption and notes: in the .tex only, golden") {
+  Table t = small_table();
+  t.caption = "Loss at beta <= 10";
+  t.caption_latex = "Loss at $\\beta\\le 10$";
+  t.notes = {"eps*(delta) is no bound", "plain & escaped", "third"};
+  t.notes_latex = {"$\\varepsilon^*(\\delta)$ is no bound", ""};  // 2nd empty, 3rd missing
+  const std::string expected =
+      "% sinkcert table demo\n"
+      "% command_line: sinkcert appendix --out results\n"
+      "% revision: abc123\n"
+      "% time_utc: 2026-11-29T00:00:00Z\n"
+      "% seed: 7\n"
+      "% precision: mpfi 257 bits\n"
+      "\\begin{table}[htbp]\n"
+      "\\centering\n"
+      "\\caption{Loss at $\\beta\\le 10$}\n"
+      "\\label{tab:demo}\n"
+      "\\begin{tabular}{lrr}\n"
+      "\\toprule\n"
+      "beta & $E$ & note \\\\\n"
+      "\\midrule\n"
+      "5 & $1.0\\times 10^{-2}$ & a, \"b\" \\\\\n"
+      "10 & 6.8e-5 & plain \\\\\n"
+      "\\bottomrule\n"
+      "\\end{tabular}\n"
+      "\\par\\smallskip{\\footnotesize $\\varepsilon^*(\\delta)$ is no bound}\n"
+      "\\par\\smallskip{\\footnotesize plain \\& escaped}\n"
+      "\\par\\smallskip{\\footnotesize third}\n"
+      "\\end{table}\n";
+  CHECK(to_latex(t, fixed_info()) == expected);
+  // CSV and JSON keep the plain text
+  const std::string csv = to_csv(t, fixed_info());
+  CHECK(csv.find("# caption: Loss at beta <= 10\n# note: eps*(delta) is no bound\n") !=
+        std::string::npos);
+  CHECK(csv.find("varepsilon") == std::string::npos);
+  const nlohmann::json j = to_json(t, fixed_info());
+  CHECK(j["caption"] == "Loss at beta <= 10");
+  CHECK(j["notes"][0] == "eps*(delta) is no bound");
+  CHECK(j.dump().find("varepsilon") == std::string::npos);
+}
+
+TEST_CASE("a figure's caption in LaTeX: its raw form, or the plain one escaped") {
+  Figure f = small_figure();
+  f.caption = "1 - a_i0 against beta.";
+  CHECK(figure_caption_latex(f) == "1 - a\\_i0 against beta. Evidence: NUMERIC(53).");
+  f.caption_latex = "$1-a_{i0}$ against $\\beta$.";
+  CHECK(figure_caption_latex(f) == "$1-a_{i0}$ against $\\beta$. Evidence: NUMERIC(53).");
+  // the data and the script keep the plain caption
+  CHECK(figure_data(f, fixed_info()).find("# caption: 1 - a_i0 against beta. Evidence:") !=
+        std::string::npos);
+  CHECK(figure_script(f, fixed_info()).find("beta$") == std::string::npos);
+}
+
 TEST_CASE("LaTeX escaping covers every special character") {
   CHECK(latex_escape("a&b%c$d#e_f{g}h~i^j\\k") ==
         "a\\&b\\%c\\$d\\#e\\_f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k");

@@ -271,6 +271,13 @@ Built study_figure(Computations& c, const std::string& name) {
   RunInfo info;
   const Task task = read_study_task(c.model_path(std::string(kStudy) + "/theorem1.json"), &info);
   Figure f = theorem1_figure_frame(name, task);
+  if (name == "nuance") {
+    // what the committed data show, from the same theorem1.json
+    const std::string summary =
+        nuance_summary(read_nuance_points(c.model_path(std::string(kStudy) + "/theorem1.json")));
+    f.caption += " " + summary;
+    f.caption_latex += " " + latex_escape(summary);
+  }
   f.name = "theorem1_" + name;
   return {f, info, {}, c.model_path(std::string(kStudy) + "/" + name + ".pdf")};
 }
@@ -463,7 +470,7 @@ AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& st
       continue;
     }
     const Figure& f = std::get<Figure>(b.item);
-    DocumentFigure d{"", f.name, figure_caption(f), ""};
+    DocumentFigure d{"", f.name, figure_caption(f), "", figure_caption_latex(f)};
     if (!b.copy_pdf.empty()) {
       const std::string target = figures + "/" + f.name + ".pdf";
       write_file_atomically(target, read_binary(b.copy_pdf));
@@ -619,8 +626,9 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
     } else {
       out << "\\includegraphics[width=0.9\\linewidth]{" << fig.path << "}\n";
     }
-    out << "\\caption{" << latex_escape(fig.caption) << "}\n\\label{fig:" << fig.name
-        << "}\n\\end{figure}\n";
+    out << "\\caption{"
+        << (fig.caption_latex.empty() ? latex_escape(fig.caption) : fig.caption_latex)
+        << "}\n\\label{fig:" << fig.name << "}\n\\end{figure}\n";
   }
   out << "\\end{document}\n";
   return out.str();

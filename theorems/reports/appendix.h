@@ -82,6 +82,8 @@ struct DocumentFigure {
   std::string name;     // label fig:<name>
   std::string caption;  // plain text, with its evidence level
   std::string missing;  // why it was not rendered
+  // the caption in LaTeX (raw, with its evidence level); empty = escape `caption`
+  std::string caption_latex;
 };
 std::string appendix_document(const std::vector<std::string>& table_stems,
                               const std::vector<DocumentFigure>& figures, const RunInfo& info,

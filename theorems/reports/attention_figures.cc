@@ -35,11 +35,25 @@ struct Panel {
   std::string title;
 };
 
-// Text as a single-quoted gnuplot string: a quote inside is doubled.
+// Text as a single-quoted gnuplot string: a quote inside is doubled. Text
+// of several lines becomes a double-quoted string (gnuplot reads "\n" as a
+// line break only there), a backslash or double quote inside escaped.
 std::string gp_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  if (text.find('\n') == std::string::npos) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 // Tic spacing for L positions: about four labelled tics.
@@ -123,6 +137,7 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
   // head two columns (mean, std); one input: layer l down, head h across.
   std::vector<Panel> panels;
   int rows = 0, col0 = 0;
+  bool two_line_titles = false;
   for (std::size_t m = 0; m < models.size(); ++m) {
     const Model<double>& model = models[m].model;
     const int H = model.num_heads();
@@ -130,11 +145,14 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
     rows = std::max(rows, model.num_layers());
     for (int l = 0; l < model.num_layers(); ++l) {
       for (int h = 0; h < H; ++h) {
-        // one model: its label is in the figure's title, panels say where
+        // one model: its label is in the figure's title, panels say where;
+        // several deep models: the label on a line of its own above where
+        // (on one line, neighbouring titles overlap)
         const std::string where =
             deep ? "layer " + std::to_string(l) + ", head " + std::to_string(h) : "";
         const std::string name =
-            models.size() == 1 ? where : models[m].label + (deep ? " " + where : "");
+            models.size() == 1 ? where : models[m].label + (deep ? "\n" + where : "");
+        two_line_titles = two_line_titles || name.find('\n') != std::string::npos;
         if (mean_std) {
           panels.push_back({static_cast<int>(m), l, h, "mean", l, col0 + 2 * h,
                             &stats[m].mean[l][h], (name.empty() ? "" : name + ": ") + "mean"});
@@ -198,8 +216,11 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
   // Sizes in inches: a cell of kCellW x kCellH per heat map (title, tics and
   // labels included), a strip on the right for the colour box, one on top
   // for the title; PNG at kPngDpi pixels per inch.
+  // Two-line panel titles take kTitleLine more per cell.
   constexpr double kCellW = 2.3, kCellH = 2.4, kRight = 0.9, kTop = 0.4, kPngDpi = 110;
-  const double width = kCellW * cols + kRight, height = kCellH * rows + kTop;
+  constexpr double kTitleLine = 0.2;
+  const double cell_h = kCellH + (two_line_titles ? kTitleLine : 0);
+  const double width = kCellW * cols + kRight, height = cell_h * rows + kTop;
   const std::string title = (models.size() == 1 ? models[0].label + ": " : std::string()) +
                             "attention a_{ik} (query i down, key k across), trigger at position " +
                             std::to_string(s0.trigger);
@@ -215,10 +236,11 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
         "1 '#fde725')\nset cbrange [0:1]\n"
      << "set xrange [-0.5:" << L - 0.5 << "]\nset yrange [" << L - 0.5 << ":-0.5]\n"
      << "set xtics 0," << tic_step(L) << " out nomirror\nset ytics 0," << tic_step(L)
-     << " out nomirror\nset size ratio -1\nset tmargin 2\nset bmargin 3.5\n"
+     << " out nomirror\nset size ratio -1\nset tmargin " << (two_line_titles ? 3 : 2)
+     << "\nset bmargin 3.5\n"
      << "set lmargin 7\nset rmargin 1\nunset key\nunset colorbox\n"
      << "set multiplot title " << gp_quote(title) << "\n";
-  const double w = kCellW / width, h = kCellH / height, top = 1 - kTop / height;
+  const double w = kCellW / width, h = cell_h / height, top = 1 - kTop / height;
   for (std::size_t p = 0; p < panels.size(); ++p) {
     const Panel& pn = panels[p];
     const long first = static_cast<long>(p) * L * L, last = first + L * L - 1;
@@ -308,10 +330,12 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
         << r.kernel << " kernel"
         << "), stopped after " << r.steps << " steps "
         << (r.reached
-                ? "at its criterion batch l_inf < " + short_number(o.stop_linf)
+                ? "by the recipe's stop rule, at the first batch whose l_inf error is below " +
+                      short_number(o.stop_linf)
                 : "at the step cap " + std::to_string(o.max_steps) +
-                      " without reaching its criterion batch l_inf < " + short_number(o.stop_linf))
-        << " (final batch l_inf " << short_number(r.final_batch_linf) << ", NUMERIC(53))";
+                      ", before the recipe's stop rule (a batch with l_inf error below " +
+                      short_number(o.stop_linf) + ") was met")
+        << " (that batch's l_inf error " << short_number(r.final_batch_linf) << ", NUMERIC(53))";
       return {source.label, d.str(), r.model};
     }
     case ModelSource::Kind::kWeightFile:

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/reports/precision_report.h"
 
+#include <cmath>
 #include <sstream>
+
+#include "theorems/reports/figure_frame.h"
+#include "theorems/studies/theorem1_study.h"
 
 namespace sinkcert::theorems {
 
@@ -86,6 +90,11 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
   t.caption = "P1: softmax sink family, " + task_string(task) + ": " + what +
               " certified (MPFI, whole content box) and as computed in four precisions "
               "(correct significant digits in parentheses).";
+  t.caption_latex =
+      "P1: softmax sink family, " + latex_escape(task_string(task)) + ": " +
+      (loss ? "worst-case loss $E$" : "$1-\\min a_{i0}$, one minus the smallest BOS mass,") +
+      " certified (MPFI, whole content box) and as computed in four precisions "
+      "(correct significant digits in parentheses).";
   const std::string bits_needed = "bits needed (" + std::to_string(kP1Digits) + " digits)";
   t.columns = {Cell("beta", "$\\beta$"),
                stacked(what + " CERTIFIED", loss ? "$E$" : "$1-\\min a_{i0}$", "CERTIFIED"),
@@ -106,14 +115,53 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
     }
     t.rows.push_back(std::move(cells));
   }
-  t.notes = {
-      "CERTIFIED: outward-rounded MPFI enclosure; the loss over the whole content box of every "
-      "trigger (lower end from the vertex witnesses, upper end from the box), at the adaptive "
-      "precision given (start 64 bits, +64 until " +
-          std::to_string(kP1Digits) + " digits are certified).",
-      "NUMERIC(p): maximum over the vertex witness set (content all +1 / all -1, every trigger) "
-      "evaluated in p-bit arithmetic, no error bound; (d) = correct significant digits against "
-      "the enclosure, >= when the enclosure limits the count. A value 0 has 0 correct digits."};
+  const std::string digits = std::to_string(kP1Digits);
+  const std::string numeric_note =
+      " evaluated in p-bit arithmetic, no error bound; (d) = correct significant digits against "
+      "the enclosure, >= when the enclosure limits the count. A value 0 has 0 correct digits.";
+  if (loss) {
+    t.notes = {
+        "CERTIFIED: outward-rounded MPFI enclosure of the worst-case loss E over the whole "
+        "content box of every trigger (lower end from the vertex witnesses, upper end from the "
+        "box), at the adaptive precision given (start 64 bits, +64 until " +
+            digits + " digits are certified).",
+        "NUMERIC(p): the largest loss over the vertex witness set (content all +1 / all -1, "
+        "every trigger)" +
+            numeric_note};
+    t.notes_latex = {
+        "CERTIFIED: outward-rounded MPFI enclosure of the worst-case loss $E$ over the whole "
+        "content box of every trigger (lower end from the vertex witnesses, upper end from the "
+        "box), at the adaptive precision given (start 64 bits, $+64$ until " +
+            digits + " digits are certified).",
+        "NUMERIC($p$): the largest loss over the vertex witness set (content all $+1$ / all "
+        "$-1$, every trigger) evaluated in $p$-bit arithmetic, no error bound; ($d$) = correct "
+        "significant digits against the enclosure, $\\ge$ when the enclosure limits the count. "
+        "A value 0 has 0 correct digits."};
+  } else {
+    t.notes = {
+        "The column is 1 - min a_i0: one minus the smallest BOS mass a_i0 over every trigger j, "
+        "every non-trigger position i >= 1 and every content (the largest BOS deficit; for "
+        "this family (L-1) / (e^beta + L-1), at i = L-1). CERTIFIED: outward-rounded MPFI "
+        "enclosure of 1 - a_i0 computed from the attention over the whole content box of every "
+        "trigger (the scores read flags only, so the box gives the value up to rounding), at "
+        "the adaptive precision given (start 64 bits, +64 until " +
+            digits + " digits are certified).",
+        "NUMERIC(p): 1 - a_i0 computed in p-bit arithmetic, the largest over the same positions "
+        "at the vertex witness set (content all +1 / all -1, every trigger)" +
+            numeric_note};
+    t.notes_latex = {
+        "The column is $1-\\min a_{i0}$: one minus the smallest BOS mass $a_{i0}$ over every "
+        "trigger $j$, every non-trigger position $i\\ge 1$ and every content (the largest BOS "
+        "deficit; for this family $(L-1)/(e^{\\beta}+L-1)$, at $i=L-1$). CERTIFIED: "
+        "outward-rounded MPFI enclosure of $1-a_{i0}$ computed from the attention over the whole "
+        "content box of every trigger (the scores read flags only, so the box gives the value "
+        "up to rounding), at the adaptive precision given (start 64 bits, $+64$ until " +
+            digits + " digits are certified).",
+        "NUMERIC($p$): $1-a_{i0}$ computed in $p$-bit arithmetic, the largest over the same "
+        "positions at the vertex witness set (content all $+1$ / all $-1$, every trigger), no "
+        "error bound; ($d$) = correct significant digits against the enclosure, $\\ge$ when the "
+        "enclosure limits the count. A value 0 has 0 correct digits."};
+  }
   return t;
 }
 
@@ -163,6 +211,12 @@ Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name,
       << ", base beta = " << base_beta
       << "): certified loss at the vertex witness set and certified 1 - min BOS mass.";
   t.caption = cap.str();
+  std::ostringstream cap_latex;
+  cap_latex << "P4: beyond double. Scale path $A\\to sA$ of " << latex_escape(model_name) << " ("
+            << latex_escape(task_string(task)) << ", base $\\beta = " << base_beta
+            << "$): certified loss at the vertex witness set $W$ and certified "
+               "$1-\\min a_{i0}$.";
+  t.caption_latex = cap_latex.str();
   t.columns = {"s", stacked("loss at W CERTIFIED", "$\\max_W e(X)$", "CERTIFIED"),
                stacked("1 - min BOS CERTIFIED", "$1-\\min a_{i0}$", "CERTIFIED"),
                stacked("bits needed", "bits", "needed"), "digits"};
@@ -187,6 +241,9 @@ Table b1_table(const std::vector<BoundRow>& rows) {
   t.caption =
       "B1: certified worst-case loss E by interval branch and bound over the content box "
       "(every trigger position, paper convention): lower <= E <= upper.";
+  t.caption_latex =
+      "B1: certified worst-case loss $E$ by interval branch and bound over the content box "
+      "(every trigger position, paper convention): lower $\\le E\\le$ upper.";
   t.columns = {"model",
                "n",
                "L",
@@ -243,16 +300,50 @@ Figure p1_figure(const std::vector<PrecisionRow>& rows, const Task& task) {
     }
     f.rows.push_back(std::move(cells));
   }
+  // Where double fails: 1 - a_i0 = (L-1) / (e^beta + L-1) < 2^-53 once
+  //   beta > beta_53 = ln((L-1) (2^53 - 1)),
+  // and a double a_i0 rounds to 1 (1 - a_i0 computes as 0) from about there on.
+  const double beta_53 = std::log((task.L - 1) * (std::ldexp(1.0, 53) - 1));
+  std::ostringstream beta_text;
+  beta_text.precision(3);
+  beta_text << beta_53;
+  f.caption += " The shaded region, beta > " + beta_text.str() +
+               ", is where the certified 1 - min BOS mass is below 2^-53 (the dashed "
+               "horizontal line): double cannot tell the BOS mass from 1 there.";
+  f.caption_latex =
+      "F1: softmax sink family, " + latex_escape(task_string(task)) +
+      ": $1-\\min a_{i0}$ against $\\beta$ (log-log), the certified value (line, the "
+      "midpoint of the MPFI enclosure of P1) and as computed in float, double, Float128 and "
+      "257-bit MPFR (points). A precision that computes $1-a_{i0}$ as 0 (it can no longer tell "
+      "the BOS mass from 1) has no point there. The shaded region, $\\beta > " +
+      beta_text.str() +
+      "$, is where the certified $1-\\min a_{i0}$ is below $2^{-53}$ (the dashed horizontal "
+      "line): double cannot tell the BOS mass from 1 there.";
   f.plot =
+      std::string(kLineColours) +
       "set logscale xy\nset format y '10^{%T}'\n"
-      "set xlabel 'beta'\nset ylabel '1 - min BOS mass'\n"
+      "set xlabel '{/Symbol b}'\nset ylabel '1 - min_i a_{i0} (1 - min BOS mass)'\n"
       "set xrange [4:400]\nset yrange [1e-145:1]\n"
-      "set key top right\nset grid\n"
-      "plot data using 1:2 with lines lw 2 title 'CERTIFIED (MPFI)', \\\n"
-      "  '' using 1:3 with points pt 4 ps 1.2 title 'float (24)', \\\n"
-      "  '' using 1:4 with points pt 6 ps 1.2 title 'double (53)', \\\n"
-      "  '' using 1:5 with points pt 8 ps 1.2 title 'Float128 (113)', \\\n"
-      "  '' using 1:6 with points pt 2 ps 1.2 title 'MPFR (257)'\n";
+      "set key top right opaque box\nset grid\n"
+      "beta53 = " +
+      format_double(beta_53) +
+      "\n"
+      "set object 1 rectangle from first beta53, graph 0 to graph 1, graph 1 behind "
+      "fillcolor rgb '#D55E00' fillstyle transparent solid 0.12 noborder\n"
+      "set arrow 1 from first beta53, graph 0 to first beta53, graph 1 nohead linecolor rgb "
+      "'#D55E00' dashtype 2\n"
+      "set arrow 2 from graph 0, first 2**-53 to graph 1, first 2**-53 nohead linecolor rgb "
+      "'#D55E00' dashtype 2\n"
+      "set label 1 sprintf('double fails ({/Symbol b} > %.1f: 1 - a_{i0} < 2^{-53})', beta53) at "
+      "first beta53*1.08, graph 0.06 left textcolor rgb '#D55E00'\n"
+      "plot data using 1:2 with lines linecolor 7 linewidth 2 title 'CERTIFIED (MPFI)', \\\n"
+      "  '' using 1:3 with points linecolor 1 pointtype 4 pointsize 1.4 title 'float (24)', "
+      "\\\n"
+      "  '' using 1:4 with points linecolor 2 pointtype 6 pointsize 1.4 title 'double (53)', "
+      "\\\n"
+      "  '' using 1:5 with points linecolor 3 pointtype 8 pointsize 1.4 title 'Float128 (113)', "
+      "\\\n"
+      "  '' using 1:6 with points linecolor 4 pointtype 2 pointsize 1.4 title 'MPFR (257)'\n";
   return f;
 }
 

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/reports/theorem1_report.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "src/evidence.h"
 #include "src/input_error.h"
 #include "src/json_reader.h"
 #include "src/weight_file.h"
+#include "theorems/reports/figure_frame.h"
 #include "theorems/reports/precision_report.h"
 
 namespace sinkcert::theorems {
@@ -72,6 +76,9 @@ Table frontier_table(const Theorem1Study& st) {
   t.name = "frontier";
   t.caption = "Theorem 1 frontier (" + task_string(st.options.task) +
               "): one row per delta, the best model found with mean BOS mass <= 1 - delta.";
+  t.caption_latex = "Theorem 1 frontier (" + latex_escape(task_string(st.options.task)) +
+                    "): one row per $\\delta$, the best model found with mean BOS mass "
+                    "$\\le 1-\\delta$.";
   t.notes = {std::string("frontier_model_worst_case: ") + kFrontierPointMeaning,
              "mean_bos and frontier_model_worst_case_double NUMERIC(53); double_disagrees = 1 "
              "where the two differ in the first digit"};
@@ -98,33 +105,118 @@ Table nuance_table(const Theorem1Study& st) {
 }
 
 Figure theorem1_figure_frame(const std::string& name, const Task& task) {
-  Figure f;
-  f.name = name;
-  f.png = true;
-  const std::string on = " (Theorem 1 study, single-layer softmax, " + task_string(task) + ")";
-  if (name == "path") {
-    f.caption = "Descent path" + on +
-                ": per optimizer round and start, the worst-case loss the adversary finds on "
-                "the current model (solid) and 1 - its mean BOS mass over the probe set "
-                "(dashed); both fall together as the model learns the task with a sink.";
-    f.evidence =
-        "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
-        "witness); BOS mass NUMERIC(53)";
-  } else if (name == "frontier") {
-    f.caption = "Loss-sink frontier" + on +
-                ": for each delta, the worst case of the best model found whose mean BOS mass "
-                "is at most 1 - delta, against delta (log-log, with the fitted slope). Each "
-                "point bounds that model's E from below; it is no bound on eps*(delta).";
-    f.evidence = "SEARCH(lower bound)";
-  } else if (name == "nuance") {
-    f.caption = "BOS mass against content scale" + on +
-                ": probes with their content multiplied by t, for the path model and two "
-                "frontier models; inputs with small content need no sink.";
-    f.evidence = "NUMERIC(53)";
+  static const std::vector<FigureText> texts = {
+      {"path",
+       std::string("Descent path") + kStudyMark +
+           ": per optimizer round and start, the worst-case loss the adversary finds on the "
+           "current model (solid) and 1 - its mean BOS mass over the probe set (dashed, the same "
+           "colour for the same start); both fall together as the model learns the task with a "
+           "sink.",
+       std::string("Descent path") + kStudyMark +
+           ": per optimizer round and start, the worst-case loss $E$ the adversary finds on the "
+           "current model (solid) and $1-\\bar a_{i0}$, one minus its mean BOS mass over the "
+           "probe set (dashed, the same colour for the same start); both fall together as the "
+           "model learns the task with a sink.",
+       "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
+       "witness); BOS mass NUMERIC(53)"},
+      {"frontier",
+       std::string("Loss-sink frontier") + kStudyMark +
+           ": for each delta, the worst case of the best model found whose mean BOS mass is at "
+           "most 1 - delta, against delta (log-log, with the fitted slope). Each point bounds "
+           "that model's E from below; it is no bound on eps*(delta).",
+       std::string("Loss-sink frontier") + kStudyMark +
+           ": for each $\\delta$, the worst case $E$ of the best model found whose mean BOS mass "
+           "is at most $1-\\delta$, against $\\delta$ (log-log, with the fitted slope). Each "
+           "point bounds that model's $E$ from below; it is no bound on "
+           "$\\varepsilon^*(\\delta)$.",
+       "SEARCH(lower bound)"},
+      {"nuance",
+       std::string("BOS mass against content scale") + kStudyMark +
+           ": the mean (solid) and minimum (dashed) non-trigger BOS mass over probes with their "
+           "content multiplied by t, for the path model and two frontier models. Theorem 1 "
+           "holds with high probability over the content: inputs whose content is near 0 need "
+           "not sink, and a curve that fell towards t = 0 would show a model spending its BOS "
+           "deficit there.",
+       std::string("BOS mass against content scale") + kStudyMark +
+           ": the mean (solid) and minimum (dashed) non-trigger BOS mass $a_{i0}$ over probes "
+           "with their content multiplied by $t$, for the path model and two frontier models. "
+           "Theorem 1 holds with high probability over the content: inputs whose content is "
+           "near 0 need not sink, and a curve that fell towards $t=0$ would show a model "
+           "spending its BOS deficit there.",
+       "NUMERIC(53)"},
+  };
+  return figure_frame(name, "Theorem 1",
+                      " (Theorem 1 study, single-layer softmax, " + task_string(task) + ")", texts);
+}
+
+namespace {
+
+// A BOS mass for a caption: "1 - 6.87e-12" near 1, else 4 digits.
+std::string bos_words(double mass) {
+  char buf[64];
+  if (mass > 0.999) {
+    std::snprintf(buf, sizeof buf, "1 - %.3g", 1 - mass);
   } else {
-    throw std::invalid_argument("no Theorem 1 figure called \"" + name + "\"");
+    std::snprintf(buf, sizeof buf, "%.4g", mass);
   }
-  return f;
+  return buf;
+}
+
+}  // namespace
+
+std::string nuance_summary(const std::vector<NuancePoint>& points) {
+  if (points.empty()) return "No BOS mass against content was measured.";
+  // per model, in order of appearance: its points at the smallest and largest t
+  std::vector<std::string> models;
+  for (const NuancePoint& p : points) {
+    if (std::find(models.begin(), models.end(), p.model) == models.end()) {
+      models.push_back(p.model);
+    }
+  }
+  std::ostringstream out;
+  out << "Measured (mean, and min in parentheses, at the smallest and the largest t): ";
+  double largest_change = 0;         // max over models and t of |mean(t) - mean(t_max)|
+  std::string falls, rises;          // models whose mean is lower / higher at the smallest t
+  constexpr double kVisible = 1e-3;  // a change of the mean this large shows on the plot
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    const NuancePoint *lo = nullptr, *hi = nullptr;
+    for (const NuancePoint& p : points) {
+      if (p.model != models[m]) continue;
+      if (!lo || p.scale < lo->scale) lo = &p;
+      if (!hi || p.scale > hi->scale) hi = &p;
+    }
+    for (const NuancePoint& p : points) {
+      if (p.model == models[m])
+        largest_change = std::max(largest_change, std::abs(p.bos_mean - hi->bos_mean));
+    }
+    if (lo->bos_mean < hi->bos_mean - kVisible) falls += (falls.empty() ? "" : ", ") + models[m];
+    if (lo->bos_mean > hi->bos_mean + kVisible) rises += (rises.empty() ? "" : ", ") + models[m];
+    char t_lo[32], t_hi[32];
+    std::snprintf(t_lo, sizeof t_lo, "%g", lo->scale);
+    std::snprintf(t_hi, sizeof t_hi, "%g", hi->scale);
+    out << (m == 0 ? "" : "; ") << (models[m] == "path" ? "path model" : models[m]) << " "
+        << bos_words(lo->bos_mean) << " (" << bos_words(lo->bos_min) << ") at t = " << t_lo
+        << " and " << bos_words(hi->bos_mean) << " (" << bos_words(hi->bos_min)
+        << ") at t = " << t_hi;
+  }
+  char change[32];
+  std::snprintf(change, sizeof change, "%.2g", largest_change);
+  out << ". ";
+  if (falls.empty() && rises.empty()) {
+    out << "The mean BOS mass hardly depends on the content scale (it changes by at most " << change
+        << " over t): these models do not spend their BOS deficit on inputs with small "
+           "content.";
+  } else {
+    if (!falls.empty()) {
+      out << "The mean BOS mass is lower at small content for " << falls
+          << ": that model spends part of its BOS deficit on inputs with small content. ";
+    }
+    if (!rises.empty()) {
+      out << "The mean BOS mass is higher at small content for " << rises << ". ";
+    }
+    out << "Largest change of a mean over t: " << change << ".";
+  }
+  return out.str();
 }
 
 Figure path_figure(const Theorem1Study& st) {
@@ -135,18 +227,19 @@ Figure path_figure(const Theorem1Study& st) {
         {std::to_string(p.start), std::to_string(p.round), fmt(p.worst_case), fmt(p.bos_mean)});
   }
   const std::string last = std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1));
-  f.plot =
-      "set key top right\nset grid\nset logscale y\nset format y '10^{%T}'\n"
-      "set xlabel 'round'\nset ylabel 'value'\n"
-      "set title 'Theorem 1 descent path: worst case (SEARCH, lower bound) and 1 - mean BOS "
-      "(NUMERIC(53))'\n"
-      "plot for [s=0:" +
-      last +
-      "] data using ($1==s ? $2 : 1/0):3 with linespoints title sprintf('worst case, start %d', "
-      "s), \\\n  for [s=0:" +
-      last +
-      "] data using ($1==s ? $2 : 1/0):(1-$4) with lines dashtype 2 title sprintf('1 - mean BOS, "
-      "start %d', s)\n";
+  f.plot = std::string(kLineColours) +
+           "set key top right\nset grid\nset logscale y\nset format y '10^{%T}'\n"
+           "set xlabel 'optimizer round'\n"
+           "set ylabel 'worst case E (solid); 1 - mean BOS mass (dashed)'\n"
+           "set title 'Theorem 1 descent path: worst case (SEARCH, lower bound) and 1 - mean "
+           "BOS (NUMERIC(53))' noenhanced\n"
+           "plot for [s=0:" +
+           last +
+           "] data using ($1==s ? $2 : 1/0):3 with linespoints linecolor s+1 pointtype 7 "
+           "pointsize 0.6 title sprintf('worst case, start %d', s), \\\n  for [s=0:" +
+           last +
+           "] data using ($1==s ? $2 : 1/0):(1-$4) with lines linecolor s+1 dashtype 2 "
+           "title sprintf('1 - mean BOS, start %d', s)\n";
   return f;
 }
 
@@ -157,16 +250,17 @@ Figure frontier_figure(const Theorem1Study& st) {
     f.rows.push_back({fmt(p.delta), fmt(p.eps), flag(p.feasible)});
   }
   f.plot =
-      "set key top left\nset grid\nset logscale xy\n"
-      "set xlabel 'delta (mean BOS <= 1 - delta)'\n"
+      std::string(kLineColours) +
+      "set key top left\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
+      "set xlabel '{/Symbol d} (mean BOS mass <= 1 - {/Symbol d})'\n"
       "set ylabel 'worst case of the frontier model (SEARCH, lower bound)'\n"
       "set title sprintf(\"Worst case of the frontier model at delta (SEARCH: lower bound on "
       "that model's E,\\nno bound on eps*(delta) until the model is certified); fit slope %.3f "
       "+- %.3f\", " +
       fmt(st.slope) + ", " + fmt(st.slope_stderr) +
       ")\n"
-      "plot data using 1:($3==1 ? $2 : 1/0) with linespoints pt 7 title 'frontier model worst "
-      "case (SEARCH, lower bound)'\n";
+      "plot data using 1:($3==1 ? $2 : 1/0) with linespoints linecolor 1 pointtype 7 title "
+      "'frontier model worst case (SEARCH, lower bound)'\n";
   return f;
 }
 
@@ -176,19 +270,59 @@ Figure nuance_figure(const Theorem1Study& st) {
   for (const NuancePoint& p : st.nuance) {
     f.rows.push_back({p.model, fmt(p.scale), fmt(p.bos_mean), fmt(p.bos_min)});
   }
-  f.plot =
-      "set key bottom right\nset grid\n"
-      "set xlabel 'content scale t (content multiplied by t)'\nset ylabel 'BOS mass'\n"
-      "set title 'BOS mass against content (NUMERIC(53))'\n"
-      "plot data using ((strcol(1) eq 'path') ? $2 : 1/0):3 with linespoints title 'path model: "
-      "mean', \\\n"
-      "  data using ((strcol(1) eq 'frontier delta=0.05') ? $2 : 1/0):3 with linespoints title "
-      "'delta=0.05: mean', \\\n"
-      "  data using ((strcol(1) eq 'frontier delta=0.5') ? $2 : 1/0):3 with linespoints title "
-      "'delta=0.5: mean', \\\n"
-      "  data using ((strcol(1) eq 'frontier delta=0.5') ? $2 : 1/0):4 with lines dashtype 2 "
-      "title 'delta=0.5: min'\n";
+  f.caption += " " + nuance_summary(st.nuance);
+  if (!f.caption_latex.empty()) f.caption_latex += " " + latex_escape(nuance_summary(st.nuance));
+  // per model one colour: mean solid with points, min dashed
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"path", "path model"},
+      {"frontier delta=0.05", "frontier delta = 0.05"},
+      {"frontier delta=0.5", "frontier delta = 0.5"}};
+  std::string plot = std::string(kLineColours) +
+                     "set key bottom left\nset grid\nset yrange [0:1.05]\n"
+                     "set xlabel 'content scale t (content multiplied by t)'\n"
+                     "set ylabel 'non-trigger BOS mass a_{i0}'\n"
+                     "set title 'BOS mass against content scale (NUMERIC(53))'\nplot ";
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    const std::string select = "data using ((strcol(1) eq '" + models[k].first + "') ? $2 : 1/0)";
+    const std::string colour = " linecolor " + std::to_string(k + 1);
+    plot += (k == 0 ? "" : ", \\\n  ") + select + ":3 with linespoints" + colour +
+            " pointtype 7 pointsize 0.6 title '" + models[k].second + ": mean' noenhanced, \\\n  " +
+            select + ":4 with lines" + colour + " dashtype 2 title '" + models[k].second +
+            ": min' noenhanced";
+  }
+  f.plot = plot + "\n";
   return f;
+}
+
+std::vector<NuancePoint> read_nuance_points(const std::string& json_path) {
+  std::ifstream in(json_path);
+  if (!in) throw InputError(json_path, "file", "a theorem1.json written by sinkcert theorem1");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw InputError(json_path, "document", "JSON");
+  const std::string field = "with_high_probability.points";
+  if (!j.contains("with_high_probability") || !j["with_high_probability"].is_object() ||
+      !j["with_high_probability"].contains("points") ||
+      !j["with_high_probability"]["points"].is_array()) {
+    throw InputError(json_path, field, "an array (a theorem1.json written by sinkcert)");
+  }
+  std::vector<NuancePoint> points;
+  const nlohmann::json& list = j["with_high_probability"]["points"];
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const nlohmann::json& p = list[k];
+    const std::string where = field + "[" + std::to_string(k) + "]";
+    const auto number = [&](const char* key) {
+      if (!p.is_object() || !p.contains(key) || !p[key].is_number()) {
+        throw InputError(json_path, where + "." + key, "a number");
+      }
+      return p[key].get<double>();
+    };
+    if (!p.is_object() || !p.contains("model") || !p["model"].is_string()) {
+      throw InputError(json_path, where + ".model", "a model name");
+    }
+    points.push_back({p["model"].get<std::string>(), number("content_scale"), number("bos_mean"),
+                      number("bos_min"), number("sampled_error_max")});
+  }
+  return points;
 }
 
 namespace {
@@ -287,8 +421,15 @@ Table edges_table(const std::vector<EdgeRun>& runs) {
   t.caption =
       "Theorem 1 at the hypothesis edges (theorem1 runs with seed 0 at n = 3, 4 and L = 2, 3 "
       "beside n = 5, L = 4, under both trigger-range conventions).";
-  t.columns = {"n",        "L",         "trigger range", "path worst case", "path mean BOS",
-               "eps(0.5)", "eps(0.05)", "eps(0.005)",    "verdict"};
+  t.columns = {"n",
+               "L",
+               "trigger range",
+               "path worst case",
+               "path mean BOS",
+               Cell("eps(0.5)", "$\\varepsilon(0.5)$"),
+               Cell("eps(0.05)", "$\\varepsilon(0.05)$"),
+               Cell("eps(0.005)", "$\\varepsilon(0.005)$"),
+               "verdict"};
   t.alignment = "rrlrrrrrl";
   t.landscape = true;
   t.notes = {
@@ -297,6 +438,12 @@ Table edges_table(const std::vector<EdgeRun>& runs) {
       "eps(delta): SEARCH lower bound on the worst case of the best model found with mean BOS "
       "<= 1 - delta (that model is an upper-bound witness for eps*(delta) once certified).",
       "Read from theorem1/edges/n<n>_L<L>_<range>/theorem1.json."};
+  t.notes_latex = {
+      "",
+      "$\\varepsilon(\\delta)$: SEARCH lower bound on the worst case of the best model found "
+      "with mean BOS mass $\\le 1-\\delta$ (that model is an upper-bound witness for "
+      "$\\varepsilon^*(\\delta)$ once certified).",
+      ""};
   const auto g = [](double v, int digits) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);

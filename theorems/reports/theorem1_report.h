@@ -33,6 +33,15 @@ Table nuance_table(const Theorem1Study& study);
 Figure path_figure(const Theorem1Study& study);
 Figure frontier_figure(const Theorem1Study& study);
 Figure nuance_figure(const Theorem1Study& study);
+// What the BOS mass against content scale shows, for the nuance figure's
+// caption: per model, the mean and min BOS mass at the smallest and the
+// largest content scale, and whether the mean is lower at small content (a
+// model spending its BOS deficit there) or hardly depends on it.
+std::string nuance_summary(const std::vector<NuancePoint>& points);
+// The BOS mass against content points of a theorem1.json
+// (with_high_probability.points); an InputError naming the file and the
+// field when it is missing or malformed.
+std::vector<NuancePoint> read_nuance_points(const std::string& json_path);
 // The study figure `name` ("path", "frontier", "nuance") of a study on
 // `task` without its data: name, caption and evidence level (the figures
 // above start from it); throws std::invalid_argument for any other name.

@@ -13,6 +13,7 @@
 #include "src/input_error.h"
 #include "src/json_reader.h"
 #include "src/weight_file.h"
+#include "theorems/reports/figure_frame.h"
 #include "theorems/reports/precision_report.h"
 #include "theorems/reports/theorem1_report.h"
 
@@ -133,29 +134,34 @@ Table theorem2_heads_table(const Theorem2Study& st) {
 }
 
 Figure theorem2_figure_frame(const std::string& name, const Task& task, int layers, int heads) {
-  Figure f;
-  f.name = name;
-  f.png = true;
-  const std::string on = " (Theorem 2 study, residual softmax " + std::to_string(layers) + " x " +
-                         std::to_string(heads) + ", " + task_string(task) + ")";
-  if (name == "path") {
-    f.caption = "Descent path" + on +
-                ": per optimizer round and start, the worst-case loss the adversary finds on the "
-                "current model (solid) and 1 - its sink score sigma (dashed). Theorem 2 predicts "
-                "that 1 - sigma falls as the worst case falls.";
-    f.evidence =
-        "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
-        "witness); sink score NUMERIC(53)";
-  } else if (name == "frontier") {
-    f.caption = "Frontiers" + on +
-                ": the worst case of the best model found with the BOS mass of every head "
-                "(eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts "
-                "eps_all stays away from 0 and allows eps_one to reach it.";
-    f.evidence = kFrontierPointMeaning;
-  } else {
-    throw std::invalid_argument("no Theorem 2 figure called \"" + name + "\"");
-  }
-  return f;
+  static const std::vector<FigureText> texts = {
+      {"path",
+       std::string("Descent path") + kStudyMark +
+           ": per optimizer round and start, the worst-case loss the adversary finds on the "
+           "current model (solid) and 1 - its sink score sigma (dashed, the same colour for the "
+           "same start). Theorem 2 predicts that 1 - sigma falls as the worst case falls.",
+       std::string("Descent path") + kStudyMark +
+           ": per optimizer round and start, the worst-case loss $E$ the adversary finds on the "
+           "current model (solid) and $1-\\sigma$, one minus its sink score (dashed, the same "
+           "colour for the same start). Theorem 2 predicts that $1-\\sigma$ falls as $E$ falls.",
+       "worst case SEARCH(lower bound on that model's E, certified at the adversary's "
+       "witness); sink score NUMERIC(53)"},
+      {"frontier",
+       std::string("Frontiers") + kStudyMark +
+           ": the worst case of the best model found with the BOS mass of every head (eps_all) "
+           "or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts eps_all stays away "
+           "from 0 and allows eps_one to reach it.",
+       std::string("Frontiers") + kStudyMark +
+           ": the worst case $E$ of the best model found with the BOS mass of every head "
+           "($\\varepsilon_{\\mathrm{all}}$) or of one head ($\\varepsilon_{\\mathrm{one}}$) "
+           "capped at $1-\\delta$. Theorem 2 predicts $\\varepsilon_{\\mathrm{all}}$ stays away "
+           "from 0 and allows $\\varepsilon_{\\mathrm{one}}$ to reach it.",
+       kFrontierPointMeaning},
+  };
+  return figure_frame(name, "Theorem 2",
+                      " (Theorem 2 study, residual softmax " + std::to_string(layers) + " x " +
+                          std::to_string(heads) + ", " + task_string(task) + ")",
+                      texts);
 }
 
 Figure theorem2_path_figure(const Theorem2Study& st) {
@@ -166,18 +172,19 @@ Figure theorem2_path_figure(const Theorem2Study& st) {
                       format_double(p.sink.sigma)});
   }
   const std::string last = std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1));
-  f.plot =
-      "set key bottom left\nset grid\nset logscale y\nset format y '10^{%T}'\n"
-      "set xlabel 'round'\nset ylabel 'value'\n"
-      "set title 'Theorem 2 descent path: worst case (SEARCH, lower bound) and 1 - sink score "
-      "(NUMERIC(53))'\n"
-      "plot for [s=0:" +
-      last +
-      "] data using ($1==s ? $2 : 1/0):3 with linespoints title sprintf('worst case, start %d', "
-      "s), \\\n  for [s=0:" +
-      last +
-      "] data using ($1==s ? $2 : 1/0):(1-$4) with lines dashtype 2 title sprintf('1 - sink "
-      "score, start %d', s)\n";
+  f.plot = std::string(kLineColours) +
+           "set key bottom left\nset grid\nset logscale y\nset format y '10^{%T}'\n"
+           "set xlabel 'optimizer round'\n"
+           "set ylabel 'worst case E (solid); 1 - sink score {/Symbol s} (dashed)'\n"
+           "set title 'Theorem 2 descent path: worst case (SEARCH, lower bound) and 1 - sink "
+           "score (NUMERIC(53))' noenhanced\n"
+           "plot for [s=0:" +
+           last +
+           "] data using ($1==s ? $2 : 1/0):3 with linespoints linecolor s+1 pointtype 7 "
+           "pointsize 0.6 title sprintf('worst case, start %d', s), \\\n  for [s=0:" +
+           last +
+           "] data using ($1==s ? $2 : 1/0):(1-$4) with lines linecolor s+1 dashtype 2 "
+           "title sprintf('1 - sink score, start %d', s)\n";
   return f;
 }
 
@@ -247,13 +254,14 @@ Figure theorem2_frontier_figure(const Theorem2Study& st) {
     f.rows.push_back(
         {p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta), format_double(p.eps)});
   }
-  f.plot =
-      "set key bottom right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
-      "set xlabel 'delta (BOS ceiling 1 - delta)'\nset ylabel 'worst case (SEARCH, lower bound)'\n"
-      "set title 'Theorem 2 frontiers'\n"
-      "plot data using ($1==1 ? $2 : 1/0):3 with linespoints title 'eps_all (every head "
-      "capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with linespoints title 'eps_one (one "
-      "head capped)'\n";
+  f.plot = std::string(kLineColours) +
+           "set key bottom right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
+           "set xlabel '{/Symbol d} (BOS ceiling 1 - {/Symbol d})'\n"
+           "set ylabel 'worst case E of the capped model (SEARCH, lower bound)'\n"
+           "set title 'Theorem 2 frontiers'\n"
+           "plot data using ($1==1 ? $2 : 1/0):3 with linespoints linecolor 1 pointtype 7 title "
+           "'{/Symbol e}_{all} (every head capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with "
+           "linespoints linecolor 2 pointtype 5 title '{/Symbol e}_{one} (one head capped)'\n";
   return f;
 }
 

@@ -16,6 +16,7 @@
 #include "theorems/bounds/bos_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/exact/relu_exact_checker.h"
+#include "theorems/studies/frontier.h"
 
 namespace sinkcert::theorems {
 
@@ -334,12 +335,8 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
     run.start = s;
     run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
     const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
-    MinimaxOptions mo;
-    mo.seed = o.seed * 1000 + s;
-    mo.adversary.seed = o.seed * 1000 + s;
-    mo.target_loss = o.path_target;
-    mo.time_limit_seconds = kNoTimeLimit;
-    mo.max_rounds = o.path_rounds;
+    const MinimaxOptions mo =
+        path_minimax_options(o.seed * 1000 + s, o.path_target, o.path_rounds, kNoTimeLimit);
     search::MinimaxResult r;
     try {
       r = search::minimax(init, o.task, mo);
@@ -371,20 +368,18 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
       NormFrontierPoint p;
       p.delta = delta;
       p.ceiling = 1 - delta;
-      MinimaxOptions mo;
-      mo.seed = o.seed;
-      mo.adversary.seed = o.seed;
-      mo.surrogate = search::Surrogate::kLawson;
-      mo.bos_ceiling = p.ceiling;
-      mo.probes = &probes;
-      mo.max_rounds = o.frontier_rounds;
-      mo.time_limit_seconds = kNoTimeLimit;
-      mo.target_loss = 0;
-      const search::MinimaxResult r =
-          search::minimax(scaled_to_ceiling(best_model, probes, p.ceiling), o.task, mo);
-      p.feasible = r.feasible;
-      p.converged = r.converged;
-      p.eps_search = r.worst.certified;
+      FrontierSearch fs;
+      fs.delta = delta;
+      fs.rounds = o.frontier_rounds;
+      fs.time_limit = kNoTimeLimit;
+      FrontierRecord record;
+      record.delta = delta;
+      run_frontier_point(scaled_to_ceiling(best_model, probes, p.ceiling), o.task,
+                         frontier_minimax_options(o.seed, fs, probes), record);
+      const search::MinimaxResult& r = record.result;
+      p.feasible = record.feasible;
+      p.converged = record.converged;
+      p.eps_search = record.eps;
       p.rounds = static_cast<int>(r.history.size());
       p.mean_bos = search::mean_probe_bos(r.model, probes);
       p.model = r.model;
@@ -404,17 +399,11 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
         // the cap at every non-trigger position: gamma = 1, else bisection
         p.cert = certify_model(p.model, o.task, p.ceiling, o);
         if (p.cert.refused.empty() && p.cert.cap_verdict != Verdict::kVerified) {
-          double lo = 0, hi = 1;
-          for (int k = 0; k < o.cap_steps; ++k) {
-            const double mid = 0.5 * (lo + hi);
+          const double lo = largest_gamma(o.cap_steps, [&](double gamma) {
             ModelCertificate c;
-            certify_cap(with_scaled_A(r.model, mid), o.task, p.ceiling, o, c);
-            if (c.cap_verdict == Verdict::kVerified) {
-              lo = mid;
-            } else {
-              hi = mid;
-            }
-          }
+            certify_cap(with_scaled_A(r.model, gamma), o.task, p.ceiling, o, c);
+            return c.cap_verdict == Verdict::kVerified;
+          });
           p.gamma = lo;
           p.model = with_scaled_A(r.model, lo);
           p.cert = certify_model(p.model, o.task, p.ceiling, o);

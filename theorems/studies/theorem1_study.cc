@@ -126,19 +126,13 @@ Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t s
 }
 
 Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling) {
-  if (search::mean_probe_bos(m, probes) <= ceiling) return m;
-  double lo = 0, hi = 1;
-  for (int k = 0; k < kBisectionSteps; ++k) {
-    const double mid = 0.5 * (lo + hi);
-    (search::mean_probe_bos(with_scaled_A(m, mid), probes) <= ceiling ? lo : hi) = mid;
-  }
-  return with_scaled_A(m, lo);
+  return scaled_to_meet(
+      m, [&](const Model<double>& x) { return search::mean_probe_bos(x, probes) <= ceiling; },
+      std::pair{0, 0});
 }
 
 Model<double> with_scaled_A(const Model<double>& m, double gamma) {
-  Model<double> out = m;
-  out.layers[0][0].A *= gamma;
-  return out;
+  return with_scaled_A(m, gamma, std::pair{0, 0});
 }
 
 std::string to_string(StudyVerdict verdict) {
@@ -305,6 +299,9 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
   Theorem1Study st;
   st.options = o;
   const ProbeSet probes = make_probe_set(o.task, o.probe_count);
+  // the minimax settings every search of the study shares
+  MinimaxOptions base;
+  base.compressed_rows = o.compressed_rows;
   auto phase_start = t0;
   const auto end_phase = [&](const std::string& name) {
     st.phase_seconds.emplace_back(name, seconds_since(phase_start));
@@ -321,14 +318,8 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     run.start = s;
     run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
     const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
-    MinimaxOptions mo;
-    mo.seed = o.seed * 1000 + s;
-    mo.adversary.seed = o.seed * 1000 + s;
-    mo.target_loss = o.path_target;
-    mo.time_limit_seconds = o.path_time_limit;
-    mo.max_rounds = o.path_rounds;
-    mo.probes = nullptr;
-    mo.compressed_rows = o.compressed_rows;
+    const MinimaxOptions mo = path_minimax_options(o.seed * 1000 + s, o.path_target, o.path_rounds,
+                                                   o.path_time_limit, base);
     run.result =
         search::minimax(init, o.task, mo, [&](const MinimaxRecord& r, const Model<double>& m) {
           const BosStatistics bs = bos_statistics(m, probes);
@@ -396,17 +387,12 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
     p.delta = delta;
     p.ceiling = 1 - delta;
     const Model<double> warm = scaled_to_ceiling(best_path, probes, p.ceiling);
-    MinimaxOptions mo;
-    mo.seed = o.seed;
-    mo.adversary.seed = o.seed;
-    mo.surrogate = search::Surrogate::kLawson;
-    mo.bos_ceiling = p.ceiling;
-    mo.probes = &probes;
-    mo.max_rounds = o.frontier_rounds;
-    mo.time_limit_seconds = o.frontier_time_limit;
-    mo.target_loss = 0;
-    mo.compressed_rows = o.compressed_rows;
-    p.result = search::minimax(warm, o.task, mo, [&](const MinimaxRecord& r, const Model<double>&) {
+    FrontierSearch fs;
+    fs.delta = delta;
+    fs.rounds = o.frontier_rounds;
+    fs.time_limit = o.frontier_time_limit;
+    const MinimaxOptions mo = frontier_minimax_options(o.seed, fs, probes, base);
+    run_frontier_point(warm, o.task, mo, p, [&](const MinimaxRecord& r, const Model<double>&) {
       char buf[320];
       std::snprintf(buf, sizeof buf,
                     "frontier delta %.3g round %d: worst case %s (SEARCH lower bound)%s, mean "
@@ -416,11 +402,6 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
                     p.ceiling, r.active_size, r.elapsed);
       say(buf);
     });
-    p.feasible = p.result.feasible;
-    p.converged = p.result.converged;
-    p.eps = p.result.worst.certified;
-    p.eps_double = p.result.worst.value;
-    p.double_disagrees = p.result.worst.double_disagrees;
     p.bos_mean = search::mean_probe_bos(p.result.model, probes);
     char buf[320];
     std::snprintf(buf, sizeof buf,
@@ -475,9 +456,7 @@ Theorem1Study run_theorem1_study(const Theorem1Options& o, const StudyProgress& 
         FrontierPoint& p = st.frontier[static_cast<std::size_t>(k - runs)];
         p.final_certification =
             recertify_worst_case(p.result.model, o.task, o.seed, p.result.worst);
-        p.eps = p.result.worst.certified;
-        p.eps_double = p.result.worst.value;
-        p.double_disagrees = p.result.worst.double_disagrees;
+        take_worst_case(p);
         std::snprintf(buf, sizeof buf,
                       "final certification, frontier delta %.3g: worst case %s (SEARCH lower "
                       "bound, %s; minimax adversary %s, attack %s)",

@@ -67,6 +67,7 @@
 #include "src/bos_statistics.h"
 #include "src/run_info.h"
 #include "src/task.h"
+#include "theorems/studies/frontier.h"
 
 namespace sinkcert::theorems {
 
@@ -87,10 +88,6 @@ constexpr double kInitGrowth = 5.0;
 constexpr double kPathSinkMass = 1 - 1e-5;
 // ... and a worst case (search) at most this.
 constexpr double kPathLowLoss = 1e-6;
-// Halvings of the warm start's bisection on gamma: gamma within 2^-40
-// (~9e-13) of the ceiling's crossing, finer than any change of the warm
-// start that the minimax's first round can see.
-constexpr int kBisectionSteps = 40;
 
 // The verdict of a study (the rule in the header comment).
 enum class StudyVerdict { kConsistent, kCounterexampleCandidate, kInconclusive, kNotApplicable };
@@ -172,17 +169,10 @@ struct PathRun {
   FinalCertification final_certification;  // result.worst is the reported worst case
 };
 
-struct FrontierPoint {
-  double delta = 0, ceiling = 0;
-  // E_search of the best feasible model: SEARCH(lower bound) on that
-  // model's E, certified at the witness (not a bound on eps*(delta))
-  double eps = 0;
-  double eps_double = 0;          // the adversary's double value, NUMERIC(53)
-  bool double_disagrees = false;  // eps and eps_double differ in the first digit
-  double bos_mean = 0;            // its mean non-trigger BOS mass (NUMERIC(53))
-  bool feasible = false;
-  bool converged = false;
-  search::MinimaxResult result;
+// A frontier point (theorems/studies/frontier.h: delta, ceiling, eps,
+// feasibility, the search's result) and what this study adds.
+struct FrontierPoint : FrontierRecord {
+  double bos_mean = 0;                     // its mean non-trigger BOS mass (NUMERIC(53))
   FinalCertification final_certification;  // eps = result.worst.certified after it
 };
 
@@ -223,7 +213,8 @@ Model<double> normal_init(AttentionKind kind, int n, double std, std::uint64_t s
 // (bisection, kBisectionSteps halvings) whose mean probe BOS mass is
 // <= ceiling; m itself when it already meets the ceiling.
 Model<double> scaled_to_ceiling(const Model<double>& m, const ProbeSet& probes, double ceiling);
-// m with the first head's A multiplied by gamma.
+// m with the first head's A multiplied by gamma (with_scaled_A of
+// theorems/studies/frontier.h on head (0, 0)).
 Model<double> with_scaled_A(const Model<double>& m, double gamma);
 
 // A double as "%.17g": enough digits to read back the same double.

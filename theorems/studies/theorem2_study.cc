@@ -228,11 +228,9 @@ void decide_every_head(EveryHeadAnswer& a, int heads) {
 
 namespace {
 
-// The minimax options every search of the study shares.
-MinimaxOptions study_minimax_options(const Theorem2Options& o, std::uint64_t seed) {
+// The minimax settings every search of the study shares (seeds apart).
+MinimaxOptions study_minimax_options(const Theorem2Options& o) {
   MinimaxOptions mo;
-  mo.seed = seed;
-  mo.adversary.seed = seed;
   mo.initial_per_trigger = o.initial_per_trigger;
   mo.max_per_trigger = o.max_per_trigger;
   mo.lm_iterations = o.lm_iterations;
@@ -241,30 +239,16 @@ MinimaxOptions study_minimax_options(const Theorem2Options& o, std::uint64_t see
 }
 
 // m with the A of the capped heads (every head, or (layer, head)) scaled by
-// the largest gamma in [0, 1] (kBisectionSteps halvings) whose ceiling
-// statistic is <= ceiling: the path model is saturated, where the
-// ceiling's gradient vanishes.
+// the largest gamma in [0, 1] whose ceiling statistic is <= ceiling
+// (theorems/studies/frontier.h, scaled_to_meet).
 Model<double> capped_warm_start(const Model<double>& m, const ProbeSet& probes, double ceiling,
                                 std::optional<std::pair<int, int>> head) {
-  const auto scaled = [&](double gamma) {
-    Model<double> out = m;
-    for (int l = 0; l < out.num_layers(); ++l) {
-      for (int h = 0; h < out.num_heads(); ++h) {
-        if (!head || *head == std::pair{l, h}) out.layers[l][h].A *= gamma;
-      }
-    }
-    return out;
-  };
-  const auto meets = [&](double gamma) {
-    return search::max_position_mean_probe_bos(scaled(gamma), probes, head) <= ceiling;
-  };
-  if (meets(1)) return m;
-  double lo = 0, hi = 1;
-  for (int k = 0; k < kBisectionSteps; ++k) {
-    const double mid = 0.5 * (lo + hi);
-    (meets(mid) ? lo : hi) = mid;
-  }
-  return scaled(lo);
+  return scaled_to_meet(
+      m,
+      [&](const Model<double>& x) {
+        return search::max_position_mean_probe_bos(x, probes, head) <= ceiling;
+      },
+      head);
 }
 
 struct CappedSearch {
@@ -290,15 +274,16 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
   std::optional<std::pair<int, int>> capped;
   if (c.scope == CapScope::kOne) capped = std::pair{c.layer, c.head};
   const Model<double> warm = capped_warm_start(best, ceiling_probes, p.ceiling, capped);
-  MinimaxOptions mo = study_minimax_options(o, o.seed);
-  mo.surrogate =
+  FrontierSearch fs;
+  fs.delta = c.delta;
+  fs.surrogate =
       c.scope == CapScope::kAll ? search::Surrogate::kLawson : search::Surrogate::kLeastSquares;
-  mo.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
-  mo.bos_ceiling = p.ceiling;
-  mo.bos_ceiling_head = capped;
-  mo.probes = &ceiling_probes;
-  mo.max_rounds = c.rounds;
-  mo.time_limit_seconds = c.time_limit;
+  fs.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
+  fs.head = capped;
+  fs.rounds = c.rounds;
+  fs.time_limit = c.time_limit;
+  const MinimaxOptions mo =
+      frontier_minimax_options(o.seed, fs, ceiling_probes, study_minimax_options(o));
   char name[96];
   std::snprintf(
       name, sizeof name, "eps_%s delta %.3g%s", to_string(c.scope).c_str(), c.delta,
@@ -306,7 +291,7 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
           ? (" (layer " + std::to_string(c.layer) + " head " + std::to_string(c.head) + ")").c_str()
           : "");
   try {
-    p.result = search::minimax(warm, o.task, mo, [&](const MinimaxRecord& r, const Model<double>&) {
+    run_frontier_point(warm, o.task, mo, p, [&](const MinimaxRecord& r, const Model<double>&) {
       char buf[400];
       std::snprintf(buf, sizeof buf,
                     "%s round %d: worst case %s (SEARCH lower bound)%s, capped BOS %.6f "
@@ -324,11 +309,6 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
     if (say) say(std::string(name) + ": not run (" + p.not_run + ")");
     return p;
   }
-  p.feasible = p.result.feasible;
-  p.converged = p.result.converged;
-  p.eps = p.result.worst.certified;
-  p.eps_double = p.result.worst.value;
-  p.double_disagrees = p.result.worst.double_disagrees;
   p.capped_bos = search::max_position_mean_probe_bos(p.result.model, ceiling_probes, capped);
   p.sink = sink_score(bos_statistics(p.result.model, probes));
   if (say) {
@@ -391,10 +371,8 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
     const std::uint64_t seed = o.seed * 1000 + s;
     const Model<double> init =
         residual_normal_init(o.task.n, o.layers, o.heads, run.init_std, seed);
-    MinimaxOptions mo = study_minimax_options(o, seed);
-    mo.target_loss = o.path_target;
-    mo.time_limit_seconds = o.path_time_limit;
-    mo.max_rounds = o.path_rounds;
+    const MinimaxOptions mo = path_minimax_options(seed, o.path_target, o.path_rounds,
+                                                   o.path_time_limit, study_minimax_options(o));
     run.result =
         search::minimax(init, o.task, mo, [&](const MinimaxRecord& r, const Model<double>& m) {
           const BosStatistics bs = bos_statistics(m, probes);

@@ -168,22 +168,17 @@ struct Theorem2Run {
 enum class CapScope { kAll, kOne };
 std::string to_string(CapScope scope);  // "all", "one"
 
-struct Theorem2FrontierPoint {
+// A frontier point (theorems/studies/frontier.h: delta, ceiling, eps,
+// feasibility, the search's result; eps bounds nothing about the frontier
+// itself) and what this study adds.
+struct Theorem2FrontierPoint : FrontierRecord {
   CapScope scope = CapScope::kAll;
   int layer = 0, head = 0;  // the capped head (kOne)
-  double delta = 0, ceiling = 0;
-  // E_search of the best feasible model: SEARCH(lower bound) on that
-  // model's E, certified at the witness (not a bound on the frontier)
-  double eps = 0;
-  double eps_double = 0;  // NUMERIC(53)
-  bool double_disagrees = false;
   // the ceiling's statistic of that model: the largest b^{l,h}_i over the
   // capped heads on the ceiling's probes (ceiling_probe_count), NUMERIC(53)
   double capped_bos = 0;
-  SinkScore sink;  // over every head, NUMERIC(53)
-  bool feasible = false, converged = false;
+  SinkScore sink;       // over every head, NUMERIC(53)
   std::string not_run;  // why the minimax refused the point ("" if it ran)
-  search::MinimaxResult result;
 };
 
 // Necessity of one head (head >= 0) or of a whole layer (head = -1).

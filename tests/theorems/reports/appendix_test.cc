@@ -136,7 +136,10 @@ TEST_CASE("appendix document: every table, every figure with its caption, two fo
       {"figures/f1_sink_precision.pdf", "f1_sink_precision",
        "F1: 1 - min BOS mass. Evidence: CERTIFIED.", ""},
       {"", "theorem1_path", "Descent path. Evidence: SEARCH(lower bound).",
-       "path.pdf (gnuplot: exit status 1)"}};
+       "path.pdf (gnuplot: exit status 1)"},
+      // a caption with a LaTeX form: the document takes it as it is
+      {"figures/f2.pdf", "f2", "F2: 1 - min a_i0 against E. Evidence: CERTIFIED.", "",
+       "F2: $1-\\min a_{i0}$ against $E$. Evidence: CERTIFIED."}};
   const std::string doc = appendix_document({"tables/p1_sink_loss", "tables/p3_relu_certificate"},
                                             figures, info, "results");
   CHECK(doc.rfind("% sinkcert appendix\n% command_line: sinkcert appendix\n% revision: r1\n", 0) ==
@@ -151,6 +154,8 @@ TEST_CASE("appendix document: every table, every figure with its caption, two fo
   CHECK(doc.find("\\includegraphics[width=0.9\\linewidth]{figures/f1_sink_precision.pdf}\n"
                  "\\caption{F1: 1 - min BOS mass. Evidence: CERTIFIED.}\n"
                  "\\label{fig:f1_sink_precision}") != std::string::npos);
+  CHECK(doc.find("\\caption{F2: $1-\\min a_{i0}$ against $E$. Evidence: CERTIFIED.}") !=
+        std::string::npos);
   // a caption is never the file name
   CHECK(doc.find("\\caption{\\texttt") == std::string::npos);
   // a figure not rendered is said so in the document

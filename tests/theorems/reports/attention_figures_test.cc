@@ -189,6 +189,20 @@ TEST_CASE("softmax beside ReLU: four heat maps in one row; a 2 x 2 model: a 2 x 
   CHECK(g.rows.size() == 4u * 81u);
   CHECK(g.plot.find("2 row(s) x 2 column(s)") != std::string::npos);
   CHECK(g.plot.find("set title 'layer 1, head 1' noenhanced") != std::string::npos);
+  // two deep models side by side: the label on its own line above where
+  // (on one line, the titles of neighbouring panels overlap)
+  const std::vector<FigureModel> two{{"relu 2 x 2", "the construction", deep},
+                                     {"its \"twin\"", "the same", deep}};
+  const AttentionStatistics deep_stats = attention_statistics(deep, task, 2, 1, 7);
+  const Figure h =
+      attention_figure("pair", AttentionFigureKind::kOneInput, two, {deep_stats, deep_stats});
+  CHECK(h.plot.find("set title \"relu 2 x 2\\nlayer 0, head 1\" noenhanced") != std::string::npos);
+  CHECK(h.plot.find("set title \"its \\\"twin\\\"\\nlayer 1, head 0\" noenhanced") !=
+        std::string::npos);
+  CHECK(h.plot.find("set tmargin 3\n") != std::string::npos);
+  // one line each: the margin of one line
+  CHECK(g.plot.find("set tmargin 2\n") != std::string::npos);
+  CHECK(f.plot.find("set tmargin 2\n") != std::string::npos);
   // probe sets that differ cannot share a figure
   CHECK_THROWS_AS(
       attention_figure("x", AttentionFigureKind::kMeanStd, models,

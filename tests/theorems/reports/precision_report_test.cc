@@ -51,6 +51,45 @@ TEST_CASE("F1: data per beta, a computed 0 missing, caption with evidence") {
   CHECK(f.evidence.find("NUMERIC(p)") != std::string::npos);
 }
 
+TEST_CASE("P1 notes say what each table's column is; LaTeX math in the .tex only") {
+  const Task task{16, 16, TriggerRange::kPaper};
+  const Table bos = p1_bos_table({made_up_row()}, task);
+  REQUIRE(bos.notes.size() == 2u);
+  // the BOS table's column is the BOS deficit, not the loss
+  CHECK(bos.notes[0].find("The column is 1 - min a_i0") == 0);
+  CHECK(bos.notes[0].find("(L-1) / (e^beta + L-1)") != std::string::npos);
+  CHECK(bos.notes[0].find("the loss over") == std::string::npos);
+  CHECK(bos.notes[1].find("NUMERIC(p): 1 - a_i0 computed in p-bit arithmetic") == 0);
+  const Table loss = p1_loss_table({made_up_row()}, task);
+  REQUIRE(loss.notes.size() == 2u);
+  CHECK(loss.notes[0].find("worst-case loss E over the whole content box") != std::string::npos);
+  CHECK(loss.notes[0].find("a_i0") == std::string::npos);
+  RunInfo info;
+  const std::string tex = to_latex(bos, info);
+  CHECK(tex.find("\\caption{P1: softmax sink family, n = 16, L = 16, triggers paper: "
+                 "$1-\\min a_{i0}$") != std::string::npos);
+  CHECK(tex.find("$(L-1)/(e^{\\beta}+L-1)$") != std::string::npos);
+  CHECK(to_latex(loss, info).find("the worst-case loss $E$ over") != std::string::npos);
+  // CSV and JSON keep the plain text
+  CHECK(to_csv(bos, info).find("$") == std::string::npos);
+  CHECK(to_json(bos, info).dump().find("\\\\min") == std::string::npos);
+}
+
+TEST_CASE("F1 marks where double fails: beta with 1 - a_i0 below 2^-53") {
+  const Figure f = p1_figure({made_up_row()}, Task{16, 16, TriggerRange::kPaper});
+  // (L-1) / (e^beta + L-1) = 2^-53 at beta = ln(15 (2^53 - 1)) = 39.4449 (L = 16)
+  CHECK(f.plot.find("beta53 = 39.44") != std::string::npos);
+  CHECK(f.plot.find("set object 1 rectangle from first beta53, graph 0 to graph 1, graph 1") !=
+        std::string::npos);
+  CHECK(f.plot.find("first 2**-53") != std::string::npos);
+  CHECK(f.caption.find("beta > 39.4, is where the certified 1 - min BOS mass is below 2^-53") !=
+        std::string::npos);
+  CHECK(f.caption_latex.find("$\\beta > 39.4$") != std::string::npos);
+  // a shorter sequence sinks with less: double fails earlier (ln(3 (2^53 - 1)) = 37.8)
+  CHECK(p1_figure({made_up_row()}, Task{5, 4, TriggerRange::kPaper}).plot.find("beta53 = 37.8") !=
+        std::string::npos);
+}
+
 TEST_CASE("P3 table: an exact zero prints as 0, a fraction as p/q") {
   ReluRow zero{5, 4, Verdict::kVerified, Evidence::exact(), Rational(0), 0.001};
   ReluRow third{5, 4, Verdict::kNotVerified, Evidence::exact(), Rational(1) / 3, 0.001};

@@ -110,5 +110,86 @@ TEST_CASE("study tables and figures carry the study's numbers as written") {
   CHECK(nuance_figure(st).plot.find("strcol(1) eq 'frontier delta=0.5'") != std::string::npos);
 }
 
+TEST_CASE("the nuance caption says what the data show") {
+  // flat in t: the committed study's kind of data
+  const std::vector<NuancePoint> flat = {{"path", 0, 1 - 6.9e-12, 1 - 1.3e-11, 0},
+                                         {"path", 1, 1 - 7e-12, 1 - 1.7e-11, 0},
+                                         {"frontier delta=0.5", 0, 0.4983, 0.3066, 0},
+                                         {"frontier delta=0.5", 0.5, 0.4983, 0.305, 0},
+                                         {"frontier delta=0.5", 1, 0.4982, 0.3029, 0}};
+  CHECK(nuance_summary(flat) ==
+        "Measured (mean, and min in parentheses, at the smallest and the largest t): path model "
+        "1 - 6.9e-12 (1 - 1.3e-11) at t = 0 and 1 - 7e-12 (1 - 1.7e-11) at t = 1; frontier "
+        "delta=0.5 0.4983 (0.3066) at t = 0 and 0.4982 (0.3029) at t = 1. The mean BOS mass "
+        "hardly depends on the content scale (it changes by at most 0.0001 over t): these models "
+        "do not spend their BOS deficit on inputs with small content.");
+  // a model that sinks less at small content is named
+  const std::vector<NuancePoint> falls = {{"frontier delta=0.05", 0, 0.6, 0.2, 0},
+                                          {"frontier delta=0.05", 1, 0.95, 0.9, 0}};
+  const std::string s = nuance_summary(falls);
+  CHECK(s.find("lower at small content for frontier delta=0.05") != std::string::npos);
+  CHECK(s.find("hardly depends") == std::string::npos);
+  CHECK(s.find("Largest change of a mean over t: 0.35.") != std::string::npos);
+  CHECK(nuance_summary({}) == "No BOS mass against content was measured.");
+
+  // the figure's caption ends with it, in both forms
+  Theorem1Study st;
+  st.options.task = Task{5, 4, TriggerRange::kPaper};
+  st.nuance = flat;
+  const Figure f = nuance_figure(st);
+  CHECK(f.caption.size() > nuance_summary(flat).size());
+  CHECK(f.caption.substr(f.caption.size() - nuance_summary(flat).size()) == nuance_summary(flat));
+  CHECK(f.caption_latex.find("$t=0$") != std::string::npos);
+  CHECK(f.caption_latex.find("frontier delta=0.5 0.4983") != std::string::npos);
+  // each model one colour, mean and min alike
+  CHECK(f.plot.find("eq 'path') ? $2 : 1/0):3 with linespoints linecolor 1") != std::string::npos);
+  CHECK(f.plot.find("eq 'path') ? $2 : 1/0):4 with lines linecolor 1 dashtype 2") !=
+        std::string::npos);
+}
+
+TEST_CASE("the nuance points read back from a theorem1.json, and a malformed one refused") {
+  const auto dir = std::filesystem::temp_directory_path() / "sinkcert_nuance_points_test";
+  std::filesystem::create_directories(dir);
+  Theorem1Study st;
+  st.options.task = Task{5, 4, TriggerRange::kPaper};
+  st.nuance = {{"path", 0.5, 0.75, 0.5, 0.25}};
+  const RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::vector<NuancePoint> back =
+      read_nuance_points(write("theorem1.json", to_json(st, info).dump()));
+  REQUIRE(back.size() == 1u);
+  CHECK(back[0].model == "path");
+  CHECK(back[0].scale == 0.5);
+  CHECK(back[0].bos_mean == 0.75);
+  CHECK(back[0].bos_min == 0.5);
+  CHECK(back[0].error_max == 0.25);
+  nlohmann::json j = to_json(st, info);
+  j["with_high_probability"]["points"][0].erase("bos_min");
+  try {
+    read_nuance_points(write("bad.json", j.dump()));
+    FAIL("a point without bos_min was read");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "with_high_probability.points[0].bos_min");
+  }
+  CHECK_THROWS_AS(read_nuance_points((dir / "missing.json").string()), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the path figure: each start's BOS curve in its worst case's colour, a y label") {
+  Theorem1Study st;
+  st.options.task = Task{5, 4, TriggerRange::kPaper};
+  st.runs.resize(2);
+  const Figure f = path_figure(st);
+  CHECK(f.plot.find(":3 with linespoints linecolor s+1") != std::string::npos);
+  CHECK(f.plot.find(":(1-$4) with lines linecolor s+1 dashtype 2") != std::string::npos);
+  CHECK(f.plot.find("set ylabel 'worst case E (solid); 1 - mean BOS mass (dashed)'") !=
+        std::string::npos);
+  CHECK(f.plot.find("set ylabel 'value'") == std::string::npos);
+  CHECK(f.plot.find("set linetype 1 linecolor rgb '#0072B2'") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems
