@@ -11,6 +11,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -30,13 +31,18 @@ enum class StudyVerdict;
 namespace sinkcert::cli {
 
 // The process's exit codes (main.cc).
-constexpr int kExitSuccess = 0;      // done (a checker: VERIFIED, theorem1: CONSISTENT)
-constexpr int kExitInternal = 1;     // internal failure
-constexpr int kExitBadInput = 2;     // bad file, field, option or size; memory exhausted
+// done (a checker: VERIFIED or ENCLOSED, theorem1: CONSISTENT)
+constexpr int kExitSuccess = 0;
+constexpr int kExitInternal = 1;  // internal failure
+// bad file, field, option or size; memory exhausted; a checker that does not
+// apply to the model (NOT APPLICABLE)
+constexpr int kExitBadInput = 2;
 constexpr int kExitNotVerified = 3;  // NOT VERIFIED (theorem1: COUNTEREXAMPLE CANDIDATE)
-constexpr int kExitUndecided = 4;    // UNDECIDED (theorem1: INCONCLUSIVE, NOT APPLICABLE)
-constexpr int kExitNonFinite = 5;    // a floating-point evaluation gave NaN or infinity
-// VERIFIED 0, NOT VERIFIED 3, UNDECIDED 4.
+// UNDECIDED or NOT ENCLOSED (theorem1: INCONCLUSIVE, NOT APPLICABLE)
+constexpr int kExitUndecided = 4;
+constexpr int kExitNonFinite = 5;  // a floating-point evaluation gave NaN or infinity
+// VERIFIED and ENCLOSED 0, NOT VERIFIED 3, UNDECIDED and NOT ENCLOSED 4,
+// NOT APPLICABLE 2.
 int exit_code_for(Verdict verdict);
 // A study's verdict: CONSISTENT 0, COUNTEREXAMPLE CANDIDATE 3, INCONCLUSIVE
 // and NOT APPLICABLE 4 (theorem1_command.cc).
@@ -48,7 +54,15 @@ struct Context {
   // What the command is computing, named in the message if memory runs out
   // anyway (std::bad_alloc; main.cc), e.g. "the probe set (--samples, --L)".
   std::string activity;
+  bool quiet = false;  // --quiet: no progress on stderr (progress_sink)
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
+
+// Where every command reports progress (progress.cc): one line on stderr,
+// "[  12.3 s] <command>: <message>" (seconds since the start), nothing with
+// --quiet. Errors are not progress: they go to stderr whatever --quiet says.
+using ProgressSink = std::function<void(const std::string&)>;
+ProgressSink progress_sink(const Context& ctx, const std::string& command);
 
 // Writes a study's files, stamped with `info`; returns the paths written and
 // adds the figures gnuplot did not render to `skipped`.
@@ -130,6 +144,19 @@ enum class OutputKind { kFile, kFolder };
 CLI::Option* add_out_option(CLI::App* app, std::string* out, OutputKind kind,
                             const std::string& help);
 
+// --out and --force of a study command (study_output.cc): the folder is
+// --out when given (refused when it already holds files, unless --force),
+// else a new runs/<command>-<UTC YYYYmmdd-HHMMSS>, printed.
+struct StudyOut {
+  std::string out;
+  bool force = false;
+  CLI::Option* out_option = nullptr;
+};
+void add_study_out_options(CLI::App* app, StudyOut* out);
+// "runs/<command>-<UTC YYYYmmdd-HHMMSS>"
+std::string default_run_folder(const std::string& command);
+std::string resolve_study_out(const StudyOut& out, const std::string& command);
+
 // InputError(file, field, "<what> needs about X GiB, more than the 4 GiB
 // limit") if the estimate exceeds kMemoryBudgetBytes (limits.h).
 void check_memory(const std::string& file, const std::string& field, double bytes,
@@ -144,5 +171,9 @@ void add_attack_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
 void add_figures_command(CLI::App& app, Context& ctx);
 void add_normalizations_command(CLI::App& app, Context& ctx);
+void add_completion_command(CLI::App& app, Context& ctx);
+// The bash completion script of `root` (completion_command.cc): every
+// command path's subcommands and visible options, walked from the root.
+std::string bash_completion_script(const CLI::App& root);
 
 }  // namespace sinkcert::cli

@@ -100,11 +100,37 @@ TEST_CASE("CSV writer: golden output, RFC 4180 quoting") {
 TEST_CASE("JSON writer: golden output") {
   const std::string expected =
       R"({"caption":"Loss & BOS_mass, 100%","columns":["beta","loss","note"],)"
-      R"("notes":["CERTIFIED: outward rounded"],"rows":[["5","1.0e-2","a, \"b\""],)"
-      R"(["10","6.8e-5","plain"]],"run_info":{"command_line":"sinkcert appendix --out results",)"
+      R"("notes":["CERTIFIED: outward rounded"],)"
+      R"("provenance":{"command_line":"sinkcert appendix --out results",)"
       R"("precision":"mpfi 257 bits","revision":"abc123","seed":7,"time_utc":"2026-11-29T00:00:00Z"},)"
-      R"("table":"demo"})";
+      R"("rows":[["5","1.0e-2","a, \"b\""],["10","6.8e-5","plain"]],"table":"demo",)"
+      R"("values":[[5,0.01,null],[10,6.8e-05,null]]})";
   CHECK(to_json(small_table(), fixed_info()).dump() == expected);
+}
+
+TEST_CASE("table cells as numbers for scripts, the display strings unchanged") {
+  CHECK(cell_value("16") == 16);
+  CHECK(cell_value("1.361e-04").get<double>() == 1.361e-04);
+  CHECK(cell_value("[2.01e-11, 2.02e-11]") == nlohmann::json::array({2.01e-11, 2.02e-11}));
+  CHECK(cell_value("2.46e-11 (budget exhausted)").get<double>() == 2.46e-11);
+  for (const char* text : {"-", "VERIFIED", "n/a", "inf", "nan", "1.2.3", "[1, x]", "5,4"}) {
+    INFO(text);
+    CHECK(cell_value(text).is_null());
+  }
+}
+
+TEST_CASE("the former provenance key run_info is still read") {
+  const std::string dir = std::string(SINKCERT_BINARY_DIR) + "/table_writer_test_old_key";
+  std::filesystem::create_directories(dir);
+  nlohmann::json j = to_json(small_table(), fixed_info());
+  j["run_info"] = j["provenance"];
+  j.erase("provenance");
+  j.erase("values");  // a file written before the values
+  write_file_atomically(dir + "/old.json", j.dump());
+  RunInfo info;
+  const Table t = read_table_json(dir + "/old.json", &info);
+  CHECK(info.revision == "abc123");
+  CHECK(t.rows.size() == 2u);
 }
 
 TEST_CASE("LaTeX escaping covers every special character") {
@@ -165,7 +191,7 @@ TEST_CASE("one provenance header: the same keys in every format") {
   CHECK(to_latex(small_table(), fixed_info()).rfind("% sinkcert table demo\n% " + latex_keys, 0) ==
         0);
   // the JSON form has exactly these keys
-  const nlohmann::json j = to_json(small_table(), fixed_info())["run_info"];
+  const nlohmann::json j = to_json(small_table(), fixed_info())["provenance"];
   CHECK(j.size() == 5u);
   for (const char* k : {"command_line", "revision", "time_utc", "seed", "precision"}) {
     CHECK(j.contains(k));

@@ -27,15 +27,13 @@
 #include "theorems/studies/normalization_study.h"
 #include "theorems/studies/refined_path.h"
 
-#ifndef SINKCERT_RESULTS_DIR
-#error "SINKCERT_RESULTS_DIR (the repository's results/ folder) must be defined by the build"
-#endif
-
 namespace sinkcert::theorems {
 
 namespace fs = std::filesystem;
 
-std::string default_models_dir() { return SINKCERT_RESULTS_DIR; }
+// results/ of the current directory (the repository root when run from
+// there), never a path compiled into the program
+std::string default_models_dir() { return "results"; }
 
 namespace {
 
@@ -281,7 +279,7 @@ Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json
     }
     *model = j["model"];
   }
-  if (j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
+  *info = run_info_from_json(provenance_of(j));
   return Task{j["task"]["n"].get<int>(), j["task"]["L"].get<int>(),
               parse_trigger_range(j["task"]["trigger_range"].get<std::string>())};
 }
@@ -540,7 +538,11 @@ void check_appendix_inputs(const AppendixOptions& opt) {
   if (!fs::is_directory(opt.models, ec)) {
     throw InputError(opt.models, "--models",
                      "the folder of the committed search models (results/ of the repository); it "
-                     "is not a folder");
+                     "is not a folder" +
+                         std::string(opt.models == default_models_dir()
+                                         ? " in the current directory (run from the repository "
+                                           "root, or give --models DIR)"
+                                         : ""));
   }
   for (const AppendixArtifact& a : appendix_registry(opt.size)) {
     for (const std::string& rel : a.inputs) {

@@ -45,7 +45,7 @@ TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
   WorstCaseOptions options;
   options.relative_gap = 0.01;
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 10.0), task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.relative_gap <= 0.01);
   // scores read flags only: one box per trigger suffices
   CHECK(b.boxes == 3);
@@ -89,12 +89,12 @@ TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound
   options.max_seconds = 1e9;
   const WorstCaseBound b = bound_worst_case(m, task, options);
   INFO("boxes " << b.boxes << " seconds " << b.seconds << " gap " << b.relative_gap);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.boxes <= kBoxBudget);
   // the same search with a quarter of the boxes it needs is undecided
   options.max_boxes = 32;
   const WorstCaseBound cut = bound_worst_case(m, task, options);
-  CHECK(cut.verdict == Verdict::kUndecided);
+  CHECK(cut.verdict == Verdict::kNotEnclosed);
   CHECK(cut.budget_exhausted);
   CHECK(cut.stop_reason == "budget exhausted (boxes)");
   CHECK(b.relative_gap <= 0.10);
@@ -119,7 +119,7 @@ TEST_CASE("a score shift shared by every key of a row costs the bound nothing") 
   options.relative_gap = 0.01;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.boxes == 3);
   PrecisionScope high(1024);
   const Mpfr truth = sink_worst_case(4, 10.0);
@@ -138,7 +138,7 @@ TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded 
   options.relative_gap = 0.01;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   PrecisionScope high(1024);
   const Mpfr truth = sink_worst_case(4, 60.0);
   CHECK(b.lower <= truth);
@@ -163,7 +163,7 @@ TEST_CASE("a NaN in the interval evaluation never gives a finite upper bound") {
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
   CHECK(bmp::isinf(b.upper));
-  CHECK(b.verdict != Verdict::kVerified);
+  CHECK(b.verdict != Verdict::kEnclosed);
   CHECK(b.lower >= 0);
   const std::string text = summary_text(b, task, options.relative_gap);
   CHECK(text.find("E <= inf") != std::string::npos);
@@ -200,7 +200,7 @@ TEST_CASE("sink family at beta = 100: rounding limits 128 bits, the precision is
   WorstCaseOptions options;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK_FALSE(b.budget_exhausted);
   CHECK_FALSE(b.precision_floor);
   CHECK(b.bits_requested == 128);
@@ -223,7 +223,7 @@ TEST_CASE("at the precision cap the report names the precision floor and the bit
   options.adversary_witnesses = false;
   options.max_bits = 128;  // no raise allowed
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.precision_floor);
   CHECK_FALSE(b.budget_exhausted);
   CHECK(b.bits == 128);
@@ -284,7 +284,7 @@ TEST_CASE("an exact rational model is bounded as itself") {
   WorstCaseOptions options;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   PrecisionScope high(1024);
   const Mpfr truth = Mpfr(3) / (bmp::exp(scalar_cast<Mpfr>(beta)) + 3);
   CHECK(b.lower <= truth);
@@ -336,7 +336,7 @@ TEST_CASE("gated attention: enclosed within 1%, above a grid's worst, false clai
   const Model<double> m = testing::random_model(4, AttentionKind::kGated, 0.8, 3);
   const WorstCaseOptions options = gap_and_boxes(0.01, 4000);
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.relative_gap <= 0.01);
   const double grid = grid_worst(m, task, 100);
   MESSAGE("gated: " << b.lower << " <= E <= " << b.upper << ", grid " << grid << ", " << b.boxes
