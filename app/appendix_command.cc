@@ -34,13 +34,14 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
     opt->size = *full    ? theorems::RunSize::kFull
                 : *quick ? theorems::RunSize::kQuick
                          : theorems::RunSize::kDefault;
-    std::cout << "appendix: regenerating tables/, figures/ and appendix.tex in " << opt->out
-              << "/ (replaced as a whole), from the models in " << opt->models << "/" << std::endl;
     // before minutes of computation: every input present
     theorems::check_appendix_inputs(*opt);
     // before minutes of computation: --out must be writable, its tables/,
     // figures/ and appendix.tex of the right kind
     check_output_set(theorems::appendix_output_set(opt->out), "--out");
+    // the first line of the output, once the run can start
+    std::cout << "appendix: regenerating tables/, figures/ and appendix.tex in " << opt->out
+              << "/ (replaced as a whole), from the models in " << opt->models << "/" << std::endl;
     const auto summary = theorems::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
     std::cout << "appendix: " << summary.tables.size() << " tables, " << summary.figures.size()
               << " figures under " << opt->out << " in " << summary.seconds << " s\n";

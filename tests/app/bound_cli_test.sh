@@ -25,9 +25,6 @@ expect 0 '^verdict: ENCLOSED E in \[1\.3618[0-1]e-04, 1\.3618[1-2]e-04\] .*preci
 expect_not 0 'VERIFIED' verify bound --weights "$tmp/sink.json" --L 4
 expect 0 '^meaning: this model does not solve the task: E >= 1\.36e-04 \(CERTIFIED\)' \
   verify bound --weights "$tmp/sink.json" --L 4
-# the gap not reached: NOT ENCLOSED, exit 4, the enclosure still printed
-expect 4 '^verdict: NOT ENCLOSED E in \[' verify bound --weights "$tmp/sink.json" --L 4 --gap 1e-9 \
-  --boxes 3
 expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
   verify bound --weights "$tmp/sink.json" --L 4 --claim 1.37e-4
 expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \

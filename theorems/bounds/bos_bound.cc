@@ -712,7 +712,7 @@ std::string task_meaning(const BosBound& b) {
   // deficit_lower (rounded up)
   const Mpfr least = one_minus_down(b.deficit_upper);
   if (!bmp::isinf(b.deficit_upper) && least >= Mpfr(kSinkBosMass)) {
-    return "every non-trigger position puts at least " + format_down(least, 6) +
+    return "every non-trigger position puts at least " + format_down(least, 12) +
            " of its attention on BOS over the whole content box (CERTIFIED): a sink";
   }
   if (b.witness_trigger != 0) {
@@ -720,8 +720,8 @@ std::string task_meaning(const BosBound& b) {
     if (most < Mpfr(kSinkBosMass)) {
       return "not a sink everywhere: at the witness (head " + std::to_string(b.witness_head) +
              ", row " + std::to_string(b.witness_row) + ", trigger " +
-             std::to_string(b.witness_trigger) + ") the BOS mass is at most " + format_up(most, 6) +
-             " (CERTIFIED), below the sink bar " + bar_text(kSinkBosMass) +
+             std::to_string(b.witness_trigger) + ") the BOS mass is at most " +
+             format_up(most, 12) + " (CERTIFIED), below the sink bar " + bar_text(kSinkBosMass) +
              (most <= Mpfr(kNoSinkBosMass) ? "; there BOS holds at most half the attention" : "");
     }
   }
@@ -732,7 +732,7 @@ std::string task_meaning(const BosBound& b) {
 std::string task_meaning(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   if (!bmp::isinf(b.mass_upper) && b.mass_upper < Mpfr(kSinkBosMass)) {
-    return "no non-trigger position puts more than " + format_up(b.mass_upper, 6) +
+    return "no non-trigger position puts more than " + format_up(b.mass_upper, 12) +
            " of its attention on BOS anywhere on the content box (CERTIFIED): " +
            (b.mass_upper <= Mpfr(kNoSinkBosMass)
                 ? "no sink"
@@ -741,7 +741,7 @@ std::string task_meaning(const MaxBosBound& b) {
   if (b.witness_trigger != 0 && b.mass_lower >= Mpfr(kSinkBosMass)) {
     return "a sink at the witness (head " + std::to_string(b.witness_head) + ", row " +
            std::to_string(b.witness_row) + ", trigger " + std::to_string(b.witness_trigger) +
-           "): its BOS mass is at least " + format_down(b.mass_lower, 6) + " (CERTIFIED)";
+           "): its BOS mass is at least " + format_down(b.mass_lower, 12) + " (CERTIFIED)";
   }
   return "not decided whether some non-trigger position sinks: " + enclosure_text(b) +
          " (CERTIFIED) straddles the sink bar " + bar_text(kSinkBosMass);
