@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,9 +72,11 @@ using StudyWriter =
 // The end of a study command (theorem1, theorem2): prints the verdict and
 // its reason, writes the files into `out` through `write`, lists what was
 // written and not rendered, prints the time and sets the exit code.
-void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
-                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
-                  Context& ctx);
+// With `json`, one JSON object instead (command, verdict, reason, seconds,
+// seed, out, files, figures not rendered, provenance).
+void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+                  const std::string& reason, double seconds, std::uint64_t seed,
+                  const std::string& out, bool json, const StudyWriter& write, Context& ctx);
 
 // --- Values -----------------------------------------------------------------
 // "an integer in [lo, hi]"
@@ -150,7 +153,21 @@ CLI::Option* add_out_option(CLI::App* app, std::string* out, OutputKind kind,
 struct StudyOut {
   std::string out;
   bool force = false;
+  bool json = false;  // --json: one JSON summary on stdout (StdoutMute, finish_study)
   CLI::Option* out_option = nullptr;
+};
+// While alive and `on`, what the command writes to std::cout goes nowhere
+// (its text summary, under --json); the JSON is printed after it ends.
+class StdoutMute {
+ public:
+  explicit StdoutMute(bool on);
+  ~StdoutMute();
+  StdoutMute(const StdoutMute&) = delete;
+  StdoutMute& operator=(const StdoutMute&) = delete;
+
+ private:
+  std::streambuf* saved_ = nullptr;
+  std::stringbuf sink_;
 };
 void add_study_out_options(CLI::App* app, StudyOut* out);
 // "runs/<command>-<UTC YYYYmmdd-HHMMSS>"

@@ -61,6 +61,7 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
   check_task_options(task);
   const std::vector<AttentionKind> kinds = kinds_of(opt.attention);
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
   const std::string out = resolve_study_out(opt.out, "normalizations");
   check_output_dir(out, "--out");
   ctx.activity = "running the studies (--n, --L)";
@@ -81,6 +82,23 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "double; MPFI for CERTIFIED");
   const auto written = theorems::write_normalization_outputs(studies, info, out);
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
+  mute.reset();
+  if (opt.out.json) {
+    nlohmann::json kinds = nlohmann::json::array();
+    for (std::size_t k = 0; k < studies.size(); ++k) {
+      kinds.push_back({{"attention", to_string(studies[k].options.attention)},
+                       {"verdict", theorems::to_string(studies[k].verdict)},
+                       {"evidence", studies[k].evidence},
+                       {"reason", studies[k].reason},
+                       {"seconds", studies[k].seconds}});
+    }
+    const nlohmann::json doc = {{"command", "normalizations"},
+                                {"studies", kinds},
+                                {"out", out},
+                                {"files", written},
+                                {kProvenanceKey, to_json(info)}};
+    std::cout << doc.dump(2) << "\n";
+  }
   ctx.exit_code = kExitSuccess;
 }
 

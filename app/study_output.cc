@@ -22,6 +22,21 @@ void add_study_out_options(CLI::App* app, StudyOut* out) {
                                    "time>/; a folder that holds files needs --force)");
   app->add_flag("--force", out->force,
                 "write into an --out folder that already holds a study, replacing its files");
+  add_study_json_flag(app, out);
+}
+
+StdoutMute::StdoutMute(bool on) {
+  if (on) saved_ = std::cout.rdbuf(&sink_);
+}
+
+StdoutMute::~StdoutMute() {
+  if (saved_ != nullptr) std::cout.rdbuf(saved_);
+}
+
+void add_study_json_flag(CLI::App* app, StudyOut* out) {
+  app->add_flag("--json", out->json,
+                "print one JSON summary on stdout instead of the text (the study's own files are "
+                "written as without it)");
 }
 
 std::string default_run_folder(const std::string& command) {

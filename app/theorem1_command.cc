@@ -58,6 +58,7 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   }
   // before minutes of search: --out must be a writable folder whose study
   // files are regular files
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
   const std::string out = resolve_study_out(opt.out, "theorem1");
   check_output_set(theorems::theorem1_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L)";
@@ -129,8 +130,9 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                 "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
                 st.slope, st.slope_stderr);
   std::cout << buf;
+  mute.reset();  // the summary below is the one output
   finish_study(
-      st.verdict, st.reason, st.seconds, opt.seed, out,
+      "theorem1", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
         return theorems::write_theorem1_outputs(st, info, out, skipped);
       },
@@ -152,19 +154,33 @@ int exit_code_for(theorems::StudyVerdict v) {
   return kExitInternal;
 }
 
-void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
-                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
-                  Context& ctx) {
-  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
+void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+                  const std::string& reason, double seconds, std::uint64_t seed,
+                  const std::string& out, bool json, const StudyWriter& write, Context& ctx) {
   const RunInfo info = make_run_info(ctx.argv, seed, "double");
   std::vector<std::string> skipped;
+  ctx.exit_code = exit_code_for(verdict);
+  if (json) {
+    const auto written = write(info, &skipped);
+    const nlohmann::json doc = {{"command", command},
+                                {"verdict", theorems::to_string(verdict)},
+                                {"reason", reason},
+                                {"seconds", seconds},
+                                {"seed", seed},
+                                {"out", out},
+                                {"files", written},
+                                {"figures_not_rendered", skipped},
+                                {kProvenanceKey, to_json(info)}};
+    std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
   const auto written = write(info, &skipped);
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
   for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
   char buf[64];
   std::snprintf(buf, sizeof buf, "time: %.1f s\n", seconds);
   std::cout << buf;
-  ctx.exit_code = exit_code_for(verdict);
 }
 
 void add_theorem1_command(CLI::App& app, Context& ctx) {

@@ -77,6 +77,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   check_memory("command line", "--layers",
                8.0 * (7 * params * params + 2 * (256.0 + task.L * task.n) * params),
                "the least-squares solve (seven P x P matrices, P = 2 n^2 layers heads)");
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
   const std::string out = resolve_study_out(opt.out, "theorem2");
   check_output_set(theorems::theorem2_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L, --layers, --heads)";
@@ -129,8 +130,9 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     std::cout << buf;
   }
   std::cout << "every head must sink? " << st.every_head.summary << "\n";
+  mute.reset();  // the summary below is the one output
   finish_study(
-      st.verdict, st.reason, st.seconds, opt.seed, out,
+      "theorem2", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
         return theorems::write_theorem2_outputs(st, info, out, skipped);
       },

@@ -52,6 +52,19 @@ expect 2 '^sinkcert: error: command line: --out: an empty or new folder \(.*full
 expect 0 'wrote [0-9]+ files to' normalizations --quick --n 4 --L 3 --attention relu \
   --out "$tmp/full" --force --quiet
 
+# --json: one JSON summary on stdout, the study's files written as without it
+"$bin" normalizations --quick --n 4 --L 3 --attention relu --json --quiet --out "$tmp/j" \
+  > "$tmp/j.json" 2> "$tmp/j.err" || fail "normalizations --json: exit $?"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["command"] == "normalizations" and d["studies"][0]["attention"] == "relu", d
+assert isinstance(d["studies"][0]["seconds"], float) and d["files"], d
+assert "revision" in d["provenance"]
+' "$tmp/j.json" || fail "normalizations --json: $(head -5 "$tmp/j.json")"
+grep -q '"provenance"' "$tmp/j/studies.json" || fail "studies.json: no provenance key"
+[ ! -s "$tmp/j.err" ] || fail "--quiet left stderr: $(head -3 "$tmp/j.err")"
+
 # appendix reads results/ of the current directory, never a compiled-in path
 mkdir "$tmp/empty"
 (cd "$tmp/empty" && "$bin" appendix --quick --out out > "$tmp/out" 2>&1)

@@ -54,6 +54,34 @@ TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
   CHECK(b.lower <= truth);
   CHECK(b.upper >= truth);
   CHECK(b.evidence.label() == "CERTIFIED");
+  // without a claim: ENCLOSED, never VERIFIED, and what it means for the task
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("VERIFIED") == std::string::npos);
+  CHECK(text.find("\nverdict: ENCLOSED E in [1.36181e-04, 1.36182e-04]") != std::string::npos);
+  CHECK(task_meaning(b).rfind("this model does not solve the task: E >= 1.36e-04 (CERTIFIED)", 0) ==
+        0);
+  const nlohmann::json j = to_json(b, task, options.relative_gap);
+  CHECK(j["verdict"] == "ENCLOSED");
+  CHECK(j["lo"].get<double>() <= j["hi"].get<double>());
+  CHECK(Mpfr(j["lo_exact"].get<std::string>()) == b.lower);  // exact: the same MPFR value
+  const auto x = witness_input(b, task);
+  REQUIRE(x.has_value());
+  CHECK((*x)(b.witness_trigger, kTriggerFlag) == 1.0);
+}
+
+TEST_CASE("E near 0 over the whole box reads as solving the task; a budget cut is NOT ENCLOSED") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.relative_gap = 0.01;
+  // beta = 30: E = 3 / (e^30 + 3) ~ 2.8e-13, below the 1e-6 bar
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 30.0), task, options);
+  CHECK(task_meaning(b).find("the model solves the task to that accuracy") != std::string::npos);
+  options.max_boxes = 1;
+  options.relative_gap = 1e-30;
+  const WorstCaseBound cut = bound_worst_case(sink_family<double>(5, 30.0), task, options);
+  CHECK(cut.verdict == Verdict::kNotEnclosed);
+  CHECK(summary_text(cut, task, options.relative_gap).find("verdict: NOT ENCLOSED E in [") !=
+        std::string::npos);
 }
 
 TEST_CASE("a claimed bound below the known worst case is refused with a witness") {
