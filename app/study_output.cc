@@ -22,7 +22,9 @@ void add_study_out_options(CLI::App* app, StudyOut* out) {
                                    "time>/; a folder that holds files needs --force)");
   app->add_flag("--force", out->force,
                 "write into an --out folder that already holds a study, replacing its files");
-  add_study_json_flag(app, out);
+  app->add_flag("--json", out->json,
+                "print one JSON summary on stdout instead of the text (the study's own files are "
+                "written as without it)");
 }
 
 StdoutMute::StdoutMute(bool on) {
@@ -31,12 +33,6 @@ StdoutMute::StdoutMute(bool on) {
 
 StdoutMute::~StdoutMute() {
   if (saved_ != nullptr) std::cout.rdbuf(saved_);
-}
-
-void add_study_json_flag(CLI::App* app, StudyOut* out) {
-  app->add_flag("--json", out->json,
-                "print one JSON summary on stdout instead of the text (the study's own files are "
-                "written as without it)");
 }
 
 std::string default_run_folder(const std::string& command) {
