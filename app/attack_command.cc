@@ -70,9 +70,8 @@ void run_attack(const AttackCliOptions& opt, Context& ctx) {
               << (opt.seconds > 0 ? ", time budget " + format_decimal(opt.seconds, 6) + " s" : "")
               << "\n";
   }
-  const search::AttackResult r = search::attack(model, exact, task, o, [](const std::string& line) {
-    std::cerr << "attack: " << line << "\n";
-  });
+  const search::AttackResult r =
+      search::attack(model, exact, task, o, progress_sink(ctx, "attack"));
   if (!opt.out.empty()) write_input_file(opt.out, search::witness_tokens(task, r.best));
   if (opt.json) {
     nlohmann::json doc = search::to_json(r);
@@ -83,7 +82,8 @@ void run_attack(const AttackCliOptions& opt, Context& ctx) {
     doc["seed"] = opt.seed;
     doc["time_budget_seconds"] = opt.seconds;
     doc["witness_file"] = opt.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.out);
-    doc["run"] = to_json(make_run_info(ctx.argv, opt.seed, "double search, mpfi certification"));
+    doc[kProvenanceKey] =
+        to_json(make_run_info(ctx.argv, opt.seed, "double search, mpfi certification"));
     std::cout << doc.dump(2) << std::endl;
   } else {
     std::cout << search::summary_text(r);

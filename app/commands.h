@@ -11,9 +11,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,13 +33,18 @@ enum class StudyVerdict;
 namespace sinkcert::cli {
 
 // The process's exit codes (main.cc).
-constexpr int kExitSuccess = 0;      // done (a checker: VERIFIED, theorem1: CONSISTENT)
-constexpr int kExitInternal = 1;     // internal failure
-constexpr int kExitBadInput = 2;     // bad file, field, option or size; memory exhausted
+// done (a checker: VERIFIED or ENCLOSED, theorem1: CONSISTENT)
+constexpr int kExitSuccess = 0;
+constexpr int kExitInternal = 1;  // internal failure
+// bad file, field, option or size; memory exhausted; a checker that does not
+// apply to the model (NOT APPLICABLE)
+constexpr int kExitBadInput = 2;
 constexpr int kExitNotVerified = 3;  // NOT VERIFIED (theorem1: COUNTEREXAMPLE CANDIDATE)
-constexpr int kExitUndecided = 4;    // UNDECIDED (theorem1: INCONCLUSIVE, NOT APPLICABLE)
-constexpr int kExitNonFinite = 5;    // a floating-point evaluation gave NaN or infinity
-// VERIFIED 0, NOT VERIFIED 3, UNDECIDED 4.
+// UNDECIDED or NOT ENCLOSED (theorem1: INCONCLUSIVE, NOT APPLICABLE)
+constexpr int kExitUndecided = 4;
+constexpr int kExitNonFinite = 5;  // a floating-point evaluation gave NaN or infinity
+// VERIFIED and ENCLOSED 0, NOT VERIFIED 3, UNDECIDED and NOT ENCLOSED 4,
+// NOT APPLICABLE 2.
 int exit_code_for(Verdict verdict);
 // A study's verdict: CONSISTENT 0, COUNTEREXAMPLE CANDIDATE 3, INCONCLUSIVE
 // and NOT APPLICABLE 4 (theorem1_command.cc).
@@ -49,7 +56,15 @@ struct Context {
   // What the command is computing, named in the message if memory runs out
   // anyway (std::bad_alloc; main.cc), e.g. "the probe set (--samples, --L)".
   std::string activity;
+  bool quiet = false;  // --quiet: no progress on stderr (progress_sink)
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
+
+// Where every command reports progress (progress.cc): one line on stderr,
+// "[  12.3 s] <command>: <message>" (seconds since the start), nothing with
+// --quiet. Errors are not progress: they go to stderr whatever --quiet says.
+using ProgressSink = std::function<void(const std::string&)>;
+ProgressSink progress_sink(const Context& ctx, const std::string& command);
 
 // Writes a study's files, stamped with `info`; returns the paths written and
 // adds the figures gnuplot did not render to `skipped`.
@@ -58,9 +73,11 @@ using StudyWriter =
 // The end of a study command (theorem1, theorem2): prints the verdict and
 // its reason, writes the files into `out` through `write`, lists what was
 // written and not rendered, prints the time and sets the exit code.
-void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
-                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
-                  Context& ctx);
+// With `json`, one JSON object instead (command, verdict, reason, seconds,
+// seed, out, files, figures not rendered, provenance).
+void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+                  const std::string& reason, double seconds, std::uint64_t seed,
+                  const std::string& out, bool json, const StudyWriter& write, Context& ctx);
 
 // --- Values -----------------------------------------------------------------
 // "an integer in [lo, hi]"
@@ -141,6 +158,33 @@ enum class OutputKind { kFile, kFolder };
 CLI::Option* add_out_option(CLI::App* app, std::string* out, OutputKind kind,
                             const std::string& help);
 
+// --out and --force of a study command (study_output.cc): the folder is
+// --out when given (refused when it already holds files, unless --force),
+// else a new runs/<command>-<UTC YYYYmmdd-HHMMSS>, printed.
+struct StudyOut {
+  std::string out;
+  bool force = false;
+  bool json = false;  // --json: one JSON summary on stdout (StdoutMute, finish_study)
+  CLI::Option* out_option = nullptr;
+};
+// While alive and `on`, what the command writes to std::cout goes nowhere
+// (its text summary, under --json); the JSON is printed after it ends.
+class StdoutMute {
+ public:
+  explicit StdoutMute(bool on);
+  ~StdoutMute();
+  StdoutMute(const StdoutMute&) = delete;
+  StdoutMute& operator=(const StdoutMute&) = delete;
+
+ private:
+  std::streambuf* saved_ = nullptr;
+  std::stringbuf sink_;
+};
+void add_study_out_options(CLI::App* app, StudyOut* out);
+// "runs/<command>-<UTC YYYYmmdd-HHMMSS>"
+std::string default_run_folder(const std::string& command);
+std::string resolve_study_out(const StudyOut& out, const std::string& command);
+
 // InputError(file, field, "<what> needs about X GiB, more than the 4 GiB
 // limit") if the estimate exceeds kMemoryBudgetBytes (limits.h).
 void check_memory(const std::string& file, const std::string& field, double bytes,
@@ -156,5 +200,9 @@ void add_sweep_command(CLI::App& app, Context& ctx);
 void add_figures_command(CLI::App& app, Context& ctx);
 void add_normalizations_command(CLI::App& app, Context& ctx);
 void add_check_command(CLI::App& app, Context& ctx);
+void add_completion_command(CLI::App& app, Context& ctx);
+// The bash completion script of `root` (completion_command.cc): every
+// command path's subcommands and visible options, walked from the root.
+std::string bash_completion_script(const CLI::App& root);
 
 }  // namespace sinkcert::cli

@@ -4,7 +4,7 @@
 // statistics and sampled error over a probe set.
 //   eval --weights W.json --input X.json [--precision double|BITS] [--json]
 //   eval --weights W.json --samples N [--seed S] [--L L]
-//        [--trigger-range paper|reference-code] [--fixed-trigger J] [--json]
+//        [--trigger-range paper|reference-code] [--trigger J] [--json]
 // A NaN or infinity in a floating-point evaluation is printed as such and
 // reported on stderr with exit code 5 (main.cc): that precision cannot
 // evaluate the model there.
@@ -41,7 +41,7 @@ struct EvalOptions {
   int certify = 0;  // --certify DIGITS: 0 = off
   CLI::Option *certify_opt = nullptr, *weights_opt = nullptr;
   CLI::Option *input_opt = nullptr, *samples_opt = nullptr, *seed_opt = nullptr,
-              *fixed_opt = nullptr, *precision_opt = nullptr;
+              *fixed_opt = nullptr, *fixed_alias_opt = nullptr, *precision_opt = nullptr;
 };
 
 // What --precision accepts.
@@ -177,7 +177,7 @@ void run_on_input(const EvalOptions& o, Context& ctx, const WeightFile& w, const
     doc["input"] = o.input;
     doc["model"] = shape_json(w);
     doc["target_kind"] = target_name(w.kind);
-    doc["run"] = to_json(make_run_info(ctx.argv, 0, precision_name));
+    doc[kProvenanceKey] = to_json(make_run_info(ctx.argv, 0, precision_name));
     if (bad) {
       doc["non_finite"] = {
           {"in", bad->where}, {"row", bad->row}, {"column", bad->col}, {"value", bad->value}};
@@ -237,12 +237,12 @@ int max_samples(const WeightFile& w, int L) {
 }
 
 void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
-  // --L, --samples, --seed and --fixed-trigger were range-checked when parsed.
+  // --L, --samples, --seed and --trigger were range-checked when parsed.
   const Task task = resolve_task(w, o.task);
   std::optional<int> fixed;
-  if (o.fixed_opt->count() > 0) {
+  if (o.fixed_opt->count() + o.fixed_alias_opt->count() > 0) {
     if (o.fixed_trigger >= task.L) {
-      throw InputError("command line", "--fixed-trigger",
+      throw InputError("command line", "--trigger",
                        "expected " + integer_range_text(1, task.L - 1) +
                            " (a 0-indexed position of L = " + std::to_string(task.L) + "), got " +
                            std::to_string(o.fixed_trigger));
@@ -266,7 +266,8 @@ void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
                      "expected " + integer_range_text(1, most) + " for this model at L = " +
                          std::to_string(task.L) + limits + std::to_string(o.samples));
   }
-  std::cerr << "sinkcert eval: " << o.samples << " probe sequences, seed " << o.seed << "...\n";
+  progress_sink(ctx, "eval")(std::to_string(o.samples) + " probe sequences, seed " +
+                             std::to_string(o.seed) + "...");
   ctx.activity = "computing the probe set and its statistics (--samples, --L)";
   const ProbeSet probes = make_probe_set(task, o.samples, o.seed, fixed);
   const Model<double> model = to_model<double>(w);
@@ -300,7 +301,7 @@ void run_statistics(const EvalOptions& o, Context& ctx, const WeightFile& w) {
   if (o.json) {
     nlohmann::json doc = to_json(st);
     doc["weights"] = o.weights;
-    doc["run"] = to_json(make_run_info(ctx.argv, o.seed, "double"));
+    doc[kProvenanceKey] = to_json(make_run_info(ctx.argv, o.seed, "double"));
     std::cout << doc.dump(2) << std::endl;
     report();
     return;
@@ -360,7 +361,7 @@ void run_certified(const EvalOptions& o, Context& ctx, const WeightFile& w, cons
     nlohmann::json doc = to_json(e);
     doc["weights"] = o.weights;
     doc["input"] = o.input;
-    doc["run"] =
+    doc[kProvenanceKey] =
         to_json(make_run_info(ctx.argv, 0, "mpfi adaptive, " + std::to_string(e.bits) + " bits"));
     std::cout << doc.dump(2) << "\n";
     return;
@@ -382,7 +383,8 @@ void run_eval(const EvalOptions& o, Context& ctx) {
                      "expected exactly one of --input X.json or --samples N");
   }
   if (on_input) {
-    for (CLI::Option* opt : {o.seed_opt, o.task.L_option, o.task.range_option, o.fixed_opt}) {
+    for (CLI::Option* opt :
+         {o.seed_opt, o.task.L_option, o.task.range_option, o.fixed_opt, o.fixed_alias_opt}) {
       if (opt->count() > 0) {
         throw InputError("command line", opt->get_name(),
                          "applies only with --samples (the input file fixes L and the trigger)");
@@ -455,8 +457,12 @@ void add_eval_command(CLI::App& app, Context& ctx) {
   add_task_options(sub, &o->task,
                    {std::nullopt, "", kMaxL,
                     "sequence length for --samples (default: the weight file's task.L)"});
-  o->fixed_opt = add_int_option(sub, "--fixed-trigger", &o->fixed_trigger, 1, kMaxL - 1,
+  o->fixed_opt = add_int_option(sub, "--trigger", &o->fixed_trigger, 1, kMaxL - 1,
                                 "fix the trigger at this 0-indexed position (paper figure: 7)");
+  // the former name, accepted and hidden
+  o->fixed_alias_opt = add_int_option(sub, "--fixed-trigger", &o->fixed_trigger, 1, kMaxL - 1,
+                                      "deprecated: --trigger");
+  o->fixed_alias_opt->group("");
   sub->callback([o, &ctx] { run_eval(*o, ctx); });
 }
 

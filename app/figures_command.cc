@@ -147,13 +147,13 @@ void run_figures(const FiguresCliOptions& opt, Context& ctx) {
   std::vector<Figure> figures;
   if (opt.paper) {
     for (const auto& spec : specs) {
-      std::cerr << "figures: " << spec.name << " (" << opt.samples << " probes)\n";
+      progress_sink(ctx, "figures")(spec.name + " (" + std::to_string(opt.samples) + " probes)");
       figures.push_back(theorems::make_attention_figure(spec, opt.models, fo));
     }
   } else {
     std::vector<theorems::AttentionStatistics> stats;
     for (const auto& m : models) {
-      std::cerr << "figures: " << m.label << ", " << opt.samples << " probes\n";
+      progress_sink(ctx, "figures")(m.label + ", " + std::to_string(opt.samples) + " probes");
       stats.push_back(
           theorems::attention_statistics(m.model, fo.task, fo.samples, fo.seed, fo.trigger));
     }

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert: exact, certified and numerical checks of the attention-sink
-// theorems. Exit codes (commands.h): 0 success (a checker ran and printed
-// its verdict), 1 internal failure, 2 bad input (file, field or option, a
-// size beyond the limits of src/limits.h, or memory exhausted anyway), a
-// checker may return 3 for NOT VERIFIED / 4 for UNDECIDED (see each
+// theorems. Exit codes (commands.h): 0 success (a claim VERIFIED, a bound
+// ENCLOSED to its gap, a command done), 1 internal failure, 2 bad input
+// (file, field or option, a size beyond the limits of src/limits.h, memory
+// exhausted anyway, or a checker NOT APPLICABLE to the model), a checker may
+// return 3 for NOT VERIFIED / 4 for UNDECIDED or NOT ENCLOSED (see each
 // command), and 5 when a floating-point evaluation produced a non-finite
 // value (NaN or infinity: the precision cannot evaluate that model there;
 // eval_command.cc).
 // Every error is one line on stderr: "sinkcert: error: ...".
+// Bare `sinkcert` prints the usage on stdout and that one error line
+// ("missing subcommand ..."), exit 2; `sinkcert --version` the revision, the
+// build type and the recipe kernels available; --quiet (at the top level or
+// after any command) silences progress on stderr (progress.cc).
 // Ceres reports recoverable solver events as glog warnings on stderr (e.g.
 // "Linear solver failure", after which Levenberg-Marquardt shrinks its trust
 // region and goes on); they are not errors, so glog shows only its errors
@@ -111,6 +116,30 @@ int error(const std::string& message, int code) {
   return code;
 }
 
+#ifndef SINKCERT_BUILD_TYPE
+#define SINKCERT_BUILD_TYPE ""
+#endif
+
+// "sinkcert <revision>", the build type and the recipe kernel compilations.
+std::string version_text() {
+  const std::string build = SINKCERT_BUILD_TYPE;
+  return "sinkcert " + sinkcert::build_revision() +
+         "\nbuild type: " + (build.empty() ? std::string("(none given)") : build) +
+         "\nrecipe kernels: baseline" +
+         (sinkcert::search::avx2_kernel_available()
+              ? ", avx2+fma (built, and this CPU has AVX2 and FMA)"
+              : " (avx2+fma not built or not supported by this CPU)") +
+         "\n";
+}
+
+// --quiet on every command (and the top level), one flag.
+void add_quiet_flags(CLI::App* app, bool* quiet) {
+  app->add_flag("--quiet", *quiet, "no progress lines on stderr (errors are still printed)");
+  for (CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+    add_quiet_flags(sub, quiet);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,6 +164,17 @@ int main(int argc, char** argv) {
         sinkcert::search::resolve_recipe_isa(sinkcert::search::RecipeIsa::kAuto)));
   } catch (const std::invalid_argument& e) {
     sinkcert::set_recipe_kernel(std::string("none (") + one_line(e.what()) + ")");
+  }
+  sinkcert::cli::add_completion_command(app, ctx);
+  add_quiet_flags(&app, &ctx.quiet);
+  app.set_version_flag("--version", version_text, "print the revision, build type and kernels");
+  app.footer(
+      "Exit codes: 0 VERIFIED, ENCLOSED or done; 2 bad input, usage or NOT APPLICABLE; 3 NOT "
+      "VERIFIED; 4 UNDECIDED or NOT ENCLOSED; 5 a non-finite value. Bare `sinkcert` prints this "
+      "usage, exit 2.");
+  if (argc <= 1) {
+    std::cout << app.help();
+    return error(parse_error_message(app, CLI::CallForHelp()), sinkcert::cli::kExitBadInput);
   }
   try {
     app.parse(argc, argv);

@@ -27,7 +27,7 @@ namespace {
 struct NormalizationsCliOptions {
   TaskOptions task;
   std::uint64_t seed = 0;
-  std::string out = "results/normalizations";
+  StudyOut out;
   std::string attention;  // comma-separated; empty: all seven
   bool quick = false;
 };
@@ -61,7 +61,9 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
   check_task_options(task);
   const std::vector<AttentionKind> kinds = kinds_of(opt.attention);
-  check_output_dir(opt.out, "--out");
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
+  const std::string out = resolve_study_out(opt.out, "normalizations");
+  check_output_dir(out, "--out");
   ctx.activity = "running the studies (--n, --L)";
   std::cout << "normalizations: n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
@@ -70,7 +72,7 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
   for (AttentionKind kind : kinds) {
     studies.push_back(theorems::run_normalization_study(
         theorems::normalization_options(task, kind, opt.seed, opt.quick),
-        [](const std::string& line) { std::cerr << "normalizations: " << line << "\n"; }));
+        progress_sink(ctx, "normalizations")));
     const auto& st = studies.back();
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", st.seconds);
@@ -78,8 +80,25 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
               << "] " << st.reason << " (" << secs << " s)\n";
   }
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "double; MPFI for CERTIFIED");
-  const auto written = theorems::write_normalization_outputs(studies, info, opt.out);
-  std::cout << "wrote " << written.size() << " files to " << opt.out << "\n";
+  const auto written = theorems::write_normalization_outputs(studies, info, out);
+  std::cout << "wrote " << written.size() << " files to " << out << "\n";
+  mute.reset();
+  if (opt.out.json) {
+    nlohmann::json kinds = nlohmann::json::array();
+    for (std::size_t k = 0; k < studies.size(); ++k) {
+      kinds.push_back({{"attention", to_string(studies[k].options.attention)},
+                       {"verdict", theorems::to_string(studies[k].verdict)},
+                       {"evidence", studies[k].evidence},
+                       {"reason", studies[k].reason},
+                       {"seconds", studies[k].seconds}});
+    }
+    const nlohmann::json doc = {{"command", "normalizations"},
+                                {"studies", kinds},
+                                {"out", out},
+                                {"files", written},
+                                {kProvenanceKey, to_json(info)}};
+    std::cout << doc.dump(2) << "\n";
+  }
   ctx.exit_code = kExitSuccess;
 }
 
@@ -97,7 +116,7 @@ void add_normalizations_command(CLI::App& app, Context& ctx) {
       sub, &opt->task,
       {kMaxTheorem1N, "token dimension, default 5", kMaxTheorem1L, "sequence length, default 4"});
   add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
-  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  add_study_out_options(sub, &opt->out);
   add_text_option(sub, "--attention", &opt->attention, "a comma-separated list of kinds",
                   "kinds to study (default: all seven)");
   sub->add_flag("--quick", opt->quick, "fewer starts, deltas, rounds and boxes");

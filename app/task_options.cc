@@ -268,6 +268,12 @@ int exit_code_for(Verdict verdict) {
       return kExitNotVerified;
     case Verdict::kUndecided:
       return kExitUndecided;
+    case Verdict::kEnclosed:
+      return kExitSuccess;
+    case Verdict::kNotEnclosed:
+      return kExitUndecided;
+    case Verdict::kNotApplicable:
+      return kExitBadInput;
   }
   return kExitInternal;
 }

@@ -33,7 +33,7 @@ constexpr int kMaxTheorem1Threads = 64;
 struct Theorem1CliOptions {
   TaskOptions task;
   std::uint64_t seed = 0;
-  std::string out = "results/theorem1";
+  StudyOut out;
   bool quick = false;
   int threads = default_thread_count();
   bool no_attack = false;
@@ -58,7 +58,9 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   }
   // before minutes of search: --out must be a writable folder whose study
   // files are regular files
-  check_output_set(theorems::theorem1_output_set(opt.out), "--out");
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
+  const std::string out = resolve_study_out(opt.out, "theorem1");
+  check_output_set(theorems::theorem1_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L)";
   theorems::Theorem1Options o;
   if (opt.quick) {
@@ -73,8 +75,8 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
   std::cout << "parametrization: " << search::kParametrization << "\n";
-  const theorems::Theorem1Study st = theorems::run_theorem1_study(
-      o, [](const std::string& line) { std::cerr << "theorem1: " << line << "\n"; });
+  const theorems::Theorem1Study st =
+      theorems::run_theorem1_study(o, progress_sink(ctx, "theorem1"));
   // SEARCH values are the certified ones (adversary.h, certify_witness);
   // where the search's double value differs in the first digit, say so
   const auto double_note = [](const search::Witness& w) {
@@ -128,10 +130,11 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                 "(fit standard error; SEARCH lower bounds, not eps*(delta))\n",
                 st.slope, st.slope_stderr);
   std::cout << buf;
+  mute.reset();  // the summary below is the one output
   finish_study(
-      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      "theorem1", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
-        return theorems::write_theorem1_outputs(st, info, opt.out, skipped);
+        return theorems::write_theorem1_outputs(st, info, out, skipped);
       },
       ctx);
 }
@@ -151,19 +154,33 @@ int exit_code_for(theorems::StudyVerdict v) {
   return kExitInternal;
 }
 
-void finish_study(theorems::StudyVerdict verdict, const std::string& reason, double seconds,
-                  std::uint64_t seed, const std::string& out, const StudyWriter& write,
-                  Context& ctx) {
-  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
+void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+                  const std::string& reason, double seconds, std::uint64_t seed,
+                  const std::string& out, bool json, const StudyWriter& write, Context& ctx) {
   const RunInfo info = make_run_info(ctx.argv, seed, "double");
   std::vector<std::string> skipped;
+  ctx.exit_code = exit_code_for(verdict);
+  if (json) {
+    const auto written = write(info, &skipped);
+    const nlohmann::json doc = {{"command", command},
+                                {"verdict", theorems::to_string(verdict)},
+                                {"reason", reason},
+                                {"seconds", seconds},
+                                {"seed", seed},
+                                {"out", out},
+                                {"files", written},
+                                {"figures_not_rendered", skipped},
+                                {kProvenanceKey, to_json(info)}};
+    std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
   const auto written = write(info, &skipped);
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
   for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";
   char buf[64];
   std::snprintf(buf, sizeof buf, "time: %.1f s\n", seconds);
   std::cout << buf;
-  ctx.exit_code = exit_code_for(verdict);
 }
 
 void add_theorem1_command(CLI::App& app, Context& ctx) {
@@ -174,7 +191,7 @@ void add_theorem1_command(CLI::App& app, Context& ctx) {
       sub, &opt->task,
       {kMaxTheorem1N, "token dimension, default 16", kMaxTheorem1L, "sequence length, default 16"});
   add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
-  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  add_study_out_options(sub, &opt->out);
   sub->add_flag("--quick", opt->quick, "fewer starts and rounds (e.g. with --n 8 --L 8)");
   add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem1Threads,
                  "threads for the independent path starts, frontier points and final "

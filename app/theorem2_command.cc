@@ -2,7 +2,7 @@
 //
 // sinkcert theorem2 [--layers 1|2|4] [--heads 1|2|4] --n N --L L
 //                   [--trigger-range paper|reference-code] [--seed S]
-//                   [--out DIR] [--quick] [--time-limit SECONDS]
+//                   [--out DIR] [--quick] [--seconds SECONDS]
 //                   [--active-per-trigger K] [--threads T]
 // Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
@@ -36,7 +36,7 @@ struct Theorem2CliOptions {
   TaskOptions task;
   int layers = 2, heads = 2;
   std::uint64_t seed = 0;
-  std::string out = "results/theorem2";
+  StudyOut out;
   bool quick = false;
   double time_limit = 0;       // 0: the study's default
   int active_per_trigger = 0;  // 0: the study's default
@@ -77,15 +77,17 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   check_memory("command line", "--layers",
                8.0 * (7 * params * params + 2 * (256.0 + task.L * task.n) * params),
                "the least-squares solve (seven P x P matrices, P = 2 n^2 layers heads)");
-  check_output_set(theorems::theorem2_output_set(opt.out), "--out");
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
+  const std::string out = resolve_study_out(opt.out, "theorem2");
+  check_output_set(theorems::theorem2_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L, --layers, --heads)";
   std::cout << "theorem2: residual softmax " << opt.layers << " x " << opt.heads
             << ", n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
   std::cout << "parametrization: " << search::kDeepParametrization << "\n";
-  const theorems::Theorem2Study st = theorems::run_theorem2_study(
-      o, [](const std::string& line) { std::cerr << "theorem2: " << line << "\n"; });
+  const theorems::Theorem2Study st =
+      theorems::run_theorem2_study(o, progress_sink(ctx, "theorem2"));
   char buf[640];
   for (const auto& r : st.runs) {
     std::snprintf(
@@ -128,10 +130,11 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     std::cout << buf;
   }
   std::cout << "every head must sink? " << st.every_head.summary << "\n";
+  mute.reset();  // the summary below is the one output
   finish_study(
-      st.verdict, st.reason, st.seconds, opt.seed, opt.out,
+      "theorem2", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
-        return theorems::write_theorem2_outputs(st, info, opt.out, skipped);
+        return theorems::write_theorem2_outputs(st, info, out, skipped);
       },
       ctx);
 }
@@ -149,11 +152,15 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
   add_int_option(sub, "--layers", &opt->layers, 1, 4, "layers: 1, 2 or 4 (default 2)");
   add_int_option(sub, "--heads", &opt->heads, 1, 4, "heads per layer: 1, 2 or 4 (default 2)");
   add_seed_option(sub, &opt->seed, "seed of inits, active sets and adversary");
-  add_out_option(sub, &opt->out, OutputKind::kFolder, "output folder");
+  add_study_out_options(sub, &opt->out);
   sub->add_flag("--quick", opt->quick, "the paper's init only, fewer rounds (e.g. --n 5 --L 4)");
-  add_real_option(sub, "--time-limit", &opt->time_limit, RealRange{0, true, true, 1e6},
+  add_real_option(sub, "--seconds", &opt->time_limit, RealRange{0, true, true, 1e6},
                   "seconds per path start after which no new round starts (default 1800; a run "
                   "that hits it depends on the machine's speed)");
+  // the former name, accepted and hidden
+  add_real_option(sub, "--time-limit", &opt->time_limit, RealRange{0, true, true, 1e6},
+                  "deprecated: --seconds")
+      ->group("");
   add_int_option(sub, "--active-per-trigger", &opt->active_per_trigger, 2, 10,
                  "active-set inputs per trigger position (default 10; fewer: less memory and "
                  "time per round, a weaker exchange)");

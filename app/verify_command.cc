@@ -2,7 +2,7 @@
 //
 // sinkcert verify relu --n N --L L [--trigger-range paper|reference-code]
 //                      [--weights W.json | --layers N --heads H [--write-weights F]]
-//                      [--out FILE] [--coq FILE.v]
+//                      [--out FILE] [--coq FILE.v] [--json]
 // Theorem 3's exact certificate (theorems/exact/relu_exact_checker.h) for the ReLU
 // construction of README, Definitions 4 (or its residual version with
 // --layers/--heads, src/constructions.h), or for a ReLU weight file.
@@ -10,18 +10,26 @@
 // the result as a Coq proof to --coq (theorems/exact/coq_export.h).
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
 //                       [--claim E] [--gap G] [--seconds S] [--boxes N] [--bits B]
+//                       [--json] [--out WITNESS.json]
 // The certified worst-case loss of a single-layer weight file over the whole
 // content box (theorems/bounds/worst_case_bound.h), or of a residual weight file of
 // several layers (theorems/bounds/deep_worst_case_bound.h): lower <= E <= upper to a
 // relative gap G, or, with --claim, whether E <= claim holds.
 // sinkcert verify bos --weights W.json --L L [--trigger-range ...]
 //                     [--max] [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
+//                     [--json] [--out WITNESS.json]
 // The certified minimum BOS mass of a single-layer weight file over the whole
 // content box (theorems/bounds/bos_bound.h): 1 - min BOS enclosed to a relative gap
 // G, or, with --claim, whether min BOS >= claim holds; with --max the
 // maximum non-trigger BOS mass (a BOS cap) enclosed, or whether max BOS <=
 // claim holds.
-// Exit codes: 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input.
+// A bound without --claim answers ENCLOSED (the gap reached) or NOT
+// ENCLOSED (the enclosure printed is still certified), never VERIFIED, and
+// says under it what it means for the task; a claim answers VERIFIED, NOT
+// VERIFIED (with a witness) or UNDECIDED. verify relu on a model its exact
+// argument does not cover answers NOT APPLICABLE and why.
+// Exit codes: 0 VERIFIED or ENCLOSED, 3 NOT VERIFIED, 4 UNDECIDED or NOT
+// ENCLOSED, 2 bad input or NOT APPLICABLE.
 #include <algorithm>
 #include <functional>
 #include <iomanip>
@@ -33,7 +41,9 @@
 #include "app/commands.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
+#include "src/input_file.h"
 #include "src/limits.h"
+#include "src/output_files.h"
 #include "src/run_info.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
@@ -52,6 +62,7 @@ struct VerifyReluOptions {
   std::string out;
   std::string coq;
   bool coq_force = false;     // debug: theorem3 even when not VERIFIED
+  bool json = false;          // the certificate as one JSON object on stdout
   int layers = 1, heads = 1;  // the construction's shape (without --weights)
   CLI::Option* layers_option = nullptr;
   CLI::Option* heads_option = nullptr;
@@ -115,44 +126,56 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
       file   ? to_model<Rational>(*file)
       : deep ? relu_residual_construction<Rational>(task.n, opt.layers, opt.heads)
              : relu_construction<Rational>(task.n);
+  // with --json, stdout holds the one JSON object only
+  std::ostringstream skipped;
+  std::ostream& text = opt.json ? static_cast<std::ostream&>(skipped) : std::cout;
   if (file) {
-    std::cout << "weights: " << opt.weights << " (entries read as exact rationals)\n";
+    text << "weights: " << opt.weights << " (entries read as exact rationals)\n";
   } else if (deep) {
-    std::cout << "model: the residual ReLU construction of README, Theorem 3 (" << opt.layers
-              << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
+    text << "model: the residual ReLU construction of README, Theorem 3 (" << opt.layers
+         << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
   } else {
-    std::cout << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
-                 "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
+    text << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
+            "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
   }
   if (!opt.write_weights.empty()) {
     const RunInfo info = make_run_info(ctx.argv, 0, "exact");
     write_weight_file(opt.write_weights, weight_file_from_model(model, to_json(info)));
-    std::cout << "weights written to " << opt.write_weights << "\n";
+    text << "weights written to " << opt.write_weights << "\n";
   }
   const int total = static_cast<int>(task.trigger_positions().size());
   const int step = total >= 20 ? total / 10 : total + 1;
-  const auto progress = [step](int done, int all) {
+  const ProgressSink say = progress_sink(ctx, "verify relu");
+  const auto progress = [step, say](int done, int all) {
     if (done % step == 0 || (done == all && all > step)) {
-      std::cerr << "verify relu: " << done << "/" << all << " trigger positions\n";
+      say(std::to_string(done) + "/" + std::to_string(all) + " trigger positions");
     }
   };
   const theorems::ReluCertificate cert = theorems::check_relu_exact(model, task, progress);
-  std::cout << theorems::summary_text(cert);
+  text << theorems::summary_text(cert);
   std::ostringstream time;
   time << std::fixed << std::setprecision(3) << cert.seconds;
-  std::cout << "time: " << time.str() << " s\n";
+  text << "time: " << time.str() << " s\n";
+  if (opt.json) {
+    nlohmann::json doc = theorems::to_json(cert, make_run_info(ctx.argv, 0, "exact"));
+    doc["weights"] = opt.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.weights);
+    doc["certificate_file"] = opt.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.out);
+    std::cout << doc.dump(2) << "\n";
+  }
   if (!opt.out.empty()) {
     const RunInfo info = make_run_info(ctx.argv, 0, "exact");
     write_file_atomically(opt.out, theorems::to_json(cert, info).dump(2) + "\n");
-    std::cout << "certificate written to " << opt.out << "\n";
+    text << "certificate written to " << opt.out << "\n";
   }
   if (!opt.coq.empty()) {
     std::string why = theorems::coq_unsupported_reason(model);
-    if (why.empty() && cert.verdict == Verdict::kUndecided && !opt.coq_force) {
-      why = "the verdict is UNDECIDED";
+    if (why.empty() &&
+        (cert.verdict == Verdict::kUndecided || cert.verdict == Verdict::kNotApplicable) &&
+        !opt.coq_force) {
+      why = "the verdict is " + to_string(cert.verdict);
     }
     if (!why.empty()) {
-      std::cout << "Coq certificate: not written (" << why << ")\n";
+      text << "Coq certificate: not written (" << why << ")\n";
     } else {
       const RunInfo info = make_run_info(ctx.argv, 0, "exact");
       const theorems::CoqCertificate coq = theorems::coq_certificate(
@@ -160,8 +183,8 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
           // a scaled file's theorem is about the scaled A, M
           file && !(file->task && file->task->score_scale != 1) ? &*file : nullptr);
       write_file_atomically(opt.coq, coq.text);
-      std::cout << "Coq certificate (theorem " << coq.theorem << ") written to " << opt.coq
-                << "; check it with: coqc " << opt.coq << "\n";
+      text << "Coq certificate (theorem " << coq.theorem << ") written to " << opt.coq
+           << "; check it with: coqc " << opt.coq << "\n";
     }
   }
   ctx.exit_code = exit_code_for(cert.verdict);
@@ -176,8 +199,38 @@ struct VerifyBoxOptions {
   double seconds = 60.0;
   int boxes = 200000;  // BoxSearchOptions' default budget
   int bits = 128;
+  bool json = false;  // one JSON object on stdout instead of the report
+  std::string out;    // write the witness here as an input file
   CLI::Option* weights_option = nullptr;
 };
+
+// Prints the report, or with --json its JSON form stamped with the
+// provenance; writes the witness input to --out.
+void finish_box_run(const VerifyBoxOptions& opt, Context& ctx, const std::string& text,
+                    nlohmann::json json, const std::optional<Matrix<double>>& witness,
+                    Verdict verdict) {
+  std::string written;
+  if (!opt.out.empty()) {
+    if (witness) {
+      write_input_file(opt.out, *witness);
+      written = "witness written to " + opt.out + " (check it with: sinkcert eval --weights " +
+                opt.weights + " --input " + opt.out + " --certify 20)";
+    } else {
+      written = "no witness to write to " + opt.out + " (no point had a finite enclosure)";
+    }
+  }
+  if (opt.json) {
+    json["weights"] = opt.weights;
+    json["witness_file"] = witness && !opt.out.empty() ? nlohmann::json(opt.out) : nullptr;
+    json[kProvenanceKey] =
+        to_json(make_run_info(ctx.argv, 0, "mpfi " + std::to_string(opt.bits) + " bits"));
+    std::cout << json.dump(2) << "\n";
+  } else {
+    std::cout << "weights: " << opt.weights << "\n" << text;
+    if (!written.empty()) std::cout << written << "\n";
+  }
+  ctx.exit_code = exit_code_for(verdict);
+}
 
 // What a box checker reads: a single-layer weight file of n <= kMaxBoundN
 // and the task of --L, whose first pass (the budget is checked between and
@@ -196,6 +249,7 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
                         bool residual_layers = false) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
+  if (!opt.out.empty()) check_output_file(opt.out, "--out");
   ctx.activity = "reading " + opt.weights;
   BoxInput in{read_weight_file(opt.weights), opt.task.task()};
   in.task = resolve_task(in.file, opt.task);
@@ -250,6 +304,9 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
   add_int_option(sub, "--boxes", &opt->boxes, 1, 1000000000,
                  "budget of evaluated boxes, default 200000 (lowered to fit memory)");
   add_int_option(sub, "--bits", &opt->bits, kMinBoundBits, kMaxBoundBits, bits_help);
+  sub->add_flag("--json", opt->json, "print one JSON object on stdout instead of the report");
+  add_out_option(sub, &opt->out, OutputKind::kFile,
+                 "write the witness of the lower end as an input file (eval --input reads it)");
   return opt;
 }
 
@@ -290,31 +347,30 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // content variables), plus two MPFR numbers. The summary says when the
   // budget ran out.
   set_box_options(opt, 32.0 * (task.L - 1) * (task.n - 3) + 256 + opt.bits / 4.0, options);
-  options.progress = [](const std::string& line) { std::cerr << "verify bound: " << line << "\n"; };
+  options.progress = progress_sink(ctx, "verify bound");
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
-  std::cout << "weights: " << opt.weights << "\n";
-  if (file.num_layers() > 1) {  // residual, several layers
-    if (opt.claim) {
-      const auto check = theorems::check_deep_upper_bound(model, task, *opt.claim, options);
-      std::cout << theorems::deep_summary_text(model, check, task);
-      ctx.exit_code = exit_code_for(check.verdict);
-    } else {
-      const auto bound = theorems::bound_deep_worst_case(model, task, options);
-      std::cout << theorems::deep_summary_text(model, bound, task, opt.gap);
-      ctx.exit_code = exit_code_for(bound.verdict);
-    }
-    return;
-  }
+  const bool deep = file.num_layers() > 1;  // residual, several layers
   if (opt.claim) {
     const theorems::UpperBoundCheck check =
-        theorems::check_upper_bound(model, task, *opt.claim, options);
-    std::cout << theorems::summary_text(check, task);
-    ctx.exit_code = exit_code_for(check.verdict);
+        deep ? theorems::check_deep_upper_bound(model, task, *opt.claim, options)
+             : theorems::check_upper_bound(model, task, *opt.claim, options);
+    finish_box_run(opt, ctx,
+                   deep ? theorems::deep_summary_text(model, check, task)
+                        : theorems::summary_text(check, task),
+                   theorems::to_json(check, task), theorems::witness_input(check.bound, task),
+                   check.verdict);
   } else {
-    const theorems::WorstCaseBound bound = theorems::bound_worst_case(model, task, options);
-    std::cout << theorems::summary_text(bound, task, opt.gap);
-    ctx.exit_code = exit_code_for(bound.verdict);
+    const theorems::WorstCaseBound bound =
+        deep ? theorems::bound_deep_worst_case(model, task, options)
+             : theorems::bound_worst_case(model, task, options);
+    // without a claim: ENCLOSED or NOT ENCLOSED, never VERIFIED
+    finish_box_run(
+        opt, ctx,
+        deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
+             : theorems::summary_text(bound, task, opt.gap),
+        theorems::to_json(bound, task, opt.gap), theorems::witness_input(bound, task),
+        bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed);
   }
 }
 
@@ -336,13 +392,12 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   theorems::BosBoundOptions options;
   // a box: 3 (n - 3) doubles and two MPFR numbers
   set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
-  options.progress = [](const std::string& line) { std::cerr << "verify bos: " << line << "\n"; };
+  options.progress = progress_sink(ctx, "verify bos");
   const Model<Rational> model = to_model<Rational>(file);
-  std::cout << "weights: " << opt.weights << "\n";
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
   const theorems::BosReport report = theorems::bos_report(model, task, mode, opt.claim, options);
-  std::cout << report.text;  // with each head's own enclosure, for several heads
-  ctx.exit_code = exit_code_for(report.verdict);
+  // with each head's own enclosure, for several heads
+  finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict);
 }
 
 }  // namespace
@@ -354,7 +409,8 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "relu",
       "Theorem 3, exactly: the ReLU model (one layer, or residual) has zero error over the whole "
       "content "
-      "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+      "box and zero BOS attention (exit 0 VERIFIED, 3 NOT VERIFIED, 2 NOT APPLICABLE: the model's "
+      "scores read the content or its attention is not ReLU)");
   auto opt = std::make_shared<VerifyReluOptions>();
   add_task_options(
       relu, &opt->task,
@@ -379,6 +435,8 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   relu->add_flag("--coq-force-theorem", opt->coq_force,
                  "debug: with --coq, write the Theorem 3 statement and proof even when the check "
                  "fails (coqc then rejects the proof)");
+  relu->add_flag("--json", opt->json,
+                 "print the certificate as one JSON object on stdout instead of the report");
   relu->callback([opt, &ctx]() { run_verify_relu(*opt, ctx); });
 
   CLI::App* bound = verify->add_subcommand(
@@ -386,7 +444,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "certified worst-case loss of a single-layer weight file, or of a residual one of several "
       "layers, over the whole content box by interval branch and bound: lower <= E <= upper, or "
       "with --claim whether E <= claim "
-      "(exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+      "(exit 0 ENCLOSED or VERIFIED, 4 NOT ENCLOSED or UNDECIDED, 3 NOT VERIFIED)");
   // E >= 0 always, so a claim must be >= 0; a claim of 0 is allowed: NOT
   // VERIFIED then certifies E > 0 (outward rounding rarely proves E = 0
   // exactly; verify relu does that for ReLU models).
@@ -399,7 +457,8 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "bos",
       "certified minimum BOS mass of a single-layer weight file over the whole content box by "
       "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim; "
-      "with --max the maximum (exit 0 VERIFIED, 3 NOT VERIFIED, 4 UNDECIDED)");
+      "with --max the maximum (exit 0 ENCLOSED or VERIFIED, 4 NOT ENCLOSED or UNDECIDED, 3 NOT "
+      "VERIFIED)");
   const auto sopt = add_box_options(
       bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
       "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",

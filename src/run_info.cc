@@ -182,6 +182,14 @@ nlohmann::json to_json(const RunInfo& info) {
   return j;
 }
 
+nlohmann::json provenance_of(const nlohmann::json& j) {
+  if (!j.is_object()) return nullptr;
+  for (const char* key : {kProvenanceKey, "run_info", "run"}) {
+    if (j.contains(key)) return j[key];
+  }
+  return nullptr;
+}
+
 RunInfo run_info_from_json(const nlohmann::json& j) {
   RunInfo info;
   if (!j.is_object()) return info;

@@ -66,6 +66,13 @@ std::string utc_now();
 RunInfo make_run_info(const std::vector<std::string>& argv, std::uint64_t seed,
                       const std::string& precision);
 
+// The one key under which every JSON document sinkcert writes keeps its
+// RunInfo (to_json below).
+inline constexpr const char* kProvenanceKey = "provenance";
+// The provenance object of document j: under "provenance", else under the
+// former keys "run_info" or "run" (files written before); null if none.
+nlohmann::json provenance_of(const nlohmann::json& j);
+
 nlohmann::json to_json(const RunInfo& info);
 // The inverse of to_json; a missing key leaves its field empty (0 for seed).
 RunInfo run_info_from_json(const nlohmann::json& j);

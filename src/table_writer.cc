@@ -4,8 +4,12 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -187,18 +191,65 @@ std::string to_csv(const Table& table, const RunInfo& info) {
   return out.str();
 }
 
+namespace {
+
+// The number `text` begins with and where it ends; nullopt unless it starts
+// with one (decimal notation only: no "nan", "inf" or hexadecimal).
+std::optional<std::pair<nlohmann::json, std::size_t>> leading_number(const std::string& text) {
+  const std::size_t end = text.find_first_not_of("0123456789.eE+-");
+  const std::string word = text.substr(0, end);
+  if (word.empty() || word.find_first_of("0123456789") == std::string::npos) return std::nullopt;
+  char* stop = nullptr;
+  errno = 0;
+  const double x = std::strtod(word.c_str(), &stop);
+  if (stop != word.c_str() + word.size() || errno == ERANGE || !std::isfinite(x)) {
+    return std::nullopt;
+  }
+  const std::size_t used = word.size();
+  if (word.find_first_of(".eE") == std::string::npos && word.size() < 16) {
+    return std::make_pair(nlohmann::json(std::stoll(word)), used);  // an integer as itself
+  }
+  return std::make_pair(nlohmann::json(x), used);
+}
+
+}  // namespace
+
+nlohmann::json cell_value(const std::string& text) {
+  // "[lo, hi]"
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+    const std::size_t comma = text.find(", ");
+    if (comma == std::string::npos) return nullptr;
+    const std::string lo = text.substr(1, comma - 1), hi = text.substr(comma + 2);
+    const auto a = leading_number(lo), b = leading_number(hi.substr(0, hi.size() - 1));
+    if (!a || !b || a->second != lo.size() || b->second != hi.size() - 1) return nullptr;
+    return nlohmann::json::array({a->first, b->first});
+  }
+  const auto x = leading_number(text);
+  // the whole text, or a number followed by a remark after a blank
+  if (!x || (x->second != text.size() && text[x->second] != ' ')) return nullptr;
+  return x->first;
+}
+
 nlohmann::json to_json(const Table& table, const RunInfo& info) {
   nlohmann::json columns = nlohmann::json::array();
   for (const auto& c : table.columns) columns.push_back(c.text);
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array(), values = nlohmann::json::array();
   for (const auto& row : table.rows) {
-    nlohmann::json r = nlohmann::json::array();
-    for (const auto& c : row) r.push_back(c.text);
+    nlohmann::json r = nlohmann::json::array(), v = nlohmann::json::array();
+    for (const auto& c : row) {
+      r.push_back(c.text);
+      v.push_back(cell_value(c.text));
+    }
     rows.push_back(r);
+    values.push_back(v);
   }
-  return nlohmann::json{{"table", table.name},  {"caption", table.caption},
-                        {"columns", columns},   {"rows", rows},
-                        {"notes", table.notes}, {"run_info", to_json(info)}};
+  return nlohmann::json{{"table", table.name},
+                        {"caption", table.caption},
+                        {"columns", columns},
+                        {"rows", rows},
+                        {"values", values},
+                        {"notes", table.notes},
+                        {kProvenanceKey, to_json(info)}};
 }
 
 namespace {
@@ -235,7 +286,7 @@ Table read_table_json_of(const std::string& path, RunInfo* info) {
   if (j.contains("notes"))
     for (const auto& note : j["notes"]) t.notes.push_back(note.get<std::string>());
   t.landscape = t.columns.size() > kPortraitColumns;
-  if (info != nullptr) *info = run_info_from_json(j.value("run_info", nlohmann::json()));
+  if (info != nullptr) *info = run_info_from_json(provenance_of(j));
   return t;
 }
 

@@ -8,7 +8,7 @@
 //   command_line, revision, time_utc, seed, precision
 // each line behind the comment marker of its format ("% " LaTeX, "# " CSV,
 // gnuplot data and script). JSON artifacts carry the same keys under
-// "run_info".
+// "provenance" (readers accept the former "run_info" too).
 //
 // Tables. A Table is a caption, a header and rows of cells. A cell has a
 // plain text form (CSV, JSON) and an optional LaTeX form (raw, e.g. math);
@@ -19,7 +19,7 @@
 //          \midrule ... \bottomrule; a sidewaystable with 4pt column gaps
 //          when `landscape`),
 //   CSV    the header, "# caption:" and "# note:" lines, then RFC 4180 rows,
-//   JSON   {"table": name, "caption", "columns", "rows", "notes", "run_info"}.
+//   JSON   {"table": name, "caption", "columns", "rows", "notes", "provenance"}.
 // No table is scaled down to fit: a table too wide for the page is set
 // landscape or split by its builder.
 //
@@ -84,7 +84,14 @@ std::string latex_escape(const std::string& text);
 
 std::string to_latex(const Table& table, const RunInfo& info);
 std::string to_csv(const Table& table, const RunInfo& info);
+// The JSON form also holds "values", parallel to "rows": each cell's number
+// for a script to read (cell_value), the display strings unchanged.
 nlohmann::json to_json(const Table& table, const RunInfo& info);
+// A display cell's number: an integer or a real when the whole text is one
+// ("16", "1.361e-04"), [lo, hi] for an interval "[1.2e-3, 1.3e-3]", the
+// leading number of "2.46e-11 (budget exhausted)", else null ("-",
+// "VERIFIED").
+nlohmann::json cell_value(const std::string& text);
 
 // A table written by to_json, read back from `path` (a committed table that
 // the appendix includes as it is): name, caption, columns, rows (text

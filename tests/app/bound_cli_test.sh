@@ -19,7 +19,11 @@ sink_family residual 10 > "$tmp/residual.json"
 sink_family single-layer 100 > "$tmp/sink100.json"
 
 expect 0 '^E <= 1\.3618[1-2]e-04  \[CERTIFIED\]' verify bound --weights "$tmp/sink.json" --L 4
-expect 0 '^verdict: VERIFIED .*precision: 128 bits  evidence: CERTIFIED' \
+expect 0 '^verdict: ENCLOSED E in \[1\.3618[0-1]e-04, 1\.3618[1-2]e-04\] .*precision: 128 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink.json" --L 4
+# without a claim, never the word VERIFIED; what it means for the task last
+expect_not 0 'VERIFIED' verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^meaning: this model does not solve the task: E >= 1\.36e-04 \(CERTIFIED\)' \
   verify bound --weights "$tmp/sink.json" --L 4
 expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
   verify bound --weights "$tmp/sink.json" --L 4 --claim 1.37e-4
@@ -31,7 +35,9 @@ expect 3 '^E >= 1\.3618[0-1]e-04  \[CERTIFIED\] witness: trigger j = [1-3], cont
 # reports the bits it used (192 requested, 194 allocated)
 expect 0 '^precision raised from 128 to 194 bits' verify bound --weights "$tmp/sink100.json" --L 4
 expect 0 '^E <= 1\.11603e-43  \[CERTIFIED\]' verify bound --weights "$tmp/sink100.json" --L 4
-expect 0 '^verdict: VERIFIED .*precision: 194 bits  evidence: CERTIFIED' \
+expect 0 '^verdict: ENCLOSED .*precision: 194 bits  evidence: CERTIFIED' \
+  verify bound --weights "$tmp/sink100.json" --L 4
+expect 0 '^meaning: E <= 1\.12e-43 over the whole content box \(CERTIFIED\): the model solves the task' \
   verify bound --weights "$tmp/sink100.json" --L 4
 expect 2 'command line: --gap: .*> 0' \
   verify bound --weights "$tmp/sink.json" --L 4 --gap 0

@@ -135,16 +135,16 @@ sed 's|:= target 5 false j c i d\.|:= target 5 true j c i d.|' "$tmp/t5.v" > "$t
 cmp -s "$tmp/t5.v" "$tmp/edit2.v" && fail "edit2.v: the edit did not apply"
 coq_rejects "$tmp/edit2.v" 'Error'
 
-# No certificate for UNDECIDED; bad names and options: exit 2, nothing written.
+# No certificate for NOT APPLICABLE; bad names and options: exit 2, nothing written.
 {
   printf '{"format": "sinkcert-weights", "version": 1, "kind": "single-layer",\n'
   printf ' "attention": "relu", "n": 5, "layers": 1, "heads": 1, "weights": [[{\n'
   printf '   "A": [[0,0,0,0,0],[0,1,0,0,1],[0,0,0,0,0],[0,0,1,0,0],[0,0,0,0,0]],\n'
   printf '   "M": [[1,0,0,0,0],[0,1,0,0,0],[0,0,1,0,0],[0,0,0,1,0],[0,0,0,0,1]]}]]}\n'
 } > "$tmp/content.json"
-expect 4 'Coq certificate: not written \(the verdict is UNDECIDED\)' \
+expect 2 'Coq certificate: not written \(the verdict is NOT APPLICABLE\)' \
   verify relu --weights "$tmp/content.json" --L 4 --coq "$tmp/u5.v"
-[ ! -e "$tmp/u5.v" ] || fail "u5.v written for UNDECIDED"
+[ ! -e "$tmp/u5.v" ] || fail "u5.v written for NOT APPLICABLE"
 expect 2 '^sinkcert: error: --coq: .*t-5\.v: expected a file name NAME\.v' \
   verify relu --n 5 --L 4 --coq "$tmp/t-5.v"
 [ ! -e "$tmp/t-5.v" ] || fail "t-5.v written"

@@ -37,6 +37,9 @@ json.dump(w, open(sys.argv[3], "w"))' "$tmp/relu.json" "$tmp/perturbed.json" "$t
 expect 4 '^E >= 0\.00000e\+00  \[CERTIFIED\]' verify bound --weights "$tmp/relu.json" --L 4
 expect 4 '^E <= [0-9.]*e-[0-9][0-9][0-9]  \[CERTIFIED\]' verify bound --weights "$tmp/relu.json" --L 4
 expect 4 '^E >= 0 only: no relative gap' verify bound --weights "$tmp/relu.json" --L 4
+expect 4 '^verdict: NOT ENCLOSED E in \[0\.00000e\+00, ' verify bound --weights "$tmp/relu.json" --L 4
+expect 4 '^meaning: E <= [0-9.]*e-[0-9]* over the whole content box \(CERTIFIED\): the model solves the task' \
+  verify bound --weights "$tmp/relu.json" --L 4
 expect 0 '^verdict: VERIFIED  margin \(claim - upper\) = 1e-20' \
   verify bound --weights "$tmp/relu.json" --L 4 --claim 1e-20
 expect 0 '^model: residual, 2 layer\(s\) x 2 head\(s\), relu attention; upper bounds by centred' \
@@ -48,12 +51,14 @@ expect 0 '^E >= 3\.62654e-01  \[CERTIFIED\] witness: trigger j = 3, content 1 1 
 expect 0 '^E <= 3\.62655e-01  \[CERTIFIED\]' verify bound --weights "$tmp/perturbed.json" --L 4
 
 # softmax: within 10 %, its verdict line last
-expect 0 '^verdict: VERIFIED  margin \(requested gap 0\.1 - achieved\) = .*precision: 128 bits  evidence: CERTIFIED$' \
+expect 0 '^verdict: ENCLOSED E in \[1\.2520[0-9]e\+00, [0-9.e+]*\]  margin \(requested gap 0\.1 - achieved\) = .*precision: 128 bits  evidence: CERTIFIED$' \
   verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.1
 expect 0 '^E >= 1\.2520[0-9]e\+00  \[CERTIFIED\] witness: trigger j = 1' \
   verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.1
 "$bin" verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.1 > "$tmp/out.txt" 2>&1
-tail -n 1 "$tmp/out.txt" | grep -q '^verdict: ' || fail "the report does not end in its verdict"
+tail -n 2 "$tmp/out.txt" | head -n 1 | grep -q '^verdict: ' || fail "the verdict is not second to last"
+tail -n 1 "$tmp/out.txt" | grep -q '^meaning: this model does not solve the task: E >= 1\.25' ||
+  fail "the report does not end in what it means"
 # a claim below the certified lower bound: NOT VERIFIED, with the witness
 expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \
   verify bound --weights "$tmp/softmax.json" --L 4 --claim 1.2
@@ -61,7 +66,7 @@ expect 3 '^E >= 1\.2520[0-9]e\+00  \[CERTIFIED\] witness: trigger j = 1, content
   verify bound --weights "$tmp/softmax.json" --L 4 --claim 1.2
 expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
   verify bound --weights "$tmp/softmax.json" --L 4 --claim 1.3
-# a budget of 2 boxes cannot reach 0.1 %: UNDECIDED, the budget named
+# a budget of 2 boxes cannot reach 0.1 %: NOT ENCLOSED, the budget named
 expect 4 'stopped: budget exhausted \(boxes\)' \
   verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.001 --boxes 2
 

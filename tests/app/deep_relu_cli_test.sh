@@ -3,7 +3,7 @@
 # End-to-end checks of `sinkcert verify relu` on residual models of several
 # layers and heads: the committed 2 x 2 and 4 x 4 constructions
 # (results/theorem3/) VERIFIED EXACT and identical to what --write-weights
-# writes now; a model breaking the conditions UNDECIDED naming layer, head
+# writes now; a model breaking the conditions NOT APPLICABLE naming layer, head
 # and entry; a perturbed one NOT VERIFIED with a witness that
 # tests/app/relu_witness_check.py re-evaluates in exact fractions and through
 # `eval --input`; --coq refused for several layers; option errors.
@@ -37,7 +37,7 @@ import json, sys
 w = json.load(open(sys.argv[1]))
 w["weights"][0][1]["M"][1][2] = 0.25
 json.dump(w, open(sys.argv[2], "w"))' "$dir/relu_residual_2x2_n16.weights.json" "$tmp/flag.json"
-expect 4 'reason: a head writes into a flag coordinate before the last layer \(layer 0, head 1: M\[1\]\[2\] = 1/4 != 0' \
+expect 2 'verdict: NOT APPLICABLE: a head writes into a flag coordinate before the last layer \(layer 0, head 1: M\[1\]\[2\] = 1/4 != 0' \
   verify relu --weights "$tmp/flag.json" --L 6
 # ... or layer 1, head 0 reads the key's content.
 "$py" -c '
@@ -45,7 +45,7 @@ import json, sys
 w = json.load(open(sys.argv[1]))
 w["weights"][1][0]["A"][1][5] = -3
 json.dump(w, open(sys.argv[2], "w"))' "$dir/relu_residual_2x2_n16.weights.json" "$tmp/content.json"
-expect 4 "layer 1, head 0: A\[1\]\[5\] = -3/1 != 0 puts the key's content coordinate 5" \
+expect 2 "layer 1, head 0: A\[1\]\[5\] = -3/1 != 0 puts the key's content coordinate 5" \
   verify relu --weights "$tmp/content.json" --L 6
 
 # Perturb: layer 0, head 1 adds 1001/1000 of its share of the content mean.

@@ -13,7 +13,7 @@ X="$data/softmax_single.input.json"
 expect 0 'l_inf error .*\[NUMERIC\(53\)\] at position' eval --weights "$W" --input "$X"
 expect 0 '"evidence": "NUMERIC\(53\)"' eval --weights "$W" --input "$X" --json
 expect 0 'every number below is NUMERIC\(1[23][0-9]\)' eval --weights "$W" --input "$X" --precision 128
-expect 0 'BOS mass a_i0' eval --weights "$W" --samples 50 --L 8 --fixed-trigger 7
+expect 0 'BOS mass a_i0' eval --weights "$W" --samples 50 --L 8 --trigger 7
 expect 0 '"fixed_trigger": null' eval --weights "$W" --samples 20 --seed 3 \
   --L 16 --trigger-range reference-code --json
 # Bad input: exit 2, naming file and field.
@@ -30,8 +30,9 @@ expect 2 'command line: --precision: expected "double" or a number of bits' \
   eval --weights "$W" --input "$X" --precision quad
 expect 2 'command line: --precision' eval --weights "$W" --samples 5 --precision 100
 expect 2 'command line: --seed: applies only with --samples' eval --weights "$W" --input "$X" --seed 1
-expect 2 'command line: --fixed-trigger' eval --weights "$W" --samples 5 --L 8 --fixed-trigger 8
-expect 2 'command line: --L: L >= 3 under the reference-code convention \(L = 2 has no trigger position\)' \
+expect 2 'command line: --trigger' eval --weights "$W" --samples 5 --L 8 --trigger 8
+expect 2 'command line: --trigger' eval --weights "$W" --samples 5 --L 8 --fixed-trigger 8
+expect 2 'command line: --L: .*no trigger position' \
   eval --weights "$W" --samples 5 --L 2 --trigger-range reference-code
 expect 2 'command line: --trigger-range' eval --weights "$W" --samples 5 --trigger-range papr
 

@@ -27,7 +27,7 @@ grep -q '^gated,sink-free solution,CERTIFIED,[0-9]' "$tmp/n/normalizations.csv" 
 keys=$(sed -n '2,6s/^# \([a-z_]*\): .*/\1/p' "$tmp/n/normalizations.csv" | tr '\n' ' ')
 [ "$keys" = "command_line revision time_utc seed precision " ] ||
   fail "normalizations.csv: provenance keys '$keys'"
-grep -q '"run_info"' "$tmp/n/studies.json" || fail "studies.json: no run_info"
+grep -q '"provenance"' "$tmp/n/studies.json" || fail "studies.json: no provenance"
 grep -q '^relu,sink-free solution,EXACT,' "$tmp/n/normalizations.csv" ||
   fail "normalizations.csv: relu row"
 

@@ -83,7 +83,7 @@ bad "$R--samples: expected an integer in \[1, 10000000\], got '0'$" eval --weigh
 bad "$R--samples: expected an integer in \[1, [0-9]+\] for this model at L = 1024 " eval --weights "$W" --samples 10000000 --L 1024
 bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" eval --weights "$W" --samples 5 --L 2147483647
 bad "$R--fixed-trigger: expected an integer in \[1, 1023\], got '0'$" $S --fixed-trigger 0
-bad "$R--fixed-trigger: expected an integer in \[1, 7\] \(a 0-indexed position of L = 8\), got 8$" eval --weights "$W" --samples 5 --L 8 --fixed-trigger 8
+bad "$R--trigger: expected an integer in \[1, 7\] \(a 0-indexed position of L = 8\), got 8$" eval --weights "$W" --samples 5 --L 8 --trigger 8
 bad "$R--certify: expected an integer in \[1, 1000\], got '0'$" eval --weights "$W" --input "$X" --certify 0
 bad "$R--certify: expected an integer in \[1, 1000\], got '1001'$" eval --weights "$W" --input "$X" --certify 1001
 bad "$R--precision: expected \"double\" or a number of bits in \[2, 65536\], got '1e8'$" eval --weights "$W" --input "$X" --precision 1e8
@@ -140,11 +140,18 @@ if ! grep -q __asan_init "$bin"; then
 fi
 
 # CLI11's own errors, one line each
-bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$" frobnicate
+bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" frobnicate
 bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound, bos$" verify frob
-bad "missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$"
+# bare sinkcert: the usage on stdout, one error line, exit 2
+(cd "$tmp/run" && "$bin" > "$tmp/out" 2> "$tmp/err")
+rc=$?
+[ "$rc" -eq 2 ] || fail "bare sinkcert: exit $rc (want 2)"
+grep -q '^Usage' "$tmp/out" || fail "bare sinkcert: no usage on stdout"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+  grep -q "^sinkcert: error: missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" "$tmp/err" ||
+  fail "bare sinkcert: stderr: $(cat "$tmp/err")"
 bad "missing subcommand of 'verify'; expected one of relu, bound, bos$" verify
-bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check$" --frob
+bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" --frob
 bad "unknown option '--frob' of 'eval'; see sinkcert eval --help$" $S --frob
 bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --help$" verify relu junk
 bad "$R--samples: expected a value \(an integer in \[1, 10000000\]\), got none$" eval --weights "$W" --samples

@@ -26,12 +26,13 @@ no_temporaries() {
 }
 
 # 1. A folder name with shell syntax is only a name. The folder already holds
-# a stale study file (replaced with the set) and things of others (kept).
+# a stale study file (replaced with the set, as --force asks) and things of
+# others (kept).
 weird="$tmp/x'; touch $tmp/PWNED; echo '"
 mkdir -p "$weird/keep"
 echo stale > "$weird/path_start9.weights.json"
 echo notes > "$weird/notes.txt"
-"$bin" theorem1 --quick --n 5 --L 4 --out "$weird" > "$tmp/out" 2>&1
+"$bin" theorem1 --quick --n 5 --L 4 --out "$weird" --force > "$tmp/out" 2>&1
 rc=$?
 case $rc in
   0 | 3 | 4) ;;
@@ -78,7 +79,7 @@ expect 2 "^sinkcert: error: --out: $tmp/link: exists as a symbolic link" \
 mkdir -p "$tmp/s"
 ln -s "$tmp/target" "$tmp/s/theorem1.json"
 expect 2 "^sinkcert: error: --out: $tmp/s/theorem1.json: exists as a symbolic link" \
-  theorem1 --quick --n 5 --L 4 --out "$tmp/s"
+  theorem1 --quick --n 5 --L 4 --out "$tmp/s" --force
 one_line
 
 # 3. A killed appendix (SIGTERM while it computes P1) leaves the previous

@@ -30,7 +30,7 @@ for f in sweep.json sweep.csv sweep.tex sweep_times.csv; do
   [ -s "$tmp/one/D/$f" ] || fail "$f not written"
 done
 [ "$(grep -c '^theorem1,' "$tmp/one/D/sweep.csv")" -eq "$configs" ] || fail "sweep.csv: not one row per configuration"
-grep -q "^sweep: rank 0: running theorem1-sigmoid-n5-L3-paper-s0$" "$tmp/one/err" ||
+grep -q "^\[ *[0-9.]* s\] sweep: rank 0: running theorem1-sigmoid-n5-L3-paper-s0$" "$tmp/one/err" ||
   fail "no progress line naming the configuration and the rank"
 grep -q "finished on rank 0 ($configs/$configs done)$" "$tmp/one/err" || fail "no done/total progress"
 grep -q "^sweep: $configs configurations: 0 finished earlier (skipped), $configs run now" \
@@ -88,7 +88,7 @@ if [ -n "$mpiexec" ]; then
   [ "$rc" -eq 0 ] || { fail "mpirun -np 2 sweep exit $rc"; head -20 "$tmp/two/err"; }
   grep -q "finished on rank 1 ($configs/$configs done)$" "$tmp/two/err" ||
     fail "mpirun: no progress line from rank 1"
-  grep -q "^sweep: rank 1: running " "$tmp/two/err" || fail "mpirun: rank 1 ran nothing"
+  grep -q "^\[ *[0-9.]* s\] sweep: rank 1: running " "$tmp/two/err" || fail "mpirun: rank 1 ran nothing"
   table "$tmp/two/D/sweep.csv" > "$tmp/c"
   cmp "$tmp/a" "$tmp/c" || fail "mpirun -np 2: another merged table than one process"
 fi
@@ -109,7 +109,7 @@ grep -q '^normalization,gated,4,3,paper,0,' "$tmp/norm1/D/sweep.csv" ||
   fail "normalization sweep.csv: no gated row"
 grep -q '^# caption: .*A test grid: quick options at the smallest size\.$' "$tmp/norm1/D/sweep.csv" ||
   fail "normalization sweep.csv: the grid's caption is not in the table's"
-grep -q '^sweep: rank 0: normalization-relu-n4-L3-paper-s0: relu: candidate: VERIFIED' "$tmp/norm1/err" ||
+grep -q '^\[ *[0-9.]* s\] sweep: rank 0: normalization-relu-n4-L3-paper-s0: relu: candidate: VERIFIED' "$tmp/norm1/err" ||
   fail "normalization sweep: the study's progress lines are not passed on"
 if [ -n "$mpiexec" ]; then
   (cd "$tmp/norm2" && "$mpiexec" -np 2 --oversubscribe "$bin" sweep --grid "$ngrid" --out D > out 2> err)

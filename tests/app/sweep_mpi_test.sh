@@ -72,12 +72,12 @@ rc=$?
 [ "$rc" -eq 0 ] || { fail "the rerun exited $rc"; head -20 err2; }
 skipped=$(grep -c 'finished earlier (D/configs/.*\.json), skipped' err2)
 [ "$skipped" -eq "$finished" ] || fail "the rerun skipped $skipped configurations, $finished had finished"
-ran=$(grep -c '^sweep: rank 1: running ' err2)
+ran=$(grep -c '^\[ *[0-9.]* s\] sweep: rank 1: running ' err2)
 [ "$ran" -eq $((configs - finished)) ] || fail "the rerun ran $ran configurations, expected $((configs - finished))"
 grep -q "^sweep: $configs configurations: $finished finished earlier (skipped), $ran run now on 2 rank(s)$" out2 ||
   fail "the rerun's summary line"
 [ -n "$stale" ] && [ ! -e "$stale" ] || fail "the rerun left the stale temporary $stale"
-grep -q "^sweep: removed $stale (the temporary of a killed run)$" err2 ||
+grep -q "^\[ *[0-9.]* s\] sweep: removed $stale (the temporary of a killed run)$" err2 ||
   fail "the rerun did not say it removed $stale"
 ls D/configs | grep -q '\.tmp\.' && fail "temporaries left in D/configs: $(ls D/configs | grep '\.tmp\.')"
 table "$tmp/one/D/sweep.csv" > "$tmp/a"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # End-to-end checks of `sinkcert verify relu`: exit codes (0 VERIFIED,
-# 3 NOT VERIFIED, 4 UNDECIDED, 2 bad input), evidence labels, the JSON
+# 3 NOT VERIFIED, 2 bad input or NOT APPLICABLE), evidence labels, the JSON
 # certificate written only on success. Usage: verify_cli_test.sh SINKCERT
 # (run from the source root, as ctest does).
 set -u
@@ -59,9 +59,10 @@ grep -q '"kind": "error"' "$tmp/bad.json" || { echo "FAIL: witness"; failures=$(
 weights 6 relu-count-all 1 0 > "$tmp/count_all.json"
 expect 3 '^verdict: NOT VERIFIED .*= 1/2 ' verify relu --weights "$tmp/count_all.json" --L 5
 weights 6 relu 1 0.5 > "$tmp/content.json"
-expect 4 'UNDECIDED.*n/a' verify relu --weights "$tmp/content.json" --L 5
+expect 2 '^verdict: NOT APPLICABLE: the scores depend on the content' verify relu --weights "$tmp/content.json" --L 5
 weights 6 softmax 1 0 > "$tmp/softmax.json"
-expect 4 '^verdict: UNDECIDED' verify relu --weights "$tmp/softmax.json" --L 5
+expect 2 '^verdict: NOT APPLICABLE: softmax attention' verify relu --weights "$tmp/softmax.json" --L 5
+expect_not 2 'UNDECIDED|EXACT' verify relu --weights "$tmp/softmax.json" --L 5
 
 # Bad input: exit 2, one line naming the field, no output file.
 expect 2 '--L: L >= 3 under the reference-code' verify relu --n 5 --L 2 \

@@ -12,6 +12,7 @@
 
 #include "src/attention.h"
 #include "src/interval.h"
+#include "src/json_reader.h"
 #include "src/table_writer.h"
 #include "theorems/bounds/worst_case_bound.h"
 
@@ -694,6 +695,76 @@ std::string enclosure_line(const BosBound& b) {
   return s.str();
 }
 
+namespace {
+
+// 1 - x rounded up (an upper bound on 1 - x).
+Mpfr one_minus_up(const Mpfr& x) {
+  Mpfr r;
+  mpfr_ui_sub(r.backend().data(), 1, x.backend().data(), MPFR_RNDU);
+  return r;
+}
+
+std::string bar_text(double bar) {
+  std::ostringstream s;
+  s << bar;  // 6 digits: 0.99999, 1e-05
+  return s.str();
+}
+
+}  // namespace
+
+std::string enclosure_text(const BosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  return "1 - min BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.deficit_lower, 6)) +
+         ", " + format_up(b.deficit_upper, 6) + "]";
+}
+
+std::string enclosure_text(const MaxBosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  return "max BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, 6)) + ", " +
+         format_up(b.mass_upper, 6) + "]";
+}
+
+std::string task_meaning(const BosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  // min BOS >= 1 - deficit_upper (rounded down); at the witness a_i0 <= 1 -
+  // deficit_lower (rounded up)
+  const Mpfr least = one_minus_down(b.deficit_upper);
+  if (!bmp::isinf(b.deficit_upper) && least >= Mpfr(kSinkBosMass)) {
+    return "every non-trigger position puts at least " + format_down(least, 12) +
+           " of its attention on BOS over the whole content box (CERTIFIED): a sink";
+  }
+  if (b.witness_trigger != 0) {
+    const Mpfr most = one_minus_up(b.deficit_lower);
+    if (most < Mpfr(kSinkBosMass)) {
+      return "not a sink everywhere: at the witness (head " + std::to_string(b.witness_head) +
+             ", row " + std::to_string(b.witness_row) + ", trigger " +
+             std::to_string(b.witness_trigger) + ") the BOS mass is at most " +
+             format_up(most, 12) + " (CERTIFIED), below the sink bar " + bar_text(kSinkBosMass) +
+             (most <= Mpfr(kNoSinkBosMass) ? "; there BOS holds at most half the attention" : "");
+    }
+  }
+  return "not decided whether every non-trigger position sinks: " + enclosure_text(b) +
+         " (CERTIFIED) straddles the sink bar 1 - min BOS = " + bar_text(1 - kSinkBosMass);
+}
+
+std::string task_meaning(const MaxBosBound& b) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  if (!bmp::isinf(b.mass_upper) && b.mass_upper < Mpfr(kSinkBosMass)) {
+    return "no non-trigger position puts more than " + format_up(b.mass_upper, 12) +
+           " of its attention on BOS anywhere on the content box (CERTIFIED): " +
+           (b.mass_upper <= Mpfr(kNoSinkBosMass)
+                ? "no sink"
+                : "below the sink bar " + bar_text(kSinkBosMass) + ", no full sink");
+  }
+  if (b.witness_trigger != 0 && b.mass_lower >= Mpfr(kSinkBosMass)) {
+    return "a sink at the witness (head " + std::to_string(b.witness_head) + ", row " +
+           std::to_string(b.witness_row) + ", trigger " + std::to_string(b.witness_trigger) +
+           "): its BOS mass is at least " + format_down(b.mass_lower, 12) + " (CERTIFIED)";
+  }
+  return "not decided whether some non-trigger position sinks: " + enclosure_text(b) +
+         " (CERTIFIED) straddles the sink bar " + bar_text(kSinkBosMass);
+}
+
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap) {
   return gap_summary(bound, task, bound_lines, requested_gap);
 }
@@ -738,6 +809,86 @@ std::string summary_text(const MaxBosClaimCheck& check, const Task& task) {
                         "n/a (the claim lies inside the enclosure when the budget ran out)"});
 }
 
+namespace {
+
+template <typename Bound>
+nlohmann::json bos_json(const Bound& b, const Task& task, const char* quantity, const Mpfr& lo,
+                        const Mpfr& hi) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  nlohmann::json j = outcome_json(b);
+  j["quantity"] = quantity;
+  j["task"] = {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}};
+  if (b.witness_trigger == 0) {
+    j["lo"] = nullptr;
+    j["lo_exact"] = "-inf";
+    j["witness"] = nullptr;
+  } else {
+    put_certified_end(j, "lo", lo);
+    j["witness"] = {{"head", b.witness_head},
+                    {"row", b.witness_row},
+                    {"trigger", b.witness_trigger},
+                    {"content", b.witness_content}};
+  }
+  put_certified_end(j, "hi", hi);
+  j["relative_gap"] = std::isfinite(b.relative_gap) ? nlohmann::json(b.relative_gap) : nullptr;
+  j["meaning"] = task_meaning(b);
+  return j;
+}
+
+Verdict enclosure_verdict(const BoxSearchOutcome& b) {
+  return b.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed;
+}
+
+template <typename Check>
+nlohmann::json with_claim(nlohmann::json j, const Check& c, const std::string& relation) {
+  j["verdict"] = to_string(c.verdict);
+  j["claim"] = relation + " " + internal::exact_decimal(Rational(c.claimed));
+  j["claimed"] = c.claimed;
+  j["margin"] =
+      c.verdict == Verdict::kUndecided ? nlohmann::json(nullptr) : nlohmann::json(c.margin);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const BosBound& b, const Task& task, double requested_gap) {
+  nlohmann::json j = bos_json(b, task, "1 - min BOS mass over the whole content box",
+                              b.deficit_lower, b.deficit_upper);
+  j["verdict"] = to_string(enclosure_verdict(b));
+  j["requested_gap"] = requested_gap;
+  return j;
+}
+
+nlohmann::json to_json(const BosClaimCheck& c, const Task& task) {
+  return with_claim(bos_json(c.bound, task, "1 - min BOS mass over the whole content box",
+                             c.bound.deficit_lower, c.bound.deficit_upper),
+                    c, "min BOS >=");
+}
+
+nlohmann::json to_json(const MaxBosBound& b, const Task& task, double requested_gap) {
+  nlohmann::json j =
+      bos_json(b, task, "max BOS mass over the whole content box", b.mass_lower, b.mass_upper);
+  j["verdict"] = to_string(enclosure_verdict(b));
+  j["requested_gap"] = requested_gap;
+  return j;
+}
+
+nlohmann::json to_json(const MaxBosClaimCheck& c, const Task& task) {
+  return with_claim(bos_json(c.bound, task, "max BOS mass over the whole content box",
+                             c.bound.mass_lower, c.bound.mass_upper),
+                    c, "max BOS <=");
+}
+
+std::optional<Matrix<double>> witness_input(const BosBound& b, const Task& task) {
+  if (b.witness_trigger == 0) return std::nullopt;
+  return make_input(task, b.witness_trigger, unflatten_content(task, b.witness_content));
+}
+
+std::optional<Matrix<double>> witness_input(const MaxBosBound& b, const Task& task) {
+  if (b.witness_trigger == 0) return std::nullopt;
+  return make_input(task, b.witness_trigger, unflatten_content(task, b.witness_content));
+}
+
 template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
                      std::optional<double> claimed, const BosBoundOptions& options) {
@@ -749,18 +900,26 @@ BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
     const BosClaimCheck c = check_min_bos(model, task, *claimed, shared);
     r.verdict = c.verdict;
     r.text = summary_text(c, task);
+    r.json = to_json(c, task);
+    r.witness = witness_input(c.bound, task);
   } else if (mode == BosMode::kMin) {
     const BosBound b = bound_min_bos(model, task, shared);
-    r.verdict = b.verdict;
+    r.verdict = enclosure_verdict(b);
     r.text = summary_text(b, task, options.relative_gap);
+    r.json = to_json(b, task, options.relative_gap);
+    r.witness = witness_input(b, task);
   } else if (claimed) {
     const MaxBosClaimCheck c = check_max_bos(model, task, *claimed, shared);
     r.verdict = c.verdict;
     r.text = summary_text(c, task);
+    r.json = to_json(c, task);
+    r.witness = witness_input(c.bound, task);
   } else {
     const MaxBosBound b = bound_max_bos(model, task, shared);
-    r.verdict = b.verdict;
+    r.verdict = enclosure_verdict(b);
     r.text = summary_text(b, task, options.relative_gap);
+    r.json = to_json(b, task, options.relative_gap);
+    r.witness = witness_input(b, task);
   }
   // several heads, no claim: each head's own enclosure (the extreme above
   // is theirs), the time left shared equally among the heads still to run

@@ -75,6 +75,7 @@
 // whose coordinates are adjacent doubles, the search stops and says why.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -183,7 +184,24 @@ std::string enclosure_line(const MaxBosBound& bound);
 // reason, bits)", lower rounded down and upper rounded up.
 std::string enclosure_line(const BosBound& bound);
 
-// Reports ending in the verdict line (verdict, margin, precision, evidence).
+// "1 - min BOS in [lower, upper]" / "max BOS in [lower, upper]", each end
+// rounded outward (the verdict line's enclosure).
+std::string enclosure_text(const BosBound& bound);
+std::string enclosure_text(const MaxBosBound& bound);
+
+// What the enclosure means for the task, one line in plain words, against
+// the bars kSinkBosMass and kNoSinkBosMass (box_search.h). Minimum: "every
+// non-trigger position puts at least m of its attention on BOS over the
+// whole box: a sink" when the certified min BOS m reaches the sink bar; the
+// witness's row is not a sink when its certified a_i0 stays below it.
+// Maximum: no position puts more than M on BOS anywhere (no sink when M is
+// at most kNoSinkBosMass), or the witness's row is a sink.
+std::string task_meaning(const BosBound& bound);
+std::string task_meaning(const MaxBosBound& bound);
+
+// Reports ending in the verdict line (verdict, margin, precision, evidence)
+// and the meaning line (task_meaning). Without a claim the verdict is
+// ENCLOSED (the requested gap reached) or NOT ENCLOSED, never VERIFIED.
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap);
 std::string summary_text(const BosClaimCheck& check, const Task& task);
 std::string summary_text(const MaxBosBound& bound, const Task& task, double requested_gap);
@@ -196,14 +214,33 @@ enum class BosMode { kMin, kMax };
 // "min", "max".
 std::string to_string(BosMode mode);
 
+// The JSON forms: "quantity", "verdict" (ENCLOSED / NOT ENCLOSED, or the
+// claim's), "evidence", "lo" / "lo_exact", "hi" / "hi_exact" of the
+// enclosed quantity (1 - min BOS, or max BOS; put_certified_end), the
+// witness ({"head", "row", "trigger", "content"} or null), "meaning", the
+// search's fields (outcome_json), the task, and for a claim "claim" and
+// "margin".
+nlohmann::json to_json(const BosBound& bound, const Task& task, double requested_gap);
+nlohmann::json to_json(const BosClaimCheck& check, const Task& task);
+nlohmann::json to_json(const MaxBosBound& bound, const Task& task, double requested_gap);
+nlohmann::json to_json(const MaxBosClaimCheck& check, const Task& task);
+
+// The witness as an input X (L x n) that eval --input reads; none without
+// one.
+std::optional<Matrix<double>> witness_input(const BosBound& bound, const Task& task);
+std::optional<Matrix<double>> witness_input(const MaxBosBound& bound, const Task& task);
+
 // Either mode through one call: the claim's check when `claimed` is given,
-// else the enclosure to options.relative_gap; the verdict and the report
-// (summary_text of the mode's bound or check). Without a claim, a model of
-// several heads (options.head < 0) also gets each head's enclosure_line,
-// "head H: ...". All of it shares one budget of options.max_seconds.
+// else the enclosure to options.relative_gap; the verdict, the report
+// (summary_text of the mode's bound or check), its JSON form (to_json) and
+// the witness input. Without a claim, a model of several heads
+// (options.head < 0) also gets each head's enclosure_line, "head H: ...".
+// All of it shares one budget of options.max_seconds.
 struct BosReport {
   Verdict verdict = Verdict::kUndecided;
   std::string text;
+  nlohmann::json json;
+  std::optional<Matrix<double>> witness;
 };
 template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/bounds/box_search.h"
 
+#include <stdexcept>
+
+#include "src/json_reader.h"
+
 namespace sinkcert::theorems {
 
 std::string enclosure_progress(const std::string& name, long boxes, const Mpfr& lower,
@@ -16,7 +20,7 @@ std::string enclosure_progress(const std::string& name, long boxes, const Mpfr& 
 }
 
 std::string stop_status(const BoxSearchOutcome& b, bool upper_finite) {
-  if (b.verdict == Verdict::kVerified) return "gap reached";
+  if (b.verdict == Verdict::kEnclosed) return "gap reached";
   if (b.precision_floor) return "precision floor at " + std::to_string(b.bits) + " bits";
   if (!upper_finite) return "no finite bound";
   if (b.budget_exhausted) return "budget exhausted";
@@ -34,6 +38,40 @@ void precision_lines(std::ostringstream& s, const BoxSearchOutcome& b) {
   }
 }
 
+void put_certified_end(nlohmann::json& j, const std::string& name, const Mpfr& x) {
+  if (bmp::isinf(x) || bmp::isnan(x)) {
+    j[name] = nullptr;
+    j[name + "_exact"] = bmp::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+    return;
+  }
+  j[name] = x.convert_to<double>();
+  // x = m 2^e exactly, m an integer
+  mpz_t m;
+  mpz_init(m);
+  const long e = mpfr_get_z_2exp(m, x.backend().data());
+  Rational r;
+  mpq_set_z(r.backend().data(), m);
+  mpz_clear(m);
+  if (e >= 0) {
+    mpq_mul_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(e));
+  } else {
+    mpq_div_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(-e));
+  }
+  j[name + "_exact"] = internal::exact_decimal(r);
+}
+
+nlohmann::json outcome_json(const BoxSearchOutcome& b) {
+  return {{"evidence", b.evidence.label()},
+          {"boxes", b.boxes},
+          {"seconds", b.seconds},
+          {"stop_reason", b.stop_reason},
+          {"bits", b.bits},
+          {"bits_requested", b.bits_requested},
+          {"budget_exhausted", b.budget_exhausted},
+          {"precision_floor", b.precision_floor},
+          {"box_unsplittable", b.box_unsplittable}};
+}
+
 namespace {
 
 void precision_and_evidence(std::ostringstream& s, const BoxSearchOutcome& b) {
@@ -43,10 +81,12 @@ void precision_and_evidence(std::ostringstream& s, const BoxSearchOutcome& b) {
 }  // namespace
 
 void gap_verdict_line(std::ostringstream& s, const BoxSearchOutcome& b, double requested_gap,
-                      double achieved_gap) {
-  s << "verdict: " << to_string(b.verdict) << "  margin (requested gap " << requested_gap
-    << " - achieved) = ";
-  if (b.verdict == Verdict::kVerified) {
+                      double achieved_gap, const std::string& enclosure) {
+  // without a claim: ENCLOSED or NOT ENCLOSED, never a claim's word
+  const Verdict v = b.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed;
+  s << "verdict: " << to_string(v) << " " << enclosure << "  margin (requested gap "
+    << requested_gap << " - achieved) = ";
+  if (v == Verdict::kEnclosed) {
     s << requested_gap - achieved_gap;
   } else {
     s << "n/a";
@@ -67,6 +107,10 @@ void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
     case Verdict::kUndecided:
       s << texts.undecided;
       break;
+    case Verdict::kEnclosed:
+    case Verdict::kNotEnclosed:
+    case Verdict::kNotApplicable:
+      throw std::logic_error("a claim's verdict is VERIFIED, NOT VERIFIED or UNDECIDED");
   }
   precision_and_evidence(s, b);
 }

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <sstream>
 #include <string>
@@ -53,7 +54,11 @@ constexpr double kRoundingShare = 0.5;
 
 // What every run of the loop reports, beside its own enclosure.
 struct BoxSearchOutcome {
-  Verdict verdict = Verdict::kUndecided;       // kVerified: decided (gap or claim)
+  // kEnclosed: the stopping rule held (the requested gap reached, or a
+  // claim decided); kNotEnclosed: a budget, the precision cap or a box that
+  // cannot be split stopped the loop first (the enclosure is still
+  // certified). A claim's own verdict (VERIFIED, ...) is its check's.
+  Verdict verdict = Verdict::kNotEnclosed;
   Evidence evidence = Evidence::certified(0);  // at the precision used at the end
   long boxes = 0;                              // evaluated boxes (re-evaluations count)
   double seconds = 0.0;
@@ -132,7 +137,7 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
     const Node& top = heap.top();
     upper = top.upper_bound() > lower ? top.upper_bound() : lower;
     if (has_lower && ops.done(lower, upper)) {
-      out.verdict = Verdict::kVerified;
+      out.verdict = Verdict::kEnclosed;
       out.stop_reason = "decided";
       return;
     }
@@ -166,7 +171,7 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
       }
       if (heap.empty()) {  // every box fell below the witness: Q = lower
         upper = lower;
-        out.verdict = ops.done(lower, upper) ? Verdict::kVerified : Verdict::kUndecided;
+        out.verdict = ops.done(lower, upper) ? Verdict::kEnclosed : Verdict::kNotEnclosed;
         out.stop_reason = "every box fell below the witness";
         return;
       }
@@ -210,10 +215,35 @@ std::string stop_status(const BoxSearchOutcome& b, bool upper_finite);
 // bits gets bits_for_digits10(digits10_for_bits(p)) >= p).
 void precision_lines(std::ostringstream& s, const BoxSearchOutcome& b);
 
-// "verdict: V  margin (requested gap G - achieved) = M  precision: P bits
-// evidence: E" for a run asked for a relative gap.
+// The JSON form of one certified end, under `name` and `name`_exact: the
+// nearest double (a number, for plots and scripts; it may fall on the wrong
+// side of the true value) and the exact decimal of the MPFR bound (a string:
+// the certified value). An infinite end: the double's JSON null
+// (nlohmann) and "inf" / "-inf".
+void put_certified_end(nlohmann::json& j, const std::string& name, const Mpfr& x);
+
+// The outcome's own fields as JSON: evidence, boxes, seconds, stop_reason,
+// bits, bits_requested, budget_exhausted, precision_floor,
+// box_unsplittable (the verdict is the caller's: an enclosure's or a
+// claim's).
+nlohmann::json outcome_json(const BoxSearchOutcome& b);
+
+// "verdict: ENCLOSED [lo, hi]  margin (requested gap G - achieved) = M
+// precision: P bits  evidence: E" for a run asked for a relative gap (NOT
+// ENCLOSED [lo, hi] when it stopped before the gap; the enclosure is still
+// certified). `enclosure` is the "[lo, hi]" text.
 void gap_verdict_line(std::ostringstream& s, const BoxSearchOutcome& b, double requested_gap,
-                      double achieved_gap);
+                      double achieved_gap, const std::string& enclosure);
+
+// The thresholds of the plain-words line under every enclosure (what it
+// means for the task), the bars the studies use for the same words:
+// a worst-case loss at or below kSolvesTaskLoss solves the task (1e-6, the
+// low-loss bar of the Theorem 1 and 2 studies); a BOS mass at or above
+// kSinkBosMass is a sink (1 - 1e-5, their sink bar); one at or below
+// kNoSinkBosMass is not (0.5: BOS holds at most half the attention).
+constexpr double kSolvesTaskLoss = 1e-6;
+constexpr double kSinkBosMass = 1 - 1e-5;
+constexpr double kNoSinkBosMass = 0.5;
 
 // "verdict: V  margin <the verdict's text> = M  precision: ... evidence: ..."
 // for a claim (precision and evidence from the run b); the undecided text
@@ -229,12 +259,15 @@ void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
 // A box search's report: `lines(s, bound, task)` writes the enclosure, then
 // the verdict line of a gap target (gap_summary) or of a claim, after the
 // line "claim: <relation> C" with C printed to `claim_digits` digits
-// (claim_summary).
+// (claim_summary); last the line "meaning: <task_meaning(bound)>", what the
+// enclosure says about the task in plain words. `enclosure(bound)` is the
+// "[lo, hi]" text of the verdict line.
 template <typename Bound, typename TaskT, typename Lines>
 std::string gap_summary(const Bound& bound, const TaskT& task, Lines lines, double requested_gap) {
   std::ostringstream s;
   lines(s, bound, task);
-  gap_verdict_line(s, bound, requested_gap, bound.relative_gap);
+  gap_verdict_line(s, bound, requested_gap, bound.relative_gap, enclosure_text(bound));
+  s << "meaning: " << task_meaning(bound) << "\n";
   return s.str();
 }
 
@@ -247,6 +280,7 @@ std::string claim_summary(const Check& check, const TaskT& task, Lines lines, co
   s << "claim: " << relation << " " << check.claimed << "\n";
   s.precision(old_precision);
   claim_verdict_line(s, check.verdict, check.margin, texts, check.bound);
+  s << "meaning: " << task_meaning(check.bound) << "\n";
   return s.str();
 }
 

@@ -13,6 +13,7 @@
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/interval.h"
+#include "src/json_reader.h"
 #include "src/linf_error.h"
 #include "src/parallel_tasks.h"
 #include "src/table_writer.h"
@@ -505,8 +506,88 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
 
 }  // namespace
 
+std::string enclosure_text(const WorstCaseBound& b) {
+  PrecisionScope scope(b.bits > 0 ? b.bits : 128);
+  return "E in [" + format_down(b.lower, 6) + ", " + format_up(b.upper, 6) + "]";
+}
+
+std::string task_meaning(const WorstCaseBound& b) {
+  PrecisionScope scope(b.bits > 0 ? b.bits : 128);
+  std::ostringstream s;
+  s << kSolvesTaskLoss;
+  const std::string bar = s.str();
+  if (b.upper <= Mpfr(kSolvesTaskLoss)) {
+    return "E <= " + format_up(b.upper, 3) +
+           " over the whole content box (CERTIFIED): the model solves the task to that "
+           "accuracy";
+  }
+  if (b.lower > Mpfr(kSolvesTaskLoss)) {
+    return "this model does not solve the task: E >= " + format_down(b.lower, 3) +
+           " (CERTIFIED) at the witness, above the accuracy bar " + bar;
+  }
+  if (bmp::isinf(b.upper)) {
+    return "not decided whether the model solves the task: E >= " + format_down(b.lower, 3) +
+           " (CERTIFIED) and no finite upper bound";
+  }
+  return "not decided whether the model solves the task to the accuracy bar " + bar + ": " +
+         enclosure_text(b) + " (CERTIFIED) straddles it";
+}
+
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
   return gap_summary(bound, task, bound_lines, requested_gap);
+}
+
+namespace {
+
+nlohmann::json bound_json(const WorstCaseBound& b, const Task& task) {
+  PrecisionScope scope(b.bits > 0 ? b.bits : 128);
+  nlohmann::json j = outcome_json(b);
+  j["quantity"] = "worst-case loss E over the whole content box";
+  j["task"] = {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}};
+  put_certified_end(j, "lo", b.lower);
+  put_certified_end(j, "hi", b.upper);
+  j["relative_gap"] = std::isfinite(b.relative_gap) ? nlohmann::json(b.relative_gap) : nullptr;
+  if (b.witness_trigger == 0) {
+    j["witness"] = nullptr;
+  } else {
+    j["witness"] = {{"trigger", b.witness_trigger}, {"content", b.witness_content}};
+  }
+  nlohmann::json per = nlohmann::json::array();
+  for (const TriggerBound& t : b.per_trigger) {
+    nlohmann::json p = {{"trigger", t.trigger}, {"boxes", t.boxes}};
+    put_certified_end(p, "lo", t.lower);
+    put_certified_end(p, "hi", t.upper);
+    per.push_back(p);
+  }
+  j["per_trigger"] = per;
+  if (!b.note.empty()) j["note"] = b.note;
+  j["meaning"] = task_meaning(b);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const WorstCaseBound& bound, const Task& task, double requested_gap) {
+  nlohmann::json j = bound_json(bound, task);
+  j["verdict"] =
+      to_string(bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed);
+  j["requested_gap"] = requested_gap;
+  return j;
+}
+
+nlohmann::json to_json(const UpperBoundCheck& check, const Task& task) {
+  nlohmann::json j = bound_json(check.bound, task);
+  j["verdict"] = to_string(check.verdict);
+  j["claim"] = "E <= " + internal::exact_decimal(Rational(check.claimed));
+  j["claimed"] = check.claimed;
+  j["margin"] =
+      check.verdict == Verdict::kUndecided ? nlohmann::json(nullptr) : nlohmann::json(check.margin);
+  return j;
+}
+
+std::optional<Matrix<double>> witness_input(const WorstCaseBound& bound, const Task& task) {
+  if (bound.witness_trigger == 0) return std::nullopt;
+  return make_input(task, bound.witness_trigger, unflatten_content(task, bound.witness_content));
 }
 
 std::string summary_text(const UpperBoundCheck& check, const Task& task) {

@@ -77,6 +77,8 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -188,11 +190,36 @@ template <class T>
 UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
                                   const WorstCaseOptions& options);
 
-// Reports ending in the verdict line (verdict, margin, precision, evidence):
-// lower rounded down, upper rounded up, the witness of the lower bound. For
-// a bound, VERIFIED means the requested relative gap was reached (margin =
-// requested - achieved gap); for a claim, as check_upper_bound says.
+// "E in [lower, upper]", lower rounded down and upper rounded up (6 digits).
+std::string enclosure_text(const WorstCaseBound& bound);
+
+// What the enclosure means for the task, one line in plain words, against
+// the bar kSolvesTaskLoss (box_search.h):
+//   upper <= bar: "E <= U over the whole box (CERTIFIED): the model solves
+//                  the task to that accuracy"
+//   lower > bar:  "this model does not solve the task: E >= L (CERTIFIED)"
+//   otherwise:    the enclosure straddles the bar: neither is certified.
+std::string task_meaning(const WorstCaseBound& bound);
+
+// Reports ending in the verdict line (verdict, margin, precision, evidence)
+// and the meaning line (task_meaning): lower rounded down, upper rounded up,
+// the witness of the lower bound. Without a claim the verdict is ENCLOSED
+// when the requested relative gap was reached (margin = requested -
+// achieved gap), else NOT ENCLOSED (the enclosure printed is still
+// certified); for a claim, as check_upper_bound says.
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap);
 std::string summary_text(const UpperBoundCheck& check, const Task& task);
+
+// The same as one JSON object: "quantity", "verdict" (ENCLOSED / NOT
+// ENCLOSED, or the claim's), "evidence", "lo" / "lo_exact", "hi" / "hi_exact"
+// (put_certified_end), "relative_gap", "witness" ({"trigger", "content"} or
+// null), "per_trigger", "meaning", the search's fields (outcome_json), the
+// task, and for a claim "claim" and "margin".
+nlohmann::json to_json(const WorstCaseBound& bound, const Task& task, double requested_gap);
+nlohmann::json to_json(const UpperBoundCheck& check, const Task& task);
+
+// The witness of the lower end as an input X (L x n) that eval --input
+// reads (make_input of its trigger and content); none without a witness.
+std::optional<Matrix<double>> witness_input(const WorstCaseBound& bound, const Task& task);
 
 }  // namespace sinkcert::theorems

@@ -566,8 +566,9 @@ CoqCertificate coq_certificate(const Model<Rational>& model, const ReluCertifica
                                const RunInfo& info, bool force_theorem, const WeightFile* file) {
   const std::string unsupported = coq_unsupported_reason(model);
   if (!unsupported.empty()) throw std::invalid_argument(unsupported);
-  if (cert.verdict == Verdict::kUndecided && !force_theorem) {
-    throw std::invalid_argument("the verdict is UNDECIDED (" + cert.reason +
+  if ((cert.verdict == Verdict::kUndecided || cert.verdict == Verdict::kNotApplicable) &&
+      !force_theorem) {
+    throw std::invalid_argument("the verdict is " + to_string(cert.verdict) + " (" + cert.reason +
                                 "): there is no theorem to write");
   }
   const Task& task = cert.task;

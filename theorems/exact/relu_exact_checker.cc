@@ -499,34 +499,35 @@ ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
     cert.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return cert;
   };
-  const auto undecided = [&](const std::string& reason) {
-    cert.verdict = Verdict::kUndecided;
+  // the exact affine argument does not cover the model: NOT APPLICABLE, why
+  const auto not_applicable = [&](const std::string& reason) {
+    cert.verdict = Verdict::kNotApplicable;
     cert.reason = reason;
     return finish();
   };
   if (model.attention != AttentionKind::kRelu && model.attention != AttentionKind::kReluCountAll) {
-    return undecided(to_string(model.attention) +
-                     " attention weights are not rational functions of the scores; the exact "
-                     "argument covers ReLU attention only");
+    return not_applicable(to_string(model.attention) +
+                          " attention weights are not rational functions of the scores; the exact "
+                          "argument covers ReLU attention only");
   }
   if (model.num_layers() != 1) {
     if (model.kind != ModelKind::kResidual) {
-      return undecided("a single-layer model with " + std::to_string(model.num_layers()) +
-                       " layers; the exact argument covers residual models of several layers");
+      return not_applicable("a single-layer model with " + std::to_string(model.num_layers()) +
+                            " layers; the exact argument covers residual models of several layers");
     }
     for (int l = 0; l < model.num_layers(); ++l) {
       const std::string dependence = content_dependence(model.layers[l], task.n, l);
       if (!dependence.empty()) {
-        return undecided("the scores depend on the content (" + dependence +
-                         "), so the attention is not fixed per trigger position and the exact "
-                         "affine argument does not apply");
+        return not_applicable("the scores depend on the content (" + dependence +
+                              "), so the attention is not fixed per trigger position and the exact "
+                              "affine argument does not apply");
       }
     }
     const std::string write = flag_write(model);
     if (!write.empty()) {
-      return undecided("a head writes into a flag coordinate before the last layer (" + write +
-                       "), so later scores may depend on the content and the exact affine "
-                       "argument does not apply");
+      return not_applicable("a head writes into a flag coordinate before the last layer (" + write +
+                            "), so later scores may depend on the content and the exact affine "
+                            "argument does not apply");
     }
     check_deep(model, task, progress, cert);
     return finish();
@@ -534,9 +535,9 @@ ReluCertificate check_relu_exact(const Model<Rational>& model, const Task& task,
   const std::vector<Head<Rational>>& heads = model.layers[0];
   const std::string dependence = content_dependence(heads, task.n);
   if (!dependence.empty()) {
-    return undecided("the scores depend on the content (" + dependence +
-                     "), so the attention is not fixed per trigger position and the exact "
-                     "affine argument does not apply");
+    return not_applicable("the scores depend on the content (" + dependence +
+                          "), so the attention is not fixed per trigger position and the exact "
+                          "affine argument does not apply");
   }
 
   const int n = task.n, L = task.L;
@@ -623,7 +624,12 @@ nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info) {
       "only) solves T(n, L) with zero l_inf error over the whole content box [-1, 1]^(n-3) of "
       "every position and zero BOS attention in every layer and head";
   j["verdict"] = to_string(cert.verdict);
-  j["evidence"] = cert.evidence.label();
+  // NOT APPLICABLE: nothing was computed, no evidence level
+  if (cert.verdict == Verdict::kNotApplicable) {
+    j["evidence"] = nullptr;
+  } else {
+    j["evidence"] = cert.evidence.label();
+  }
   j["precision"] = "exact";
   j["reason"] = cert.reason;
   j["model"] = cert.model_summary;
@@ -631,7 +637,7 @@ nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info) {
                {"L", cert.task.L},
                {"trigger_range", to_string(cert.task.range)},
                {"trigger_positions", cert.task.trigger_positions()}};
-  if (cert.verdict == Verdict::kUndecided) {
+  if (cert.verdict == Verdict::kUndecided || cert.verdict == Verdict::kNotApplicable) {
     j["margin"] = nullptr;
   } else {
     j["margin"] = rational_json(cert.margin);
@@ -667,7 +673,7 @@ nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info) {
     j["witness"] = nullptr;
   }
   j["seconds"] = cert.seconds;
-  j["run_info"] = to_json(info);
+  j[kProvenanceKey] = to_json(info);
   return j;
 }
 
@@ -693,9 +699,14 @@ std::string summary_text(const ReluCertificate& cert) {
         << " [EXACT] (forward pass: " << rational_string(w.recomputed) << ")\n";
     }
   }
+  if (cert.verdict == Verdict::kNotApplicable) {
+    // nothing was computed: no margin, no evidence level
+    s << "verdict: NOT APPLICABLE: " << cert.reason << "\n";
+    return s.str();
+  }
   s << "reason: " << cert.reason << "\n";
   s << "verdict: " << to_string(cert.verdict) << "  margin (max |error| over box and triggers) = ";
-  if (cert.verdict == Verdict::kUndecided) {
+  if (cert.verdict == Verdict::kUndecided || cert.verdict == Verdict::kNotApplicable) {
     s << "n/a";
   } else {
     // an integer (an exact 0 above all) as itself, else p/q ~ its double

@@ -4,7 +4,7 @@
 // task T(n, L) with zero l_inf error over the whole content box and puts zero
 // attention on BOS, proved in exact rational arithmetic (GMP mpq).
 //
-// Hypothesis checked first (else UNDECIDED, never VERIFIED from samples):
+// Hypothesis checked first (else NOT APPLICABLE, never VERIFIED from samples):
 // every head's scores depend on the flags only. With C = {2..n-2} the content
 // coordinates and x_i = f_i + P c_i (f_i = e_0, e_1 or e_{n-1}), this holds iff
 //   A[c, q] = 0 for c in C, every q    (content of the query)
@@ -35,7 +35,7 @@
 //
 // Several layers (a residual model, x^(l+1)_i = x^(l)_i + sum_h M^{l,h} o,
 // target y_i = x_i, y_j = x_j + (1/j) sum_{k=1..j} x_k). Conditions, else
-// UNDECIDED naming the layer, head and entry:
+// NOT APPLICABLE naming the layer, head and entry:
 //   every layer's A^{l,h} satisfies the conditions above, and
 //   M^{l,h}[f, :] = 0 for every flag f in {0, 1, n-1} and every layer l but
 //   the last (no head writes into a flag that a later score reads; the last

@@ -28,15 +28,13 @@
 #include "theorems/studies/normalization_study.h"
 #include "theorems/studies/refined_path.h"
 
-#ifndef SINKCERT_RESULTS_DIR
-#error "SINKCERT_RESULTS_DIR (the repository's results/ folder) must be defined by the build"
-#endif
-
 namespace sinkcert::theorems {
 
 namespace fs = std::filesystem;
 
-std::string default_models_dir() { return SINKCERT_RESULTS_DIR; }
+// results/ of the current directory (the repository root when run from
+// there), never a path compiled into the program
+std::string default_models_dir() { return "results"; }
 
 namespace {
 
@@ -526,7 +524,11 @@ void check_appendix_inputs(const AppendixOptions& opt) {
   if (!fs::is_directory(opt.models, ec)) {
     throw InputError(opt.models, "--models",
                      "the folder of the committed search models (results/ of the repository); it "
-                     "is not a folder");
+                     "is not a folder" +
+                         std::string(opt.models == default_models_dir()
+                                         ? " in the current directory (run from the repository "
+                                           "root, or give --models DIR)"
+                                         : ""));
   }
   for (const AppendixArtifact& a : appendix_registry(opt.size)) {
     for (const std::string& rel : a.inputs) {

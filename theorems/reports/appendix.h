@@ -36,8 +36,9 @@
 
 namespace sinkcert::theorems {
 
-// The repository's results/ folder, where the committed search models are
-// (a path compiled into the library).
+// Where the committed search models are by default: "results", the
+// results/ folder of the current directory (the repository root when run
+// from there); nothing is compiled in.
 std::string default_models_dir();
 
 struct AppendixOptions {

@@ -367,7 +367,7 @@ Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& model
     PrecisionScope scope(128);  // holds a double exactly
     Cell upper("-");
     if (r.bounded) {
-      upper = remark_cell(format_up(r.bound.upper, 3), r.bound.verdict == Verdict::kVerified
+      upper = remark_cell(format_up(r.bound.upper, 3), r.bound.verdict == Verdict::kEnclosed
                                                            ? ""
                                                            : "(" + bound_status(r.bound) + ")");
     }

@@ -34,7 +34,7 @@ Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json
     integer(j["model"], "heads", "model.heads", "an integer (" + what + ")");
     *model = j["model"];
   }
-  if (j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
+  *info = run_info_from_json(provenance_of(j));
   Task task{n, L, TriggerRange::kPaper};
   try {
     task.range = parse_trigger_range(t["trigger_range"].get<std::string>());

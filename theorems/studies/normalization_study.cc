@@ -191,7 +191,7 @@ SinkFreeCandidate check_sink_free(const std::string& name, const Model<double>& 
   c.model = model;
   if (model.attention == AttentionKind::kRelu) {
     const ReluCertificate r = check_relu_exact(model.cast<Rational>(), task);
-    if (r.verdict != Verdict::kUndecided) {
+    if (r.verdict == Verdict::kVerified || r.verdict == Verdict::kNotVerified) {
       c.verdict = r.verdict;
       c.evidence = "EXACT";
       c.reason = r.verdict == Verdict::kVerified
@@ -569,7 +569,7 @@ nlohmann::json to_json(const NormalizationStudy& st, const RunInfo& info) {
   j["verdict_evidence"] = st.evidence;
   j["verdict_reason"] = st.reason;
   j["seconds"] = st.seconds;
-  j["run_info"] = to_json(info);
+  j[kProvenanceKey] = to_json(info);
   return j;
 }
 
@@ -719,7 +719,7 @@ Table normalization_table_from_sweep_of(const std::string& path, const std::stri
       "sink-free solution: a model with certified worst case <= 1e-6 and certified BOS mass <= "
       "0.5 at every non-trigger position over the whole box (EXACT for relu: verify relu); its "
       "weight file is under sink_free_weights in configs/<key>.json beside the sweep's table.";
-  if (info != nullptr && j.contains("run_info")) *info = run_info_from_json(j["run_info"]);
+  if (info != nullptr) *info = run_info_from_json(provenance_of(j));
   return t;
 }
 
@@ -780,7 +780,7 @@ std::vector<std::string> normalization_summary_columns() {
 std::vector<std::string> write_normalization_outputs(const std::vector<NormalizationStudy>& studies,
                                                      const RunInfo& info, const std::string& dir) {
   std::vector<std::string> written = write_table(normalization_table(studies), info, dir);
-  nlohmann::json all = {{"studies", nlohmann::json::array()}, {"run_info", to_json(info)}};
+  nlohmann::json all = {{"studies", nlohmann::json::array()}, {kProvenanceKey, to_json(info)}};
   for (const NormalizationStudy& st : studies) all["studies"].push_back(to_json(st, info));
   const std::string studies_path = dir + "/studies.json";
   write_file_atomically(studies_path, all.dump(2) + "\n");

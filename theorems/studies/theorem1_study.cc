@@ -584,7 +584,7 @@ nlohmann::json to_json(const Theorem1Study& st, const RunInfo& info) {
     tasks.push_back({{"phase", t.phase}, {"task", t.task}, {"cpu_seconds", t.cpu_seconds}});
   }
   j["task_cpu_seconds"] = tasks;
-  j["run_info"] = to_json(info);
+  j[kProvenanceKey] = to_json(info);
   return j;
 }
 
@@ -593,7 +593,9 @@ nlohmann::json without_time_keys(const nlohmann::json& j) {
     nlohmann::json out = nlohmann::json::object();
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& k = it.key();
-      if (k.find("seconds") != std::string::npos || k == "elapsed" || k == "run_info") continue;
+      if (k.find("seconds") != std::string::npos || k == "elapsed" || k == kProvenanceKey ||
+          k == "run_info")
+        continue;
       out[k] = without_time_keys(it.value());
     }
     return out;

@@ -251,8 +251,8 @@ void decide_verdict(Theorem1Study& study);
 nlohmann::json to_json(const Theorem1Study& study, const RunInfo& info);
 
 // j without the keys that measure time or the run (any key containing
-// "seconds", "elapsed", "run_info"), at every depth: what two runs of the same
-// study must agree on, whatever the thread count or the machine's load.
+// "seconds", "elapsed", "provenance" or the former "run_info"), at every depth: what two runs of
+// the same study must agree on, whatever the thread count or the machine's load.
 nlohmann::json without_time_keys(const nlohmann::json& j);
 
 // Its report (CSV tables, figures, weight files) is theorems/reports/theorem1_report.h.

@@ -631,7 +631,7 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
   j["verdict"] = to_string(st.verdict);
   j["verdict_reason"] = st.reason;
   j["seconds"] = st.seconds;
-  j["run_info"] = to_json(info);
+  j[kProvenanceKey] = to_json(info);
   return j;
 }
 

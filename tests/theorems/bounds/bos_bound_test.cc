@@ -57,8 +57,16 @@ TEST_CASE("sink family: 1 - min BOS = (L-1) / (e^beta + L-1) is enclosed, one bo
     const Task task{n, L, TriggerRange::kPaper};
     const BosBound b = bound_min_bos(sink_family<double>(n, beta), task, BosBoundOptions{});
     INFO("n " << n << " L " << L << " beta " << beta);
-    CHECK(b.verdict == Verdict::kVerified);
+    CHECK(b.verdict == Verdict::kEnclosed);
     CHECK(b.evidence.label() == "CERTIFIED");
+    // without a claim never VERIFIED; beta = 30 sinks (1 - 1e-5 bar), beta
+    // = 3 and 10 do not at the witness
+    const std::string text = summary_text(b, task, 0.01);
+    CHECK(text.find("VERIFIED") == std::string::npos);
+    CHECK(text.find("\nverdict: ENCLOSED 1 - min BOS in [") != std::string::npos);
+    CHECK((task_meaning(b).find(": a sink") != std::string::npos) == (beta == 30.0));
+    CHECK((task_meaning(b).rfind("not a sink everywhere", 0) == 0) == (beta != 30.0));
+    CHECK(to_json(b, task, 0.01)["verdict"] == "ENCLOSED");
     PrecisionScope high(1024);
     const Mpfr truth = sink_deficit(L, beta);
     CHECK(b.deficit_lower <= truth);
@@ -160,7 +168,7 @@ TEST_CASE("content-dependent scores: the enclosure is sound and its witness atta
       const BosBound b = bound_min_bos(m, task, o);
       INFO("kind " << to_string(kind) << " n " << task.n << " L " << task.L << " boxes " << b.boxes
                    << " gap " << b.relative_gap);
-      CHECK(b.verdict == Verdict::kVerified);
+      CHECK(b.verdict == Verdict::kEnclosed);
       const double sampled = sampled_deficit(m, task, 300, 5);
       CHECK(b.deficit_upper.convert_to<double>() >= sampled - kDoubleSlack);
       // the witness is a real input of its trigger whose 1 - a_i0, by the
@@ -190,7 +198,7 @@ TEST_CASE("per head: the whole bound is the largest of the heads' bounds") {
   for (int h = 0; h < 3; ++h) {
     o.head = h;
     const BosBound one = bound_min_bos(m, task, o);
-    CHECK(one.verdict == Verdict::kVerified);
+    CHECK(one.verdict == Verdict::kEnclosed);
     CHECK(one.witness_head == h);
     if (one.deficit_lower > top_lower) top_lower = one.deficit_lower;
     if (one.deficit_upper > top_upper) top_upper = one.deficit_upper;
@@ -215,7 +223,7 @@ TEST_CASE("dropping the query-content box would be unsound: the n = L = 16 bound
   o.max_boxes = 20000;
   const BosBound b = bound_min_bos(m, task, o);
   INFO("boxes " << b.boxes << " gap " << b.relative_gap);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.deficit_upper.convert_to<double>() >= sampled_deficit(m, task, 40, 3) - kDoubleSlack);
 }
 
@@ -254,7 +262,7 @@ TEST_CASE("a small budget leaves the claim undecided, the enclosure still valid"
   o.max_boxes = 40;
   o.max_seconds = 1e9;
   const BosBound b = bound_min_bos(m, task, o);
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (boxes)");
   CHECK(b.deficit_upper.convert_to<double>() >= sampled_deficit(m, task, 100, 1) - kDoubleSlack);
@@ -263,7 +271,7 @@ TEST_CASE("a small budget leaves the claim undecided, the enclosure still valid"
 TEST_CASE("the ReLU construction has BOS mass exactly 0: deficit 1") {
   const Task task{6, 5, TriggerRange::kPaper};
   const BosBound b = bound_min_bos(relu_construction<double>(6), task, BosBoundOptions{});
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.deficit_lower == 1);
   CHECK(b.deficit_upper == 1);
 }
@@ -273,7 +281,7 @@ TEST_CASE("an MPFR model beyond double: the sink family at beta = 300") {
   PrecisionScope scope(512);
   const Model<Mpfr> m = sink_family<Mpfr>(5, Mpfr(300));
   const BosBound b = bound_min_bos(m, task, BosBoundOptions{});
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   PrecisionScope high(1024);
   const Mpfr truth = sink_deficit(4, 300.0);  // 1.55e-130
   CHECK(b.deficit_lower <= truth);

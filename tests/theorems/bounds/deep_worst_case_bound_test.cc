@@ -84,8 +84,8 @@ TEST_CASE(
   const WorstCaseBound b = bound_deep_worst_case(relu_2x2(), kTask, options);
   CHECK(b.lower == 0);
   CHECK(b.upper >= 0);
-  CHECK(b.upper < Mpfr(1e-30));             // rounding only (1/3 is not dyadic)
-  CHECK(b.verdict == Verdict::kUndecided);  // no relative gap above 0
+  CHECK(b.upper < Mpfr(1e-30));               // rounding only (1/3 is not dyadic)
+  CHECK(b.verdict == Verdict::kNotEnclosed);  // no relative gap above 0
   const std::string text = deep_summary_text(relu_2x2(), b, kTask, 0.01);
   CHECK(text.find("E >= 0 only") != std::string::npos);
   const UpperBoundCheck claim = check_deep_upper_bound(relu_2x2(), kTask, 1e-20, options);
@@ -98,7 +98,7 @@ TEST_CASE("perturbed ReLU 2 x 2: the enclosure holds the vertex maximum and the 
   options.relative_gap = 1e-6;
   options.max_boxes = 2000;
   const WorstCaseBound b = bound_deep_worst_case(m, kTask, options);
-  REQUIRE(b.verdict == Verdict::kVerified);
+  REQUIRE(b.verdict == Verdict::kEnclosed);
   CHECK(b.lower > Mpfr(0.1));
   // brute force over the 64 vertices per trigger, in MPFI
   Mpfr vertex_lo(-1), vertex_hi(-1);
@@ -122,7 +122,7 @@ TEST_CASE("softmax 2 x 2 at n = 5, L = 4: within 10%, above a grid's maximum") {
   options.relative_gap = 0.1;
   options.max_boxes = 400;  // it needs about 25
   const WorstCaseBound b = bound_deep_worst_case(m, kTask, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.relative_gap <= 0.1);
   CHECK(b.boxes < options.max_boxes);
   CHECK(b.evidence.label() == "CERTIFIED");

@@ -47,7 +47,7 @@ TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
   WorstCaseOptions options;
   options.relative_gap = 0.01;
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 10.0), task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.relative_gap <= 0.01);
   // scores read flags only: one box per trigger suffices
   CHECK(b.boxes == 3);
@@ -56,6 +56,36 @@ TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
   CHECK(b.lower <= truth);
   CHECK(b.upper >= truth);
   CHECK(b.evidence.label() == "CERTIFIED");
+  // without a claim: ENCLOSED, never VERIFIED, and what it means for the task
+  const std::string text = summary_text(b, task, options.relative_gap);
+  CHECK(text.find("VERIFIED") == std::string::npos);
+  CHECK(text.find("\nverdict: ENCLOSED E in [1.36181e-04, 1.36182e-04]") != std::string::npos);
+  CHECK(task_meaning(b).rfind("this model does not solve the task: E >= 1.36e-04 (CERTIFIED)", 0) ==
+        0);
+  const nlohmann::json j = to_json(b, task, options.relative_gap);
+  CHECK(j["verdict"] == "ENCLOSED");
+  CHECK(j["lo"].get<double>() <= j["hi"].get<double>());
+  CHECK(Mpfr(j["lo_exact"].get<std::string>()) == b.lower);  // exact: the same MPFR value
+  const auto x = witness_input(b, task);
+  REQUIRE(x.has_value());
+  CHECK((*x)(b.witness_trigger, kTriggerFlag) == 1.0);
+}
+
+TEST_CASE("E near 0 over the whole box reads as solving the task; a budget cut is NOT ENCLOSED") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions options;
+  options.relative_gap = 0.01;
+  // beta = 30: E = 3 / (e^30 + 3) ~ 2.8e-13, below the 1e-6 bar
+  const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 30.0), task, options);
+  CHECK(task_meaning(b).find("the model solves the task to that accuracy") != std::string::npos);
+  // a content-dependent random model cannot reach 1e-6 in 4 boxes
+  options.max_boxes = 4;
+  options.relative_gap = 1e-6;
+  const WorstCaseBound cut =
+      bound_worst_case(testing::random_model(5, AttentionKind::kSoftmax, 0.8, 3), task, options);
+  CHECK(cut.verdict == Verdict::kNotEnclosed);
+  CHECK(summary_text(cut, task, options.relative_gap).find("verdict: NOT ENCLOSED E in [") !=
+        std::string::npos);
 }
 
 TEST_CASE("a claimed bound below the known worst case is refused with a witness") {
@@ -91,12 +121,12 @@ TEST_CASE("content-dependent scores (A of std 0.2): gap within 10% and the bound
   options.max_seconds = 1e9;
   const WorstCaseBound b = bound_worst_case(m, task, options);
   INFO("boxes " << b.boxes << " seconds " << b.seconds << " gap " << b.relative_gap);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.boxes <= kBoxBudget);
   // the same search with a quarter of the boxes it needs is undecided
   options.max_boxes = 32;
   const WorstCaseBound cut = bound_worst_case(m, task, options);
-  CHECK(cut.verdict == Verdict::kUndecided);
+  CHECK(cut.verdict == Verdict::kNotEnclosed);
   CHECK(cut.budget_exhausted);
   CHECK(cut.stop_reason == "budget exhausted (boxes)");
   CHECK(b.relative_gap <= 0.10);
@@ -121,7 +151,7 @@ TEST_CASE("a score shift shared by every key of a row costs the bound nothing") 
   options.relative_gap = 0.01;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.boxes == 3);
   PrecisionScope high(1024);
   const Mpfr truth = sink_worst_case(4, 10.0);
@@ -140,7 +170,7 @@ TEST_CASE("an MPFR model beyond double: the sink family at beta = 60 is bounded 
   options.relative_gap = 0.01;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   PrecisionScope high(1024);
   const Mpfr truth = sink_worst_case(4, 60.0);
   CHECK(b.lower <= truth);
@@ -165,7 +195,7 @@ TEST_CASE("a NaN in the interval evaluation never gives a finite upper bound") {
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
   CHECK(bmp::isinf(b.upper));
-  CHECK(b.verdict != Verdict::kVerified);
+  CHECK(b.verdict != Verdict::kEnclosed);
   CHECK(b.lower >= 0);
   const std::string text = summary_text(b, task, options.relative_gap);
   CHECK(text.find("E <= inf") != std::string::npos);
@@ -202,7 +232,7 @@ TEST_CASE("sink family at beta = 100: rounding limits 128 bits, the precision is
   WorstCaseOptions options;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK_FALSE(b.budget_exhausted);
   CHECK_FALSE(b.precision_floor);
   CHECK(b.bits_requested == 128);
@@ -225,7 +255,7 @@ TEST_CASE("at the precision cap the report names the precision floor and the bit
   options.adversary_witnesses = false;
   options.max_bits = 128;  // no raise allowed
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 100.0), task, options);
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.precision_floor);
   CHECK_FALSE(b.budget_exhausted);
   CHECK(b.bits == 128);
@@ -286,7 +316,7 @@ TEST_CASE("an exact rational model is bounded as itself") {
   WorstCaseOptions options;
   options.adversary_witnesses = false;
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   PrecisionScope high(1024);
   const Mpfr truth = Mpfr(3) / (bmp::exp(scalar_cast<Mpfr>(beta)) + 3);
   CHECK(b.lower <= truth);
@@ -338,7 +368,7 @@ TEST_CASE("gated attention: enclosed within 1%, above a grid's worst, false clai
   const Model<double> m = testing::random_model(4, AttentionKind::kGated, 0.8, 3);
   const WorstCaseOptions options = gap_and_boxes(0.01, 4000);
   const WorstCaseBound b = bound_worst_case(m, task, options);
-  CHECK(b.verdict == Verdict::kVerified);
+  CHECK(b.verdict == Verdict::kEnclosed);
   CHECK(b.relative_gap <= 0.01);
   const double grid = grid_worst(m, task, 100);
   MESSAGE("gated: " << b.lower << " <= E <= " << b.upper << ", grid " << grid << ", " << b.boxes

@@ -155,7 +155,7 @@ TEST_CASE(
 
 TEST_CASE("models the statement cannot express are refused") {
   Model<Rational> content = relu_construction<Rational>(6);
-  content.layers[0][0].A(3, 2) = q(1, 2);  // UNDECIDED: a score reads the content
+  content.layers[0][0].A(3, 2) = q(1, 2);  // NOT APPLICABLE: a score reads the content
   CHECK_THROWS_AS(export_model(content, task_of(6, 5)), std::invalid_argument);
   CHECK(export_model(content, task_of(6, 5), true).theorem == "theorem3");
 

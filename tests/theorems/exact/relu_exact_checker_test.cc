@@ -219,18 +219,18 @@ TEST_CASE("nonzero BOS attention with zero error is NOT VERIFIED with a BOS witn
   check_witness(model, task, cert);
 }
 
-TEST_CASE("content-dependent scores, softmax and two layers are UNDECIDED") {
+TEST_CASE("content-dependent scores, softmax and two layers are NOT APPLICABLE") {
   const Task task{5, 4, TriggerRange::kPaper};
   Model<Rational> content = relu_construction<Rational>(task.n);
   content.layers[0][0].A(kFirstContent, kTriggerFlag) = q(1, 2);
   ReluCertificate cert = check_relu_exact(content, task);
-  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.verdict == Verdict::kNotApplicable);
   CHECK(cert.reason.find("depend on the content") != std::string::npos);
   CHECK(cert.per_trigger.empty());
 
   Model<Rational> key_content = relu_construction<Rational>(task.n);
   key_content.layers[0][0].A(kTriggerFlag, kFirstContent + 1) = q(-3);
-  CHECK(check_relu_exact(key_content, task).verdict == Verdict::kUndecided);
+  CHECK(check_relu_exact(key_content, task).verdict == Verdict::kNotApplicable);
 
   // A BOS query only ever sees BOS, whose content is 0: A[0, c] is harmless.
   Model<Rational> bos_row = relu_construction<Rational>(task.n);
@@ -239,15 +239,17 @@ TEST_CASE("content-dependent scores, softmax and two layers are UNDECIDED") {
 
   Model<Rational> softmax = relu_construction<Rational>(task.n);
   softmax.attention = AttentionKind::kSoftmax;
-  CHECK(check_relu_exact(softmax, task).verdict == Verdict::kUndecided);
+  CHECK(check_relu_exact(softmax, task).verdict == Verdict::kNotApplicable);
 
   Model<Rational> two_layers = relu_construction<Rational>(task.n);
   two_layers.kind = ModelKind::kResidual;
   two_layers.layers.push_back(two_layers.layers[0]);
   cert = check_relu_exact(two_layers, task);
-  CHECK(cert.verdict == Verdict::kUndecided);
-  CHECK(summary_text(cert).find("margin (max |error| over box and triggers) = n/a") !=
-        std::string::npos);
+  CHECK(cert.verdict == Verdict::kNotApplicable);
+  // NOT APPLICABLE and why; no margin and no evidence level
+  CHECK(summary_text(cert).find("verdict: NOT APPLICABLE: ") != std::string::npos);
+  CHECK(summary_text(cert).find("EXACT") == std::string::npos);
+  CHECK(to_json(cert, RunInfo{})["evidence"].is_null());
 }
 
 TEST_CASE("two heads whose value maps sum to the identity are VERIFIED") {
@@ -389,12 +391,12 @@ TEST_CASE("every head of the residual constructions is used and none attends to 
   }
 }
 
-TEST_CASE("several layers breaking the conditions are UNDECIDED, naming layer, head, entry") {
+TEST_CASE("several layers breaking the conditions are NOT APPLICABLE, naming layer, head, entry") {
   const Task task{6, 5, TriggerRange::kPaper};
   Model<Rational> writes_flag = relu_residual_construction<Rational>(task.n, 2, 2);
   writes_flag.layers[0][1].M(kTriggerFlag, kFirstContent) = q(1, 3);
   ReluCertificate cert = check_relu_exact(writes_flag, task);
-  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.verdict == Verdict::kNotApplicable);
   CHECK(cert.per_trigger.empty());
   CHECK(cert.reason.find("layer 0, head 1: M[1][2] = 1/3 != 0 writes into the trigger flag "
                          "coordinate 1, which layer 1's scores read") != std::string::npos);
@@ -406,21 +408,21 @@ TEST_CASE("several layers breaking the conditions are UNDECIDED, naming layer, h
   Model<Rational> reads_content = relu_residual_construction<Rational>(task.n, 4, 4);
   reads_content.layers[3][2].A(kTriggerFlag, kFirstContent + 1) = q(-2);
   cert = check_relu_exact(reads_content, task);
-  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.verdict == Verdict::kNotApplicable);
   CHECK(cert.reason.find("layer 3, head 2: A[1][3] = -2/1 != 0 puts the key's content") !=
         std::string::npos);
   Model<Rational> query_content = relu_residual_construction<Rational>(task.n, 2, 2);
   query_content.layers[1][0].A(kFirstContent, kBosFlag) = q(1, 5);
   cert = check_relu_exact(query_content, task);
-  CHECK(cert.verdict == Verdict::kUndecided);
+  CHECK(cert.verdict == Verdict::kNotApplicable);
   CHECK(cert.reason.find("layer 1, head 0: A[2][0]") != std::string::npos);
 
   Model<Rational> not_residual = relu_residual_construction<Rational>(task.n, 2, 2);
   not_residual.kind = ModelKind::kSingleLayer;
-  CHECK(check_relu_exact(not_residual, task).verdict == Verdict::kUndecided);
+  CHECK(check_relu_exact(not_residual, task).verdict == Verdict::kNotApplicable);
   Model<Rational> softmax = relu_residual_construction<Rational>(task.n, 2, 2);
   softmax.attention = AttentionKind::kSoftmax;
-  CHECK(check_relu_exact(softmax, task).verdict == Verdict::kUndecided);
+  CHECK(check_relu_exact(softmax, task).verdict == Verdict::kNotApplicable);
 }
 
 TEST_CASE("a perturbed 2 x 2 construction is NOT VERIFIED with an exact vertex witness") {
@@ -495,7 +497,7 @@ TEST_CASE("JSON certificate and summary text") {
   CHECK(j["task"]["trigger_range"] == "reference-code");
   CHECK(j["per_trigger"].size() == 2);
   CHECK(j["witness"].is_null());
-  CHECK(j["run_info"]["command_line"] == info.command_line);
+  CHECK(j["provenance"]["command_line"] == info.command_line);
   const std::string text = summary_text(ok);
   CHECK(text.find("j = 2: VERIFIED") != std::string::npos);
   CHECK(text.substr(text.rfind("verdict:")) ==

@@ -120,7 +120,7 @@ TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX
   r.search.value = 5.6e-4;
   r.search.double_disagrees = true;
   r.bounded = true;
-  r.bound.verdict = Verdict::kUndecided;
+  r.bound.verdict = Verdict::kNotEnclosed;
   r.bound.budget_exhausted = true;
   {
     PrecisionScope scope(128);
@@ -141,9 +141,9 @@ TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX
 
 TEST_CASE("bound status names why the branch and bound stopped") {
   theorems::WorstCaseBound b;
-  b.verdict = Verdict::kVerified;
+  b.verdict = Verdict::kEnclosed;
   CHECK(bound_status(b) == "gap reached");
-  b.verdict = Verdict::kUndecided;
+  b.verdict = Verdict::kNotEnclosed;
   b.upper = Mpfr(1);
   b.budget_exhausted = true;
   CHECK(bound_status(b) == "budget exhausted");
