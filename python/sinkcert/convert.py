@@ -69,10 +69,11 @@ conversion's notes list it). The architecture itself (causal, residual or
 not) is not in the weights: `kind` says it (single-layer for one layer,
 residual otherwise, as the models of sinkcert define them).
 
-Task metadata: the file's "metadata" gets
-  "task": {"L": ..., "trigger_range": ..., "score_scale": S, "source": ...}
-(L and trigger_range only when given; S as the exact decimal expansion of
-the double used), which sinkcert uses as the default task of the model.
+Task: the file's "task" gets {"L": ..., "trigger_range": ..., "source": ...}
+(L and trigger_range only when given), which sinkcert uses as the default
+task of the model; the file's "metadata" records the same with
+"score_scale": S, the exact decimal expansion of the double applied to
+W_Q (so the file's own task carries no score_scale: it is applied once).
 """
 import json
 import math
@@ -587,6 +588,10 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
         task["trigger_range"] = trigger_range
     task["score_scale"] = "@SCORE_SCALE@"  # written as its exact decimal below
     task["source"] = os.path.basename(name) if os.path.sep in name else name
+    # The file's own task (what sinkcert reads as the model's default task):
+    # L, trigger range and source, without the score scale, which is already
+    # in W_Q (a task.score_scale would be applied a second time).
+    file_task = {k: v for k, v in task.items() if k != "score_scale"}
     meta = {"converter": CONVERTER, "layout": _LAYOUT_TEXT[layout],
             "heads": f"{heads} head(s) of width {dk} (values {dv}) on n = {n}",
             "task": task}
@@ -604,6 +609,7 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             f'  "kind": "{kind}",\n  "attention": "{attention}",\n'
             f'  "n": {n},\n  "layers": {count},\n  "heads": {heads},\n'
             '  "weights": [\n' + ",\n".join(rows) + "\n  ],\n"
+            '  "task": ' + json.dumps(file_task) + ",\n"
             '  "metadata": ' + json.dumps(meta).replace('"@SCORE_SCALE@"', exact(score_scale))
             + "\n}\n")
     return Conversion(text, layout, count, heads, n, score_scale, notes)

@@ -70,6 +70,9 @@ def test_fused_exact_and_task_metadata():
     task = json.loads(r.text)["metadata"]["task"]
     assert task == {"L": 6, "trigger_range": "reference-code", "score_scale": 0.5,
                     "source": "fused.npz"}
+    # the file's own task, which sinkcert reads: no score scale (it is in W_Q)
+    assert json.loads(r.text)["task"] == {"L": 6, "trigger_range": "reference-code",
+                                          "source": "fused.npz"}
 
 
 def test_qkvo_any_prefix_and_heads_narrower_than_n():
