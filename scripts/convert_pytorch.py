@@ -10,7 +10,7 @@ script is its command line; it runs from a source checkout without the
 compiled extension.
 
 Usage:
-  /usr/bin/python3 scripts/convert_pytorch.py STATE.npz|STATE.pt OUT.json
+  /usr/bin/python3 scripts/convert_pytorch.py STATE.npz|STATE.pt (OUT.json | --out OUT.json)
       [--layout auto|fused|qkvo|mha|map] [--map KEYS.json]
       [--attention softmax|relu|...|softpick|gated] [--kind single-layer|residual]
       [--heads H] [--score-scale S] [--L L] [--trigger-range paper|reference-code]
@@ -39,7 +39,10 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("state", help="STATE.npz, or STATE.pt / .pth (needs torch)")
-    p.add_argument("out", help="the sinkcert weight file to write")
+    p.add_argument("out", nargs="?", default=None,
+                   help="the sinkcert weight file to write (or --out)")
+    p.add_argument("--out", dest="out_option", default=None, metavar="OUT",
+                   help="the sinkcert weight file to write")
     p.add_argument("--layout", choices=conv.LAYOUTS, default="auto")
     p.add_argument("--map", default=None, help="JSON key map (with --layout map)")
     p.add_argument("--attention", choices=conv.ATTENTIONS, default="softmax")
@@ -52,7 +55,10 @@ def main(argv):
     p.add_argument("--trigger-range", choices=conv.TRIGGER_RANGES, default=None)
     p.add_argument("--allow-pickle", action="store_true",
                    help="load a whole saved module (runs the pickle's code)")
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)
+    if (args.out is None) == (args.out_option is None):
+        p.error("the weight file to write: give it once, as OUT or --out OUT")
+    args.out = args.out if args.out is not None else args.out_option
     try:
         if args.heads is not None and args.heads < 1:
             raise conv.ConvertError(f"command line: --heads: expected an integer >= 1, got "
