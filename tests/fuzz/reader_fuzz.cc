@@ -8,7 +8,8 @@
 //     grid), and a merged normalization sweep table;
 //   - a table JSON (src/table_writer.h), a study's JSON as the appendix reads
 //     it back (theorems/reports/study_json.h), the Theorem 1 hypothesis-edge
-//     run (theorem1.json) and the Theorem 2 study summary (theorem2.json).
+//     run and nuance points (theorem1.json) and the Theorem 2 study summary
+//     (theorem2.json).
 // The only acceptable outcomes are a value or an InputError (one-line
 // message, exit code 2 in the CLI); anything else (a crash, another
 // exception, a hang) is a defect. A weight file that reads is also made into
@@ -122,6 +123,7 @@ void fuzz_one(const std::string& text) {
     (void)read_study_task(path, &info, &model);
   });
   refused_or_read([&] { (void)read_edge_run(Task{5, 4, TriggerRange::kPaper}, path); });
+  refused_or_read([&] { (void)read_nuance_points(path); });
   refused_or_read([&] { (void)theorem2_appendix_table(path); });
 }
 
