@@ -77,6 +77,12 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
     ctx.activity = "reading " + opt.weights;
     file = read_weight_file(opt.weights);
   }
+  // options that contradict each other first, then the task the file gives
+  if (file && (opt.layers_option->count() > 0 || opt.heads_option->count() > 0 ||
+               !opt.write_weights.empty())) {
+    throw InputError(cli, opt.write_weights.empty() ? "--layers/--heads" : "--write-weights",
+                     "expected no --weights (they choose and write the construction)");
+  }
   if (file) {
     if (opt.task.n_option->count() > 0 && task.n != file->n) {
       throw InputError(cli, "--n",
@@ -84,11 +90,6 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
                            std::to_string(task.n));
     }
     task = resolve_task(*file, opt.task);
-  }
-  if (file && (opt.layers_option->count() > 0 || opt.heads_option->count() > 0 ||
-               !opt.write_weights.empty())) {
-    throw InputError(cli, opt.write_weights.empty() ? "--layers/--heads" : "--write-weights",
-                     "expected no --weights (they choose and write the construction)");
   }
   check_task_options(task);
   // exact operations (limits.h, kMaxReluWork; theorems/exact/relu_exact_checker.h)

@@ -302,15 +302,7 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
   theorems::WorstCaseOptions o;
   set_box_options(args, 32.0 * (task.L - 1) * (task.n - 3) + 256 + args.bits / 4.0, o);
   if (report.active()) {
-    o.progress = [report](long boxes, double lower, double upper) {
-      std::ostringstream s;
-      s << boxes << " boxes, " << lower << " <= E <= " << upper;
-      report(s.str());
-    };
-    o.cap_progress = [report](int done, int all) {
-      report("softmax vertex bound, " + std::to_string(done) + " of " + std::to_string(all) +
-             " (coordinate, sign) pairs done");
-    };
+    o.progress = [report](const std::string& line) { report(line); };
   }
   const Model<Rational> model = to_model<Rational>(w);
   py::dict d;

@@ -22,6 +22,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
+#include "theorems/reports/precision_report.h"
 #include "theorems/studies/refined_path.h"
 
 int main(int argc, char** argv) {

@@ -134,7 +134,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     runs.push_back(std::move(r));
   }
-  const RunInfo info{"theorem1_benchmark", "", "", seed, "double"};
+  RunInfo info;
+  info.command_line = "theorem1_benchmark";
+  info.seed = seed;
+  info.precision = "double";
   const Run& first = runs.front();
   // the first compressed run: the reference of "identical"
   const Run& ref = baseline_per_row && runs.size() > 1 ? runs[1] : first;

@@ -231,10 +231,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     o.adversary_witnesses = single;
     o.fit_memory(32.0 * (task.L - 1) * (task.n - 3) + 256 + o.bits / 4.0,
                  static_cast<double>(kMemoryBudgetBytes));
-    o.progress = [&](long boxes, double lower, double upper) {
-      say("worst-case bound: " + std::to_string(boxes) + " boxes, " + plain(lower) +
-          " <= E <= " + plain(upper));
-    };
+    o.progress = [&](const std::string& line) { say("worst-case bound: " + line); };
     // L^3 n^2 max(1, bits / 1024), times layers x heads for several layers
     // (app/verify_command.cc: the first pass has no budget check)
     const double work = deep * task.L * task.L * task.L * task.n * task.n;

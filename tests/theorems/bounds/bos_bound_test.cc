@@ -520,7 +520,7 @@ TEST_CASE("a budget of 0.2 s stops the BOS bound in time, the enclosure still va
   CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (seconds)");
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.deficit_upper.convert_to<double>() >= sampled_deficit(m, task, 10, 3) - kDoubleSlack);
 }
 

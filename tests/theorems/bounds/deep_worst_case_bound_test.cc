@@ -219,7 +219,7 @@ TEST_CASE("a budget of 0.2 s stops the deep bound in time with a true enclosure"
   CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (seconds)");
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   PrecisionScope scope(128);
   const Mpfr grid = grid_maximum(m, 3);
   CHECK(b.upper >= grid);
@@ -235,7 +235,7 @@ TEST_CASE("a deadline passed: the deep first pass bounds nothing, and says so") 
   const WorstCaseBound b = bound_deep_worst_case(m, kTask, o);
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (seconds)");
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.boxes == 0);
   CHECK(bmp::isinf(b.upper));
   CHECK(b.lower == 0);

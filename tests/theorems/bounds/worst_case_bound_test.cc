@@ -438,7 +438,7 @@ TEST_CASE("a budget of 0.2 s stops the run in time with a true enclosure") {
   CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kTinyBudget + kOverrunSeconds);
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (seconds)");
-  CHECK(b.verdict == Verdict::kUndecided);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
   // true: above every grid point's error, and the lower end is attained
   CHECK(b.lower <= b.upper);
   for (const TriggerBound& t : b.per_trigger) {
