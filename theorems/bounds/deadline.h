@@ -37,15 +37,6 @@ class Deadline {
     return d;
   }
 
-  // This deadline moved `seconds` later (none stays none).
-  Deadline extended(double seconds) const {
-    Deadline d = *this;
-    if (set_) {
-      d.end_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-    }
-    return d;
-  }
-
   // The earlier of this deadline and `seconds` from now.
   Deadline or_after(double seconds) const { return earlier(*this, after(seconds)); }
 
