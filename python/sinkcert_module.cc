@@ -4,8 +4,11 @@
 //
 // One class, WeightFile (src/weight_file.h), read from a file or from the
 // text sinkcert.convert writes, with the calls of `sinkcert eval --input`,
-// `attack`, `verify bound` and `verify bos`:
+// `attack`, `verify bound`, `verify bos` and `verify relu`:
 //   eval(X)            evaluate<double> (src/evaluation.h)        NUMERIC(53)
+//   eval_certified(X, digits)  certify_forward (src/certified_eval.h, as
+//                      `eval --certify`)                          CERTIFIED
+//   verify_relu(...)   check_relu_exact (theorems/exact/)          EXACT
 //   probe(...)         bos_statistics on a probe set (src/bos_statistics.h, as
 //                      `eval --samples`)                          NUMERIC(53)
 //   attack(...)        search::attack (search/attack.h)           SEARCH, certified at the witness
@@ -33,6 +36,7 @@
 #include "python/binding_util.h"
 #include "search/attack.h"
 #include "src/bos_statistics.h"
+#include "src/certified_eval.h"
 #include "src/evaluation.h"
 #include "src/input_error.h"
 #include "src/json_reader.h"
@@ -42,6 +46,7 @@
 #include "theorems/bounds/bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/exact/relu_exact_checker.h"
 
 namespace sinkcert::python {
 
@@ -135,6 +140,93 @@ py::dict eval_input(const WeightFile& w, const Matrix<double>& X) {
   d["error_coordinate"] = e.error.coordinate;
   d["target_kind"] = target_kind_of(w.kind) == TargetKind::kResidual ? "residual" : "plain";
   d["evidence"] = Evidence::numeric(53).label();
+  return d;
+}
+
+// eval --certify DIGITS: MPFI enclosures of f(X), e(X) and every BOS deficit
+// 1 - a_i0 at the lowest multiple-of-64 precision at which e(X) and every
+// non-trigger deficit certify DIGITS relative digits (src/certified_eval.h).
+// The JSON document of `eval --certify --json` (enclosures as "[lo, hi]"
+// strings), plus the outputs' and e(X)'s ends as doubles rounded outward.
+py::dict eval_certified(const WeightFile& w, const Matrix<double>& X, int digits) {
+  int trigger = 0;
+  try {
+    trigger = validate_input(X, w.n);
+  } catch (const InvalidInput& e) {
+    throw std::invalid_argument(std::string("X: ") + e.what());
+  }
+  if (digits < 1 || digits > kMaxCertifyDigits) {
+    throw std::invalid_argument("certify: expected digits in 1.." +
+                                std::to_string(kMaxCertifyDigits) + ", got " +
+                                std::to_string(digits));
+  }
+  AdaptiveOptions options;
+  options.digits = digits;
+  options.max_bits = kCertifyMaxBits;
+  CertifiedEvaluation e;
+  {
+    py::gil_scoped_release release;
+    e = certify_forward(to_model<Rational>(w), X, trigger, options);
+  }
+  const auto end = [](const Mpfi& x, bool up) {
+    return up ? mpfr_get_d(boost::multiprecision::upper(x).backend().data(), MPFR_RNDU)
+              : mpfr_get_d(boost::multiprecision::lower(x).backend().data(), MPFR_RNDD);
+  };
+  Matrix<double> lo(e.output.rows(), e.output.cols()), hi(e.output.rows(), e.output.cols());
+  for (Eigen::Index i = 0; i < e.output.rows(); ++i) {
+    for (Eigen::Index d = 0; d < e.output.cols(); ++d) {
+      lo(i, d) = end(e.output(i, d), false);
+      hi(i, d) = end(e.output(i, d), true);
+    }
+  }
+  py::dict d;
+  d["json"] = to_python(to_json(e));
+  d["output_lo"] = lo;
+  d["output_hi"] = hi;
+  d["error_lo"] = end(e.linf_error, false);
+  d["error_hi"] = end(e.linf_error, true);
+  d["error_position"] = e.error_position;
+  d["error_coordinate"] = e.error_coordinate;
+  d["trigger"] = trigger;
+  d["bits"] = e.bits;
+  d["digits"] = e.digits;
+  d["reached"] = e.reached;
+  d["evidence"] = evidence_label(e);
+  d["summary"] = summary_text(e);
+  return d;
+}
+
+// --- verify relu -----------------------------------------------------------
+
+// Theorem 3's exact checker (theorems/exact/relu_exact_checker.h) on the file's
+// exact model: VERIFIED (E = 0 and zero BOS attention over the whole box),
+// NOT VERIFIED with an exact witness, or NOT APPLICABLE (not ReLU
+// attention), EXACT. The work cap is the CLI's (limits.h, kMaxReluWork).
+py::dict run_verify_relu(const WeightFile& w, int L, const std::string& trigger_range) {
+  const Task task = make_task(w, L, trigger_range);
+  if (theorems::relu_exact_work(std::max(1, w.num_layers()), std::max(1, w.num_heads()), task.n,
+                                task.L) > kMaxReluWork) {
+    throw std::invalid_argument("L: the exact check of this model at L = " + std::to_string(L) +
+                                " exceeds its cap of 2^30 exact operations");
+  }
+  theorems::ReluCertificate cert;
+  {
+    py::gil_scoped_release release;
+    cert = theorems::check_relu_exact(to_model<Rational>(w), task);
+  }
+  py::dict d;
+  d["verdict"] = to_string(cert.verdict);
+  d["evidence"] = cert.evidence.label();
+  d["reason"] = cert.reason;
+  d["margin"] = theorems::rational_string(cert.margin);
+  d["margin_value"] = cert.margin.convert_to<double>();
+  d["witness"] = cert.witness ? optional_matrix(cert.witness->X.unaryExpr([](const Rational& x) {
+    return x.convert_to<double>();
+  }))
+                              : py::none();
+  d["seconds"] = cert.seconds;
+  d["summary"] = theorems::summary_text(cert);
+  d["json"] = to_python(theorems::to_json(cert, make_run_info({"python: Model.verify_relu"}, 0, "exact")));
   return d;
 }
 
@@ -491,6 +583,8 @@ PYBIND11_MODULE(_sinkcert, m) {
       .def("text", &weight_file_text)
       .def("describe", [](const WeightFile& w) { return describe(w); })
       .def("eval", &eval_input, py::arg("X"))
+      .def("eval_certified", &eval_certified, py::arg("X"), py::arg("digits"))
+      .def("verify_relu", &run_verify_relu, py::arg("L"), py::arg("trigger_range"))
       .def("probe", &run_probe, py::arg("L"), py::arg("trigger_range"), py::arg("samples"),
            py::arg("seed"), py::arg("fixed_trigger"))
       .def_property_readonly_static("default_probe_seed",

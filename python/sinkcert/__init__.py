@@ -48,8 +48,8 @@ except ImportError as _e:  # the pure-Python parts still work
     _ext = None
     _EXT_ERROR = _e
 
-__all__ = ["Model", "Verdict", "EvalResult", "AttackResult", "Witness", "BoundResult",
-           "CheckResult", "ConvertError", "convert"]
+__all__ = ["Model", "Verdict", "EvalResult", "CertifiedEvalResult", "ReluResult",
+           "AttackResult", "Witness", "BoundResult", "CheckResult", "ConvertError", "convert"]
 
 ConvertError = convert.ConvertError
 
@@ -81,6 +81,54 @@ class EvalResult:
     error_coordinate: int
     target_kind: str
     evidence: str  # "NUMERIC(53)"
+
+
+@dataclass
+class CertifiedEvalResult:
+    """One forward pass in MPFI at adaptive precision (sinkcert eval
+    --certify): output_lo <= f(X) <= output_hi entrywise and error_lo <=
+    e(X) <= error_hi (doubles rounded outward), at the lowest multiple of 64
+    bits where e(X) and every non-trigger BOS deficit 1 - a_i0 certify
+    `digits` relative digits (reached False when the 8192-bit cap came
+    first). json holds every enclosure as an exact "[lo, hi]" string,
+    including the BOS deficits per layer and head."""
+    output_lo: np.ndarray
+    output_hi: np.ndarray
+    error_lo: float
+    error_hi: float
+    error_position: int
+    error_coordinate: int
+    trigger: int
+    bits: int
+    digits: int
+    reached: bool
+    evidence: str  # "CERTIFIED" (or with "fewer digits than requested")
+    summary: str
+    json: Dict[str, Any] = field(repr=False)
+
+    def __str__(self):
+        return self.summary
+
+
+@dataclass
+class ReluResult:
+    """Theorem 3's exact checker (sinkcert verify relu): VERIFIED when the
+    model's worst-case error is exactly 0 and its BOS attention is exactly 0
+    over the whole content box; NOT_VERIFIED with an exact witness input
+    (a box vertex) otherwise; NOT_APPLICABLE (with the reason) for a model
+    that is not ReLU attention. margin is the exact max |error| as "p/q"."""
+    verdict: Verdict
+    evidence: str  # "EXACT"
+    reason: str
+    margin: str
+    margin_value: float
+    witness: Optional[np.ndarray]
+    seconds: float
+    summary: str
+    json: Dict[str, Any] = field(repr=False)
+
+    def __str__(self):
+        return self.summary
 
 
 @dataclass
@@ -356,11 +404,24 @@ class Model:
 
     # --- calls ------------------------------------------------------------
 
-    def eval(self, X):
+    def eval(self, X, certify=None):
         """f(X) on one task input X (L x n: BOS row, one trigger, content
-        in [-1, 1]), in double: NUMERIC(53)."""
-        d = self._w.eval(np.ascontiguousarray(X, dtype=np.float64))
-        return EvalResult(**d)
+        in [-1, 1]), in double: NUMERIC(53). With certify=DIGITS, MPFI
+        enclosures instead (CertifiedEvalResult, CERTIFIED), at the
+        precision where e(X) and every BOS deficit have DIGITS digits."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if certify is not None:
+            d = self._w.eval_certified(X, int(certify))
+            return CertifiedEvalResult(**d)
+        return EvalResult(**self._w.eval(X))
+
+    def verify_relu(self, L=None, trigger_range=None):
+        """Theorem 3's exact check over the whole content box (ReluResult,
+        EXACT); NOT_APPLICABLE for attention other than ReLU."""
+        L, rng = self._task(L, trigger_range)
+        d = self._w.verify_relu(L, rng)
+        d["verdict"] = Verdict(d["verdict"])
+        return ReluResult(**d)
 
     def probe(self, samples=1000, seed=None, fixed_trigger=None, L=None, trigger_range=None):
         """BOS-mass statistics a_i0 (non-trigger i >= 1, per layer, head and

@@ -31,7 +31,10 @@ T="$tmp/sink_task.json"
 
 expect 0 '^  -> solves the task \(E <= 0\.005\) \[CERTIFIED\]$' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
-expect 0 '^worst-case bound: ENCLOSED \[1\.36[0-9]e-04, 1\.36[0-9]e-04\] \[CERTIFIED\]' \
+expect 0 '^worst-case bound: ENCLOSED, E <= 1\.36[0-9]e-04 \[CERTIFIED\]' \
+  check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
+# 1 - min BOS at row 3 (three ordinary keys against e^beta on BOS): 3 / (e^10 + 3) = 1.3618e-4
+expect 0 '^min BOS over the whole box: ENCLOSED, 1 - min BOS in \[1\.36[0-9]e-04, 1\.36[0-9]e-04\] \[CERTIFIED\]' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"
 expect 0 '^  layer 0 head 0: mean 0\.999[0-9]*, min 0\.999[0-9]* -> sinks$' \
   check --weights "$S" --L 4 --seconds 5 --out "$tmp/r1"

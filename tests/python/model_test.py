@@ -286,3 +286,55 @@ def test_probe(small):
     assert p["probe_set"]["fixed_trigger"] == 2 and p["sampled_error"]["max"] > 0
     overall = p["bos_mass"]["heads"][0]["overall"]
     assert 0 <= overall["min"] <= overall["mean"] <= 1
+
+
+def test_eval_certified_encloses_an_independent_high_precision_forward(small):
+    """eval(certify=DIGITS) brackets f(X) and e(X) as mpmath computes them at
+    60 digits from the same A, M (written here, not sinkcert's forward)."""
+    import mpmath
+    mpmath.mp.dps = 60
+    rng = np.random.default_rng(41)
+    X = task_input(rng, 5, 4, 2)
+    r = small.eval(X, certify=12)
+    assert isinstance(r, sinkcert.CertifiedEvalResult)
+    assert r.evidence == "CERTIFIED" and r.reached and r.digits >= 12 and r.bits >= 64
+    rng = np.random.default_rng(40)  # the fixture's matrices, drawn again
+    A, M = rng.normal(0, 0.1, (5, 5)), rng.normal(0, 0.7, (5, 5))
+    Xm = mpmath.matrix(X.tolist())
+    Am, Mm = mpmath.matrix(A.tolist()), mpmath.matrix(M.tolist())
+    worst = mpmath.mpf(0)
+    for i in range(4):
+        s = [(Xm[i, :] * Am * Xm[k, :].T)[0] for k in range(i + 1)]
+        w = [mpmath.exp(v - max(s)) for v in s]
+        z = sum(w)
+        mix = sum((w[k] / z * Xm[k, :] for k in range(i + 1)), mpmath.matrix(1, 5))
+        out = Mm * mix.T
+        # target y: the mean of x_1..x_j at the trigger row, 0 elsewhere
+        y = (sum((Xm[k, :] for k in range(1, 3)), mpmath.matrix(1, 5)) / 2) if i == 2 \
+            else mpmath.matrix(1, 5)
+        for d in range(5):
+            assert r.output_lo[i, d] <= out[d] <= r.output_hi[i, d]
+            worst = max(worst, abs(out[d] - y[d]))
+    assert r.error_lo <= worst <= r.error_hi
+    assert r.error_hi - r.error_lo <= 1e-11 * worst
+    with pytest.raises(ValueError, match="certify"):
+        small.eval(X, certify=0)
+
+
+def test_verify_relu_exact_verdicts(small):
+    """The ReLU construction (s_ik = x_i[1] (x_k[4] + x_k[1]), M = I) is
+    VERIFIED; M = 1.01 I is NOT VERIFIED with a witness whose double forward
+    pass is off target; a softmax model is NOT APPLICABLE."""
+    A = np.zeros((5, 5))
+    A[1, 4] = A[1, 1] = 1
+    good = sinkcert.Model.from_numpy({"A": A, "M": np.eye(5)}, attention="relu", L=4)
+    r = good.verify_relu()
+    assert isinstance(r, sinkcert.ReluResult)
+    assert r.verdict is sinkcert.Verdict.VERIFIED and r.evidence == "EXACT" and r.margin == "0/1"
+    bad = sinkcert.Model.from_numpy({"A": A, "M": 1.01 * np.eye(5)}, attention="relu", L=4)
+    r = bad.verify_relu()
+    assert r.verdict is sinkcert.Verdict.NOT_VERIFIED and r.witness is not None
+    assert Fraction(r.margin) > 0
+    assert bad.eval(r.witness).error > 1e-3
+    r = small.verify_relu()
+    assert r.verdict is sinkcert.Verdict.NOT_APPLICABLE and r.reason

@@ -294,6 +294,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
         mpfr_ui_sub(lo.backend().data(), 1, b.deficit_upper.backend().data(), MPFR_RNDD);
         mpfr_ui_sub(hi.backend().data(), 1, b.deficit_lower.backend().data(), MPFR_RNDU);
         r.min_bos = enclosure_of(b, down_double(lo), up_double(hi));
+        r.deficit_lower = down_double(b.deficit_lower);
+        r.deficit_upper = up_double(b.deficit_upper);
         r.min_bos_witness_head = b.witness_head;
         r.min_bos_witness_row = b.witness_row;
         r.min_bos_witness_trigger = b.witness_trigger;
@@ -399,6 +401,7 @@ nlohmann::json CheckReport::to_json() const {
   }
   j["min_bos_bound"] = enclosure_json(min_bos);
   if (min_bos.verdict != Verdict::kNotApplicable) {
+    j["min_bos_bound"]["deficit"] = {{"lower", deficit_lower}, {"upper", deficit_upper}};
     j["min_bos_bound"]["witness"] = {{"head", min_bos_witness_head},
                                      {"row", min_bos_witness_row},
                                      {"trigger", min_bos_witness_trigger}};
@@ -434,9 +437,9 @@ std::string CheckReport::summary() const {
   } else if (worst_case.why.rfind("not started", 0) == 0) {
     s << "worst-case bound: NOT ENCLOSED (" << worst_case.why << ")\n";
   } else {
-    s << "worst-case bound: " << to_string(worst_case.verdict) << " ["
-      << bound_text(worst_case.lower, false) << ", " << bound_text(worst_case.upper, true)
-      << "] [CERTIFIED]"
+    // its lower end is already in the E line above (the best of the witnesses)
+    s << "worst-case bound: " << to_string(worst_case.verdict)
+      << ", E <= " << bound_text(worst_case.upper, true) << " [CERTIFIED]"
       << (worst_case.verdict == Verdict::kNotEnclosed
               ? " (gap " + plain(kCheckRelativeGap) + " not reached: " + worst_case.why + ")"
               : "")
@@ -464,8 +467,9 @@ std::string CheckReport::summary() const {
   } else if (min_bos.why.rfind("not started", 0) == 0) {
     s << "min BOS over the whole box: NOT ENCLOSED (" << min_bos.why << ")\n";
   } else {
-    s << "min BOS over the whole box: " << to_string(min_bos.verdict) << " ["
-      << bound_text(min_bos.lower, false) << ", " << bound_text(min_bos.upper, true)
+    // 1 - min BOS, the deficit: a sink's min BOS rounds to 1 at four digits
+    s << "min BOS over the whole box: " << to_string(min_bos.verdict) << ", 1 - min BOS in ["
+      << bound_text(deficit_lower, false) << ", " << bound_text(deficit_upper, true)
       << "] [CERTIFIED] (witness: head " << min_bos_witness_head << ", row " << min_bos_witness_row
       << ", trigger " << min_bos_witness_trigger << ")\n";
   }

@@ -154,6 +154,8 @@ struct CheckReport {
   Enclosure worst_case;
   int worst_case_witness_trigger = 0;  // of the bound's lower end (0: none)
   Enclosure min_bos;
+  // 1 - min BOS enclosed (outward-rounded from the bound's MPFR ends)
+  double deficit_lower = 0, deficit_upper = 1;
   int min_bos_witness_head = 0, min_bos_witness_row = 0, min_bos_witness_trigger = 0;
 
   // Conclusions (header).
