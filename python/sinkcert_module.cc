@@ -220,13 +220,13 @@ py::dict run_verify_relu(const WeightFile& w, int L, const std::string& trigger_
   d["reason"] = cert.reason;
   d["margin"] = theorems::rational_string(cert.margin);
   d["margin_value"] = cert.margin.convert_to<double>();
-  d["witness"] = cert.witness ? optional_matrix(cert.witness->X.unaryExpr([](const Rational& x) {
-    return x.convert_to<double>();
-  }))
+  d["witness"] = cert.witness ? optional_matrix(cert.witness->X.unaryExpr(
+                                    [](const Rational& x) { return x.convert_to<double>(); }))
                               : py::none();
   d["seconds"] = cert.seconds;
   d["summary"] = theorems::summary_text(cert);
-  d["json"] = to_python(theorems::to_json(cert, make_run_info({"python: Model.verify_relu"}, 0, "exact")));
+  d["json"] =
+      to_python(theorems::to_json(cert, make_run_info({"python: Model.verify_relu"}, 0, "exact")));
   return d;
 }
 
