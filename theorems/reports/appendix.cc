@@ -426,7 +426,9 @@ std::vector<Entry> registry(RunSize size) {
     figure(spec.name + "_" + figure_suffix(spec.kind), attention_figure_inputs(spec),
            [spec](Computations& c) {
              c.say("attention figure " + spec.name);
-             return Built{make_attention_figure(spec, c.options().models, {}),
+             AttentionFigureOptions fo;
+             fo.progress = c.progress();
+             return Built{make_attention_figure(spec, c.options().models, fo),
                           c.info(kDefaultProbeSeed, "double"),
                           {},
                           {}};

@@ -303,7 +303,7 @@ std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec
 }
 
 FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
-                              const Task& task) {
+                              const Task& task, const ProgressSink& progress) {
   switch (source.kind) {
     case ModelSource::Kind::kReluConstruction:
       return {source.label,
@@ -318,6 +318,14 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
       o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
       // the baseline compilation of the kernel: the same model on any x86-64
       o.isa = search::RecipeIsa::kBaseline;
+      if (progress) {
+        o.progress = [&progress, &source, max = o.max_steps](const search::PaperRecipeProgress& p) {
+          char line[160];
+          std::snprintf(line, sizeof line, "training %s: step %ld of at most %ld, batch l_inf %.3g",
+                        source.label.c_str(), p.steps, max, p.batch_linf);
+          progress(line);
+        };
+      }
       const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
       std::ostringstream d;
       const bool deep = o.kind == ModelKind::kResidual;
@@ -357,7 +365,7 @@ Figure make_attention_figure(const AttentionFigureSpec& spec, const std::string&
   std::vector<FigureModel> models;
   std::vector<AttentionStatistics> stats;
   for (const ModelSource& source : spec.models) {
-    models.push_back(load_figure_model(source, models_dir, options.task));
+    models.push_back(load_figure_model(source, models_dir, options.task, options.progress));
     stats.push_back(attention_statistics(models.back().model, options.task, options.samples,
                                          options.seed, options.trigger));
   }

@@ -39,6 +39,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/task.h"
+#include "theorems/bounds/progress_lines.h"
 
 namespace sinkcert::theorems {
 
@@ -122,14 +123,17 @@ std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec
 
 // The model a source names (n = task.n; a weight file must have that n:
 // InputError otherwise, as for any bad weight file).
+// progress: lines from a recipe training (steps, batch l_inf, elapsed) about
+// every ten seconds; none when empty.
 FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
-                              const Task& task);
+                              const Task& task, const ProgressSink& progress = {});
 
 struct AttentionFigureOptions {
   Task task{16, 16, TriggerRange::kPaper};
   int samples = kDefaultProbeCount;
   std::uint64_t seed = kDefaultProbeSeed;
   int trigger = kPaperFigureTrigger;
+  ProgressSink progress;  // the recipe trainings' progress lines (none when empty)
 };
 
 // The spec's figure, its models loaded (or trained) and their statistics computed.
