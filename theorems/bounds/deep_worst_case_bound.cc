@@ -675,6 +675,10 @@ void check_model(const Model<T>& model, const Task& task) {
 
 using DeepNode = BoxNode<DeepBoxBound>;
 
+// Output terms L n up to which the loop uses the centred forms on softmax
+// models (see DeepEvaluator::refine_form): 64 is n = L = 8.
+constexpr int kCentredMaxTerms = 64;
+
 // The variable to bisect (see the header); -1 if none can be split.
 int choose_deep_split(const DeepNode& node, const Task& task) {
   const ContentBox& box = node.box;
@@ -733,11 +737,15 @@ struct DeepEvaluator {
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);
   }
-  // the loop's form: symbolic where supported (several times cheaper per
-  // box than the centred forms, and at n = 5, L = 4 it closes the same
-  // gaps sooner: docs/methods.md), else centred
-  static DeepForm refine_form(const Model<Mpfi>& model) {
-    return symbolic_pass_supported(model.attention) ? DeepForm::kSymbolic : DeepForm::kCentred;
+  // The loop's form: the centred forms (which include the symbolic ones)
+  // while their O(L n) reverse passes per layer are cheap, L n <=
+  // kCentredMaxTerms (at n = 5, L = 4 they need a quarter of the symbolic
+  // form's boxes to a gap of 1e-3, docs/methods.md); above it the symbolic
+  // forms alone (tens of seconds against about one per box at n = L = 16);
+  // the centred forms for kinds the symbolic pass does not handle.
+  DeepForm refine_form(const Model<Mpfi>& model) const {
+    if (!symbolic_pass_supported(model.attention)) return DeepForm::kCentred;
+    return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
   }
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
                 const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
@@ -774,8 +782,8 @@ std::string with_method_lines(const Model<T>& model, const WorstCaseBound& bound
        << model.num_heads() << " head(s), " << to_string(model.attention)
        << (symbolic_pass_supported(model.attention)
                ? " attention; upper bounds by symbolic first-order forms through the layers "
-                 "(one symbol per content variable), intersected with plain interval "
-                 "evaluation\n"
+                 "(one symbol per content variable) and, for L n <= 64, centred (mean-value) "
+                 "forms, intersected with plain interval evaluation\n"
                : " attention; upper bounds by centred (mean-value) forms through the layers, "
                  "intersected with plain interval evaluation\n");
   std::string text = head.str() + summary;

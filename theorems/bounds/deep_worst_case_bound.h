@@ -14,10 +14,15 @@
 // one of three forms (DeepForm):
 //  kPlain     step 1 alone (milliseconds at n = L = 16): the first pass
 //             bounds every trigger's whole box so, before anything costly;
-//  kSymbolic  steps 1 and 1b: the loop's form for softmax kinds;
+//  kSymbolic  steps 1 and 1b: the loop's form for softmax kinds when
+//             L n > 64 (about a second per box at n = L = 16);
 //  kCentred   steps 1, 1b and 2 (O(L n) reverse passes per layer and per
 //             term: tens of seconds per box at n = L = 16), the loop's form
-//             for the other attention kinds.
+//             for L n <= 64 and for the other attention kinds.
+//  The first pass bounds every trigger's whole box with kPlain, then asks
+//  the driver (node.bits = 0) to bound it again with the loop's form when
+//  it reaches the top: every trigger has a finite bound within any budget
+//  that lets the plain pass run.
 //  1b. Symbolic first-order forms (deep_symbolic_pass.h, symbolic_form.h):
 //     one noise symbol per content variable over the whole box, carried
 //     through every layer in outward-rounded double arithmetic,

@@ -264,6 +264,28 @@ TEST_CASE("a budget of 0.2 s stops the deep bound in time with a true enclosure"
   CHECK(bmp::lower(mpfi_error(m, b.witness_trigger, b.witness_content)) >= b.lower);
 }
 
+// The first pass is plain interval evaluation (milliseconds per trigger at
+// n = L = 8), so a budget far below one full-form evaluation of every
+// trigger's box still bounds every trigger.
+constexpr double kShortBudget = 1.5;
+
+TEST_CASE("a short budget at n = L = 8: every trigger gets a finite upper bound") {
+  const Task task{8, 8, TriggerRange::kPaper};
+  const Model<double> m =
+      testing::random_model(8, AttentionKind::kSoftmax, 0.3, 21, 2, 2, ModelKind::kResidual);
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_seconds = kShortBudget;
+  const auto t0 = std::chrono::steady_clock::now();
+  const WorstCaseBound b = bound_deep_worst_case(m, task, o);
+  CHECK(seconds_since(t0) <= (1 + kOverrunShare) * kShortBudget + kOverrunSeconds);
+  CHECK(b.triggers_unbounded == 0);
+  CHECK_FALSE(bmp::isinf(b.upper));
+  REQUIRE(b.per_trigger.size() == task.trigger_positions().size());
+  for (const TriggerBound& t : b.per_trigger) CHECK_FALSE(bmp::isinf(t.upper));
+  CHECK(b.lower <= b.upper);
+}
+
 TEST_CASE("a deadline passed: the deep first pass bounds nothing, and says so") {
   const Model<double> m = slow_2x2();
   WorstCaseOptions o;
