@@ -14,6 +14,7 @@
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/linf_error.h"
+#include "theorems/bounds/deep_symbolic_pass.h"
 #include "theorems/bounds/worst_case_search.h"
 
 namespace sinkcert::theorems {
@@ -457,6 +458,56 @@ std::vector<Affine> affine_error(const Model<Mpfi>& model, const Task& task, con
   return phi;
 }
 
+// The bound of a box from the term enclosures (plain intersected with the
+// symbolic forms): upper = max_{i,d,sigma} sup sigma phi_{i,d}; the split
+// weights are the worst term's remainder credits (symbolic_form.h), else
+// its linear coefficients |g_m|, else the widths of the variables its row
+// reads; the witness vertex maximizes the worst term's linear part.
+std::vector<double> finish_symbolic_box(const Task& task, const ContentBox& box,
+                                        const Matrix<Mpfi>& terms,
+                                        const std::vector<SymbolicForm>& symbolic,
+                                        DeepBoxBound& out) {
+  const int L = task.L, n = task.n, vars = static_cast<int>(box.lo.size());
+  int sigma_worst = 1;
+  for (int i = 0; i < L; ++i) {
+    for (int d = 0; d < n; ++d) {
+      for (int sigma : {1, -1}) {
+        Mpfr b = sup_of(terms(i, d), sigma);
+        if (bmp::isnan(b)) b = plus_infinity();
+        if (b > out.upper) {
+          out.upper = b;
+          out.position = i;
+          out.coordinate = d;
+          sigma_worst = sigma;
+        }
+      }
+    }
+  }
+  if (out.upper < 0) out.upper = Mpfr(0);  // every term exactly 0
+  out.weight.assign(vars, 0.0);
+  const int t = out.position * n + out.coordinate;
+  const SymbolicForm* f = symbolic.empty() ? nullptr : &symbolic[t];
+  if (f && !f->share.empty()) {
+    out.weight.assign(f->share.begin(), f->share.begin() + vars);  // content symbols only
+    out.symbolic = true;
+  } else if (f && !f->g.empty()) {
+    for (int m = 0; m < vars; ++m) out.weight[m] = std::fabs(f->g[m]);
+  } else {
+    for (int k = 1; k <= out.position; ++k) {
+      for (int c = 0; c < task.content_dim(); ++c) {
+        const int m = content_variable(task, k, c);
+        out.weight[m] = box.hi[m] - box.lo[m];
+      }
+    }
+  }
+  std::vector<double> vertex;
+  if (f && !f->g.empty()) {
+    vertex.resize(vars);
+    for (int m = 0; m < vars; ++m) vertex[m] = sigma_worst * f->g[m] >= 0 ? box.hi[m] : box.lo[m];
+  }
+  return vertex;
+}
+
 }  // namespace
 
 Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigger,
@@ -511,6 +562,27 @@ DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const Co
   const ForwardTape<Mpfi> tape =
       box_tape(model, task, box, X, centre, centre_tape ? &*centre_tape : nullptr, stop);
   Matrix<Mpfi> plain = tape_error(model, tape, X, j);
+  std::vector<SymbolicForm> symbolic;
+  if (form != DeepForm::kPlain && symbolic_pass_supported(model.attention) &&
+      !stop("the symbolic forms", 0, 1)) {
+    // the symbolic forms' ranges, where narrower (both enclose phi)
+    symbolic = deep_symbolic_error(model, task, box, [&](int k, int all) {
+      return stop("symbolic forms, head rows", k, all);
+    });
+    for (int t = 0; t < static_cast<int>(symbolic.size()); ++t) {
+      const SymbolicRange r = symbolic_range(symbolic[t]);
+      Mpfi& p = plain(t / n, t % n);
+      p = intersection_of(p, Mpfi(Mpfr(r.lo), Mpfr(r.hi))).value_or(p);
+    }
+  }
+  if (form == DeepForm::kSymbolic) {
+    const std::vector<double> vertex = finish_symbolic_box(task, box, plain, symbolic, out);
+    // witnesses: the centre, and the vertex where the worst term's linear
+    // part is largest (p_m = hi_m where sigma g_m >= 0, else lo_m)
+    offer(point_error(model, task, j, centre), centre);
+    if (!vertex.empty()) offer(point_error(model, task, j, vertex), vertex);
+    return out;
+  }
   if (centred && affine_supported(model.attention) && !stop("the affine forms", 0, 1)) {
     // the affine forms' ranges, where narrower (both enclose phi)
     const AffineArithmetic aa(box);
@@ -603,6 +675,10 @@ void check_model(const Model<T>& model, const Task& task) {
 
 using DeepNode = BoxNode<DeepBoxBound>;
 
+// Output terms L n up to which the loop uses the centred forms on softmax
+// models (see DeepEvaluator::refine_form): 64 is n = L = 8.
+constexpr int kCentredMaxTerms = 64;
+
 // The variable to bisect (see the header); -1 if none can be split.
 int choose_deep_split(const DeepNode& node, const Task& task) {
   const ContentBox& box = node.box;
@@ -622,7 +698,11 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
   };
   const int cd = task.content_dim(), i = node.bound.position;
   const auto entering = [cd, i](std::size_t m) { return static_cast<int>(m) / cd + 1 <= i; };
-  if (box.depth % 2 == 1) {
+  // symbolic forms: by the remainder credits, with every fourth split the
+  // widest entering variable (credits concentrated on few variables must
+  // not starve the others forever)
+  const int period = node.bound.symbolic ? 4 : 2;
+  if (box.depth % period == period - 1) {
     const int w = widest(entering);
     if (w >= 0) return w;
   }
@@ -644,16 +724,43 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
 // The deep box kind of the driver (worst_case_search.h): bound_deep_box,
 // whose centre and Baumann points are offered as witnesses (the best one's
 // enclosure width, rounding only, is the node's rounding).
+// The first evaluation of each trigger's whole box (the driver's first pass)
+// is the plain interval one, which takes milliseconds at any size, so that
+// every trigger has a finite upper bound before any expensive form starts;
+// node.bits = 0 then makes the loop bound that box again, with every form,
+// when it reaches the top (the loop re-evaluates a box bounded below the
+// working precision).
 struct DeepEvaluator {
   const Task& task;
-  long cut_boxes = 0;  // boxes whose refinements the deadline cut short
+  long cut_boxes = 0;           // boxes whose refinements the deadline cut short
+  std::vector<int> first_seen;  // triggers whose whole box had its cheap pass
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);
   }
+  // The loop's form: the centred forms (which include the symbolic ones)
+  // while their O(L n) reverse passes per layer are cheap, L n <=
+  // kCentredMaxTerms (at n = 5, L = 4 they need a quarter of the symbolic
+  // form's boxes to a gap of 1e-3, docs/methods.md); above it the symbolic
+  // forms alone (tens of seconds against about one per box at n = L = 16);
+  // the centred forms for kinds the symbolic pass does not handle.
+  DeepForm refine_form(const Model<Mpfi>& model) const {
+    if (!symbolic_pass_supported(model.attention)) return DeepForm::kCentred;
+    return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
+  }
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
                 const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
-    node.bound = bound_deep_box(model, task, node.box, DeepForm::kCentred, lower,
-                                DeepBoxBudget{deadline, &progress});
+    const int j = node.box.trigger;
+    const bool cheap = node.box.depth == 0 &&
+                       std::find(first_seen.begin(), first_seen.end(), j) == first_seen.end();
+    if (cheap) {
+      first_seen.push_back(j);
+      node.bound = bound_deep_box(model, task, node.box, DeepForm::kPlain, lower,
+                                  DeepBoxBudget{deadline, &progress});
+      node.bits = 0;  // bound again, with every form, at the top
+    } else {
+      node.bound = bound_deep_box(model, task, node.box, refine_form(model), lower,
+                                  DeepBoxBudget{deadline, &progress});
+    }
     if (node.bound.cut) ++cut_boxes;
     node.rounding = node.bound.witness_rounding;
     if (!node.bound.witness.empty()) {
@@ -673,8 +780,12 @@ std::string with_method_lines(const Model<T>& model, const WorstCaseBound& bound
   std::ostringstream head;
   head << "model: " << to_string(model.kind) << ", " << model.num_layers() << " layer(s) x "
        << model.num_heads() << " head(s), " << to_string(model.attention)
-       << " attention; upper bounds by centred (mean-value) forms through the layers, "
-          "intersected with plain interval evaluation\n";
+       << (symbolic_pass_supported(model.attention)
+               ? " attention; upper bounds by symbolic first-order forms through the layers "
+                 "(one symbol per content variable) and, for L n <= 64, centred (mean-value) "
+                 "forms, intersected with plain interval evaluation\n"
+               : " attention; upper bounds by centred (mean-value) forms through the layers, "
+                 "intersected with plain interval evaluation\n");
   std::string text = head.str() + summary;
   if (bound.lower == 0 && !bmp::isinf(bound.upper)) {
     const std::size_t at = text.rfind("verdict: ");
@@ -696,7 +807,7 @@ WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
     throw std::invalid_argument("deep worst-case bound: the model has no heads");
   }
   task.validate();
-  DeepEvaluator evaluator{task};
+  DeepEvaluator evaluator{task, 0, {}};
   WorstCaseBound out = run_worst_case_search<DeepBoxBound>(model, task, options, done, evaluator,
                                                            "deep worst-case bound");
   if (evaluator.cut_boxes > 0) {

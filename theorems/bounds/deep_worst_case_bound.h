@@ -10,7 +10,31 @@
 // mean(x_1..x_j), so phi is formed as the sum of the head outputs minus the
 // mean term (X - X would not cancel in interval arithmetic).
 //
-// Upper bound on a box B (trigger j fixed), per term phi = phi_{i,d}:
+// Upper bound on a box B (trigger j fixed), per term phi = phi_{i,d}, by
+// one of three forms (DeepForm):
+//  kPlain     step 1 alone (milliseconds at n = L = 16): the first pass
+//             bounds every trigger's whole box so, before anything costly;
+//  kSymbolic  steps 1 and 1b: the loop's form for softmax kinds when
+//             L n > 64 (about a second per box at n = L = 16);
+//  kCentred   steps 1, 1b and 2 (O(L n) reverse passes per layer and per
+//             term: tens of seconds per box at n = L = 16), the loop's form
+//             for L n <= 64 and for the other attention kinds.
+//  The first pass bounds every trigger's whole box with kPlain, then asks
+//  the driver (node.bits = 0) to bound it again with the loop's form when
+//  it reaches the top: every trigger has a finite bound within any budget
+//  that lets the plain pass run.
+//  1b. Symbolic first-order forms (deep_symbolic_pass.h, symbolic_form.h):
+//     one noise symbol per content variable over the whole box, carried
+//     through every layer in outward-rounded double arithmetic,
+//       phi in c + sum_m g_m eps_m + [-r, r],  eps_m in [-1, 1],
+//     products of two varying forms (query x key scores, weight x value)
+//     with the quadratic part in r, softmax from score differences,
+//     exp and 1/x by tangent plus chord-tangent gap; the range
+//     [c - sum |g_m| - r, c + sum |g_m| + r] is intersected with step 1's.
+//     Near-solution models are nearly affine in the content over a box, so
+//     r is small against the linear part. Witness: the vertex where the
+//     worst term's linear part is largest (p_m = hi_m where sigma g_m >= 0,
+//     else lo_m), and the centre.
 //  1. Plain interval evaluation: the forward pass over the interval input
 //     X(B) (src/forward_vjp.h forward_tape over Mpfi), layer by layer. Each
 //     intermediate layer output x^(l+1) (the next layer's input) is
@@ -48,7 +72,11 @@
 // witnesses (search/attack.h, seed 0, round 0) are offered.
 // The driver (witnesses, precision raises, per-trigger summary, stopping
 // rules) is theorems/bounds/worst_case_search.h, shared with the single-layer bound.
-// Split rule: at odd depth the widest variable that enters the worst term
+// Split rule, symbolic form: the variable with the largest remainder credit
+// in the worst term's form (symbolic_form.h: each remainder term credits the
+// symbols whose coefficients made it), so only the few directions that
+// carry the remainder are split.
+// Split rule, centred form: at odd depth the widest variable that enters the worst term
 // (rule C alone can stall, as in the single-layer bound); at even depth the
 // variable with the largest term sup sigma g_m (B_m - p_m) of the worst
 // term's form (what it overestimates by), else the widest entering variable,
@@ -79,9 +107,10 @@
 
 namespace sinkcert::theorems {
 
-// Which forms bound_deep_box uses (the centred ones are the default; plain
-// alone is the fallback the tests compare against).
-enum class DeepForm { kPlain, kCentred };
+// Which forms bound_deep_box uses: plain alone (the fallback the tests
+// compare against); plain and the symbolic forms (deep_symbolic_pass.h,
+// softmax kinds); all of them, centred forms included.
+enum class DeepForm { kPlain, kSymbolic, kCentred };
 
 struct DeepBoxBound {
   Mpfr upper;                        // >= e(X) on the box; +inf for a NaN or infinite enclosure
@@ -92,7 +121,8 @@ struct DeepBoxBound {
   // only), and its content.
   Mpfr witness_lower, witness_rounding;
   std::vector<double> witness;
-  bool cut = false;  // the deadline passed: some refinement was skipped
+  bool cut = false;       // the deadline passed: some refinement was skipped
+  bool symbolic = false;  // weight holds the symbolic form's remainder credits
 };
 
 // What bound_deep_box checks while it works: the deadline (past it, the

@@ -107,7 +107,9 @@ inline void add_budget_note(WorstCaseBound& out, const std::string& clause) {
 //   void evaluate(const Model<Mpfi>&, BoxNode<Bound>& node, const Mpfr& lower,
 //                 const TakeWitness& take, const Deadline&, ProgressLines&)
 //       sets node.bound and node.rounding, offering the points it evaluated;
-//       past the deadline it may skip refinements (never validity);
+//       past the deadline it may skip refinements (never validity); setting
+//       node.bits = 0 asks for the box to be bounded again when it reaches
+//       the top (as after a precision raise), which a cheap first pass uses;
 //   int split(const BoxNode<Bound>&)   the variable to bisect, -1 if none.
 // `name` prefixes the error messages.
 template <class Bound, class T, class Evaluator>

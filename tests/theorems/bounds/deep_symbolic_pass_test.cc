@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/deep_symbolic_pass.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "src/forward.h"
+#include "tests/test_util.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+const Task kTask{5, 4, TriggerRange::kPaper};
+
+// phi = f(X) - y(X) computed in double differs from the exact value by far
+// less than this at n = 5, L = 4 with entries of size <= 3 (rounding of
+// about 100 operations on values below 100).
+constexpr double kDoubleSlack = 1e-11;
+// How far outside a broken form some sample must fall.
+constexpr double kBrokenExcess = 1e-4;
+
+Model<double> model(double std, std::uint64_t seed, AttentionKind kind = AttentionKind::kSoftmax,
+                    int layers = 2) {
+  return testing::random_model(5, kind, std, seed, layers, 2, ModelKind::kResidual);
+}
+
+// The content at eps: x_m = centre_m + radius_m eps_m, as the forms' variables.
+std::vector<double> content_at(const ContentBox& box, const std::vector<double>& eps) {
+  std::vector<double> x(eps.size());
+  for (std::size_t m = 0; m < x.size(); ++m) {
+    const double c = 0.5 * (box.lo[m] + box.hi[m]);
+    x[m] = std::clamp(c + (box.hi[m] - c) * eps[m], box.lo[m], box.hi[m]);
+  }
+  return x;
+}
+
+// max over samples and terms of |phi(x(eps)) - (c + g . eps)| - r - sum of
+// the fresh symbols' |g| (<= kDoubleSlack: sound at the samples), vertices
+// among the samples.
+double worst_excess(const Model<double>& m, const ContentBox& box,
+                    const std::vector<SymbolicForm>& phi, int samples) {
+  std::mt19937_64 eng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int vars = static_cast<int>(box.lo.size());
+  double worst = -INFINITY;
+  for (int s = 0; s < samples; ++s) {
+    std::vector<double> eps(vars);
+    for (double& e : eps) e = s % 2 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
+    const std::vector<double> x = content_at(box, eps);
+    // eps of the clamped point (the same unless an end rounded)
+    for (int v = 0; v < vars; ++v) {
+      const double c = 0.5 * (box.lo[v] + box.hi[v]), h = box.hi[v] - c;
+      eps[v] = h > 0 ? (x[v] - c) / h : 0.0;
+    }
+    const Matrix<double> X = make_input<double>(kTask, box.trigger, unflatten_content(kTask, x));
+    const Matrix<double> e =
+        forward(m, X, false).output - make_target(X, box.trigger, TargetKind::kResidual);
+    for (int i = 0; i < kTask.L; ++i) {
+      for (int d = 0; d < kTask.n; ++d) {
+        const SymbolicForm& f = phi[i * kTask.n + d];
+        double lin = f.c, fresh = 0;
+        for (std::size_t v = 0; v < f.g.size(); ++v) {
+          if (v < eps.size()) {
+            lin += f.g[v] * eps[v];
+          } else {
+            fresh += std::fabs(f.g[v]);
+          }
+        }
+        worst = std::max(worst, std::fabs(e(i, d) - lin) - f.r - fresh);
+      }
+    }
+  }
+  return worst;
+}
+
+const auto kNever = [](int, int) { return false; };
+
+ContentBox random_box(std::mt19937_64& eng, int trigger, double width) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  ContentBox box = full_content_box(kTask, trigger);
+  for (std::size_t v = 0; v < box.lo.size(); ++v) {
+    box.lo[v] = -1.0 + (2.0 - width) * std::floor(u(eng) * 4) / 4;
+    box.hi[v] = box.lo[v] + width;
+  }
+  return box;
+}
+
+TEST_CASE("the forms of phi enclose phi pointwise over boxes, softmax and off-by-one") {
+  PrecisionScope scope(128);
+  std::mt19937_64 eng(9);
+  for (const Model<double>& m :
+       {model(0.05, 1), model(0.3, 3), model(1.0, 4), model(1.0, 4, AttentionKind::kSoftmax, 1),
+        model(0.5, 5, AttentionKind::kSoftmaxOffByOne)}) {
+    const Model<Mpfi> mi = m.cast<Mpfi>();
+    for (double width : {2.0, 0.5, 0.125}) {
+      for (int trigger : kTask.trigger_positions()) {
+        const ContentBox box = random_box(eng, trigger, width);
+        const std::vector<SymbolicForm> phi = deep_symbolic_error(mi, kTask, box, kNever);
+        REQUIRE(phi.size() == static_cast<std::size_t>(kTask.L * kTask.n));
+        CHECK(worst_excess(m, box, phi, 300) <= kDoubleSlack);
+      }
+    }
+  }
+}
+
+TEST_CASE("dropping the products' quadratic remainder breaks the enclosure") {
+  // on boxes narrow enough that the attention forms keep their symbols (on
+  // the whole box they fall back to the plain range, which hides the
+  // missing term), some sample lies outside a broken form
+  PrecisionScope scope(128);
+  std::mt19937_64 eng(17);
+  double worst = -INFINITY;
+  // one layer: no fresh symbols, whose coefficients the check counts as slack
+  for (const Model<double>& m : {model(0.3, 3, AttentionKind::kSoftmax, 1),
+                                 model(1.0, 4, AttentionKind::kSoftmax, 1), model(1.0, 4)}) {
+    const Model<Mpfi> mi = m.cast<Mpfi>();
+    for (double width : {2.0, 0.5, 0.125}) {
+      const ContentBox box = random_box(eng, 3, width);
+      const std::vector<SymbolicForm> broken =
+          deep_symbolic_error(mi, kTask, box, kNever, /*drop_product_remainder=*/true);
+      worst = std::max(worst, worst_excess(m, box, broken, 300));
+    }
+  }
+  CHECK(worst > kBrokenExcess);
+}
+
+TEST_CASE("the symbolic box bound lies above e(X) at samples and below the plain one") {
+  PrecisionScope scope(128);
+  std::mt19937_64 eng(13);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const Model<double>& m : {model(0.05, 1), model(0.3, 3)}) {
+    const Model<Mpfi> mi = m.cast<Mpfi>();
+    for (double width : {2.0, 0.25}) {
+      const ContentBox box = random_box(eng, 3, width);
+      const DeepBoxBound sym = bound_deep_box(mi, kTask, box, DeepForm::kSymbolic);
+      const DeepBoxBound plain = bound_deep_box(mi, kTask, box, DeepForm::kPlain);
+      CHECK(sym.upper <= plain.upper);
+      CHECK(sym.witness_lower <= sym.upper);
+      for (int s = 0; s < 64; ++s) {
+        std::vector<double> eps(box.lo.size());
+        for (double& e : eps) e = s % 2 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
+        const std::vector<double> x = content_at(box, eps);
+        CHECK(bmp::lower(certified_deep_error(mi, kTask, box.trigger, x)) <= sym.upper);
+      }
+    }
+  }
+  // near-affine (small entries): the whole-box symbolic bound is tighter
+  // (1.38 against 1.91; the true maximum is above 1.25)
+  const Model<Mpfi> small = model(0.05, 1).cast<Mpfi>();
+  const ContentBox full = full_content_box(kTask, 3);
+  CHECK(bound_deep_box(small, kTask, full, DeepForm::kSymbolic).upper <
+        bound_deep_box(small, kTask, full, DeepForm::kPlain).upper * 0.8);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/symbolic_form.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace sinkcert::theorems {
+namespace {
+
+// The pointwise property every form must have: for every eps in [-1, 1]^V,
+//   |value(eps) - (c + sum_m g_m eps_m)| <= r,
+// checked at dense samples (vertices included) against the value computed in
+// long double (its own error, below 1e-15 here, is far inside kSlack).
+constexpr double kSlack = 1e-13;
+// How far outside a broken form's remainder some sample must fall.
+constexpr double kBrokenExcess = 1e-6;
+
+long double linear_part(const SymbolicForm& f, const std::vector<double>& eps) {
+  long double v = f.c;
+  for (std::size_t m = 0; m < f.g.size(); ++m) v += static_cast<long double>(f.g[m]) * eps[m];
+  return v;
+}
+
+// The largest |value - linear part| - r over the samples (<= 0: sound).
+template <class Value>
+double worst_excess(const SymbolicForm& f, int vars, const Value& value, int samples) {
+  std::mt19937_64 eng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst = -INFINITY;
+  for (int s = 0; s < samples; ++s) {
+    std::vector<double> eps(vars);
+    for (double& e : eps) e = s % 3 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
+    const long double gap = std::fabs(static_cast<double>(value(eps) - linear_part(f, eps)));
+    worst = std::max(worst, static_cast<double>(gap) - f.r);
+  }
+  return worst;
+}
+
+// x = 0.3 + 0.9 eps_0, y = -0.2 + 0.7 eps_1, z = 0.1 + 0.5 eps_2 (the variables
+// over [lo, hi] = centre -+ radius; radii exact in binary up to rounding).
+struct Three {
+  SymbolicForm x, y, z;
+};
+Three three(const SymbolicArithmetic& sa) {
+  return {sa.variable(0, 0.3 - 0.9, 0.3 + 0.9), sa.variable(1, -0.2 - 0.7, -0.2 + 0.7),
+          sa.variable(2, 0.1 - 0.5, 0.1 + 0.5)};
+}
+long double xv(const std::vector<double>& e, const Three& t) {
+  return t.x.c + static_cast<long double>(t.x.g[0]) * e[0];
+}
+long double yv(const std::vector<double>& e, const Three& t) {
+  return t.y.c + static_cast<long double>(t.y.g[1]) * e[1];
+}
+long double zv(const std::vector<double>& e, const Three& t) {
+  return t.z.c + static_cast<long double>(t.z.g[2]) * e[2];
+}
+
+TEST_CASE("products, exp and reciprocals enclose their functions pointwise") {
+  PrecisionScope scope(128);
+  const SymbolicArithmetic sa(3);
+  const Three t = three(sa);
+  // x y
+  const SymbolicForm xy = sa.product(t.x, t.y);
+  CHECK(worst_excess(
+            xy, 3, [&](const auto& e) { return xv(e, t) * yv(e, t); }, 4000) <= kSlack);
+  // exp(3 (x y - z)) (convex, wide range)
+  SymbolicForm s = sa.difference(xy, t.z);
+  SymbolicForm s3;
+  sa.add_scaled(s3, {3.0, 0.0}, s);
+  const SymbolicForm ex = sa.exp(s3);
+  const auto exv = [&](const auto& e) { return std::exp(3 * (xv(e, t) * yv(e, t) - zv(e, t))); };
+  CHECK(worst_excess(ex, 3, exv, 4000) <= kSlack);
+  // a softmax weight 1 / (1 + exp(...) + exp(x)), denominator >= 1
+  SymbolicForm den = sa.constant(1.0);
+  sa.add(den, ex);
+  sa.add(den, sa.exp(t.x));
+  const SymbolicForm w = sa.reciprocal_at_least(den, 1.0);
+  const auto wv = [&](const auto& e) { return 1 / (1 + exv(e) + std::exp(xv(e, t))); };
+  CHECK(worst_excess(w, 3, wv, 4000) <= kSlack);
+  // the weight times z, and a constant known to within 1e-3
+  SymbolicForm wz;
+  sa.add_scaled(wz, {0.5, 1e-3}, sa.product(w, t.z));
+  // worst case of the uncertain constant: 0.5 -+ 1e-3
+  const auto wzv = [&](const auto& e) { return (0.5L + 1e-3L) * wv(e) * zv(e, t); };
+  CHECK(worst_excess(wz, 3, wzv, 4000) <= kSlack);
+  // the range holds every sampled value
+  const SymbolicRange r = symbolic_range(w);
+  CHECK(r.lo <= 1 / (1 + std::exp(3 * (0.3 * -0.2 - 0.1)) + std::exp(0.3)));
+  CHECK(r.hi >= 1 / (1 + std::exp(3 * (0.3 * -0.2 - 0.1)) + std::exp(0.3)));
+}
+
+TEST_CASE("a product without its quadratic remainder fails the pointwise test") {
+  PrecisionScope scope(128);
+  const SymbolicArithmetic broken(3, /*drop_product_remainder=*/true);
+  const Three t = three(broken);
+  const SymbolicForm xy = broken.product(t.x, t.y);
+  CHECK(worst_excess(
+            xy, 3, [&](const auto& e) { return xv(e, t) * yv(e, t); }, 4000) > kBrokenExcess);
+}
+
+TEST_CASE("rounding: sums of many tiny and large terms stay enclosed") {
+  PrecisionScope scope(128);
+  // (1 + 2^-40 eps_0) / 3 summed 1000 times: every rounding (1/3 is not a
+  // double) is absorbed by r
+  const SymbolicArithmetic sa(1);
+  SymbolicForm v;
+  sa.add_scaled(v, radius_double(Mpfi(1) / Mpfi(3)), sa.variable(0, 1 - 0x1p-40, 1 + 0x1p-40));
+  SymbolicForm sum;
+  for (int k = 0; k < 1000; ++k) sa.add(sum, v);
+  for (double e : {-1.0, 0.0, 1.0}) {
+    const long double exact = 1000 * (1 + 0x1p-40L * e) / 3;
+    CHECK(std::fabs(static_cast<double>(
+              exact - (sum.c + static_cast<long double>(sum.g[0]) * e))) <= sum.r);
+  }
+  CHECK(sum.r < 1e-10);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/symbolic_form.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "src/interval.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+// Per coefficient: (2u + u^2)(|a_m| + |alpha b_m|) <= kRound (...), u = 2^-53.
+constexpr double kRound = 0x1p-51;
+// 2 eta = 2^-1074: the absolute part of two roundings that underflow.
+constexpr double kTwoEta = 0x1p-1074;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One step away from a computed result: beyond the exact value of the
+// operation (|fl(z) - z| is at most half the gap to the next double).
+double up(double x) { return std::nextafter(x, kInf); }
+double down(double x) { return std::nextafter(x, -kInf); }
+double add_up(double a, double b) { return up(a + b); }
+double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+
+// kRound magnitude + 2 (vars + 1) eta, rounded up: the rounding errors of
+// one operation over the centre and every coefficient.
+double rounding(double magnitude, int vars) {
+  return add_up(mul_up(kRound, magnitude), mul_up(2.0 * (vars + 1), kTwoEta));
+}
+
+// An MPFI value's upper end, as a double at or above it.
+double upper_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return kInf;
+  return up(to_double(Mpfr(bmp::upper(x))));
+}
+double lower_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return -kInf;
+  return down(to_double(Mpfr(bmp::lower(x))));
+}
+
+bool is_exact_zero(const SymbolicForm& a) { return a.c == 0 && a.g.empty() && a.r == 0; }
+
+// The form of an interval [lo, hi] (MPFI): its midpoint and radius.
+SymbolicForm constant_of(const Mpfi& x) {
+  const RadiusDouble d = radius_double(x);
+  return SymbolicForm{d.mid, {}, d.rad, 0.0, {}};
+}
+
+}  // namespace
+
+SymbolicRange symbolic_range(const SymbolicForm& a) {
+  // [c - (norm + r), c + (norm + r)], outward
+  const double w = add_up(a.norm, a.r);
+  const double lo = down(a.c - w), hi = up(a.c + w);
+  if (std::isnan(lo) || std::isnan(hi)) return {-kInf, kInf};
+  return {lo, hi};
+}
+
+RadiusDouble radius_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return {std::nan(""), kInf};
+  const double mid = to_double(Mpfr(bmp::median(x)));
+  // rad >= max(mid - lower, upper - mid)
+  return {mid, upper_double(abs_of(x - Mpfi(Mpfr(mid))))};
+}
+
+void SymbolicArithmetic::finish(SymbolicForm& a) const {
+  // norm = sum_m |g_m|, summed upward
+  double s = 0.0;
+  for (double v : a.g) s = add_up(s, std::fabs(v));
+  a.norm = s;
+}
+
+SymbolicForm SymbolicArithmetic::variable(int m, double lo, double hi) const {
+  const double centre = 0.5 * (lo + hi);
+  const double radius = std::max(up(hi - centre), up(centre - lo));
+  SymbolicForm a{centre, std::vector<double>(vars_, 0.0), 0.0, radius, {}};
+  a.g[m] = radius;
+  return a;
+}
+
+void SymbolicArithmetic::remainder_to_symbol(SymbolicForm& a, int m) const {
+  if (a.r == 0) return;
+  if (a.g.empty()) a.g.assign(vars_, 0.0);
+  a.g[m] = a.r;  // the symbol is fresh: g_m was 0
+  a.r = 0.0;
+  finish(a);
+}
+
+void SymbolicArithmetic::add_scaled(SymbolicForm& a, const RadiusDouble& alpha,
+                                    const SymbolicForm& b) const {
+  if (is_exact_zero(b) || (alpha.mid == 0 && alpha.rad == 0)) return;
+  const double k = std::fabs(alpha.mid);
+  // rounding: kRound (norm_a + |c_a| + |alpha| (norm_b + |c_b|)) + 2 (V + 1) eta
+  const double magnitude =
+      add_up(add_up(a.norm, std::fabs(a.c)), mul_up(k, add_up(b.norm, std::fabs(b.c))));
+  // the constant's own uncertainty: alpha_rad |b| <= alpha_rad (|c_b| + norm_b + r_b)
+  const double uncertain =
+      alpha.rad > 0 ? mul_up(alpha.rad, add_up(add_up(std::fabs(b.c), b.norm), b.r)) : 0.0;
+  // r = r_a + |alpha| r_b + rounding + uncertainty
+  a.r = add_up(add_up(a.r, mul_up(k, b.r)), add_up(rounding(magnitude, vars_), uncertain));
+  a.c += alpha.mid * b.c;
+  if (!b.g.empty()) {
+    if (a.g.empty()) a.g.assign(vars_, 0.0);
+    for (int m = 0; m < vars_; ++m) a.g[m] += alpha.mid * b.g[m];
+  }
+  if (!b.share.empty()) {
+    if (a.share.empty()) a.share.assign(vars_, 0.0);
+    for (int m = 0; m < vars_; ++m) a.share[m] += k * b.share[m];
+  }
+  finish(a);
+}
+
+SymbolicForm SymbolicArithmetic::difference(const SymbolicForm& a, const SymbolicForm& b) const {
+  SymbolicForm out = a;
+  add_scaled(out, {-1.0, 0.0}, b);
+  return out;
+}
+
+SymbolicForm SymbolicArithmetic::product(const SymbolicForm& a, const SymbolicForm& b) const {
+  if (is_exact_zero(a) || is_exact_zero(b)) return SymbolicForm{};
+  SymbolicForm out;
+  // a b = ca cb + (ca g_b + cb g_a) eps + [ca rb + cb ra + (La + ra)(Lb + rb)]
+  out.c = a.c * b.c;
+  if (!a.g.empty() || !b.g.empty()) {
+    out.g.assign(vars_, 0.0);
+    for (int m = 0; m < vars_; ++m) {
+      const double am = a.g.empty() ? 0.0 : a.g[m], bm = b.g.empty() ? 0.0 : b.g[m];
+      out.g[m] = a.c * bm + b.c * am;
+    }
+  }
+  const double ca = std::fabs(a.c), cb = std::fabs(b.c);
+  // rounding: kRound (|ca| (norm_b + |cb|) + |cb| norm_a) + 2 (V + 1) eta
+  const double magnitude = add_up(mul_up(ca, add_up(b.norm, cb)), mul_up(cb, a.norm));
+  const double wa = add_up(a.norm, a.r), wb = add_up(b.norm, b.r);
+  // |ca| rb + |cb| ra + (norm_a + ra)(norm_b + rb)
+  double bracket = add_up(mul_up(ca, b.r), mul_up(cb, a.r));
+  if (!drop_) bracket = add_up(bracket, mul_up(wa, wb));
+  out.r = add_up(bracket, rounding(magnitude, vars_));
+  if (!a.g.empty() || !b.g.empty() || !a.share.empty() || !b.share.empty()) {
+    // credit: |a_m| wb + |b_m| wa + |cb| share_a + |ca| share_b (heuristic)
+    out.share.assign(vars_, 0.0);
+    for (int m = 0; m < vars_; ++m) {
+      double s = 0.0;
+      if (!a.g.empty()) s += std::fabs(a.g[m]) * wb;
+      if (!b.g.empty()) s += std::fabs(b.g[m]) * wa;
+      if (!a.share.empty()) s += (cb + wb) * a.share[m];
+      if (!b.share.empty()) s += (ca + wa) * b.share[m];
+      out.share[m] = s;
+    }
+  }
+  finish(out);
+  return out;
+}
+
+SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double lo,
+                                        double hi) const {
+  const auto fx = [f](const Mpfi& x) { return f == Convex::kExp ? exp_of(x) : Mpfi(1) / x; };
+  const auto dfx = [f](const Mpfi& x) {
+    return f == Convex::kExp ? exp_of(x) : Mpfi(-1) / (x * x);
+  };
+  // the plain range [f(lo), f(hi)] (exp increasing, 1/x decreasing on x > 0)
+  const Mpfi plain =
+      f == Convex::kExp
+          ? Mpfi(bmp::lower(exp_of(Mpfi(Mpfr(lo)))), bmp::upper(exp_of(Mpfi(Mpfr(hi)))))
+          : Mpfi(bmp::lower(Mpfi(1) / Mpfi(Mpfr(hi))), bmp::upper(Mpfi(1) / Mpfi(Mpfr(lo))));
+  if (!std::isfinite(lo) || !std::isfinite(hi)) {
+    return std::isfinite(upper_double(plain)) ? constant_of(plain)
+                                              : SymbolicForm{0.0, {}, kInf, 0.0, {}};
+  }
+  // expansion point p = clamp(ca, lo, hi), slope lambda = fl(f'(p))
+  const double p = std::clamp(a.c, lo, hi);
+  const Mpfi P{Mpfr(p)}, fp = fx(P), dfp = dfx(P);
+  const double lambda = to_double(Mpfr(bmp::median(dfp)));
+  const Mpfi L{Mpfr(lambda)};
+  // h(x) = f(x) - f(p) - lambda (x - p): max h = max(h(lo), h(hi)) (convex),
+  // min h >= -|f'(p) - lambda| max(p - lo, hi - p) (tangent at p)
+  const auto h = [&](double x) {
+    const Mpfi X{Mpfr(x)};
+    return fx(X) - fp - L * (X - P);
+  };
+  const Mpfi hl = h(lo), hh = h(hi);
+  const Mpfr hmax = bmp::upper(hl) > bmp::upper(hh) ? bmp::upper(hl) : bmp::upper(hh);
+  const Mpfi reach = max_of(P - Mpfi(Mpfr(lo)), Mpfi(Mpfr(hi)) - P);
+  const Mpfr hmin = bmp::lower(-(abs_of(dfp - L) * reach));
+  // J = f(p) + lambda (ca - p) + [hmin, hmax]: the new centre and its radius
+  const Mpfi J = fp + L * (Mpfi(Mpfr(a.c)) - P) + Mpfi(hmin, hmax);
+  const RadiusDouble centre = radius_double(J);
+  SymbolicForm out;
+  out.c = centre.mid;
+  const double k = std::fabs(lambda);
+  if (!a.g.empty()) {
+    out.g.resize(vars_);
+    for (int m = 0; m < vars_; ++m) out.g[m] = lambda * a.g[m];
+  }
+  // r = |lambda| ra + radius(J) + rounding (kRound |lambda| norm_a + ...)
+  out.r = add_up(add_up(mul_up(k, a.r), centre.rad), rounding(mul_up(k, a.norm), vars_));
+  finish(out);
+  // the gap hmax - hmin credited in proportion to |a_m| + share_m (heuristic)
+  if (!a.g.empty() || !a.share.empty()) {
+    const double gap = to_double(Mpfr(hmax - hmin));
+    double total = 0.0;
+    for (int m = 0; m < vars_; ++m) {
+      total += (a.g.empty() ? 0.0 : std::fabs(a.g[m])) + (a.share.empty() ? 0.0 : a.share[m]);
+    }
+    out.share.assign(vars_, 0.0);
+    for (int m = 0; m < vars_; ++m) {
+      const double own =
+          (a.g.empty() ? 0.0 : std::fabs(a.g[m])) + (a.share.empty() ? 0.0 : a.share[m]);
+      out.share[m] = k * (a.share.empty() ? 0.0 : a.share[m]) + (total > 0 ? gap * own / total : 0);
+    }
+  }
+  // the plain range when it is narrower (the form then keeps no symbol)
+  const SymbolicRange form = symbolic_range(out);
+  const double plain_width = upper_double(plain) - lower_double(plain);
+  if (!(form.hi - form.lo <= plain_width)) {
+    SymbolicForm c = constant_of(plain);
+    c.share = out.share;
+    return c;
+  }
+  return out;
+}
+
+SymbolicForm SymbolicArithmetic::exp(const SymbolicForm& a) const {
+  const SymbolicRange x = symbolic_range(a);
+  return convex(a, Convex::kExp, x.lo, x.hi);
+}
+
+SymbolicForm SymbolicArithmetic::reciprocal_at_least(const SymbolicForm& a, double floor) const {
+  // the true values lie in [max(lo, floor), hi]
+  const SymbolicRange x = symbolic_range(a);
+  const double lo = std::max(x.lo, floor);
+  const double hi = std::max(x.hi, lo);
+  return convex(a, Convex::kReciprocal, lo, hi);
+}
+
+}  // namespace sinkcert::theorems
