@@ -16,7 +16,11 @@
 //   2. the vertex search (vertex_search.h, seed s_r) from the adversary's
 //      per-trigger witnesses rounded to the vertex and from random vertices;
 //   3. per trigger position, the better of the witnesses so far (double
-//      values; ties keep the earlier one).
+//      values; ties keep the earlier one);
+//   4. (with the vertex search) sharing across triggers (vertex_search.h,
+//      share_across_triggers): each trigger restarts the vertex search from
+//      the best witnesses of its neighbours and of the best triggers overall,
+//      replacing its own where that is strictly better.
 // Then certification (adversary.h, certify_witness), once per trigger: the
 // chosen witness is re-evaluated in MPFI on the EXACT model the user's file
 // denotes (Model<Rational>), and
@@ -31,7 +35,13 @@
 // result). With seconds = T > 0, rounds 1, 2, ... run while less than T
 // seconds have elapsed when a round would start, so how many rounds run,
 // and hence the result, depends on the machine's speed; round 0 is the same
-// as without a budget, so a budget never gives a worse result than none.
+// as without a budget, and where a later round's witness certifies below
+// round 0's, round 0's is kept: a budget never gives a worse result than
+// none.
+//
+// Cost of round 0 on the n = L = 16 models trained by the paper's recipe
+// (results/benchmarks/pytorch_models.txt): a few seconds, most of it in the
+// vertex search (one forward pass per move tried).
 #pragma once
 
 #include <cstdint>
@@ -53,14 +63,14 @@ struct AttackOptions {
   WitnessQuantity quantity = WitnessQuantity::kError;
   std::vector<int> triggers;  // empty: every position of the convention
   double seconds = 0;         // 0: round 0 only (reproducible); > 0: the time budget
-  bool vertex_search = true;  // step 2 (off: the gradient adversary alone)
+  bool vertex_search = true;  // steps 2 and 4 (off: the gradient adversary alone)
   // Step 1 and 2's settings; their seed and triggers are set by attack().
   AdversaryOptions adversary;
   VertexSearchOptions vertex;
 };
 
 // Which step found a per-trigger witness.
-enum class FoundBy { kGradient, kVertex };
+enum class FoundBy { kGradient, kVertex, kShared };
 std::string to_string(FoundBy by);
 
 struct AttackResult {
