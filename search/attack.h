@@ -39,9 +39,12 @@
 // round 0's, round 0's is kept: a budget never gives a worse result than
 // none.
 //
-// Cost of round 0 on the n = L = 16 models trained by the paper's recipe
-// (results/benchmarks/pytorch_models.txt): a few seconds, most of it in the
-// vertex search (one forward pass per move tried).
+// Cost of round 0: one forward pass per vertex move tried, most of the
+// round. On the twelve n = L = 16 models trained by the paper's recipe
+// (results/benchmarks/pytorch_models/) it takes about 2.2 times the forward
+// passes of the round before sharing, rank-one starts and convergence were
+// added (softmax seed 0: 186825 against 82415), and finds at least the
+// plain PGD baseline's value on every one (results/benchmarks/pytorch_models.txt).
 #pragma once
 
 #include <cstdint>
@@ -94,8 +97,10 @@ constexpr double kAttackProgressAfterSeconds = 2.0;
 // (layers heads L n (L + n)), so a round grows about as
 //   work = layers heads L^4 n^2,
 // measured (Release, one thread, shared 2-core machine) at n = L = 16,
-// work 2^24: about 1 s. kMaxAttackWork = 2^28 allows n = 16, L = 32 or
-// n = 64, L = 16 (about 20 s).
+// work 2^24: about 1 s before the shared starts, now about 1.5 s of CPU
+// time (softmax seed 0 of results/benchmarks/pytorch_models/).
+// kMaxAttackWork = 2^28 allows n = 16, L = 32 or n = 64, L = 16 (about 20 s
+// before the shared starts, which about double it).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;

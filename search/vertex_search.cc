@@ -126,9 +126,8 @@ VertexSearchResult vertex_search(const Model<double>& model, const Task& task,
 }
 
 std::vector<bool> share_across_triggers(const Model<double>& model, const Task& task,
-                                        std::vector<Witness>& per_trigger,
-                                        WitnessQuantity quantity, const VertexSearchOptions& o,
-                                        VertexSearchResult* result) {
+                                        std::vector<Witness>& per_trigger, WitnessQuantity quantity,
+                                        const VertexSearchOptions& o, VertexSearchResult* result) {
   const bool bos = quantity == WitnessQuantity::kBosMass;
   const auto better = [bos](double a, double b) { return bos ? a < b : a > b; };
   const int count = static_cast<int>(per_trigger.size());

@@ -65,18 +65,20 @@
 
 namespace sinkcert::search {
 
-// Guard on the passes of one start: far above the passes seen on the
-// n = L = 16 trained models (at most a few tens), so that starts run to
-// convergence; it only stops a model whose local search would not.
+// Guard on the passes of one start. Every accepted move strictly improves
+// the value over a finite set of vertices, so a start always converges; the
+// guard (25 times the former fixed cap of 40 passes) only bounds the time a
+// pathological model could take. VertexSearchResult::capped_starts counts
+// the starts it stopped.
 constexpr int kMaxVertexPasses = 1000;
 
 struct VertexSearchOptions {
   std::uint64_t seed = 0;
-  int random_starts_per_trigger = 9;     // random vertices searched per trigger
-  int max_passes = kMaxVertexPasses;     // passes over the move list per start
-  int shared_top = 2;                    // share_across_triggers: best triggers shared to all
-  int shared_rounds = 4;                 // share_across_triggers: rounds at most
-  std::vector<int> triggers;             // empty: every position of the convention
+  int random_starts_per_trigger = 9;  // random vertices searched per trigger
+  int max_passes = kMaxVertexPasses;  // passes over the move list per start
+  int shared_top = 2;                 // share_across_triggers: best triggers shared to all
+  int shared_rounds = 4;              // share_across_triggers: rounds at most
+  std::vector<int> triggers;          // empty: every position of the convention
 };
 
 struct VertexSearchResult {
@@ -112,8 +114,8 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
 // entry, whether it was replaced; adds the forward passes to
 // result->evaluations (and the accepted moves, capped starts).
 std::vector<bool> share_across_triggers(const Model<double>& model, const Task& task,
-                                        std::vector<Witness>& per_trigger,
-                                        WitnessQuantity quantity, const VertexSearchOptions& options,
+                                        std::vector<Witness>& per_trigger, WitnessQuantity quantity,
+                                        const VertexSearchOptions& options,
                                         VertexSearchResult* result);
 
 }  // namespace sinkcert::search
