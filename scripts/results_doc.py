@@ -52,6 +52,16 @@ BENCHMARKS = [
      "n = L = 16 path models of the Theorem 1 study and on models trained "
      "by the paper's recipe, under both trigger conventions. Every value is "
      "SEARCH(lower bound), certified at its witness."),
+    ("benchmarks/pytorch_models.txt", "Models trained by the paper's PyTorch recipe",
+     "`/usr/bin/python3 scripts/pytorch_models_benchmark.py [--seconds T]`",
+     "On the twelve n = L = 16 models of `results/benchmarks/pytorch_models/` "
+     "(trained in float32 by `scripts/train_pytorch_models.py`; softmax and "
+     "ReLU, both trigger conventions, two softmax models whose scores read "
+     "the content): the default round of `sinkcert attack` against an "
+     "independent PGD (`scripts/pgd_attack.py`, torch float64, 64 starts x "
+     "200 steps per trigger), both SEARCH(lower bound), with their ratio; "
+     "then `verify bound`'s CERTIFIED enclosure of E within the budget the "
+     "header names, its relative gap and wall seconds."),
     ("benchmarks/bound_check_benchmark.txt", "The attack against the certified bound",
      "`build/tests/attack_benchmark --bound-check`",
      "For the n = 5, L = 4 models of `results/theorem1/edges/n5_L4_*`, the "

@@ -34,7 +34,15 @@ double rank_key(const Witness& w, bool bos) {
 }  // namespace
 
 std::string to_string(FoundBy by) {
-  return by == FoundBy::kGradient ? "gradient adversary" : "vertex search";
+  switch (by) {
+    case FoundBy::kGradient:
+      return "gradient adversary";
+    case FoundBy::kVertex:
+      return "vertex search";
+    case FoundBy::kShared:
+      return "vertex search from another trigger";
+  }
+  return "?";
 }
 
 Matrix<double> witness_tokens(const Task& task, const Witness& w) {
@@ -64,6 +72,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
   result.evidence = Evidence::search(bos ? Bound::kUpper : Bound::kLower);
   const std::vector<int> triggers = o.triggers.empty() ? task.trigger_positions() : o.triggers;
   if (triggers.empty()) throw std::invalid_argument("the trigger-range convention has no position");
+  std::vector<Witness> round0;  // round 0's witnesses, kept when later rounds run
   for (int r = 0; r == 0 || (o.seconds > 0 && since(t0) < o.seconds); ++r) {
     // 1. the gradient adversary
     AdversaryOptions ao = o.adversary;
@@ -100,13 +109,36 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
       result.evaluations += vs.evaluations;
       merge(vs.per_trigger, FoundBy::kVertex);
       report("round " + std::to_string(r) + ": vertex search done");
+      // 3. every trigger's best shared with the others as vertex-search starts
+      VertexSearchResult shared;
+      const std::vector<bool> replaced =
+          share_across_triggers(model, task, result.per_trigger, o.quantity, vo, &shared);
+      result.evaluations += shared.evaluations;
+      for (std::size_t t = 0; t < replaced.size(); ++t) {
+        if (replaced[t]) result.found_by[t] = FoundBy::kShared;
+      }
+      report("round " + std::to_string(r) + ": shared starts done");
     }
+    if (r == 0 && o.seconds > 0) round0 = result.per_trigger;
     result.rounds = r + 1;
   }
   // certification on the exact model (adversary.h, certify_witness)
   for (Witness& w : result.per_trigger) {
     w.certified = std::numeric_limits<double>::quiet_NaN();
     certify_witness(exact, task, w, o.quantity);
+  }
+  // A later round replaces a witness only on a better double value; its
+  // certified value could still fall below round 0's by rounding. Round 0's
+  // witness is certified too and kept where it certifies better, so a time
+  // budget never returns less than the default round.
+  if (result.rounds > 1) {
+    for (std::size_t t = 0; t < round0.size() && t < result.per_trigger.size(); ++t) {
+      Witness w = round0[t];
+      w.certified = std::numeric_limits<double>::quiet_NaN();
+      certify_witness(exact, task, w, o.quantity);
+      const double a = rank_key(w, bos), b = rank_key(result.per_trigger[t], bos);
+      if (bos ? a < b : a > b) result.per_trigger[t] = w;
+    }
   }
   result.best = result.per_trigger.front();
   for (const Witness& w : result.per_trigger) {

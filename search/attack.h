@@ -16,7 +16,11 @@
 //   2. the vertex search (vertex_search.h, seed s_r) from the adversary's
 //      per-trigger witnesses rounded to the vertex and from random vertices;
 //   3. per trigger position, the better of the witnesses so far (double
-//      values; ties keep the earlier one).
+//      values; ties keep the earlier one);
+//   4. (with the vertex search) sharing across triggers (vertex_search.h,
+//      share_across_triggers): each trigger restarts the vertex search from
+//      the best witnesses of its neighbours and of the best triggers overall,
+//      replacing its own where that is strictly better.
 // Then certification (adversary.h, certify_witness), once per trigger: the
 // chosen witness is re-evaluated in MPFI on the EXACT model the user's file
 // denotes (Model<Rational>), and
@@ -31,7 +35,16 @@
 // result). With seconds = T > 0, rounds 1, 2, ... run while less than T
 // seconds have elapsed when a round would start, so how many rounds run,
 // and hence the result, depends on the machine's speed; round 0 is the same
-// as without a budget, so a budget never gives a worse result than none.
+// as without a budget, and where a later round's witness certifies below
+// round 0's, round 0's is kept: a budget never gives a worse result than
+// none.
+//
+// Cost of round 0: one forward pass per vertex move tried, most of the
+// round. On the twelve n = L = 16 models trained by the paper's recipe
+// (results/benchmarks/pytorch_models/) it takes about 2.2 times the forward
+// passes of the round before sharing, rank-one starts and convergence were
+// added (softmax seed 0: 186825 against 82415), and finds at least the
+// plain PGD baseline's value on every one (results/benchmarks/pytorch_models.txt).
 #pragma once
 
 #include <cstdint>
@@ -53,14 +66,14 @@ struct AttackOptions {
   WitnessQuantity quantity = WitnessQuantity::kError;
   std::vector<int> triggers;  // empty: every position of the convention
   double seconds = 0;         // 0: round 0 only (reproducible); > 0: the time budget
-  bool vertex_search = true;  // step 2 (off: the gradient adversary alone)
+  bool vertex_search = true;  // steps 2 and 4 (off: the gradient adversary alone)
   // Step 1 and 2's settings; their seed and triggers are set by attack().
   AdversaryOptions adversary;
   VertexSearchOptions vertex;
 };
 
 // Which step found a per-trigger witness.
-enum class FoundBy { kGradient, kVertex };
+enum class FoundBy { kGradient, kVertex, kShared };
 std::string to_string(FoundBy by);
 
 struct AttackResult {
@@ -84,8 +97,10 @@ constexpr double kAttackProgressAfterSeconds = 2.0;
 // (layers heads L n (L + n)), so a round grows about as
 //   work = layers heads L^4 n^2,
 // measured (Release, one thread, shared 2-core machine) at n = L = 16,
-// work 2^24: about 1 s. kMaxAttackWork = 2^28 allows n = 16, L = 32 or
-// n = 64, L = 16 (about 20 s).
+// work 2^24: about 1 s before the shared starts, now about 1.5 s of CPU
+// time (softmax seed 0 of results/benchmarks/pytorch_models/).
+// kMaxAttackWork = 2^28 allows n = 16, L = 32 or n = 64, L = 16 (about 20 s
+// before the shared starts, which about double it).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;

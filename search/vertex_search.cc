@@ -2,6 +2,7 @@
 #include "search/vertex_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 
@@ -43,9 +44,19 @@ Matrix<double> round_to_vertex(const Matrix<double>& C) {
   return C.unaryExpr([](double c) { return c >= 0 ? 1.0 : -1.0; });
 }
 
+Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng) {
+  if (v % 3 != 2) return random_sign_vertex(task, v % 3, eng);
+  // rank one: C_kc = s_k p_c, p one sign per coordinate, s_k from an independent draw
+  const Matrix<double> p = random_sign_vertex(task, 0, eng);
+  const Matrix<double> s = random_sign_vertex(task, 1, eng);
+  Matrix<double> C = p;
+  for (int k = 0; k < C.rows(); ++k) C.row(k) *= s(k, 0);
+  return C;
+}
+
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
-                      long* evaluations, long* accepted_moves) {
+                      long* evaluations, long* accepted_moves, bool* converged) {
   const bool bos = quantity == WitnessQuantity::kBosMass;
   const auto score = [&](const Matrix<double>& C) {
     ++*evaluations;
@@ -56,6 +67,7 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
   Witness best = score(round_to_vertex(start));
   Matrix<double> C = best.content;
   const std::vector<Move> moves = moves_for(task, trigger);
+  if (converged) *converged = false;
   for (int pass = 0; pass < max_passes; ++pass) {
     bool improved = false;
     for (const Move& m : moves) {
@@ -69,7 +81,10 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
         flip(C, m);  // undo
       }
     }
-    if (!improved) break;
+    if (!improved) {
+      if (converged) *converged = true;
+      break;
+    }
   }
   return best;
 }
@@ -94,18 +109,67 @@ VertexSearchResult vertex_search(const Model<double>& model, const Task& task,
       if (s.trigger == j) from.push_back(s.content);
     }
     for (int v = 0; v < o.random_starts_per_trigger; ++v)
-      from.push_back(random_sign_vertex(task, v, eng));
+      from.push_back(random_vertex_start(task, v, eng));
     bool any = false;
     Witness best;
     for (const Matrix<double>& C : from) {
+      bool converged = false;
       const Witness w = vertex_ascent(model, task, j, C, quantity, o.max_passes,
-                                      &result.evaluations, &result.accepted_moves);
+                                      &result.evaluations, &result.accepted_moves, &converged);
+      if (!converged && o.max_passes > 0) ++result.capped_starts;
       if (!any || better(w, best)) best = w;
       any = true;
     }
     if (any) result.per_trigger.push_back(best);
   }
   return result;
+}
+
+std::vector<bool> share_across_triggers(const Model<double>& model, const Task& task,
+                                        std::vector<Witness>& per_trigger, WitnessQuantity quantity,
+                                        const VertexSearchOptions& o, VertexSearchResult* result) {
+  const bool bos = quantity == WitnessQuantity::kBosMass;
+  const auto better = [bos](double a, double b) { return bos ? a < b : a > b; };
+  const int count = static_cast<int>(per_trigger.size());
+  std::vector<bool> replaced(count, false);
+  // tried[t][u]: the value of source u when it was last tried at t (sources
+  // are retried only after they improved)
+  std::vector<std::vector<double>> tried(count, std::vector<double>(count, std::nan("")));
+  for (int round = 0; round < o.shared_rounds; ++round) {
+    // the shared_top best entries, by value (ties: the earlier trigger)
+    std::vector<int> order(count);
+    for (int t = 0; t < count; ++t) order[t] = t;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return better(per_trigger[a].value, per_trigger[b].value);
+    });
+    const std::vector<Witness> sources = per_trigger;  // this round's snapshot
+    bool any = false;
+    for (int t = 0; t < count; ++t) {
+      std::vector<int> from;
+      if (t > 0) from.push_back(t - 1);
+      if (t + 1 < count) from.push_back(t + 1);
+      for (int r = 0; r < std::min(o.shared_top, count); ++r) {
+        if (std::find(from.begin(), from.end(), order[r]) == from.end()) from.push_back(order[r]);
+      }
+      for (int u : from) {
+        if (u == t || sources[u].content.size() == 0) continue;
+        if (tried[t][u] == sources[u].value) continue;  // NaN (never tried) compares unequal
+        tried[t][u] = sources[u].value;
+        bool converged = false;
+        const Witness w =
+            vertex_ascent(model, task, per_trigger[t].trigger, sources[u].content, quantity,
+                          o.max_passes, &result->evaluations, &result->accepted_moves, &converged);
+        if (!converged && o.max_passes > 0) ++result->capped_starts;
+        if (better(w.value, per_trigger[t].value)) {
+          per_trigger[t] = w;
+          replaced[t] = true;
+          any = true;
+        }
+      }
+    }
+    if (!any) break;
+  }
+  return replaced;
 }
 
 }  // namespace sinkcert::search

@@ -26,9 +26,29 @@
 // intermediate vertices.
 //
 // Starts for trigger j: the given points rounded to the vertex
-// (c -> +1 if c >= 0, else -1), then random vertices: even ones one sign per
-// coordinate shared by all positions, odd ones independent signs, drawn from
-// std::mt19937_64(seed) as the adversary draws its vertices.
+// (c -> +1 if c >= 0, else -1), then random vertices drawn from
+// std::mt19937_64(seed) as the adversary draws its vertices, in turn of
+// three kinds (v mod 3):
+//   0: one sign p_c per coordinate shared by all positions, C_kc = p_c;
+//   1: independent signs;
+//   2: rank one, C_kc = s_k p_c: a sign pattern p shared by every position,
+//      each position k taking it or its negation (s_k = +-1); the worst
+//      inputs of trained models look like this (TECHNIQUES: the maximizers
+//      put positions 1..j at +-1 "with a sign pattern that differs per
+//      coordinate"), and the row moves walk within this family.
+// A start runs to convergence: passes continue until one pass accepts no
+// move (every accepted move strictly improves a value over a finite set, so
+// this ends); max_passes is only a guard against pathological models.
+//
+// Sharing across triggers (share_across_triggers): the worst inputs of
+// neighbouring triggers look alike (the same sign pattern on the positions
+// both average), and a local search started at another trigger's optimum
+// often passes a basin its own starts missed. So, given each trigger's best
+// witness, every trigger j restarts the local search from the best vertices
+// of its neighbours j - 1 and j + 1 and of the `shared_top` best triggers
+// overall (rounded to the vertex); the rounds repeat while a trigger improved
+// (a source already tried at its current value is not tried again), at most
+// `shared_rounds` times.
 //
 // The result is NUMERIC(53) per witness: the values are the double
 // evaluations; a caller that reports them certifies the witnesses
@@ -36,6 +56,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "search/adversary.h"
@@ -44,10 +65,19 @@
 
 namespace sinkcert::search {
 
+// Guard on the passes of one start. Every accepted move strictly improves
+// the value over a finite set of vertices, so a start always converges; the
+// guard (25 times the former fixed cap of 40 passes) only bounds the time a
+// pathological model could take. VertexSearchResult::capped_starts counts
+// the starts it stopped.
+constexpr int kMaxVertexPasses = 1000;
+
 struct VertexSearchOptions {
   std::uint64_t seed = 0;
-  int random_starts_per_trigger = 6;  // random vertices searched per trigger
-  int max_passes = 40;                // passes over the move list per start
+  int random_starts_per_trigger = 9;  // random vertices searched per trigger
+  int max_passes = kMaxVertexPasses;  // passes over the move list per start
+  int shared_top = 2;                 // share_across_triggers: best triggers shared to all
+  int shared_rounds = 4;              // share_across_triggers: rounds at most
   std::vector<int> triggers;          // empty: every position of the convention
 };
 
@@ -56,6 +86,7 @@ struct VertexSearchResult {
   std::vector<Witness> per_trigger;
   long evaluations = 0;  // forward passes
   long accepted_moves = 0;
+  int capped_starts = 0;  // starts stopped by max_passes before converging
 };
 
 // The vertex nearest to C: +1 where C >= 0, -1 elsewhere.
@@ -67,10 +98,24 @@ VertexSearchResult vertex_search(const Model<double>& model, const Task& task,
                                  const std::vector<Witness>& starts, WitnessQuantity quantity,
                                  const VertexSearchOptions& options = {});
 
+// The random start v of the header's three kinds (v mod 3), drawn from eng.
+Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng);
+
 // One local search from the vertex `start` (exposed for tests): the local
-// optimum reached and, in *evaluations, the forward passes it took.
+// optimum reached and, in *evaluations, the forward passes it took;
+// *converged (if given) says whether a pass accepted no move.
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
-                      long* evaluations, long* accepted_moves = nullptr);
+                      long* evaluations, long* accepted_moves = nullptr, bool* converged = nullptr);
+
+// Sharing across triggers (header): per_trigger holds one best witness per
+// trigger searched (ascending j, any values); each entry is replaced by a
+// strictly better vertex found from another trigger's witness. Returns, per
+// entry, whether it was replaced; adds the forward passes to
+// result->evaluations (and the accepted moves, capped starts).
+std::vector<bool> share_across_triggers(const Model<double>& model, const Task& task,
+                                        std::vector<Witness>& per_trigger, WitnessQuantity quantity,
+                                        const VertexSearchOptions& options,
+                                        VertexSearchResult* result);
 
 }  // namespace sinkcert::search
