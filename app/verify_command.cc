@@ -16,13 +16,15 @@
 // several layers (theorems/bounds/deep_worst_case_bound.h): lower <= E <= upper to a
 // relative gap G, or, with --claim, whether E <= claim holds.
 // sinkcert verify bos --weights W.json --L L [--trigger-range ...]
-//                     [--max] [--claim B] [--gap G] [--seconds S] [--boxes N] [--bits B]
-//                     [--json] [--out WITNESS.json]
+//                     [--max] [--claim B] [--layer L --head H] [--gap G] [--seconds S]
+//                     [--boxes N] [--bits B] [--json] [--out WITNESS.json]
 // The certified minimum BOS mass of a single-layer weight file over the whole
 // content box (theorems/bounds/bos_bound.h): 1 - min BOS enclosed to a relative gap
 // G, or, with --claim, whether min BOS >= claim holds; with --max the
 // maximum non-trigger BOS mass (a BOS cap) enclosed, or whether max BOS <=
-// claim holds.
+// claim holds. A residual weight file (any layers and heads;
+// theorems/bounds/deep_bos_bound.h): each (layer, head)'s min (--max: max) BOS
+// enclosed, or with --layer L --head H --claim B that head's claim.
 // A bound without --claim answers ENCLOSED (the gap reached) or NOT
 // ENCLOSED (the enclosure printed is still certified), never VERIFIED, and
 // says under it what it means for the task; a claim answers VERIFIED, NOT
@@ -47,6 +49,7 @@
 #include "src/run_info.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
+#include "theorems/bounds/deep_bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/exact/coq_export.h"
@@ -203,6 +206,7 @@ struct VerifyBoxOptions {
   bool json = false;  // one JSON object on stdout instead of the report
   std::string out;    // write the witness here as an input file
   CLI::Option* weights_option = nullptr;
+  int layer = -1, head = -1;  // verify bos: one head (0-based); -1: every one
 };
 
 // Prints the report, or with --json its JSON form stamped with the
@@ -247,7 +251,7 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
                         const std::string& n_note,
                         const std::function<double(const WeightFile&, int)>& work, double max_work,
                         const std::function<std::string(const WeightFile&)>& work_note,
-                        bool residual_layers = false) {
+                        bool residual_layers = false, bool any_residual = false) {
   // Every value was range-checked when parsed (add_*_option, limits.h).
   require_option(opt.weights_option);
   if (!opt.out.empty()) check_output_file(opt.out, "--out");
@@ -256,10 +260,14 @@ BoxInput read_box_input(const VerifyBoxOptions& opt, Context& ctx, const std::st
   in.task = resolve_task(in.file, opt.task);
   const WeightFile& file = in.file;
   // residual_layers: a residual file of several layers is accepted too
-  const bool deep = residual_layers && file.kind == ModelKind::kResidual && file.num_layers() > 1;
+  // any_residual: a residual file of any number of layers
+  const bool deep = file.kind == ModelKind::kResidual &&
+                    ((residual_layers && file.num_layers() > 1) || any_residual);
   if (!deep && (file.kind != ModelKind::kSingleLayer || file.num_layers() != 1)) {
     throw InputError(opt.weights, "kind",
-                     residual_layers
+                     any_residual ? "single-layer or residual (" + checker +
+                                        " handles those, any layers, heads and attention)"
+                     : residual_layers
                          ? "single-layer, or residual with several layers (" + checker +
                                " handles those, any heads and attention)"
                          : "single-layer (" + checker +
@@ -376,27 +384,65 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
 }
 
 void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
-  const auto bos_work = [](const WeightFile& file, int L) {
+  // Single-layer: the first pass, H L^2 (n - 3)^3 / 2. Residual: one box
+  // (the budget is checked between boxes) is an interval forward and reverse
+  // pass, layers x heads x L n (L + n) max(1, bits / 1024), capped like
+  // verify bound's first pass.
+  const auto bos_work = [&](const WeightFile& file, int L) {
+    if (file.kind == ModelKind::kResidual) {
+      return static_cast<double>(file.num_layers()) * file.num_heads() * L * file.n * (L + file.n) *
+             std::max(1.0, opt.bits / 1024.0) * (kMaxBosWork / kMaxBoundWork);
+    }
     const double c = file.n - 3;
     return file.num_heads() * L * (L - 1) / 2.0 * c * c * c;
   };
   const BoxInput in = read_box_input(
       opt, ctx, "the BOS bound", " for verify bos", bos_work, kMaxBosWork,
       [](const WeightFile& file) {
+        if (file.kind == ModelKind::kResidual) {
+          return " and " + std::to_string(file.num_layers()) + " layer(s) x " +
+                 std::to_string(file.num_heads()) +
+                 " heads (one box, layers x heads x L n (L + n) max(1, bits / 1024) <= 2^24)";
+        }
         return " and " + std::to_string(file.num_heads()) +
                " heads (the first pass, H L^2 (n - 3)^3 / 2 <= 2^25, takes about a minute at the "
                "limit)";
-      });
+      },
+      false, true);
   const WeightFile& file = in.file;
   const Task& task = in.task;
+  const bool deep = file.kind == ModelKind::kResidual;
+  const std::string cli = "command line";
+  if (opt.layer >= std::max(1, file.num_layers())) {
+    throw InputError(cli, "--layer",
+                     "expected a layer of the model, 0 to " +
+                         std::to_string(std::max(1, file.num_layers()) - 1) + ", got " +
+                         std::to_string(opt.layer));
+  }
+  if (opt.head >= std::max(1, file.num_heads())) {
+    throw InputError(cli, "--head",
+                     "expected a head of the model, 0 to " +
+                         std::to_string(std::max(1, file.num_heads()) - 1) + ", got " +
+                         std::to_string(opt.head));
+  }
+  if (deep && opt.claim && (opt.layer < 0 || opt.head < 0)) {
+    throw InputError(cli, "--claim",
+                     "--layer L and --head H as well (on a residual model a claim is about one "
+                     "head; without a claim every head is enclosed)");
+  }
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
-  theorems::BosBoundOptions options;
-  // a box: 3 (n - 3) doubles and two MPFR numbers
-  set_box_options(opt, 24.0 * (task.n - 3) + 256 + opt.bits / 4.0, options);
+  theorems::DeepBosOptions options;
+  // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
+  set_box_options(opt, 24.0 * (deep ? task.L - 1 : 1) * (task.n - 3) + 256 + opt.bits / 4.0,
+                  options);
   options.progress = progress_sink(ctx, "verify bos");
+  options.head = opt.head;
+  options.layer = opt.layer;
   const Model<Rational> model = to_model<Rational>(file);
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
-  const theorems::BosReport report = theorems::bos_report(model, task, mode, opt.claim, options);
+  const theorems::BosReport report =
+      deep ? theorems::deep_bos_report(model, task, mode, opt.claim, options)
+           : theorems::bos_report(model, task, mode, opt.claim, options);
   // with each head's own enclosure, for several heads
   finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict);
 }
@@ -458,8 +504,9 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       "bos",
       "certified minimum BOS mass of a single-layer weight file over the whole content box by "
       "interval branch and bound: 1 - min BOS enclosed, or with --claim whether min BOS >= claim; "
-      "with --max the maximum (exit 0 ENCLOSED or VERIFIED, 4 NOT ENCLOSED or UNDECIDED, 3 NOT "
-      "VERIFIED)");
+      "with --max the maximum; a residual file: every (layer, head) enclosed, or with --layer "
+      "--head --claim that head's claim (exit 0 ENCLOSED or VERIFIED, 4 NOT ENCLOSED or "
+      "UNDECIDED, 3 NOT VERIFIED)");
   const auto sopt = add_box_options(
       bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
       "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",
@@ -468,6 +515,10 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   bos->add_flag("--max", *max_mode,
                 "the certified maximum non-trigger BOS mass instead (a BOS cap): max BOS "
                 "enclosed, or with --claim whether max BOS <= claim");
+  add_int_option(bos, "--layer", &sopt->layer, 0, kMaxLayers - 1,
+                 "only this layer's heads (0-based); with --head and --claim, that head's claim");
+  add_int_option(bos, "--head", &sopt->head, 0, kMaxHeads - 1,
+                 "only this head (0-based) of each layer, or of --layer");
   bos->callback([sopt, max_mode, &ctx]() { run_verify_bos(*sopt, *max_mode, ctx); });
 }
 

@@ -37,7 +37,7 @@ TABLES = [
     ("The certified path: loss and BOS deficit over the whole box",
      ["c1_certified_path"]),
     ("Theorem 1 at the hypothesis edges", ["t1_hypothesis_edges"]),
-    ("Theorem 2 in residual models", ["t2_theorem2_study"]),
+    ("Theorem 2 in residual models", ["t2_theorem2_study", "t2c_theorem2_certified"]),
     ("Which normalizations need a sink",
      ["normalizations_n5_L4", "normalizations_n16_L16"]),
 ]

@@ -4,7 +4,8 @@
 # folder it writes every table (P5 and P2 included, read from the committed
 # search models of the repository's results/) and figure and appendix.tex;
 # a missing input is an error naming the file (exit 2) before anything is
-# written; --models must be a folder; --quick and --full exclude each other.
+# written; --models must be a folder; --quick and --full exclude each other;
+# --only writes one table alone.
 # With pdflatex installed, the document compiles with no box too wide.
 # Usage: appendix_cli_test.sh SINKCERT (run from the source root, as ctest does).
 set -u
@@ -14,11 +15,12 @@ bin="$1"
 
 tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_case_bound
   p2_search_models p5_refined_search_path c1_certified_path t1_hypothesis_edges
-  t2_theorem2_study normalizations_n5_L4 normalizations_n16_L16 p5_refined_paper_size"
+  t2_theorem2_study t2c_theorem2_certified normalizations_n5_L4 normalizations_n16_L16
+  p5_refined_paper_size"
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 13 tables, 11 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 14 tables, 11 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -36,6 +38,8 @@ grep -q '^5,4,paper,2e-11,1.0000000000,0.539,0.0745,0.00769,CONSISTENT$' \
   "$out/tables/t1_hypothesis_edges.csv" || fail "the hypothesis-edge table lacks its n = 5, L = 4 row"
 grep -q '^"edges/n5_L4_paper/path_start0, search (double)",5,4,"\[2\.0[0-9]*e-11, .*"\[9\.05[0-9]*e-12, 9\.1[0-9]*e-12\]",0\.00[0-9]*,128 / 128$' \
   "$out/tables/c1_certified_path.csv" || fail "C1 lacks the certified n = 5, L = 4 path model"
+grep -q '^theorem2/path_start0,.*,0,0,' "$out/tables/t2c_theorem2_certified.csv" ||
+  fail "T2c lacks the Theorem 2 path model's layer 0, head 0"
 grep -q '^5,4,VERIFIED,EXACT,0,' "$out/tables/p3_relu_certificate.csv" ||
   fail "P3: an exact zero is not printed 0"
 for f in f1_sink_precision.dat f1_sink_precision.gp f2_certified_path.dat theorem1_path.pdf theorem1_frontier.pdf \
@@ -63,6 +67,15 @@ expect 2 "n3_L4_paper/theorem1.json: file: an input of t1_hypothesis_edges" \
   appendix --quick --models "$tmp/models" --out "$tmp/out2"
 expect 2 "^sinkcert: error: $tmp/nowhere: --models: " appendix --models "$tmp/nowhere" --out "$tmp/out2"
 expect 2 'excludes' appendix --quick --full --out "$tmp/out2"
+
+# --only: one table's files into <out>/tables, nothing else written
+mkdir "$tmp/only"
+expect 0 'appendix: t2c_theorem2_certified written' \
+  appendix --quick --only t2c_theorem2_certified --out "$tmp/only"
+[ "$(ls "$tmp/only" | tr '\n' ' ')" = "tables " ] || fail "appendix --only wrote beside tables/"
+[ "$(ls "$tmp/only/tables" | wc -l)" -eq 3 ] || fail "appendix --only: not the three table files"
+expect 2 'command line: --only: the name of a table of the appendix, got nope' \
+  appendix --quick --only nope --out "$tmp/only"
 
 # 3. The document compiles, no box too wide (where TeX Live is installed).
 if command -v pdflatex > /dev/null 2>&1; then

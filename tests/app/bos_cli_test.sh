@@ -4,8 +4,9 @@
 # n = 5, L = 4, whose smallest BOS mass is 1 - 3 / (e^10 + 3) = 0.99986381876
 # (theorems/bounds/bos_bound.h): enclosed, a true claim VERIFIED (exit 0), a false
 # one NOT VERIFIED with a witness (exit 3); the committed n = 5, L = 4 search
-# model (1 - min BOS = 9.05e-12 over the whole box) likewise; bad input
-# refused (exit 2). Usage: bos_cli_test.sh SINKCERT (from the source root, as
+# model (1 - min BOS = 9.05e-12 over the whole box) likewise; residual files
+# of one and two layers per (layer, head), with per-head claims and their
+# witnesses; bad input refused (exit 2). Usage: bos_cli_test.sh SINKCERT (from the source root, as
 # ctest does).
 set -u
 bin="$1"
@@ -83,7 +84,53 @@ printf '{"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
  "weights": [[{"A": [%s], "M": [%s]}]]}\n' "$rows" "$rows" > "$tmp/zero64.json"
 expect 2 'command line: --L: expected an integer in \[2, 17\] for n = 64' \
   verify bos --weights "$tmp/zero64.json" --L 18
-expect 2 'residual.json: kind: single-layer' verify bos --weights "$tmp/residual.json" --L 4
+# residual files: every (layer, head) enclosed (theorems/bounds/deep_bos_bound.h). One
+# residual layer of the sink family reads X itself: the same 1 - min BOS.
+expect 0 '^layer 0, head 0: min BOS in \[9\.9986381[0-9]*e-01, 9\.9986381[0-9]*e-01\], 1 - min BOS in \[1\.3618[0-1]e-04, 1\.3618[1-2]e-04\]  \[CERTIFIED\]' \
+  verify bos --weights "$tmp/residual.json" --L 4
+expect 0 '^verdict: ENCLOSED \(1 head\(s\), min BOS' verify bos --weights "$tmp/residual.json" --L 4
+expect 0 '^layer 0, head 0: max BOS in \[9\.99954602131[0-9]*e-01' \
+  verify bos --max --weights "$tmp/residual.json" --L 4
+# two residual layers: layer 0 attends uniformly (A = 0) and writes nothing
+# (M = 0), so layer 1 (the sink family) reads X: min BOS 1 - 3 / (e^10 + 3),
+# and layer 0's BOS mass 1 / (i + 1) ranges over [1/4, 1/2]
+z='[0, 0, 0, 0, 0]'
+cat > "$tmp/deep.json" <<JSON
+{"format": "sinkcert-weights", "version": 1, "kind": "residual", "attention": "softmax",
+ "n": 5, "layers": 2, "heads": 1,
+ "weights": [[{"A": [$z, $z, $z, $z, $z], "M": [$z, $z, $z, $z, $z]}],
+             [{"A": [$z, [-10, 0, 0, 0, 0], $z, $z, [10, 0, 0, 0, 0]],
+               "M": [$z, [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1]]}]]}
+JSON
+expect 0 '^layer 0, head 0: min BOS in \[2\.(4999|5000)[0-9]*e-01, 2\.5000[0-9]*e-01\]' \
+  verify bos --weights "$tmp/deep.json" --L 4
+expect 0 '^layer 1, head 0: min BOS in \[9\.9986381[0-9]*e-01, 9\.9986381[0-9]*e-01\]' \
+  verify bos --weights "$tmp/deep.json" --L 4
+expect 0 '^layer 0, head 0: max BOS in \[(4\.9999|5\.0000)[0-9]*e-01, 5\.0000[0-9]*e-01\]' \
+  verify bos --max --weights "$tmp/deep.json" --L 4
+expect_not 0 'VERIFIED' verify bos --weights "$tmp/deep.json" --L 4
+expect 0 '^verdict: VERIFIED  margin \(certified min BOS - claim\)' \
+  verify bos --weights "$tmp/deep.json" --L 4 --layer 1 --head 0 --claim 0.9998
+# a false claim: NOT VERIFIED, with the witness written and checkable
+expect 3 '^verdict: NOT VERIFIED  margin \(claim - a_i0 at the witness\)' \
+  verify bos --weights "$tmp/deep.json" --L 4 --layer 1 --head 0 --claim 0.99987 \
+  --out "$tmp/deep_witness.json"
+[ -s "$tmp/deep_witness.json" ] || fail "verify bos --out: no witness written for a residual model"
+expect 3 'witness: row i = 3, trigger j = [12]' \
+  verify bos --weights "$tmp/deep.json" --L 4 --layer 1 --head 0 --claim 0.99987
+expect 3 '^verdict: NOT VERIFIED' verify bos --max --weights "$tmp/deep.json" --L 4 --layer 0 \
+  --head 0 --claim 0.45
+expect 0 '^verdict: VERIFIED' verify bos --max --weights "$tmp/deep.json" --L 4 --layer 0 \
+  --head 0 --claim 0.51
+expect 0 '"verdict": "ENCLOSED"' verify bos --json --weights "$tmp/deep.json" --L 4
+expect 2 'command line: --claim: .*--layer L and --head H' \
+  verify bos --weights "$tmp/deep.json" --L 4 --claim 0.5
+expect 2 'command line: --layer: expected a layer of the model, 0 to 1, got 2' \
+  verify bos --weights "$tmp/deep.json" --L 4 --layer 2
+expect 2 'command line: --head: expected a head of the model, 0 to 0, got 1' \
+  verify bos --weights "$tmp/deep.json" --L 4 --head 1
+expect 2 'command line: --layer: expected a layer of the model, 0 to 0, got 1' \
+  verify bos --weights "$tmp/sink.json" --L 4 --layer 1
 expect 2 'L is required|--L' verify bos --weights "$tmp/sink.json"
 expect 2 'nope.json' verify bos --weights "$tmp/nope.json" --L 4
 

@@ -46,6 +46,13 @@ struct AppendixOptions {
   std::string models = default_models_dir();
   RunSize size = RunSize::kDefault;
   long p2_bound_boxes = 3200;  // per n = 5, L = 4 model (about 8 s); keeps the default run < 5 min
+  // T2c's budgets (theorems/reports/theorem2_certified_report.h): seconds per
+  // head and BOS extreme, and per model for E; 0 = the size's default.
+  double t2c_bos_seconds = 0.0;
+  double t2c_loss_seconds = 0.0;
+  // Non-empty: compute only this table of the registry and write its files
+  // into <out>/tables/ (the rest of <out>, appendix.tex included, untouched).
+  std::string only;
 };
 
 enum class ArtifactKind { kTable, kFigure };
@@ -90,9 +97,10 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
                               const std::vector<DocumentFigure>& figures, const RunInfo& info,
                               const std::string& folder_name);
 
-// Checks the inputs, then regenerates everything under opt.out; `argv` is
-// recorded as the command line of every artifact; `progress` receives one
-// line per step.
+// Checks the inputs, then regenerates everything under opt.out (with
+// opt.only, that one table's files alone); `argv` is recorded as the command
+// line of every artifact; `progress` receives one line per step. Throws
+// InputError when opt.only names no table of the registry.
 AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
                                   const Progress& progress = {});
 

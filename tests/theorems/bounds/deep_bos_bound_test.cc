@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/deep_bos_bound.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "src/forward.h"
+#include "tests/test_util.h"
+
+namespace sinkcert::theorems {
+namespace {
+
+const Task kTask{5, 4, TriggerRange::kPaper};
+
+// A random residual softmax model, 2 layers x 2 heads, entries of std 0.5:
+// attention rows far from uniform and layer 0 moving layer 1's input.
+Model<double> deep_model() {
+  return testing::random_model(5, AttentionKind::kSoftmax, 0.5, 11, 2, 2, ModelKind::kResidual);
+}
+
+// Extremes of a^{l,h}_i0 over non-trigger rows i >= 1 seen in double over
+// random contents and random vertices of every trigger (dense sampling: an
+// independent check of both ends of the certified enclosures).
+struct Sampled {
+  double min = INFINITY, max = -INFINITY;
+};
+std::vector<std::vector<Sampled>> sample_bos(const Model<double>& m, const Task& task,
+                                             int samples) {
+  std::mt19937_64 eng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<std::vector<Sampled>> out(m.num_layers(), std::vector<Sampled>(m.num_heads()));
+  for (int s = 0; s < samples; ++s) {
+    for (int j : task.trigger_positions()) {
+      Matrix<double> C(task.L - 1, task.content_dim());
+      for (int r = 0; r < C.rows(); ++r) {
+        for (int c = 0; c < C.cols(); ++c) C(r, c) = s % 2 ? u(eng) : (u(eng) > 0 ? 1.0 : -1.0);
+      }
+      const auto r = forward(m, make_input<double>(task, j, C), true);
+      for (int l = 0; l < m.num_layers(); ++l) {
+        for (int h = 0; h < m.num_heads(); ++h) {
+          for (int i = 1; i < task.L; ++i) {
+            if (i == j) continue;
+            const double a = r.attention[l][h](i, 0);
+            out[l][h].min = std::min(out[l][h].min, a);
+            out[l][h].max = std::max(out[l][h].max, a);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Double rounding of a sampled a_i0 in [0, 1]: far below this slack.
+constexpr double kDoubleSlack = 1e-12;
+
+DeepBosOptions options_for(int layer, int head) {
+  DeepBosOptions o;
+  o.layer = layer;
+  o.head = head;
+  o.relative_gap = 0.01;
+  o.max_boxes = 20000;
+  o.max_seconds = 10;
+  return o;
+}
+
+double min_lower(const BosBound& b) { return 1.0 - b.deficit_upper.convert_to<double>(); }
+
+// a_i0 at a bound's witness, in double (independent of the MPFI path).
+double witness_mass_double(const Model<double>& m, int layer, int head, int row, int trigger,
+                           const std::vector<double>& content) {
+  const auto r =
+      forward(m, make_input<double>(kTask, trigger, unflatten_content(kTask, content)), true);
+  return r.attention[layer][head](row, 0);
+}
+
+TEST_CASE("every head's min and max BOS enclose dense sampling; layer 0 to the gap") {
+  const Model<double> m = deep_model();
+  const auto sampled = sample_bos(m, kTask, 4000);
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < 2; ++h) {
+      INFO("layer " << l << " head " << h);
+      // layer 1 reads layer 0's outputs over the whole box: its branch and
+      // bound converges slowly, a short budget leaves a valid enclosure
+      DeepBosOptions o = options_for(l, h);
+      if (l == 1) o.max_seconds = 2;
+      const BosBound lo = bound_deep_min_bos(m, kTask, o);
+      const MaxBosBound hi = bound_deep_max_bos(m, kTask, o);
+      if (l == 0) {
+        CHECK(lo.verdict == Verdict::kEnclosed);
+        CHECK(hi.verdict == Verdict::kEnclosed);
+      }
+      CHECK(lo.evidence.label() == "CERTIFIED");
+      // the certified ends are on the right side of every sample
+      CHECK(min_lower(lo) <= sampled[l][h].min + kDoubleSlack);
+      CHECK(hi.mass_upper.convert_to<double>() >= sampled[l][h].max - kDoubleSlack);
+      // the witnesses are real inputs: their a_i0, recomputed in double,
+      // lies in their enclosure
+      REQUIRE(lo.witness_trigger != 0);
+      REQUIRE(hi.witness_trigger != 0);
+      CHECK(lo.witness_row != lo.witness_trigger);
+      const double wl =
+          witness_mass_double(m, l, h, lo.witness_row, lo.witness_trigger, lo.witness_content);
+      CHECK(std::abs(wl - (1.0 - bmp::median(lo.witness_deficit).convert_to<double>())) <
+            kDoubleSlack);
+      const double wh =
+          witness_mass_double(m, l, h, hi.witness_row, hi.witness_trigger, hi.witness_content);
+      CHECK(std::abs(wh - bmp::median(hi.witness_mass).convert_to<double>()) < kDoubleSlack);
+      if (l == 0) {
+        // enclosed to the gap: no sample beats a witness by more than it allows
+        CHECK(wl <= sampled[l][h].min + 0.02 * (1 - sampled[l][h].min) + kDoubleSlack);
+        CHECK(wh >= sampled[l][h].max * 0.98 - kDoubleSlack);
+      }
+    }
+  }
+}
+
+TEST_CASE("layer 1 without the centred forms of layer 0's outputs: valid, and not tighter") {
+  const Model<double> m = deep_model();
+  const auto sampled = sample_bos(m, kTask, 2000);
+  for (int h = 0; h < 2; ++h) {
+    DeepBosOptions plain = options_for(1, h);
+    plain.centred_layer_inputs = false;
+    plain.max_boxes = 1;  // the first pass only (one box per case)
+    DeepBosOptions centred = plain;
+    centred.centred_layer_inputs = true;
+    const BosBound p = bound_deep_min_bos(m, kTask, plain);
+    const BosBound c = bound_deep_min_bos(m, kTask, centred);
+    CHECK(min_lower(p) <= sampled[1][h].min + kDoubleSlack);
+    CHECK(min_lower(c) <= sampled[1][h].min + kDoubleSlack);
+    CHECK(c.deficit_upper <= p.deficit_upper);
+  }
+}
+
+TEST_CASE("a broken bound that drops layer 0's contribution fails against sampling") {
+  const Model<double> m = deep_model();
+  const auto sampled = sample_bos(m, kTask, 4000);
+  int violated = 0;
+  for (int h = 0; h < 2; ++h) {
+    DeepBosOptions o = options_for(1, h);
+    o.drop_layer_for_testing = 0;
+    o.max_seconds = 2;
+    const BosBound lo = bound_deep_min_bos(m, kTask, o);
+    const MaxBosBound hi = bound_deep_max_bos(m, kTask, o);
+    if (min_lower(lo) > sampled[1][h].min + kDoubleSlack) ++violated;
+    if (hi.mass_upper.convert_to<double>() < sampled[1][h].max - kDoubleSlack) ++violated;
+  }
+  CHECK(violated > 0);
+}
+
+TEST_CASE("one residual layer: the same enclosure as the single-layer BOS bound") {
+  Model<double> deep =
+      testing::random_model(5, AttentionKind::kSoftmax, 0.7, 12, 1, 2, ModelKind::kResidual);
+  Model<double> single = deep;
+  single.kind = ModelKind::kSingleLayer;
+  for (int h = 0; h < 2; ++h) {
+    BosBoundOptions so;
+    so.head = h;
+    const BosBound s = bound_min_bos(single, kTask, so);
+    const BosBound d = bound_deep_min_bos(deep, kTask, options_for(0, h));
+    CHECK(d.deficit_lower <= s.deficit_upper);
+    CHECK(s.deficit_lower <= d.deficit_upper);
+    const MaxBosBound sm = bound_max_bos(single, kTask, so);
+    const MaxBosBound dm = bound_deep_max_bos(deep, kTask, options_for(0, h));
+    CHECK(dm.mass_lower <= sm.mass_upper);
+    CHECK(sm.mass_lower <= dm.mass_upper);
+  }
+}
+
+TEST_CASE("claims: true ones VERIFIED, false ones NOT VERIFIED with a witness below / above") {
+  const Model<double> m = deep_model();
+  const auto sampled = sample_bos(m, kTask, 1000);
+  const BosBound lo = bound_deep_min_bos(m, kTask, options_for(0, 0));
+  const double certified_min = min_lower(lo);
+  REQUIRE(certified_min > 1e-3);
+  const BosClaimCheck yes = check_deep_min_bos(m, kTask, certified_min - 1e-3, options_for(0, 0));
+  CHECK(yes.verdict == Verdict::kVerified);
+  CHECK(yes.margin > 0);
+  // a false claim on a head of layer 1: its witness is below the claim
+  const double false_claim = 0.5 * (sampled[1][0].min + sampled[1][0].max);  // half-way
+  DeepBosOptions o = options_for(1, 0);
+  o.max_seconds = 5;
+  const BosClaimCheck no = check_deep_min_bos(m, kTask, false_claim, o);
+  REQUIRE(no.verdict == Verdict::kNotVerified);
+  CHECK(1.0 - bmp::upper(no.bound.witness_deficit).convert_to<double>() < false_claim);
+  CHECK(witness_mass_double(m, 1, 0, no.bound.witness_row, no.bound.witness_trigger,
+                            no.bound.witness_content) < false_claim);
+  const MaxBosClaimCheck cap_no = check_deep_max_bos(m, kTask, false_claim, o);
+  CHECK(cap_no.verdict == Verdict::kNotVerified);
+  const MaxBosBound hi = bound_deep_max_bos(m, kTask, options_for(0, 0));
+  const MaxBosClaimCheck cap_yes = check_deep_max_bos(
+      m, kTask, std::min(1.0, hi.mass_upper.convert_to<double>() + 1e-3), options_for(0, 0));
+  CHECK(cap_yes.verdict == Verdict::kVerified);
+  // the report: a claim needs its head; without one every head's line
+  CHECK_THROWS_AS(deep_bos_report(m, kTask, BosMode::kMin, 0.5, DeepBosOptions{}),
+                  std::invalid_argument);
+  DeepBosOptions all;
+  all.max_seconds = 4;
+  const BosReport r = deep_bos_report(m, kTask, BosMode::kMin, std::nullopt, all);
+  CHECK(r.text.find("layer 1, head 1: min BOS in [") != std::string::npos);
+  CHECK(r.text.find("VERIFIED") == std::string::npos);
+  CHECK(r.json["heads"].size() == 4);
+  const BosReport c = deep_bos_report(m, kTask, BosMode::kMin, false_claim, o);
+  CHECK(c.verdict == Verdict::kNotVerified);
+  CHECK(c.witness.has_value());
+  CHECK(c.text.find("verdict: NOT VERIFIED") != std::string::npos);
+}
+
+TEST_CASE("a budget of 0.3 s stops the deep BOS bound in time with a valid enclosure") {
+  const Task task{8, 8, TriggerRange::kPaper};
+  const Model<double> m =
+      testing::random_model(8, AttentionKind::kSoftmax, 0.7, 5, 2, 2, ModelKind::kResidual);
+  DeepBosOptions o = options_for(1, 1);
+  o.relative_gap = 1e-9;
+  o.max_seconds = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const BosBound b = bound_deep_min_bos(m, task, o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(seconds < 2.3);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
+  CHECK(b.budget_exhausted);
+  if (b.witness_trigger != 0) CHECK(b.deficit_lower <= b.deficit_upper);
+}
+
+TEST_CASE("refused: single-layer models, softpick, a head or layer that does not exist") {
+  const Model<double> m = deep_model();
+  Model<double> single = m;
+  single.kind = ModelKind::kSingleLayer;
+  CHECK_THROWS_AS(bound_deep_min_bos(single, kTask, options_for(0, 0)), std::invalid_argument);
+  Model<double> softpick = m;
+  softpick.attention = AttentionKind::kSoftpick;
+  CHECK_THROWS_AS(bound_deep_max_bos(softpick, kTask, options_for(0, 0)), std::invalid_argument);
+  CHECK_THROWS_AS(bound_deep_min_bos(m, kTask, options_for(2, 0)), std::invalid_argument);
+  CHECK_THROWS_AS(bound_deep_min_bos(m, kTask, options_for(0, 2)), std::invalid_argument);
+  CHECK_THROWS_AS(bound_deep_min_bos(m, kTask, options_for(-1, 0)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems

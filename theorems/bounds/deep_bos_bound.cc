@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/deep_bos_bound.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "src/attention.h"
+#include "src/forward_vjp.h"
+#include "src/interval.h"
+#include "src/table_writer.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+bool is_softmax_kind(AttentionKind kind) {
+  return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne ||
+         kind == AttentionKind::kGated;
+}
+
+Mpfr infinity() { return std::numeric_limits<Mpfr>::infinity(); }
+
+// The upper end of an enclosure, +inf when it is NaN.
+Mpfr upper_or_inf(const Mpfi& x) {
+  if (interval_is_nan(x)) return infinity();
+  return bmp::upper(x);
+}
+
+// Layers 0..l of the model (the map X -> x^(l+1), whose tape holds x^(l)).
+Model<Mpfi> prefix_of(const Model<Mpfi>& model, int l) {
+  Model<Mpfi> out;
+  out.kind = model.kind;
+  out.attention = model.attention;
+  out.n = model.n;
+  out.layers.assign(model.layers.begin(), model.layers.begin() + l + 1);
+  return out;
+}
+
+// q . y, coefficient-based (MPFI).
+Mpfi dot(const Vector<Mpfi>& q, const Vector<Mpfi>& y) {
+  Mpfi s(0);
+  for (int e = 0; e < q.size(); ++e) s += q(e) * y(e);
+  return s;
+}
+
+// Q of row i from layer l's input x (rows 0..i), head score matrix A:
+//   q = A^T x_i, d_m = q . (x_m - x_0), T = sum_m exp(d_m) [+ exp(-q . x_0)]
+//   a_i0 = 1 / (1 + T),  1 - a_i0 = 1 / (1 + 1 / T)         (softmax kinds)
+//   a_i0 = phi(q . x_0) / divisor                          (elementwise kinds)
+Mpfi bos_from_input(AttentionKind kind, const Matrix<Mpfi>& A, const Matrix<Mpfi>& x, int i,
+                    bool deficit) {
+  const int n = static_cast<int>(x.cols());
+  Vector<Mpfi> q(n);
+  for (int e = 0; e < n; ++e) {
+    Mpfi s(0);
+    for (int p = 0; p < n; ++p) s += A(p, e) * x(i, p);
+    q(e) = s;
+  }
+  const Vector<Mpfi> x0 = x.row(0).transpose();
+  if (is_softmax_kind(kind)) {
+    Mpfi T(0);
+    for (int m = 1; m <= i; ++m) {
+      const Vector<Mpfi> delta = (x.row(m) - x.row(0)).transpose();
+      // d_m = q . (x_m - x_0)
+      T += exp_of(dot(q, delta));
+    }
+    if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-dot(q, x0)));
+    return deficit ? Mpfi(Mpfi(1) / (Mpfi(1) + Mpfi(1) / T)) : Mpfi(Mpfi(1) / (Mpfi(1) + T));
+  }
+  std::vector<Mpfi> s(i + 1, Mpfi(0)), a(i + 1);
+  s[0] = dot(q, x0);
+  attention_row(kind, i, s.data(), a.data());  // a_0 reads s_0 alone
+  return deficit ? Mpfi(Mpfi(1) - a[0]) : a[0];
+}
+
+// The first i + 1 rows of X(j, C), C given for positions 1..i (i * (n - 3)
+// values, position-major as content_variable orders them).
+template <class S>
+Matrix<S> rows_input(int n, int i, int j, const std::vector<S>& content) {
+  const int cd = n - 3;
+  Matrix<S> X = Matrix<S>::Constant(i + 1, n, S(0));
+  X(0, kBosFlag) = S(1);
+  for (int k = 1; k <= i; ++k) {
+    X(k, k == j ? kTriggerFlag : ordinary_flag(n)) = S(1);
+    for (int c = 0; c < cd; ++c) X(k, kFirstContent + c) = content[(k - 1) * cd + c];
+  }
+  return X;
+}
+
+Matrix<Mpfi> point_rows(int n, int i, int j, const std::vector<double>& p) {
+  std::vector<Mpfi> c;
+  c.reserve(p.size());
+  for (double v : p) c.emplace_back(Mpfr(v));
+  return rows_input(n, i, j, c);
+}
+
+Mpfi point_q(const Model<Mpfi>& prefix, int layer, int head, const Matrix<Mpfi>& X, int i,
+             bool deficit) {
+  const ForwardTape<Mpfi> tape = forward_tape(prefix, Matrix<Mpfi>(X.topRows(i + 1)), i);
+  return bos_from_input(prefix.attention, prefix.layers[layer][head].A, tape.inputs[layer], i,
+                        deficit);
+}
+
+// The interval tape of `prefix` (layers 0..l) over the box input X (rows
+// 0..i), each intermediate layer input x^(l') (0 < l' <= l) intersected with
+// its centred form around the box's centre c (x^(l') at c: centre.inputs[l']):
+//   x^(l')_{k,d}(B) in x^(l')_{k,d}(c) + sum_v dx^(l')_{k,d}/dx_v(B) (B_v - c_v),
+// the derivative enclosed by the reverse pass (forward_vjp) through layers
+// 0..l'-1 over the tape so far; later layers then read inputs that shrink
+// quadratically with the box. Only row i of layer l is computed.
+ForwardTape<Mpfi> centred_tape(const Model<Mpfi>& prefix, const Matrix<Mpfi>& X, int i,
+                               const ContentBox& box, const std::vector<double>& c,
+                               const ForwardTape<Mpfi>& centre) {
+  const int n = static_cast<int>(X.cols()), cd = n - 3, layers = prefix.num_layers();
+  ForwardTape<Mpfi> tape;
+  Matrix<Mpfi> x = X;
+  for (int l = 0; l < layers; ++l) {
+    const bool last = l + 1 == layers;
+    tape.inputs.push_back(x);
+    tape.rows.emplace_back();
+    Matrix<Mpfi> delta = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+    for (const Head<Mpfi>& head : prefix.layers[l]) {
+      tape.rows.back().emplace_back(i + 1);
+      for (int r = last ? i : 0; r <= i; ++r) {
+        HeadRow<Mpfi> row = head_row_forward(prefix.attention, head, x, r);
+        // o_r = M V_r (times the gate, gated attention)
+        delta.row(r) += head_row_output(prefix.attention, head, row).transpose();
+        tape.rows.back().back()[r] = std::move(row);
+      }
+    }
+    // x^(l+1) = x^(l) + sum_h o^{l,h}
+    x += delta;
+    if (last) break;
+    Model<Mpfi> below = prefix;
+    below.layers.resize(l + 1);
+    for (int k = 1; k <= i; ++k) {
+      for (int d = 0; d < n; ++d) {
+        if (width_of(x(k, d)) == 0) continue;  // a constant (a flag)
+        Matrix<Mpfi> dY = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+        dY(k, d) = Mpfi(1);
+        const Matrix<Mpfi> dX = forward_vjp(below, tape, dY, nullptr, false).dX;
+        Mpfi r = centre.inputs[l + 1](k, d);
+        for (int m = 1; m <= k; ++m) {
+          for (int e = 0; e < cd; ++e) {
+            const int v = (m - 1) * cd + e;
+            // (B_v - c_v), enclosed
+            const Mpfi lo = Mpfi(Mpfr(box.lo[v])) - Mpfi(Mpfr(c[v]));
+            const Mpfi hi = Mpfi(Mpfr(box.hi[v])) - Mpfi(Mpfr(c[v]));
+            r += dX(m, kFirstContent + e) * Mpfi(bmp::lower(lo), bmp::upper(hi));
+          }
+        }
+        x(k, d) = intersection_of(x(k, d), r).value_or(x(k, d));
+      }
+    }
+  }
+  tape.output = x;
+  return tape;
+}
+
+template <class T>
+void check_deep_model(const Model<T>& model, const Task& task, int layer, int head) {
+  if (model.kind != ModelKind::kResidual) {
+    throw std::invalid_argument("deep BOS bound: only residual models are supported");
+  }
+  if (model.num_layers() < 1 || model.num_heads() < 1) {
+    throw std::invalid_argument("deep BOS bound: the model has no heads");
+  }
+  if (model.n != task.n) throw std::invalid_argument("deep BOS bound: model n != task n");
+  if (model.attention == AttentionKind::kSoftpick) {
+    throw std::invalid_argument(
+        "deep BOS bound: softpick attention is not supported (softmax, softmax-off-by-one, "
+        "gated, relu, relu-count-all, sigmoid are)");
+  }
+  task.validate();
+  if (task.trigger_positions().empty()) {
+    throw std::invalid_argument("deep BOS bound: no trigger positions");
+  }
+  if (layer < 0 || layer >= model.num_layers()) {
+    throw std::invalid_argument("deep BOS bound: no layer " + std::to_string(layer) +
+                                " (the model has " + std::to_string(model.num_layers()) + ")");
+  }
+  if (head < 0 || head >= model.num_heads()) {
+    throw std::invalid_argument("deep BOS bound: no head " + std::to_string(head) +
+                                " (the model has " + std::to_string(model.num_heads()) +
+                                " per layer)");
+  }
+}
+
+// One box: row i and the content of positions 1..i (box.trigger = j).
+struct DeepBosNode {
+  int row = 0;
+  ContentBox box;
+  Mpfr upper;                  // >= Q over the box; +inf for NaN
+  int bits = 0;                // precision the bound was computed at
+  Mpfr rounding;               // width of Q's enclosure at the centre
+  std::vector<double> weight;  // |g_v| (hi_v - lo_v), split scores
+  const Mpfr& upper_bound() const { return upper; }
+};
+
+// Even depth: the largest weight; odd depth (or no positive weight): the widest.
+int choose_deep_bos_split(const DeepBosNode& node) {
+  const ContentBox& box = node.box;
+  const auto splittable = [&box](std::size_t v) {
+    const double mid = 0.5 * (box.lo[v] + box.hi[v]);
+    return box.lo[v] < mid && mid < box.hi[v];
+  };
+  int split = -1;
+  double best = 0.0;
+  if (box.depth % 2 == 0) {
+    for (std::size_t v = 0; v < node.weight.size(); ++v) {
+      if (splittable(v) && node.weight[v] > best) {
+        best = node.weight[v];
+        split = static_cast<int>(v);
+      }
+    }
+    if (split >= 0) return split;
+  }
+  for (std::size_t v = 0; v < box.lo.size(); ++v) {
+    if (!splittable(v)) continue;
+    if (split < 0 || box.hi[v] - box.lo[v] > box.hi[split] - box.lo[split]) {
+      split = static_cast<int>(v);
+    }
+  }
+  return split;
+}
+
+// The branch and bound of the header for head (layer, head): the enclosure
+// of max Q in the deficit fields of a BosBound (Q = 1 - a_i0, or a_i0 with
+// max_mode).
+template <class T>
+BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOptions& options,
+                     const std::function<bool(const Mpfr&, const Mpfr&)>& done, bool max_mode) {
+  const int layer = options.layer, head = options.head;
+  check_deep_model(model_in, task, layer, head);
+  if (options.bits < 2 || options.step_bits < 1) {
+    throw std::invalid_argument("deep BOS bound: need bits >= 2 and step_bits >= 1");
+  }
+  const bool deficit = !max_mode;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Deadline deadline = options.run_deadline();
+  ProgressLines progress(options.progress, options.progress_seconds);
+  const int n = task.n, cd = task.content_dim();
+  std::optional<PrecisionScope> scope;
+  scope.emplace(options.bits);
+  Model<Mpfi> prefix;
+  const auto make_prefix = [&] {
+    Model<Mpfi> m = model_in.template cast<Mpfi>();
+    if (options.drop_layer_for_testing >= 0 && options.drop_layer_for_testing < m.num_layers()) {
+      for (Head<Mpfi>& h : m.layers[options.drop_layer_for_testing]) {
+        h.M = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
+      }
+    }
+    prefix = prefix_of(m, layer);
+  };
+  make_prefix();
+  BosBound out;
+  out.bits_requested = options.bits;
+  out.bits = PrecisionScope::current_bits();
+  out.deficit_lower = Mpfr(-2);
+  out.witness_head = head;
+  bool have_witness = false;
+  // a witness: the point p (content of positions 1..i), row i, trigger j
+  // a witness whose Q is known
+  const auto offer_value = [&](int i, int j, const std::vector<double>& p, const Mpfi& q) {
+    if (interval_is_nan(q)) return q;
+    const Mpfr low = bmp::lower(q);
+    if (!have_witness || low > out.deficit_lower) {
+      have_witness = true;
+      out.deficit_lower = low;
+      out.witness_row = i;
+      out.witness_trigger = j;
+      out.witness_content.assign(static_cast<std::size_t>(content_variables(task)), 0.0);
+      std::copy(p.begin(), p.end(), out.witness_content.begin());
+      out.witness_deficit = q;
+    }
+    return q;
+  };
+  const auto offer = [&](int i, int j, const std::vector<double>& p) {
+    return offer_value(i, j, p, point_q(prefix, layer, head, point_rows(n, i, j, p), i, deficit));
+  };
+  const auto bound_node = [&](int i, ContentBox box) {
+    DeepBosNode node{i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
+    const ContentBox& b = node.box;
+    const int j = b.trigger, vars = i * cd;
+    ++out.boxes;
+    // 1. plain: the interval forward pass over the box
+    std::vector<Mpfi> cont;
+    std::vector<double> centre(vars);
+    for (int v = 0; v < vars; ++v) {
+      cont.emplace_back(Mpfr(b.lo[v]), Mpfr(b.hi[v]));
+      centre[v] = 0.5 * (b.lo[v] + b.hi[v]);
+    }
+    const Matrix<Mpfi> Xc = point_rows(n, i, j, centre);
+    const ForwardTape<Mpfi> centre_tape = forward_tape(prefix, Xc, i);
+    // the layers below l: centred forms of their outputs (not for gated
+    // attention's gate, nor for testing the plain pass)
+    const bool centred_inputs =
+        layer > 0 && prefix.attention != AttentionKind::kGated && options.centred_layer_inputs;
+    const Matrix<Mpfi> Xb = rows_input(n, i, j, cont);
+    const ForwardTape<Mpfi> tape = centred_inputs
+                                       ? centred_tape(prefix, Xb, i, b, centre, centre_tape)
+                                       : forward_tape(prefix, Xb, i);
+    const Mpfi plain = bos_from_input(prefix.attention, prefix.layers[layer][head].A,
+                                      tape.inputs[layer], i, deficit);
+    node.upper = upper_or_inf(plain);
+    // 2. centred form around the centre: Q(c) + sum_v g_v (B_v - c_v),
+    // g = dQ/dX over the box from the reverse pass with cotangent -+1 on a_i0
+    const Mpfi qc = offer_value(i, j, centre,
+                                bos_from_input(prefix.attention, prefix.layers[layer][head].A,
+                                               centre_tape.inputs[layer], i, deficit));
+    node.rounding = interval_is_nan(qc) ? infinity() : Mpfr(width_of(qc));
+    node.weight.assign(vars, 0.0);
+    if (vars == 0) return node;
+    std::vector<std::vector<Matrix<Mpfi>>> d_att(layer + 1);
+    for (int l = 0; l <= layer; ++l) {
+      d_att[l].assign(prefix.num_heads(), Matrix<Mpfi>::Constant(i + 1, i + 1, Mpfi(0)));
+    }
+    d_att[layer][head](i, 0) = Mpfi(deficit ? -1 : 1);
+    const Matrix<Mpfi> dY = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+    const Matrix<Mpfi> dX = forward_vjp(prefix, tape, dY, &d_att, false).dX;
+    Mpfi centred = qc;
+    std::vector<double> vertex(vars);
+    for (int k = 1; k <= i; ++k) {
+      for (int c = 0; c < cd; ++c) {
+        const int v = (k - 1) * cd + c;
+        const Mpfi& g = dX(k, kFirstContent + c);
+        // (B_v - c_v), enclosed
+        const Mpfi lo_off = Mpfi(Mpfr(b.lo[v])) - Mpfi(Mpfr(centre[v]));
+        const Mpfi hi_off = Mpfi(Mpfr(b.hi[v])) - Mpfi(Mpfr(centre[v]));
+        centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));
+        const double w = to_double(Mpfr(magnitude_of(g))) * (b.hi[v] - b.lo[v]);
+        node.weight[v] = std::isfinite(w) ? w : 0.0;
+        vertex[v] = bmp::median(g) >= 0 ? b.hi[v] : b.lo[v];
+      }
+    }
+    const Mpfr cu = upper_or_inf(centred);
+    if (cu < node.upper) node.upper = cu;
+    offer(i, j, vertex);
+    return node;
+  };
+  const auto raise_to = [&](int bits) {
+    scope.reset();
+    scope.emplace(bits);
+    out.bits = PrecisionScope::current_bits();
+    make_prefix();
+    if (have_witness) {
+      const int i = out.witness_row;
+      const std::vector<double> p(out.witness_content.begin(),
+                                  out.witness_content.begin() + static_cast<long>(i) * cd);
+      out.witness_deficit =
+          point_q(prefix, layer, head, point_rows(n, i, out.witness_trigger, p), i, deficit);
+      if (bmp::lower(out.witness_deficit) > out.deficit_lower) {
+        out.deficit_lower = bmp::lower(out.witness_deficit);
+      }
+    }
+  };
+  BoxHeap<DeepBosNode> heap;
+  const std::vector<int> triggers = task.trigger_positions();
+  for (int i = 1; i < task.L; ++i) {
+    // every j < i, and one j > i (all give row i the same value)
+    std::vector<int> cases;
+    for (int j : triggers) {
+      if (j < i || (j > i && (cases.empty() || cases.back() < i))) cases.push_back(j);
+    }
+    for (int j : cases) {
+      ContentBox box{j, std::vector<double>(i * cd, -1.0), std::vector<double>(i * cd, 1.0), 0};
+      if (deadline.expired()) {  // not evaluated: bounds nothing
+        heap.push(DeepBosNode{i, std::move(box), infinity(), out.bits, infinity(), {}});
+        continue;
+      }
+      heap.push(bound_node(i, std::move(box)));
+      progress.maybe_send([&] {
+        return "first pass: layer " + std::to_string(layer) + ", head " + std::to_string(head) +
+               ", row " + std::to_string(i) + " of " + std::to_string(task.L - 1);
+      });
+    }
+  }
+  if (heap.empty()) throw std::invalid_argument("deep BOS bound: no non-trigger row i >= 1");
+  struct Ops {
+    decltype(bound_node)& evaluate_box;
+    decltype(raise_to)& raise;
+    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
+    int content_dim;
+    const char* quantity;
+    const long& boxes;
+    const Deadline& deadline;
+    DeepBosNode evaluate(const DeepBosNode& like, ContentBox box) {
+      return evaluate_box(like.row, std::move(box));
+    }
+    int choose_split(const DeepBosNode& node) { return choose_deep_bos_split(node); }
+    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
+    void raise_precision(int new_bits) { raise(new_bits); }
+    void on_precision_floor(const DeepBosNode&) {}
+    std::string unsplittable_reason(const DeepBosNode&) {
+      return content_dim == 0 ? "no content coordinate to split (n = 3)"
+                              : "cannot split a box whose coordinates are adjacent doubles";
+    }
+    std::string progress(const Mpfr& lower, const Mpfr& upper) {
+      return enclosure_progress(quantity, boxes, lower, upper, deadline);
+    }
+  } ops{bound_node, raise_to, done, cd, max_mode ? "max BOS" : "1 - min BOS", out.boxes, deadline};
+  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
+                 deadline, progress);
+  if (!have_witness) {
+    out.witness_trigger = 0;
+    out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
+  }
+  out.evidence = Evidence::certified(out.bits);
+  out.seconds = seconds_since(t0);
+  PrecisionScope wide(2 * out.bits);
+  out.relative_gap =
+      have_witness && out.deficit_lower != 0
+          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
+                .convert_to<double>()
+          : INFINITY;
+  return out;
+}
+
+MaxBosBound to_max(BosBound b) {
+  MaxBosBound out;
+  static_cast<BoxSearchOutcome&>(out) = static_cast<const BoxSearchOutcome&>(b);
+  out.mass_lower = b.deficit_lower;
+  out.mass_upper = b.deficit_upper;
+  out.relative_gap = b.relative_gap;
+  out.witness_head = b.witness_head;
+  out.witness_row = b.witness_row;
+  out.witness_trigger = b.witness_trigger;
+  out.witness_content = std::move(b.witness_content);
+  out.witness_mass = b.witness_deficit;
+  return out;
+}
+
+std::function<bool(const Mpfr&, const Mpfr&)> gap_rule(double gap) {
+  return [gap](const Mpfr& lower, const Mpfr& upper) {
+    return upper - lower <= Mpfr(gap) * bmp::abs(lower);
+  };
+}
+
+}  // namespace
+
+Mpfi deep_point_bos_mass(const Model<Mpfi>& model, int layer, int head, const Matrix<Mpfi>& X,
+                         int i) {
+  check_deep_model(
+      model, Task{model.n, static_cast<int>(std::max<long>(X.rows(), 2)), TriggerRange::kPaper},
+      layer, head);
+  return point_q(prefix_of(model, layer), layer, head, X, i, false);
+}
+
+Mpfi deep_point_bos_deficit(const Model<Mpfi>& model, int layer, int head, const Matrix<Mpfi>& X,
+                            int i) {
+  check_deep_model(
+      model, Task{model.n, static_cast<int>(std::max<long>(X.rows(), 2)), TriggerRange::kPaper},
+      layer, head);
+  return point_q(prefix_of(model, layer), layer, head, X, i, true);
+}
+
+template <class T>
+BosBound bound_deep_min_bos(const Model<T>& model, const Task& task,
+                            const DeepBosOptions& options) {
+  BosBound out = deep_search(model, task, options, gap_rule(options.relative_gap), false);
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
+
+template <class T>
+MaxBosBound bound_deep_max_bos(const Model<T>& model, const Task& task,
+                               const DeepBosOptions& options) {
+  MaxBosBound out = to_max(deep_search(model, task, options, gap_rule(options.relative_gap), true));
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
+
+template <class T>
+BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, double claimed,
+                                 const DeepBosOptions& options) {
+  if (!(claimed >= 0 && claimed <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+  }
+  BosClaimCheck out;
+  out.claimed = claimed;
+  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
+  std::optional<Mpfr> c;
+  {
+    PrecisionScope exact(1100);
+    c = Mpfr(1) - Mpfr(claimed);
+  }
+  // min BOS >= claimed  <=>  D <= c
+  out.bound = deep_search(
+      model, task, options,
+      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= *c || lower > *c; }, false);
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  PrecisionScope wide(1100);
+  if (out.bound.deficit_upper <= *c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(*c - out.bound.deficit_upper).convert_to<double>();
+  } else if (out.bound.witness_trigger != 0 && out.bound.deficit_lower > *c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.deficit_lower - *c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+template <class T>
+MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, double claimed,
+                                    const DeepBosOptions& options) {
+  if (!(claimed >= 0 && claimed <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+  }
+  MaxBosClaimCheck out;
+  out.claimed = claimed;
+  const Mpfr c(claimed);  // a double: exact at every precision of at least 53 bits
+  out.bound = to_max(deep_search(
+      model, task, options,
+      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  PrecisionScope wide(1100);
+  if (out.bound.mass_upper <= c) {
+    out.verdict = Verdict::kVerified;
+    out.margin = Mpfr(c - out.bound.mass_upper).convert_to<double>();
+  } else if (out.bound.witness_trigger != 0 && out.bound.mass_lower > c) {
+    out.verdict = Verdict::kNotVerified;
+    out.margin = Mpfr(out.bound.mass_lower - c).convert_to<double>();
+  } else {
+    out.verdict = Verdict::kUndecided;
+  }
+  return out;
+}
+
+namespace {
+
+// 1 - x rounded down / up.
+Mpfr one_minus(const Mpfr& x, mpfr_rnd_t rnd) {
+  Mpfr r;
+  mpfr_ui_sub(r.backend().data(), 1, x.backend().data(), rnd);
+  return r;
+}
+
+}  // namespace
+
+std::string min_bos_text(const BosBound& b, int digits) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  const std::string hi =
+      b.witness_trigger == 0 ? "inf" : format_up(one_minus(b.deficit_lower, MPFR_RNDU), digits);
+  return "min BOS in [" + format_down(one_minus(b.deficit_upper, MPFR_RNDD), digits) + ", " + hi +
+         "]";
+}
+
+std::string max_bos_text(const MaxBosBound& b, int digits) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  return "max BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, digits)) +
+         ", " + format_up(b.mass_upper, digits) + "]";
+}
+
+namespace {
+
+// "model: residual, L layer(s) x H head(s), ATTENTION; ..." then the task.
+template <class T>
+void model_lines(std::ostringstream& s, const Model<T>& model, const Task& task) {
+  s << "model: residual, " << model.num_layers() << " layer(s) x " << model.num_heads()
+    << " head(s), " << to_string(model.attention)
+    << " attention; BOS mass a^{l,h}_i0 over the whole content box (non-trigger rows i >= 1), "
+       "n = "
+    << task.n << ", L = " << task.L << ", triggers " << to_string(task.range) << "\n"
+    << "method: interval forward pass through the layers below, intersected with the centred "
+       "form of a_i0 (from score differences), branch and bound per head\n";
+}
+
+// The lines of one head's bound (either mode), with its witness.
+template <typename Bound>
+void head_lines(std::ostringstream& s, int layer, const Bound& b, const std::string& enclosure,
+                const Mpfi& witness_value, const char* witness_name) {
+  PrecisionScope scope(std::max(b.bits, 128) * 2);
+  s << "layer " << layer << ", head " << b.witness_head << ": " << enclosure << "  ["
+    << b.evidence.label() << "] (gap " << b.relative_gap << ", " << b.boxes << " boxes, "
+    << b.seconds << " s, stopped: " << b.stop_reason << ", " << b.bits << " bits)\n";
+  if (b.witness_trigger != 0) {
+    s << "  witness: row i = " << b.witness_row << ", trigger j = " << b.witness_trigger << ", "
+      << witness_name << " in " << format_interval(witness_value, 17) << "  [CERTIFIED]\n";
+  }
+}
+
+struct HeadResult {
+  int layer = 0, head = 0;
+  std::optional<BosBound> min;
+  std::optional<MaxBosBound> max;
+};
+
+}  // namespace
+
+template <class T>
+BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
+                          std::optional<double> claimed, const DeepBosOptions& options) {
+  BosReport r;
+  DeepBosOptions shared = options;
+  shared.deadline = options.run_deadline();
+  std::ostringstream s;
+  model_lines(s, model, task);
+  if (claimed) {
+    if (options.layer < 0 || options.head < 0) {
+      throw std::invalid_argument(
+          "deep BOS claim: a residual model's claim is about one head (give its layer and head)");
+    }
+    const auto lines = [&](std::ostringstream& o, const auto& bound, const Task&) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(bound)>, BosBound>) {
+        head_lines(o, options.layer, bound, min_bos_text(bound, 12) + ", " + enclosure_text(bound),
+                   Mpfi(Mpfi(1) - bound.witness_deficit), "a_i0");
+      } else {
+        head_lines(o, options.layer, bound, max_bos_text(bound, 12), bound.witness_mass, "a_i0");
+      }
+    };
+    if (mode == BosMode::kMin) {
+      const BosClaimCheck c = check_deep_min_bos(model, task, *claimed, shared);
+      r.verdict = c.verdict;
+      r.text =
+          s.str() + claim_summary(c, task, lines, "min BOS >=", 17,
+                                  {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
+                                   "n/a (the claim lies inside the enclosure when the budget "
+                                   "ran out)"});
+      r.json = to_json(c, task);
+      r.witness = witness_input(c.bound, task);
+    } else {
+      const MaxBosClaimCheck c = check_deep_max_bos(model, task, *claimed, shared);
+      r.verdict = c.verdict;
+      r.text =
+          s.str() + claim_summary(c, task, lines, "max BOS <=", 17,
+                                  {"(claim - certified max BOS)", "(a_i0 at the witness - claim)",
+                                   "n/a (the claim lies inside the enclosure when the budget "
+                                   "ran out)"});
+      r.json = to_json(c, task);
+      r.witness = witness_input(c.bound, task);
+    }
+    r.json["layer"] = options.layer;
+    r.json["head"] = options.head;
+    return r;
+  }
+  // every selected head, the time left shared equally among those still to run
+  std::vector<std::pair<int, int>> heads;
+  for (int l = 0; l < model.num_layers(); ++l) {
+    for (int h = 0; h < model.num_heads(); ++h) {
+      if ((options.layer < 0 || options.layer == l) && (options.head < 0 || options.head == h)) {
+        heads.emplace_back(l, h);
+      }
+    }
+  }
+  if (heads.empty()) {
+    // throws: no such layer or head
+    check_deep_model(model, task, std::max(0, options.layer), std::max(0, options.head));
+    throw std::invalid_argument("deep BOS bound: no head selected");
+  }
+  bool all_enclosed = true;
+  double worst_gap = 0.0;
+  int bits = options.bits;
+  nlohmann::json per_head = nlohmann::json::array();
+  std::optional<Matrix<double>> witness, open_witness;
+  for (std::size_t k = 0; k < heads.size(); ++k) {
+    DeepBosOptions one = shared;
+    one.layer = heads[k].first;
+    one.head = heads[k].second;
+    one.deadline = shared.deadline.or_after(shared.deadline.remaining() /
+                                            static_cast<double>(heads.size() - k));
+    nlohmann::json entry{{"layer", one.layer}, {"head", one.head}};
+    const auto record = [&](const BoxSearchOutcome& o, double gap,
+                            const std::optional<Matrix<double>>& w) {
+      const bool enclosed = o.verdict == Verdict::kEnclosed;
+      all_enclosed = all_enclosed && enclosed;
+      worst_gap = std::max(worst_gap, gap);
+      bits = std::max(bits, o.bits);
+      witness = w;
+      if (!enclosed && !open_witness) open_witness = w;
+    };
+    if (mode == BosMode::kMin) {
+      const BosBound b = bound_deep_min_bos(model, task, one);
+      head_lines(s, one.layer, b, min_bos_text(b, 12) + ", " + enclosure_text(b),
+                 Mpfi(Mpfi(1) - b.witness_deficit), "a_i0");
+      s << "  " << task_meaning(b) << "\n";
+      entry["min"] = to_json(b, task, options.relative_gap);
+      record(b, b.relative_gap, witness_input(b, task));
+    } else {
+      const MaxBosBound b = bound_deep_max_bos(model, task, one);
+      head_lines(s, one.layer, b, max_bos_text(b, 12), b.witness_mass, "a_i0");
+      s << "  " << task_meaning(b) << "\n";
+      entry["max"] = to_json(b, task, options.relative_gap);
+      record(b, b.relative_gap, witness_input(b, task));
+    }
+    per_head.push_back(entry);
+  }
+  r.verdict = all_enclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed;
+  s << "verdict: " << to_string(r.verdict) << " (" << heads.size() << " head(s), "
+    << to_string(mode) << " BOS, each to relative gap " << options.relative_gap
+    << ")  margin (requested gap " << options.relative_gap << " - largest achieved) = ";
+  if (all_enclosed) {
+    s << options.relative_gap - worst_gap;
+  } else {
+    s << "n/a";
+  }
+  s << "  precision: " << bits << " bits  evidence: " << Evidence::certified(bits).label() << "\n";
+  if (mode == BosMode::kMin) {
+    s << "meaning: per head above; a head sinks where its certified min BOS reaches "
+      << kSinkBosMass
+      << " (Theorem 2 asks for a sink in some head of some layer, not in every head)\n";
+  } else {
+    s << "meaning: per head above; a head never sinks where its certified max BOS stays at or "
+         "below "
+      << kNoSinkBosMass << ", and certainly sinks somewhere where its max BOS reaches "
+      << kSinkBosMass << " at a witness\n";
+  }
+  r.text = s.str();
+  r.json = {
+      {"quantity", to_string(mode) + " BOS mass per (layer, head) over the whole content box"},
+      {"verdict", to_string(r.verdict)},
+      {"evidence", Evidence::certified(bits).label()},
+      {"requested_gap", options.relative_gap},
+      {"heads", per_head},
+      {"task", {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}}}};
+  r.witness = open_witness ? open_witness : witness;
+  return r;
+}
+
+#define SINKCERT_DEEP_BOS(T)                                                                       \
+  template BosBound bound_deep_min_bos(const Model<T>&, const Task&, const DeepBosOptions&);       \
+  template MaxBosBound bound_deep_max_bos(const Model<T>&, const Task&, const DeepBosOptions&);    \
+  template BosClaimCheck check_deep_min_bos(const Model<T>&, const Task&, double,                  \
+                                            const DeepBosOptions&);                                \
+  template MaxBosClaimCheck check_deep_max_bos(const Model<T>&, const Task&, double,               \
+                                               const DeepBosOptions&);                             \
+  template BosReport deep_bos_report(const Model<T>&, const Task&, BosMode, std::optional<double>, \
+                                     const DeepBosOptions&);
+SINKCERT_DEEP_BOS(double)
+SINKCERT_DEEP_BOS(Mpfr)
+SINKCERT_DEEP_BOS(Rational)
+#undef SINKCERT_DEEP_BOS
+
+}  // namespace sinkcert::theorems

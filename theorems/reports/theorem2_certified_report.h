@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+//
+// T2c, Theorem 2 certified: for each committed low-loss deep model (the
+// Theorem 2 study's descent path models, residual softmax), per (layer l,
+// head h), the BOS mass a^{l,h}_i0 over the whole content box (every trigger
+// position, every non-trigger row i >= 1, every content in [-1, 1]) enclosed
+// at both ends, and the model's worst-case loss E enclosed:
+//   1 - min a^{l,h}_i0 in [D_lo, D_hi]   (deep_bos_bound.h, minimum mode)
+//   1 - max a^{l,h}_i0 in [1 - U_hi, 1 - U_lo]   (maximum mode)
+//   E in [E_lo, E_hi]                    (deep_worst_case_bound.h)
+// all CERTIFIED (outward-rounded MPFI; lower ends at witness inputs). The
+// BOS columns are shown as 1 - a_i0 so that a mass near 1 keeps its digits.
+// Theorem 2 says a low-loss model has a sink in some head of some layer; a
+// head sinks (certified) when 1 - D_hi >= kSinkBosMass (box_search.h).
+// Budgets: seconds and boxes per bound (a rerun under another load may
+// print wider or narrower enclosures; every one printed is certified, and
+// a cell whose budget ran out says so).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/model.h"
+#include "src/table_writer.h"
+#include "src/task.h"
+#include "theorems/bounds/bos_bound.h"
+#include "theorems/bounds/worst_case_bound.h"
+#include "theorems/studies/precision_tables.h"
+
+namespace sinkcert::theorems {
+
+struct Theorem2CertifiedModel {
+  std::string name;  // e.g. "theorem2/path_start0"
+  Task task;
+  Model<Rational> model;  // the exact model of its weight file (residual)
+};
+
+struct Theorem2CertifiedOptions {
+  double bos_seconds = 20.0;  // per head and mode
+  long bos_boxes = 20000;     // per head and mode
+  double bos_gap = 0.01;
+  double loss_seconds = 60.0;  // per model
+  long loss_boxes = 2000;      // per model
+  double loss_gap = 0.1;
+};
+
+struct Theorem2CertifiedHead {
+  int layer = 0, head = 0;
+  BosBound min;     // 1 - min BOS, CERTIFIED
+  MaxBosBound max;  // max BOS, CERTIFIED
+};
+
+struct Theorem2CertifiedRow {
+  std::string name;
+  Task task;
+  int layers = 0, heads = 0;
+  WorstCaseBound loss;  // E, CERTIFIED
+  std::vector<Theorem2CertifiedHead> per_head;
+  double seconds = 0.0;  // the whole row
+};
+
+// Throws std::invalid_argument for a model the bounds refuse.
+std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
+    const std::vector<Theorem2CertifiedModel>& models, const Theorem2CertifiedOptions& options,
+    const Progress& progress = {});
+
+// The table "t2c_theorem2_certified": one line per (model, layer, head);
+// the model's E on its first line.
+Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
+                               const Theorem2CertifiedOptions& options);
+
+// What a head's enclosures say, in a table cell's words: "sink" (min BOS
+// certified >= kSinkBosMass), "no sink" (max BOS certified <= kNoSinkBosMass),
+// "not a sink everywhere" (a witness below the sink bar), else "undecided".
+std::string head_sink_status(const Theorem2CertifiedHead& head);
+
+}  // namespace sinkcert::theorems
