@@ -276,7 +276,8 @@ Table theorem2_targeted_table(const Theorem2Study& st) {
               task_string(st.options.task) + ", residual " + std::to_string(st.options.layers) +
               " x " + std::to_string(st.options.heads) + "): one head's BOS mass capped at " +
               format_double(kNoSinkScore) +
-              " (per-position probe mean) from a fresh init for the whole descent, then its "
+              " (per-position probe mean) for the whole descent, from a fresh init and from a "
+              "model in which another head sinks (the best kept), then its "
               "necessity and BOS profile.";
   t.notes = {
       "worst_case, ablated_worst_case: SEARCH(lower bound), the same adversary; ratio "

@@ -640,16 +640,19 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
     c.rounds = o.every_head_rounds;
     c.descent_rounds = std::max(o.every_head_rounds, o.cap_descent_rounds);
     c.time_limit = o.every_head_time_limit;
+    // the whole descent under the cap (fresh), and the polish of a model in
+    // which another head sinks (sink: the capped head starts dead, A = M = 0)
     c.starts = {CapStart::kFresh};
+    if (o.cap_sink_start) c.starts.push_back(CapStart::kSink);
     c.fresh_seed = next_fresh_seed();
     const Theorem2FrontierPoint p =
         capped_minimax(path_best.result.model, o, probes, ceiling_probes, c, say);
     if (!p.not_run.empty()) break;
     ++every.searches;
-    EveryHeadCandidate k =
-        every_head_candidate("targeted: layer " + std::to_string(l) + " head " + std::to_string(h) +
-                                 " capped at " + format_double(kNoSinkScore) + " from fresh",
-                             p.result.model, o, probes);
+    EveryHeadCandidate k = every_head_candidate(
+        "targeted: layer " + std::to_string(l) + " head " + std::to_string(h) + " capped at " +
+            format_double(kNoSinkScore) + " from " + to_string(p.start),
+        p.result.model, o, probes);
     k.capped_layer = l;
     k.capped_head = h;
     // an infeasible search's model is its init: no candidate for the question

@@ -61,9 +61,9 @@
 // mass is <= kNoSinkScore at every non-trigger position of the probe set
 // (every probe, not only the mean); likewise a necessary layer none of whose
 // heads sinks in that sense. Candidates: for each head in turn, the
-// targeted search (the minimax with only that head capped at kNoSinkScore
-// from a fresh init, the cap enforced for the whole descent, least squares
-// to path_target), and every model the study produced; the first hit is
+// targeted search (the minimax with only that head capped at kNoSinkScore,
+// least squares to path_target, from a fresh init with the cap enforced for
+// the whole descent and from the sink start, the best kept), and every model the study produced; the first hit is
 // kept with its weight file. For every head of every candidate with
 // E_search <= kEveryHeadLoss: its necessity and its BOS profile on the
 // probe set (HeadProfile: max, mean, and the fraction of (position, probe)
