@@ -63,11 +63,12 @@
 // heads sinks in that sense. Candidates: for each head in turn, the
 // targeted search (the minimax with only that head capped at kNoSinkScore,
 // least squares to path_target, from a fresh init with the cap enforced for
-// the whole descent and from the sink start, the best kept), and every model the study produced; the first hit is
-// kept with its weight file. For every head of every candidate with
-// E_search <= kEveryHeadLoss: its necessity and its BOS profile on the
-// probe set (HeadProfile: max, mean, and the fraction of (position, probe)
-// pairs with a_i0 <= kNoSinkScore), NUMERIC(53).
+// the whole descent and from the sink start, the best kept), and every
+// model the study produced; the first hit is kept with its weight file.
+// For every head of every candidate with E_search <= kEveryHeadLoss: its
+// necessity and its BOS profile on the probe set (HeadProfile: max, mean,
+// and the fraction of (position, probe) pairs with a_i0 <= kNoSinkScore),
+// NUMERIC(53).
 // Found or not found, SEARCH: a hit is re-checkable by `sinkcert eval` (its
 // E_search is a lower bound: a certified upper bound on its E is what would
 // make it a counterexample); "not found" only reports the budget spent.
