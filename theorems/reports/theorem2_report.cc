@@ -265,8 +265,11 @@ std::string targeted_weight_file(int layer, int head) {
   return "targeted_l" + std::to_string(layer) + "h" + std::to_string(head) + ".weights.json";
 }
 
+// delta in %g (0.05, not 0.050000000000000003: a file name, not a value)
 std::string eps_one_weight_file(double delta) {
-  return "eps_one_delta" + format_double(delta) + ".weights.json";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", delta);
+  return std::string("eps_one_delta") + text + ".weights.json";
 }
 
 Table theorem2_targeted_table(const Theorem2Study& st) {
