@@ -3,7 +3,7 @@
 // sinkcert theorem2 [--layers 1|2|4] [--heads 1|2|4] --n N --L L
 //                   [--trigger-range paper|reference-code] [--seed S]
 //                   [--out DIR] [--quick] [--seconds SECONDS]
-//                   [--active-per-trigger K] [--threads T]
+//                   [--active-per-trigger K] [--threads T] [--rounds R]
 // Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
 // mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
@@ -11,12 +11,18 @@
 // weight files and the figure in --out.
 // Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
 // NOT APPLICABLE (L = 2), 2 bad input.
+// Under `mpirun -np K` (a build with Open MPI) every rank runs the same
+// study in lockstep, sharing the least-squares sums and the adversary's
+// refinements (search/rank_group.h); the results are those of one process,
+// bit for bit. Only rank 0 prints and writes files.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include "app/commands.h"
+#include "search/mpi_rank_group.h"
 #include "src/input_error.h"
 #include "src/limits.h"
 #include "src/parallel_tasks.h"
@@ -41,6 +47,7 @@ struct Theorem2CliOptions {
   double time_limit = 0;       // 0: the study's default
   int active_per_trigger = 0;  // 0: the study's default
   int threads = default_thread_count();
+  int rounds = 0;  // 0: the study's budgets; else every search's rounds capped at this
 };
 
 void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
@@ -62,6 +69,11 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   }
   if (opt.time_limit > 0) o.path_time_limit = opt.time_limit;
   o.threads = opt.threads;
+  if (opt.rounds > 0) {
+    // every search's round budget capped (reproducible, unlike --seconds)
+    for (int* r : {&o.path_rounds, &o.frontier_rounds, &o.every_head_rounds, &o.cap_descent_rounds})
+      *r = std::min(*r, opt.rounds);
+  }
   if (opt.active_per_trigger > 0) {
     // at least one place per trigger for the adversary's witnesses
     o.max_per_trigger = opt.active_per_trigger;
@@ -69,15 +81,24 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   }
   // The least-squares solve over P = 2 n^2 layers heads parameters, its
   // rows summed into one compressed block (search/compressed_rows_cost.h):
-  // P x P matrices for the two parts' sums, the block's own copy and its
-  // factor, Ceres' (P + 1) x P Jacobian, normal matrix and factor (7 P^2),
-  // and each part's chunk of at most 256 + L n rows (one input's rows fit
-  // in a chunk), 8 bytes each.
+  // P x P matrices for the four parts' sums (every rank holds them all), the block's own copy and
+  // its factor, Ceres' (P + 1) x P Jacobian, normal matrix and factor (9 P^2), and each part's
+  // chunk of at most 256 + L n rows (one input's rows fit in a chunk), 8 bytes each.
   const double params = 2.0 * task.n * task.n * opt.layers * opt.heads;
   check_memory("command line", "--layers",
-               8.0 * (7 * params * params + 2 * (256.0 + task.L * task.n) * params),
-               "the least-squares solve (seven P x P matrices, P = 2 n^2 layers heads)");
-  auto mute = std::make_unique<StdoutMute>(opt.out.json);
+               8.0 * (9 * params * params + 4 * (256.0 + task.L * task.n) * params),
+               "the least-squares solve (nine P x P matrices, P = 2 n^2 layers heads)");
+  // under mpirun: every rank runs the study, rank 0 alone prints and writes
+  std::unique_ptr<search::RankGroup> ranks;
+  try {
+    ranks = search::mpi_rank_group();
+  } catch (const std::runtime_error& e) {
+    throw InputError("command line", "mpirun", e.what());
+  }
+  const bool root = !ranks || ranks->rank() == 0;
+  o.ranks = ranks.get();
+  if (!root) ctx.quiet = true;
+  auto mute = std::make_unique<StdoutMute>(opt.out.json || !root);
   const std::string out = resolve_study_out(opt.out, "theorem2");
   check_output_set(theorems::theorem2_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L, --layers, --heads)";
@@ -121,15 +142,30 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
       continue;
     }
     std::snprintf(buf, sizeof buf,
-                  "  eps_%s (%s) delta %-5g worst case %s  capped BOS %.6f  sink score %.6f  "
-                  "%s%s\n",
+                  "  eps_%s (%s) delta %-5g worst case %s  capped BOS %.6f (at the witness "
+                  "%.6f CERTIFIED)  sink score %.6f  from %s  %s%s\n",
                   theorems::to_string(p.scope).c_str(), capped.c_str(), p.delta,
-                  theorems::format_bound(p.eps, true, 5).c_str(), p.capped_bos, p.sink.sigma,
+                  theorems::format_bound(p.eps, true, 5).c_str(), p.capped_bos,
+                  p.witness_capped_bos, p.sink.sigma, theorems::to_string(p.start).c_str(),
                   p.feasible ? "feasible" : "NO FEASIBLE MODEL",
-                  p.converged ? "" : " (not converged)");
+                  p.converged ? ", converged" : " (not converged)");
     std::cout << buf;
   }
   std::cout << "every head must sink? " << st.every_head.summary << "\n";
+  const Table t2b = theorems::theorem2_targeted_table(st);
+  if (!t2b.rows.empty()) {
+    std::cout << "targeted searches (T2b; worst cases SEARCH lower bounds, BOS NUMERIC(53)):\n";
+    for (const auto& row : t2b.rows) {
+      std::cout << "  layer " << row[0].text << " head " << row[1].text << ": " << row[2].text
+                << " (" << row[3].text << "), worst case " << row[4].text << ", ablated "
+                << row[5].text << ", ratio " << row[6].text << ", max BOS " << row[8].text
+                << ", mean BOS " << row[9].text << ", share <= 0.5 " << row[10].text << "\n";
+    }
+  }
+  if (!root) {
+    ctx.exit_code = exit_code_for(st.verdict);
+    return;
+  }
   mute.reset();  // the summary below is the one output
   finish_study(
       "theorem2", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
@@ -167,6 +203,9 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
   add_int_option(sub, "--threads", &opt->threads, 1, kMaxTheorem2Threads,
                  "threads of each least-squares solve's sums (same result for any count), "
                  "default: the hardware's");
+  add_int_option(sub, "--rounds", &opt->rounds, 1, 1000,
+                 "cap every search's rounds (path, frontiers, every-head) at this: a smaller "
+                 "budget that stays reproducible");
   sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
 }
 

@@ -93,6 +93,23 @@ BENCHMARKS = [
      "The Theorem 2 descent (2 x 2 and 4 x 4 heads, n = L = 16) with the "
      "compressed block against Ceres' per-row blocks: worst case "
      "(SEARCH, lower bound) per round and wall time."),
+    ("benchmarks/ranks_benchmark.txt", "Threads and MPI ranks in the Theorem 2 search",
+     "`build/tests/ranks_benchmark [--n N --L L --rounds R]` (it runs itself "
+     "under `mpiexec -np 2` for the rows with 2 ranks)",
+     "Seconds per minimax round of a 2 x 2 residual model from the paper's "
+     "init, on 1 and 2 threads and 1 and 2 MPI ranks, each against 1 x 1 in "
+     "the same run, and whether the final model and worst case are the "
+     "same bits. A simple cost model of a round (P = 2 n^2 Y H parameters, "
+     "R = rows of the active set, about triggers x 10 x L x n; K ranks, T "
+     "threads each): lm_iterations x [R P^2 / (2 K T) multiply-adds for the "
+     "sums G = sum J_t^T J_t, plus the rows' reverse passes, R / (K T) of "
+     "them; plus 4 P^2 doubles broadcast to the other ranks (the parts' "
+     "upper triangles); plus about P^3 / 3 + P^3 for Ceres' Cholesky and "
+     "its (P + 1) x P product, the same on every rank, not shared] + the "
+     "adversary's refinements / K. The sums dominate while R >> P (n = 16, "
+     "2 x 2: R ~ 1.2e4, P = 2048); the unshared P^3 terms bound the gain of "
+     "more ranks to R / (2 P) or so; on a machine with 2 cores, 2 ranks of "
+     "1 thread compete with 2 threads of 1 rank for the same cores."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "

@@ -237,22 +237,74 @@ AdversaryResult run(const Model<double>& model, const Task& task, const Adversar
     to_refine.push_back(score(j, C));
     ++result.evaluations;
   }
-  for (const Witness& start : to_refine) {
+  // start k refined by rank k mod ranks: its candidates (one per term), the
+  // evaluations and refinements it cost, packed as
+  // [evaluations, refinements, then per candidate trigger, position,
+  // coordinate, layer, value, content (row-major)]
+  const RankGroup& group = ranks_or_local(o.ranks);
+  const int rows = task.L - 1, cols = task.content_dim();
+  std::vector<std::vector<double>> parts(to_refine.size());
+  for (std::size_t k = 0; k < to_refine.size(); ++k) {
+    if (!group.owns(static_cast<int>(k))) continue;
+    const Witness& start = to_refine[k];
+    long evaluations = 0;
+    int refinements = 0;
+    std::vector<double>& v = parts[k];
+    v.assign(2, 0.0);
     for (const RefinedTerm& term : terms_for(model, task, start, bos, o.terms_per_start)) {
       const Matrix<double> C =
-          refine(model, task, term, start.content, o.max_iterations, &result.evaluations);
-      ++result.refinements;
+          refine(model, task, term, start.content, o.max_iterations, &evaluations);
+      ++refinements;
       const Witness w = score(start.trigger, C);
-      ++result.evaluations;
+      ++evaluations;
       const Witness& cand = better(w, start) ? w : start;
+      v.insert(v.end(),
+               {static_cast<double>(cand.trigger), static_cast<double>(cand.position),
+                static_cast<double>(cand.coordinate), static_cast<double>(cand.layer), cand.value});
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) v.push_back(cand.content(r, c));
+    }
+    v[0] = static_cast<double>(evaluations);
+    v[1] = refinements;
+  }
+  group.share(parts);
+  // merged in start order on every rank
+  for (const std::vector<double>& v : parts) {
+    result.evaluations += static_cast<long>(v[0]);
+    result.refinements += static_cast<int>(v[1]);
+    for (std::size_t at = 2; at < v.size(); at += 5 + static_cast<std::size_t>(rows) * cols) {
+      Witness cand;
+      cand.trigger = static_cast<int>(v[at]);
+      cand.position = static_cast<int>(v[at + 1]);
+      cand.coordinate = static_cast<int>(v[at + 2]);
+      cand.layer = static_cast<int>(v[at + 3]);
+      cand.value = v[at + 4];
+      cand.content.resize(rows, cols);
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) cand.content(r, c) = v[at + 5 + r * cols + c];
       const auto slot =
           std::find(triggers.begin(), triggers.end(), cand.trigger) - triggers.begin();
       if (better(cand, result.per_trigger[slot])) result.per_trigger[slot] = cand;
     }
   }
-  // 5. certify the witnesses the search chose (in double)
+  // 5. certify the witnesses the search chose (in double): witness k by
+  // rank k mod ranks, packed as [certified, bits, double_disagrees]
   const WitnessQuantity quantity = bos ? WitnessQuantity::kBosMass : WitnessQuantity::kError;
-  for (Witness& w : result.per_trigger) certify_witness(model, task, w, quantity);
+  std::vector<std::vector<double>> certified(result.per_trigger.size());
+  for (std::size_t k = 0; k < result.per_trigger.size(); ++k) {
+    if (!group.owns(static_cast<int>(k))) continue;
+    Witness& w = result.per_trigger[k];
+    certify_witness(model, task, w, quantity);
+    certified[k] = {w.certified, static_cast<double>(w.certified_bits),
+                    w.double_disagrees ? 1.0 : 0.0};
+  }
+  group.share(certified);
+  for (std::size_t k = 0; k < result.per_trigger.size(); ++k) {
+    Witness& w = result.per_trigger[k];
+    w.certified = certified[k][0];
+    w.certified_bits = static_cast<int>(certified[k][1]);
+    w.double_disagrees = certified[k][2] != 0;
+  }
   result.best = result.per_trigger.front();
   for (const Witness& w : result.per_trigger) {
     if (better(w, result.best)) result.best = w;

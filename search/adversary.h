@@ -72,6 +72,7 @@
 #include <random>
 #include <vector>
 
+#include "search/rank_group.h"
 #include "src/evidence.h"
 #include "src/model.h"
 #include "src/task.h"
@@ -89,6 +90,11 @@ struct AdversaryOptions {
   std::vector<int> triggers;    // empty: every position of the convention
   // Extra starts (e.g. the previous round's witnesses), refined as well.
   std::vector<std::pair<int, Matrix<double>>> warm_starts;
+  // Ranks that share the refinements and certifications (search/rank_group.h:
+  // start k refined, and witness k certified, by rank k mod ranks; merged in
+  // order on every rank, so the result is the same for any count). Null:
+  // this process alone. Every rank must call with the same arguments.
+  const RankGroup* ranks = nullptr;
 };
 
 // What a witness's value measures.

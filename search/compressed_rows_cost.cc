@@ -20,8 +20,12 @@ constexpr int kChunkRows = 256;
 }  // namespace
 
 CompressedRowsCost::CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFunction>> rows,
-                                       int threads)
-    : rows_(std::move(rows)), threads_(std::max(1, threads)), parts_(kParts) {
+                                       int threads, const RankGroup* ranks)
+    : rows_(std::move(rows)),
+      threads_(std::max(1, threads)),
+      ranks_(ranks),
+      parts_(kParts),
+      packed_(kParts) {
   if (rows_.empty()) throw std::invalid_argument("CompressedRowsCost: no rows");
   const std::vector<int32_t>& sizes = rows_[0]->parameter_block_sizes();
   for (const auto& row : rows_) {
@@ -110,15 +114,50 @@ bool CompressedRowsCost::normal_equations(double const* const* p, const std::vec
       error[q] = std::current_exception();
     }
   };
+  // this rank's parts, on up to threads_ threads: thread w sums the owned
+  // parts w, w + threads_, ... (in owned order)
+  const RankGroup& group = ranks_or_local(ranks_);
+  std::vector<int> owned;
+  for (int q = 0; q < kParts; ++q) {
+    ok[q] = true;
+    if (group.owns(q)) owned.push_back(q);
+  }
+  const int workers = std::min<int>(threads_, static_cast<int>(owned.size()));
+  const auto work = [&](int w) {
+    for (std::size_t k = w; k < owned.size(); k += workers) run(owned[k]);
+  };
   std::vector<std::thread> helpers;
-  for (int q = 1; q < kParts; ++q) {
-    if (q < threads_) {
-      helpers.emplace_back(run, q);
+  for (int w = 1; w < workers; ++w) helpers.emplace_back(work, w);
+  if (workers > 0) work(0);
+  for (std::thread& h : helpers) h.join();
+  if (group.size() > 1) {
+    // every part's sums to every rank: [ok, S, g, upper triangle of G by columns]
+    for (int q = 0; q < kParts; ++q) {
+      std::vector<double>& v = packed_[q];
+      v.clear();
+      if (!group.owns(q)) continue;
+      const NormalEquations& ne = parts_[q].ne;
+      const bool good = ok[q] && !error[q];
+      v.push_back(good ? 1.0 : 0.0);
+      if (!good) continue;
+      v.push_back(ne.S);
+      v.insert(v.end(), ne.g.data(), ne.g.data() + width);
+      for (int c = 0; c < width; ++c) v.insert(v.end(), &ne.G(0, c), &ne.G(0, c) + c + 1);
+    }
+    group.share(packed_);
+    for (int q = 0; q < kParts; ++q) {
+      if (group.owns(q)) continue;
+      const std::vector<double>& v = packed_[q];
+      ok[q] = !v.empty() && v[0] == 1.0;
+      if (!ok[q]) continue;
+      NormalEquations& ne = parts_[q].ne;
+      ne.S = v[1];
+      ne.g = Eigen::Map<const Vector<double>>(v.data() + 2, width);
+      ne.G.setZero(width, width);
+      const double* at = v.data() + 2 + width;
+      for (int c = 0; c < width; ++c, at += c) std::copy(at, at + c + 1, &ne.G(0, c));
     }
   }
-  run(0);
-  for (int q = static_cast<int>(helpers.size()) + 1; q < kParts; ++q) run(q);
-  for (std::thread& h : helpers) h.join();
   for (int q = 0; q < kParts; ++q) {
     if (error[q]) std::rethrow_exception(error[q]);
     if (!ok[q]) return false;

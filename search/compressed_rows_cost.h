@@ -14,8 +14,11 @@
 // rows instead of the sum of the rows' residual counts (P the parameter
 // count). At a trial point (no Jacobian asked), r' = (0, ..., 0, sqrt(S)).
 // The rows are cut into kParts fixed contiguous parts, each summed on its
-// own (on up to `threads` threads), and the parts are added in order: the
-// result does not depend on the thread count.
+// own: over ranks (search/rank_group.h: rank r sums the parts k with
+// k mod ranks = r, then every rank receives every part's sums) and within a
+// rank on up to `threads` threads; the parts are then added in the order
+// k = 0..kParts-1 on every rank. The result does not depend on the thread
+// or rank count, bit for bit (every rank runs the same solve in lockstep).
 #pragma once
 
 #include <ceres/ceres.h>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "search/normal_equations_cost.h"
+#include "search/rank_group.h"
 
 namespace sinkcert::search {
 
@@ -39,10 +43,14 @@ struct CompressedRowsPart {
 
 class CompressedRowsCost : public ceres::CostFunction {
  public:
-  static constexpr int kParts = 2;
+  // Parts of the sums: enough for 2 ranks x 2 threads; each costs a P x P
+  // matrix (32 MB at P = 2048).
+  static constexpr int kParts = 4;
   // Throws std::invalid_argument if rows is empty or the rows' parameter
-  // block sizes differ.
-  CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFunction>> rows, int threads);
+  // block sizes differ. `ranks` (null: this process alone) must outlive the
+  // cost.
+  CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFunction>> rows, int threads,
+                     const RankGroup* ranks = nullptr);
   bool Evaluate(double const* const* p, double* r, double** J) const override;
 
   // The normal equations over the free blocks (free[b]: block b's columns
@@ -54,10 +62,12 @@ class CompressedRowsCost : public ceres::CostFunction {
  private:
   std::vector<std::unique_ptr<ceres::CostFunction>> rows_;
   int threads_;
+  const RankGroup* ranks_;
   int widest_row_ = 0;  // the largest residual count of a row
   mutable NormalEquations ne_;
   mutable NormalEquationsScratch scratch_;
   mutable std::vector<CompressedRowsPart> parts_;
+  mutable std::vector<std::vector<double>> packed_;  // the parts as shared between ranks
 };
 
 }  // namespace sinkcert::search

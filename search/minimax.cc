@@ -547,6 +547,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
 
   MinimaxResult result;
   AdversaryOptions adv = o.adversary;
+  if (!adv.ranks) adv.ranks = o.ranks;
   Model<double> current = to_model(init, single, P);
   AdversaryResult worst = maximize_error(current, task, adv);
   result.model = current;
@@ -605,8 +606,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       }
     }
     if (compress_generic) {
-      problem.AddResidualBlock(new CompressedRowsCost(std::move(generic_rows), o.deep_threads),
-                               nullptr, blocks);
+      problem.AddResidualBlock(
+          new CompressedRowsCost(std::move(generic_rows), o.deep_threads, o.ranks), nullptr,
+          blocks);
     }
     if (o.bos_ceiling && single) {
       problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,
@@ -733,7 +735,11 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       break;
     }
     prev_objective = objective;
-    if (rec.elapsed > o.time_limit_seconds) {
+    // the one decision that reads a clock: rank 0's, so that every rank
+    // stops at the same round
+    std::vector<std::vector<double>> over = {{rec.elapsed > o.time_limit_seconds ? 1.0 : 0.0}};
+    ranks_or_local(o.ranks).share(over);
+    if (over[0][0] != 0) {
       result.stop_reason = "time limit";
       break;
     }

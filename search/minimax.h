@@ -137,6 +137,12 @@ struct MinimaxOptions {
   // forming J^T J from the dense Jacobian (the same steps up to rounding;
   // the benchmarks' baseline).
   bool compressed_rows = true;
+  // Ranks that share the compressed block's sums (search/compressed_rows_cost.h)
+  // and, unless adversary.ranks is set, the adversary's refinements
+  // (search/rank_group.h). Every rank runs the same minimax in lockstep and
+  // gets the same result, bit for bit, for any rank count. Null: this
+  // process alone.
+  const RankGroup* ranks = nullptr;
   AdversaryOptions adversary;
 };
 

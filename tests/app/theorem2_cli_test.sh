@@ -12,7 +12,7 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-"$bin" theorem2 --quick --layers 2 --heads 2 --n 5 --L 4 --seed 0 --out "$tmp/t" > "$tmp/run.out" 2>&1
+"$bin" theorem2 --quick --layers 2 --heads 2 --n 5 --L 4 --seed 0 --rounds 6 --out "$tmp/t" > "$tmp/run.out" 2>&1
 rc=$?
 verdict=$(sed -n 's/^verdict: //p' "$tmp/run.out")
 case "$verdict:$rc" in
@@ -24,7 +24,8 @@ grep -q '^path start 0 (normal std 0.02): worst case [0-9.e-]* SEARCH(lower boun
   fail "no labelled path summary"
 [ "$(grep -c '^  layer [01] head [01]: mean BOS [01]\.[0-9]*, min BOS' "$tmp/run.out")" -eq 4 ] ||
   fail "not four heads' statistics"
-for f in theorem2.json path.csv heads.csv path_start0.weights.json path.dat path.gp; do
+for f in theorem2.json path.csv heads.csv every_head_targeted.csv targeted_l0h0.weights.json \
+  path_start0.weights.json path.dat path.gp; do
   [ -s "$tmp/t/$f" ] || fail "$f not written"
 done
 if command -v gnuplot > /dev/null 2>&1; then
@@ -47,9 +48,10 @@ expect 0 'residual' eval --weights "$tmp/t/path_start0.weights.json" --L 4 --sam
 # refused before any search: --layers 3, --heads 0, L = 2 without a trigger position
 expect 2 'layers.*1, 2 or 4' theorem2 --quick --layers 3 --n 5 --L 4 --out "$tmp/u"
 expect 2 'heads' theorem2 --quick --heads 0 --n 5 --L 4 --out "$tmp/u"
+expect 2 'rounds' theorem2 --quick --rounds 0 --n 5 --L 4 --out "$tmp/u"
 expect 2 'trigger' theorem2 --quick --n 5 --L 2 --trigger-range reference-code --out "$tmp/u"
-# 4 x 4 at n = 20: P = 12800 parameters, seven P x P matrices = 8.6 GiB
-expect 2 '^sinkcert: error: command line: --layers: the least-squares solve \(seven P x P matrices, P = 2 n\^2 layers heads\) needs about 8.6[0-9]* GiB, more than the 4 GiB limit' \
+# 4 x 4 at n = 20: P = 12800 parameters, nine P x P matrices = 11.1 GiB
+expect 2 '^sinkcert: error: command line: --layers: the least-squares solve \(nine P x P matrices, P = 2 n\^2 layers heads\) needs about 11.1[0-9]* GiB, more than the 4 GiB limit' \
   theorem2 --layers 4 --heads 4 --n 20 --L 4 --out "$tmp/u"
 [ ! -e "$tmp/u/theorem2.json" ] || fail "a refused run wrote theorem2.json"
 

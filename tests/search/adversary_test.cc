@@ -8,6 +8,7 @@
 #include "src/constructions.h"
 #include "src/forward.h"
 #include "tests/test_util.h"
+#include "tests/thread_rank_group.h"
 
 namespace sinkcert::search {
 namespace {
@@ -229,6 +230,38 @@ TEST_CASE("certify_witness recomputes the value at the witness") {
 // both layers is layer 1's 1/L at row L-1 (below layer 0's
 // e^beta / (e^beta + L-1)). The residual path (reverse pass through two
 // layers) must find both.
+TEST_CASE("the adversary over 2 ranks: the same witnesses, certified values and counts") {
+  const Task task{6, 5, TriggerRange::kReferenceCode};
+  const Model<double> m = random_model(task.n, AttentionKind::kSoftmax, 1.0, 31);
+  AdversaryOptions o;
+  o.seed = 7;
+  o.warm_starts.emplace_back(2, Matrix<double>::Constant(task.L - 1, task.content_dim(), 0.5));
+  for (const bool bos : {false, true}) {
+    const AdversaryResult want = bos ? minimize_bos_mass(m, task, o) : maximize_error(m, task, o);
+    std::vector<AdversaryResult> got(2);
+    test::run_on_ranks(2, [&](const RankGroup& group) {
+      AdversaryOptions ro = o;
+      ro.ranks = &group;
+      got[group.rank()] = bos ? minimize_bos_mass(m, task, ro) : maximize_error(m, task, ro);
+    });
+    for (const AdversaryResult& g : got) {
+      CHECK(g.evaluations == want.evaluations);
+      CHECK(g.refinements == want.refinements);
+      REQUIRE(g.per_trigger.size() == want.per_trigger.size());
+      for (std::size_t k = 0; k < want.per_trigger.size(); ++k) {
+        const Witness &a = g.per_trigger[k], &b = want.per_trigger[k];
+        CHECK(a.trigger == b.trigger);
+        CHECK(a.value == b.value);
+        CHECK(a.certified == b.certified);
+        CHECK(a.certified_bits == b.certified_bits);
+        CHECK(a.position == b.position);
+        CHECK(a.content == b.content);
+      }
+      CHECK(g.best.certified == want.best.certified);
+    }
+  }
+}
+
 TEST_CASE("a two-layer residual model: the known worst error and smallest BOS mass") {
   const Task task{7, 8, TriggerRange::kPaper};
   const double beta = 3.0, L1 = task.L - 1, e = std::exp(beta);

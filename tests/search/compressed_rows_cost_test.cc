@@ -18,6 +18,7 @@
 
 #include "search/minimax.h"
 #include "tests/test_util.h"
+#include "tests/thread_rank_group.h"
 
 namespace sinkcert::search {
 namespace {
@@ -64,13 +65,14 @@ std::vector<RowFunctor> make_rows(int count, std::uint64_t seed) {
   return rows;
 }
 
-std::unique_ptr<CompressedRowsCost> make_cost(const std::vector<RowFunctor>& rows, int threads) {
+std::unique_ptr<CompressedRowsCost> make_cost(const std::vector<RowFunctor>& rows, int threads,
+                                              const RankGroup* ranks = nullptr) {
   std::vector<std::unique_ptr<ceres::CostFunction>> costs;
   for (const RowFunctor& f : rows) {
     costs.emplace_back(new ceres::AutoDiffCostFunction<RowFunctor, kResiduals, kBlockA, kBlockB>(
         new RowFunctor(f)));
   }
-  return std::make_unique<CompressedRowsCost>(std::move(costs), threads);
+  return std::make_unique<CompressedRowsCost>(std::move(costs), threads, ranks);
 }
 
 // G, g, S from the rows one by one (free_a, free_b: which blocks' columns).
@@ -161,6 +163,48 @@ TEST_CASE("compressed rows: J'^T J' = G, J'^T r' = g, |r'|^2 = S; threads give t
   REQUIRE(two->Evaluate(p, rt.data(), nullptr));
   for (int k = 0; k + 1 < m; ++k) CHECK(rt[k] == 0.0);
   CHECK(std::abs(rt[m - 1] * rt[m - 1] - want.S) < kAgreement * want.S);
+}
+
+TEST_CASE("compressed rows over ranks: the same bits for 1 and 2 ranks of 1 and 2 threads") {
+  const std::vector<RowFunctor> rows = make_rows(kRows, 3);
+  const std::vector<double> a = {0.2, -0.5, 0.3, 0.7}, b = {-0.8, 0.1, 0.6};
+  const double* p[2] = {a.data(), b.data()};
+  const int m = kBlockA + kBlockB + 1;
+  // r', J' of the compressed block (a trial point first: only S is shared)
+  const auto evaluate = [&](const CompressedRowsCost& cost, std::vector<double>& out) {
+    std::vector<double> r(m), ja(m * kBlockA), jb(m * kBlockB), rt(m);
+    double* j[2] = {ja.data(), jb.data()};
+    const bool ok = cost.Evaluate(p, rt.data(), nullptr) && cost.Evaluate(p, r.data(), j);
+    out = rt;
+    out.insert(out.end(), r.begin(), r.end());
+    out.insert(out.end(), ja.begin(), ja.end());
+    out.insert(out.end(), jb.begin(), jb.end());
+    return ok;
+  };
+  std::vector<double> want;
+  REQUIRE(evaluate(*make_cost(rows, 1), want));
+  for (int threads : {1, 2}) {
+    std::vector<std::vector<double>> got(2);
+    bool ok[2] = {false, false};
+    test::run_on_ranks(2, [&](const RankGroup& group) {
+      ok[group.rank()] = evaluate(*make_cost(rows, threads, &group), got[group.rank()]);
+    });
+    CHECK(ok[0]);
+    CHECK(ok[1]);
+    CHECK(got[0] == want);
+    CHECK(got[1] == want);
+  }
+  // a broken exchange (the other rank's parts never arrive) is refused, not
+  // summed without them
+  struct Deaf : RankGroup {
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    void share(std::vector<std::vector<double>>& parts) const override {
+      for (std::size_t k = 1; k < parts.size(); k += 2) parts[k].clear();
+    }
+  } deaf;
+  std::vector<double> broken;
+  CHECK_FALSE(evaluate(*make_cost(rows, 1, &deaf), broken));
 }
 
 // A row over one block of 2: r = a_0.

@@ -2,6 +2,7 @@
 #include "theorems/reports/theorem2_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,6 +36,7 @@ bool study_file(const std::string& name) {
                                             "heads.csv",
                                             "frontier.csv",
                                             "every_head.csv",
+                                            "every_head_targeted.csv",
                                             "path.dat",
                                             "path.gp",
                                             "path.pdf",
@@ -45,12 +47,18 @@ bool study_file(const std::string& name) {
                                             "frontier.png",
                                             "every_head_hit.weights.json",
                                             "every_layer_hit.weights.json"};
-  const std::string prefix = "path_start", suffix = ".weights.json";
-  if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    const std::string middle =
-        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (middle.find_first_not_of("0123456789") == std::string::npos) return true;
+  const std::string suffix = ".weights.json";
+  // path_start<k>, eps_one_delta<delta>, targeted_l<l>h<h> weight files
+  for (const auto& [prefix, chars] :
+       {std::pair<std::string, std::string>{"path_start", "0123456789"},
+        {"eps_one_delta", "0123456789.e-"},
+        {"targeted_l", "0123456789h"}}) {
+    if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const std::string middle =
+          name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+      if (middle.find_first_not_of(chars) == std::string::npos) return true;
+    }
   }
   return kFixed.count(name) > 0;
 }
@@ -196,14 +204,22 @@ Table theorem2_frontier_table(const Theorem2Study& st) {
   t.notes = {std::string("eps: ") + kFrontierPointMeaning,
              "capped_bos (the largest per-position probe mean over the capped heads) and "
              "sink_score NUMERIC(53)"};
-  t.columns = {"capped",     "layer",      "head",       "delta",    "ceiling",   "eps",
-               "eps_double", "capped_bos", "sink_score", "feasible", "converged", "not_run"};
+  t.notes.push_back(
+      "witness_capped_bos: the capped heads' largest a_i0 at the witness input of eps, "
+      "CERTIFIED at that input (MPFI, upper end); start: which start's model is kept (warm, "
+      "fresh, dead; theorem2.json lists every start's result)");
+  t.columns = {"capped",     "layer",      "head",
+               "delta",      "ceiling",    "eps",
+               "eps_double", "capped_bos", "witness_capped_bos",
+               "sink_score", "start",      "feasible",
+               "converged",  "not_run"};
   for (const Theorem2FrontierPoint& p : st.frontier) {
     const bool one = p.scope == CapScope::kOne;
     t.rows.push_back({to_string(p.scope), one ? std::to_string(p.layer) : "",
                       one ? std::to_string(p.head) : "", format_double(p.delta),
                       format_double(p.ceiling), format_double(p.eps), format_double(p.eps_double),
-                      format_double(p.capped_bos), format_double(p.sink.sigma), flag(p.feasible),
+                      format_double(p.capped_bos), format_double(p.witness_capped_bos),
+                      format_double(p.sink.sigma), to_string(p.start), flag(p.feasible),
                       flag(p.converged), p.not_run});
   }
   return t;
@@ -241,6 +257,63 @@ Table theorem2_every_head_table(const Theorem2Study& st) {
                           format_double(n.ratio), flag(n.necessary), format_double(bos)});
       }
     }
+  }
+  return t;
+}
+
+std::string targeted_weight_file(int layer, int head) {
+  return "targeted_l" + std::to_string(layer) + "h" + std::to_string(head) + ".weights.json";
+}
+
+// delta in %g (0.05, not 0.050000000000000003: a file name, not a value)
+std::string eps_one_weight_file(double delta) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", delta);
+  return std::string("eps_one_delta") + text + ".weights.json";
+}
+
+Table theorem2_targeted_table(const Theorem2Study& st) {
+  Table t;
+  t.name = "every_head_targeted";
+  t.caption = "T2b. Theorem 2, the every-head question by targeted search (" +
+              task_string(st.options.task) + ", residual " + std::to_string(st.options.layers) +
+              " x " + std::to_string(st.options.heads) + "): one head's BOS mass capped at " +
+              format_double(kNoSinkScore) +
+              " (per-position probe mean) for the whole descent, from a fresh init and from a "
+              "model in which another head sinks (the best kept), then its "
+              "necessity and BOS profile.";
+  t.notes = {
+      "worst_case, ablated_worst_case: SEARCH(lower bound), the same adversary; ratio "
+      "SEARCH; max/mean BOS and low_fraction (share of (probe, position) pairs with "
+      "a_i0 <= " +
+          format_double(kNoSinkScore) + ") NUMERIC(53) on the probe set",
+      "answer: FOUND (a necessary head with max BOS <= " + format_double(kNoSinkScore) +
+          " in a model with worst case <= " + format_double(kEveryHeadLoss) +
+          ", weight file given) or NOT FOUND with the model's numbers and role",
+      st.every_head.summary};
+  t.columns = {"layer", "head",      "answer",  "role",     "worst_case",   "ablated_worst_case",
+               "ratio", "necessary", "max_bos", "mean_bos", "low_fraction", "weights"};
+  const int heads = st.options.heads;
+  for (const int c : st.every_head.targeted) {
+    const EveryHeadCandidate& k = st.every_head.candidates[c];
+    const int t_index = k.capped_layer * heads + k.capped_head;
+    const HeadProfile& pr = k.profiles[t_index];
+    const Necessity* n = nullptr;
+    for (const Necessity& x : k.heads) {
+      if (x.layer == k.capped_layer && x.head == k.capped_head) n = &x;
+    }
+    const bool low = k.worst_case <= kEveryHeadLoss;
+    const bool found = low && n && n->necessary && pr.max <= kNoSinkScore;
+    std::string role = !std::isfinite(k.worst_case) ? "no feasible model"
+                       : !low ? "worst case above " + format_double(kEveryHeadLoss)
+                       : n    ? head_role(*n, pr)
+                              : "";
+    t.rows.push_back({std::to_string(k.capped_layer), std::to_string(k.capped_head),
+                      found ? "FOUND" : "NOT FOUND", role, format_double(k.worst_case),
+                      n ? format_double(n->ablated_worst_case) : "",
+                      n ? format_double(n->ratio) : "", n ? flag(n->necessary) : "",
+                      format_double(pr.max), format_double(pr.mean), format_double(pr.low_fraction),
+                      targeted_weight_file(k.capped_layer, k.capped_head)});
   }
   return t;
 }
@@ -371,8 +444,9 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
       written.push_back((fs::path(dir) / name).string());
     };
     put("theorem2.json", to_json(st, info).dump(2) + "\n");
-    for (const Table& t : {theorem2_path_table(st), theorem2_heads_table(st),
-                           theorem2_frontier_table(st), theorem2_every_head_table(st)}) {
+    for (const Table& t :
+         {theorem2_path_table(st), theorem2_heads_table(st), theorem2_frontier_table(st),
+          theorem2_every_head_table(st), theorem2_targeted_table(st)}) {
       written.push_back(shown(write_csv_table(t, info, staging, t.name + ".csv")));
     }
     const auto weights = [&](const std::string& name, const Model<double>& m,
@@ -406,6 +480,26 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
     }
     if (a.layer_found)
       hit("every_layer_hit.weights.json", a.layer_candidate, {{"layer", a.layer_layer}});
+    for (const int c : a.targeted) {
+      const EveryHeadCandidate& k = a.candidates[c];
+      hit(targeted_weight_file(k.capped_layer, k.capped_head), c,
+          {{"capped_layer", k.capped_layer}, {"capped_head", k.capped_head}});
+    }
+    for (const Theorem2FrontierPoint& p : st.frontier) {
+      if (p.scope != CapScope::kOne || !p.feasible) continue;
+      weights(eps_one_weight_file(p.delta), p.result.model,
+              {{"study", "theorem2 eps_one"},
+               {"capped_head", {{"layer", p.layer}, {"head", p.head}}},
+               {"delta", p.delta},
+               {"bos_ceiling", p.ceiling},
+               {"start", to_string(p.start)},
+               {"converged", p.converged},
+               {"worst_case_loss", p.eps},
+               {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
+               {"worst_case_witness", witness_json(p.result.worst)},
+               {"capped_bos", p.capped_bos},
+               {"witness_capped_bos", p.witness_capped_bos}});
+    }
     for (const Figure& f : {theorem2_frontier_figure(st)}) {
       if (f.rows.empty()) continue;
       const FigureFiles files = write_figure(f, info, staging);

@@ -14,11 +14,16 @@
 //   every_head.csv  per candidate model and head (or layer): worst case
 //                with and without it (SEARCH, lower bounds), necessity,
 //                largest BOS mass (NUMERIC(53))
+//   every_head_targeted.csv  T2b: per targeted search (one head capped at
+//                BOS <= 1/2 for the whole descent): FOUND / NOT FOUND, the
+//                head's necessity and BOS profile, its weight file
 //   path figure  worst case and 1 - sigma against round (.dat, .gp, .pdf,
 //                .png); frontier figure eps_all and eps_one against delta
 //   theorem2.json, one weight file per path start with the certified worst
 //   case and its witness in the metadata (re-checkable by `eval`), and the
-//   every-head hits (every_head_hit, every_layer_hit) when found.
+//   every-head hits (every_head_hit, every_layer_hit) when found, each
+//   targeted search's model (targeted_l<l>h<h>) and each feasible eps_one
+//   model (eps_one_delta<delta>), its witness and capped BOS in the metadata.
 #pragma once
 
 #include <string>
@@ -35,6 +40,9 @@ Table theorem2_path_table(const Theorem2Study& study);
 Table theorem2_heads_table(const Theorem2Study& study);
 Table theorem2_frontier_table(const Theorem2Study& study);
 Table theorem2_every_head_table(const Theorem2Study& study);
+// T2b: one row per targeted every-head search (EveryHeadAnswer::targeted):
+// FOUND / NOT FOUND, the head's role, necessity, BOS profile, weight file.
+Table theorem2_targeted_table(const Theorem2Study& study);
 // The study figure `name` ("path", "frontier") of a layers x heads study on
 // `task` without its data: name, caption and evidence level (the appendix
 // uses them for the committed study's figures).

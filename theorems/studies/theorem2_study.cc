@@ -7,12 +7,16 @@
 #include <cstdio>
 #include <iomanip>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
+#include "src/constructions.h"
 #include "src/evidence.h"
+#include "src/forward.h"
+#include "src/scalar_traits.h"
 
 namespace sinkcert::theorems {
 
@@ -50,8 +54,9 @@ Theorem2Options theorem2_quick_options(const Task& task, int layers, int heads,
   o.path_rounds = 30;
   o.probe_count = 200;
   o.frontier_rounds = 8;
-  o.every_head_searches = 2;
+  o.every_head_searches = layers * heads;
   o.every_head_rounds = 15;
+  o.cap_descent_rounds = 30;
   return o;
 }
 
@@ -144,6 +149,104 @@ void decide_theorem2_verdict(Theorem2Study& st) {
 
 std::string to_string(CapScope scope) { return scope == CapScope::kAll ? "all" : "one"; }
 
+std::string to_string(CapStart start) {
+  switch (start) {
+    case CapStart::kWarm:
+      return "warm";
+    case CapStart::kFresh:
+      return "fresh";
+    case CapStart::kDead:
+      return "dead";
+    case CapStart::kSink:
+      return "sink";
+  }
+  return "?";
+}
+
+Model<double> sink_start(int n, int layers, int heads, int layer, int head, double beta) {
+  if (layers * heads < 2) throw std::invalid_argument("the sink start needs a second head");
+  // every head zero: A = 0 (uniform attention), M = 0 (no output)
+  Model<double> m;
+  m.kind = ModelKind::kResidual;
+  m.attention = AttentionKind::kSoftmax;
+  m.n = n;
+  m.layers.assign(layers,
+                  std::vector<Head<double>>(
+                      heads, Head<double>{Matrix<double>::Zero(n, n), Matrix<double>::Zero(n, n)}));
+  const int t = (layer * heads + head == 0) ? 1 : 0;  // the first other head
+  const Model<double> family = sink_family<double>(n, beta);
+  m.layers[t / heads][t % heads] = family.layers[0][0];
+  return m;
+}
+
+Model<double> killed(const Model<double>& model, int layer, int head) {
+  Model<double> out = model;
+  // A^{layer,head} = 0: uniform attention; M^{layer,head} = 0: no output
+  out.layers[layer][head].A.setZero();
+  out.layers[layer][head].M.setZero();
+  return out;
+}
+
+double certified_capped_bos_at(const Model<double>& model, const Task& task, int trigger,
+                               const Matrix<double>& content,
+                               const std::vector<std::pair<int, int>>& capped) {
+  // MPFI at the adversary's first precision: the model's doubles and the
+  // content are binary rationals, enclosed exactly; the result is the
+  // largest upper end, rounded up
+  const std::lock_guard<std::mutex> lock(search::precision_mutex());
+  PrecisionScope scope(search::kCertifyStartBits);
+  const Model<Mpfi> m = model.cast<Mpfi>();
+  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, matrix_cast<Mpfi>(content));
+  const auto r = forward(m, X, true);
+  double best = -std::numeric_limits<double>::infinity();
+  for (const auto& [l, h] : capped) {
+    for (int i = 1; i < task.L; ++i) {
+      if (i == trigger) continue;
+      // max over the capped terms of upper(a^{l,h}_{i0})
+      const Mpfr u = bmp::upper(r.attention[l][h](i, 0));
+      if (bmp::isnan(u)) return std::numeric_limits<double>::quiet_NaN();
+      best = std::max(best, mpfr_get_d(u.backend().data(), MPFR_RNDU));
+    }
+  }
+  return best;
+}
+
+std::vector<HeadProfile> head_profiles(const Model<double>& model, const ProbeSet& probes) {
+  const int L = probes.task.L, heads = model.num_layers() * model.num_heads();
+  std::vector<HeadProfile> out(heads);
+  std::vector<long> count(heads, 0), low(heads, 0);
+  for (const Sample& smp : probes.samples) {
+    const auto r = forward(model, smp.X, true);
+    for (int l = 0; l < model.num_layers(); ++l) {
+      for (int h = 0; h < model.num_heads(); ++h) {
+        const int t = l * model.num_heads() + h;
+        for (int i = 1; i < L; ++i) {
+          if (i == smp.trigger) continue;
+          const double a = r.attention[l][h](i, 0);
+          out[t].max = count[t] == 0 ? a : std::max(out[t].max, a);
+          out[t].mean += a;
+          low[t] += a <= kNoSinkScore;
+          ++count[t];
+        }
+      }
+    }
+  }
+  for (int t = 0; t < heads; ++t) {
+    // mean = (1/N) sum a_i0; low_fraction = #{a_i0 <= kNoSinkScore} / N
+    if (count[t] == 0) continue;
+    out[t].mean /= static_cast<double>(count[t]);
+    out[t].low_fraction = static_cast<double>(low[t]) / static_cast<double>(count[t]);
+  }
+  return out;
+}
+
+std::string head_role(const Necessity& nc, const HeadProfile& p) {
+  if (!nc.necessary) return "not necessary";
+  if (p.max <= kNoSinkScore) return "necessary, no sink";
+  if (p.mean <= kNoSinkScore) return "necessary but not sinking on average";
+  return "necessary, sinks";
+}
+
 Model<double> ablated(const Model<double>& model, int layer, int head) {
   Model<double> out = model;
   for (int h = 0; h < out.num_heads(); ++h) {
@@ -235,6 +338,8 @@ MinimaxOptions study_minimax_options(const Theorem2Options& o) {
   mo.max_per_trigger = o.max_per_trigger;
   mo.lm_iterations = o.lm_iterations;
   mo.deep_threads = o.threads;
+  mo.ranks = o.ranks;
+  mo.adversary.ranks = o.ranks;
   return mo;
 }
 
@@ -255,13 +360,17 @@ struct CappedSearch {
   CapScope scope = CapScope::kAll;
   int layer = 0, head = 0;
   double delta = 0;
-  int rounds = 0;
+  int rounds = 0;          // the warm start's
+  int descent_rounds = 0;  // the fresh and dead starts'
   double time_limit = 0;
+  std::vector<CapStart> starts;
+  std::uint64_t fresh_seed = 0;  // of the fresh start's init
 };
 
 // The minimax with the ceiling 1 - delta on the capped heads: Lawson for
 // every head (its value is positive by Theorem 2), least squares for one
-// head (it may reach 0), from capped_warm_start of `best`.
+// head (it may reach 0), from each start of c.starts (header comment); the
+// best feasible result by worst case is kept (ties: the earlier start).
 Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Options& o,
                                      const ProbeSet& probes, const ProbeSet& ceiling_probes,
                                      const CappedSearch& c, const StudyProgress& say) {
@@ -271,54 +380,110 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
   p.head = c.head;
   p.delta = c.delta;
   p.ceiling = 1 - c.delta;
+  p.witness_capped_bos = std::numeric_limits<double>::quiet_NaN();
   std::optional<std::pair<int, int>> capped;
   if (c.scope == CapScope::kOne) capped = std::pair{c.layer, c.head};
-  const Model<double> warm = capped_warm_start(best, ceiling_probes, p.ceiling, capped);
-  FrontierSearch fs;
-  fs.delta = c.delta;
-  fs.surrogate =
-      c.scope == CapScope::kAll ? search::Surrogate::kLawson : search::Surrogate::kLeastSquares;
-  fs.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
-  fs.head = capped;
-  fs.rounds = c.rounds;
-  fs.time_limit = c.time_limit;
-  const MinimaxOptions mo =
-      frontier_minimax_options(o.seed, fs, ceiling_probes, study_minimax_options(o));
   char name[96];
   std::snprintf(
       name, sizeof name, "eps_%s delta %.3g%s", to_string(c.scope).c_str(), c.delta,
       capped
           ? (" (layer " + std::to_string(c.layer) + " head " + std::to_string(c.head) + ")").c_str()
           : "");
-  try {
-    run_frontier_point(warm, o.task, mo, p, [&](const MinimaxRecord& r, const Model<double>&) {
-      char buf[400];
-      std::snprintf(buf, sizeof buf,
-                    "%s round %d: worst case %s (SEARCH lower bound)%s, capped BOS %.6f "
-                    "(ceiling %.6f), %.1f s",
-                    name, r.round, format_bound(r.worst_case, true, 4).c_str(),
-                    double_note(r.double_disagrees, r.worst_case_double).c_str(), r.ceiling_bos,
-                    p.ceiling, r.elapsed);
-      if (say) say(buf);
-    });
-  } catch (const std::invalid_argument& e) {
-    p.not_run = e.what();
-    p.result.model = warm;
-    p.result.feasible = false;
-    p.result.stop_reason = "not run: " + p.not_run;
-    if (say) say(std::string(name) + ": not run (" + p.not_run + ")");
-    return p;
+  bool have = false;
+  for (const CapStart start : c.starts) {
+    if ((start == CapStart::kDead || start == CapStart::kSink) &&
+        (!capped || o.layers * o.heads < 2)) {
+      continue;
+    }
+    Model<double> init;
+    if (start == CapStart::kWarm) {
+      init = capped_warm_start(best, ceiling_probes, p.ceiling, capped);
+    } else if (start == CapStart::kFresh) {
+      init = residual_normal_init(o.task.n, o.layers, o.heads, o.cap_fresh_std, c.fresh_seed);
+    } else if (start == CapStart::kDead) {
+      init = killed(best, c.layer, c.head);
+    } else {
+      init = sink_start(o.task.n, o.layers, o.heads, c.layer, c.head, kSinkStartBeta);
+    }
+    FrontierSearch fs;
+    fs.delta = c.delta;
+    fs.surrogate =
+        c.scope == CapScope::kAll ? search::Surrogate::kLawson : search::Surrogate::kLeastSquares;
+    fs.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
+    fs.head = capped;
+    // the warm and sink starts are near their answer: the frontier's rounds
+    fs.rounds = start == CapStart::kWarm || start == CapStart::kSink ? c.rounds : c.descent_rounds;
+    fs.time_limit = c.time_limit;
+    const MinimaxOptions mo =
+        frontier_minimax_options(o.seed, fs, ceiling_probes, study_minimax_options(o));
+    const std::string who = std::string(name) + " from " + to_string(start);
+    Theorem2FrontierPoint q = p;
+    try {
+      run_frontier_point(init, o.task, mo, q, [&](const MinimaxRecord& r, const Model<double>&) {
+        char buf[400];
+        std::snprintf(buf, sizeof buf,
+                      "%s round %d: worst case %s (SEARCH lower bound)%s, capped BOS %.6f "
+                      "(ceiling %.6f), %.1f s",
+                      who.c_str(), r.round, format_bound(r.worst_case, true, 4).c_str(),
+                      double_note(r.double_disagrees, r.worst_case_double).c_str(), r.ceiling_bos,
+                      p.ceiling, r.elapsed);
+        if (say) say(buf);
+      });
+    } catch (const std::invalid_argument& e) {
+      p.not_run = e.what();
+      p.result.model = init;
+      p.result.feasible = false;
+      p.result.stop_reason = "not run: " + p.not_run;
+      if (say) say(std::string(name) + ": not run (" + p.not_run + ")");
+      return p;
+    }
+    CapStartRecord rec;
+    rec.start = start;
+    rec.eps = q.eps;
+    rec.feasible = q.feasible;
+    rec.converged = q.converged;
+    rec.rounds = static_cast<int>(q.result.history.size());
+    rec.seconds = q.result.seconds;
+    rec.stop_reason = q.result.stop_reason;
+    p.starts.push_back(rec);
+    if (say) {
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "%s: worst case %s (SEARCH lower bound), %s, %s", who.c_str(),
+                    format_bound(q.eps, true, 4).c_str(),
+                    q.feasible ? "feasible" : "NO feasible model", q.result.stop_reason.c_str());
+      say(buf);
+    }
+    // keep the best feasible result (a feasible one beats any infeasible one)
+    const bool better = !have || (q.feasible && (!p.feasible || q.eps < p.eps));
+    if (better) {
+      std::vector<CapStartRecord> starts = std::move(p.starts);
+      p = std::move(q);
+      p.starts = std::move(starts);
+      p.start = start;
+      have = true;
+    }
   }
+  std::vector<std::pair<int, int>> capped_heads;
+  for (int l = 0; l < o.layers; ++l)
+    for (int h = 0; h < o.heads; ++h)
+      if (!capped || *capped == std::pair{l, h}) capped_heads.emplace_back(l, h);
   p.capped_bos = search::max_position_mean_probe_bos(p.result.model, ceiling_probes, capped);
   p.sink = sink_score(bos_statistics(p.result.model, probes));
+  if (p.feasible) {
+    p.witness_capped_bos = certified_capped_bos_at(p.result.model, o.task, p.result.worst.trigger,
+                                                   p.result.worst.content, capped_heads);
+  }
   if (say) {
-    char buf[400];
+    char buf[500];
     std::snprintf(buf, sizeof buf,
                   "%s: worst case of the capped model %s (SEARCH, lower bound on that model's "
-                  "E)%s, capped BOS %.6f, sink score %.6f, %s",
+                  "E)%s, from %s, capped BOS %.6f (at the witness %.6f CERTIFIED), sink score "
+                  "%.6f, %s%s",
                   name, format_bound(p.eps, true, 5).c_str(),
-                  double_note(p.double_disagrees, p.eps_double).c_str(), p.capped_bos, p.sink.sigma,
-                  p.feasible ? "feasible" : "NO feasible model");
+                  double_note(p.double_disagrees, p.eps_double).c_str(), to_string(p.start).c_str(),
+                  p.capped_bos, p.witness_capped_bos, p.sink.sigma,
+                  p.feasible ? "feasible" : "NO feasible model",
+                  p.converged ? ", converged" : ", not converged");
     say(buf);
   }
   return p;
@@ -335,10 +500,12 @@ EveryHeadCandidate every_head_candidate(const std::string& source, const Model<d
   k.model = m;
   search::AdversaryOptions ao;
   ao.seed = o.seed;
+  ao.ranks = o.ranks;
   k.worst_case = search::maximize_error(m, o.task, ao).best.certified;
   const BosStatistics bs = bos_statistics(m, probes);
   for (int l = 0; l < m.num_layers(); ++l)
     for (int h = 0; h < m.num_heads(); ++h) k.head_max_bos.push_back(max_probe_bos(bs, l, h));
+  k.profiles = head_profiles(m, probes);
   if (!(k.worst_case <= kEveryHeadLoss)) return k;
   for (int l = 0; l < m.num_layers(); ++l) {
     for (int h = 0; h < m.num_heads(); ++h)
@@ -418,19 +585,36 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
   // 2. frontiers, decreasing delta: eps_all, then eps_one
   std::vector<double> deltas = o.deltas;
   std::sort(deltas.rbegin(), deltas.rend());
+  std::vector<CapStart> starts = {CapStart::kWarm};
+  if (o.cap_fresh_start) starts.push_back(CapStart::kFresh);
+  if (o.cap_dead_start) starts.push_back(CapStart::kDead);
+  if (o.cap_sink_start) starts.push_back(CapStart::kSink);
+  // the fresh starts' inits: seeds o.seed * 1000 + 500 + k, k counting the
+  // capped searches (the path starts use o.seed * 1000 + s, s < 500)
+  std::uint64_t fresh_seeds = 0;
+  const auto next_fresh_seed = [&] { return o.seed * 1000 + 500 + fresh_seeds++; };
   if (path_best.sink.defined) {
     for (CapScope scope : {CapScope::kAll, CapScope::kOne}) {
       for (double delta : deltas) {
-        st.frontier.push_back(capped_minimax(
-            path_best.result.model, o, probes, ceiling_probes,
-            {scope, one_layer, one_head, delta, o.frontier_rounds, o.frontier_time_limit}, say));
+        CappedSearch c;
+        c.scope = scope;
+        c.layer = one_layer;
+        c.head = one_head;
+        c.delta = delta;
+        c.rounds = o.frontier_rounds;
+        c.descent_rounds = o.cap_descent_rounds;
+        c.time_limit = o.frontier_time_limit;
+        c.starts = starts;
+        c.fresh_seed = next_fresh_seed();
+        st.frontier.push_back(
+            capped_minimax(path_best.result.model, o, probes, ceiling_probes, c, say));
       }
     }
   }
 
   // 3. the every-head question: the path and frontier models, then the
-  // minimax with one head capped at kNoSinkScore, head by head (eps_one's
-  // search at delta = 1 - kNoSinkScore is the first of them when it ran)
+  // targeted searches: one head capped at kNoSinkScore from a fresh init
+  // (the cap enforced for the whole descent), head by head
   const auto t_every = std::chrono::steady_clock::now();
   EveryHeadAnswer& every = st.every_head;
   for (const Theorem2Run& r : st.runs) {
@@ -442,29 +626,39 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
     char name[96];
     std::snprintf(name, sizeof name, "eps_%s delta %g", to_string(p.scope).c_str(), p.delta);
     every.candidates.push_back(every_head_candidate(name, p.result.model, o, probes));
-    if (p.scope == CapScope::kOne && p.ceiling == kNoSinkScore) ++every.searches;
   }
   decide_every_head(every, o.heads);
-  for (int t = 0; path_best.sink.defined && !(every.head_found && every.layer_found) &&
-                  every.searches < o.every_head_searches && t < o.layers * o.heads;
+  for (int t = 0;
+       path_best.sink.defined && every.searches < o.every_head_searches && t < o.layers * o.heads;
        ++t) {
     const int l = t / o.heads, h = t % o.heads;
-    const bool done = std::any_of(st.frontier.begin(), st.frontier.end(), [&](const auto& p) {
-      return p.scope == CapScope::kOne && p.layer == l && p.head == h &&
-             p.ceiling == kNoSinkScore && p.not_run.empty();
-    });
-    if (done) continue;
-    const Theorem2FrontierPoint p = capped_minimax(
-        path_best.result.model, o, probes, ceiling_probes,
-        {CapScope::kOne, l, h, 1 - kNoSinkScore, o.every_head_rounds, o.every_head_time_limit},
-        say);
+    CappedSearch c;
+    c.scope = CapScope::kOne;
+    c.layer = l;
+    c.head = h;
+    c.delta = 1 - kNoSinkScore;
+    c.rounds = o.every_head_rounds;
+    c.descent_rounds = std::max(o.every_head_rounds, o.cap_descent_rounds);
+    c.time_limit = o.every_head_time_limit;
+    // the whole descent under the cap (fresh), and the polish of a model in
+    // which another head sinks (sink: the capped head starts dead, A = M = 0)
+    c.starts = {CapStart::kFresh};
+    if (o.cap_sink_start) c.starts.push_back(CapStart::kSink);
+    c.fresh_seed = next_fresh_seed();
+    const Theorem2FrontierPoint p =
+        capped_minimax(path_best.result.model, o, probes, ceiling_probes, c, say);
     if (!p.not_run.empty()) break;
     ++every.searches;
-    if (!p.feasible) continue;
-    every.candidates.push_back(every_head_candidate("cap layer " + std::to_string(l) + " head " +
-                                                        std::to_string(h) + " at " +
-                                                        format_double(kNoSinkScore),
-                                                    p.result.model, o, probes));
+    EveryHeadCandidate k = every_head_candidate(
+        "targeted: layer " + std::to_string(l) + " head " + std::to_string(h) + " capped at " +
+            format_double(kNoSinkScore) + " from " + to_string(p.start),
+        p.result.model, o, probes);
+    k.capped_layer = l;
+    k.capped_head = h;
+    // an infeasible search's model is its init: no candidate for the question
+    if (!p.feasible) k.worst_case = std::numeric_limits<double>::infinity();
+    every.targeted.push_back(static_cast<int>(every.candidates.size()));
+    every.candidates.push_back(std::move(k));
     decide_every_head(every, o.heads);
   }
   every.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_every).count();
@@ -515,7 +709,13 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                   {"frontier_time_limit_seconds", st.options.frontier_time_limit},
                   {"every_head_searches", st.options.every_head_searches},
                   {"every_head_rounds", st.options.every_head_rounds},
-                  {"every_head_time_limit_seconds", st.options.every_head_time_limit}};
+                  {"every_head_time_limit_seconds", st.options.every_head_time_limit},
+                  {"cap_fresh_start", st.options.cap_fresh_start},
+                  {"cap_dead_start", st.options.cap_dead_start},
+                  {"cap_sink_start", st.options.cap_sink_start},
+                  {"sink_start_beta", kSinkStartBeta},
+                  {"cap_fresh_std", st.options.cap_fresh_std},
+                  {"cap_descent_rounds", st.options.cap_descent_rounds}};
   json runs = json::array();
   for (const Theorem2Run& r : st.runs) {
     json h = json::array();
@@ -556,6 +756,16 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
   j["path"] = runs;
   json fr = json::array();
   for (const Theorem2FrontierPoint& p : st.frontier) {
+    json starts = json::array();
+    for (const CapStartRecord& r : p.starts) {
+      starts.push_back({{"start", to_string(r.start)},
+                        {"eps", r.eps},
+                        {"feasible", r.feasible},
+                        {"converged", r.converged},
+                        {"rounds", r.rounds},
+                        {"stop_reason", r.stop_reason},
+                        {"seconds", r.seconds}});
+    }
     fr.push_back(
         {{"capped", to_string(p.scope)},
          {"capped_head",
@@ -567,6 +777,9 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
          {"eps_double", p.eps_double},
          {"eps_double_disagrees", p.double_disagrees},
          {"capped_bos", p.capped_bos},
+         {"witness_capped_bos", p.witness_capped_bos},
+         {"start", to_string(p.start)},
+         {"starts", starts},
          {"sink_score", sink_json(p.sink)},
          {"feasible", p.feasible},
          {"converged", p.converged},
@@ -586,6 +799,15 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
       {"eps", kFrontierPointMeaning},
       {"capped_bos", numeric + ": the largest b^{l,h}_i over the capped heads, on the "
                                "ceiling's probes (the first ceiling_probe_count of the probe set)"},
+      {"witness_capped_bos",
+       Evidence::certified(search::kCertifyStartBits).label() +
+           " at the witness input of eps only: the capped heads' largest a^{l,h}_{i0} (i >= 1, "
+           "i != trigger) enclosed in MPFI, upper end rounded up"},
+      {"starts",
+       "warm: the best path model with the capped heads' A scaled to meet the ceiling; fresh: "
+       "a fresh normal init, the ceiling enforced from round 1; dead: the best path model with "
+       "the capped head's A = M = 0; sink: the softmax sink family (beta = sink_start_beta) as "
+       "the first other head, every other head zero; the point keeps the best feasible"},
       {"points", fr}};
   const EveryHeadAnswer& a = st.every_head;
   json cands = json::array();
@@ -596,9 +818,26 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                   {"worst_case", n.worst_case}, {"ablated_worst_case", n.ablated_worst_case},
                   {"ratio", n.ratio},           {"necessary", n.necessary}};
     };
-    for (const Necessity& n : k.heads) heads.push_back(nec(n));
+    for (const Necessity& n : k.heads) {
+      json h = nec(n);
+      const HeadProfile& pr = k.profiles[n.layer * st.options.heads + n.head];
+      h["max_bos"] = pr.max;
+      h["mean_bos"] = pr.mean;
+      h["low_bos_fraction"] = pr.low_fraction;
+      h["role"] = head_role(n, pr);
+      heads.push_back(h);
+    }
     for (const Necessity& n : k.layers) layers.push_back(nec(n));
+    json profiles = json::array();
+    for (const HeadProfile& pr : k.profiles) {
+      profiles.push_back(
+          {{"max_bos", pr.max}, {"mean_bos", pr.mean}, {"low_bos_fraction", pr.low_fraction}});
+    }
     cands.push_back({{"source", k.source},
+                     {"capped_head", k.capped_layer < 0 ? json(nullptr)
+                                                        : json{{"layer", k.capped_layer},
+                                                               {"head", k.capped_head}}},
+                     {"head_profiles", profiles},
                      {"worst_case", k.worst_case},
                      {"head_max_bos", k.head_max_bos},
                      {"heads", heads},
@@ -624,6 +863,7 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
            : json(nullptr)},
       {"layer_hit", a.layer_found ? json{{"candidate", a.layer_candidate}, {"layer", a.layer_layer}}
                                   : json(nullptr)},
+      {"targeted", a.targeted},
       {"capped_searches", a.searches},
       {"seconds", a.seconds},
       {"summary", a.summary},

@@ -27,11 +27,29 @@
 //                   Theorem 2 predicts it stays away from 0,
 //   eps_one(delta): for one chosen head only (the head where the best path
 //                   model attains sigma); Theorem 2 allows it to reach 0,
-// warm-started from the best path model with the capped heads' A scaled by
-// the largest gamma in [0, 1] that meets the ceiling (bisection). Each point
-// is E_search of the best feasible model found: SEARCH(lower bound) on that
-// model's E, no bound on the frontier itself (theorem1_study.h,
-// kFrontierPointMeaning).
+// each from several starts that do not depend on the capped head's path
+// weights, the best feasible result kept (CapStart):
+//   warm   the best path model with the capped heads' A scaled by the
+//          largest gamma in [0, 1] that meets the ceiling (bisection);
+//   fresh  a fresh residual_normal_init, the ceiling enforced from round 1
+//          (as the single-layer frontier does);
+//   dead   (eps_one only) the best path model with the capped head's A and M
+//          set to 0: the other heads sink, the capped head attends uniformly
+//          (a_i0 = 1/(i+1) <= 1/2, so every ceiling 1 - delta >= 1/2 is met)
+//          and adds nothing; the descent then retrains every head under the cap;
+//   sink   (eps_one only) a construction: the softmax sink family at
+//          inverse temperature kSinkStartBeta (src/constructions.h, worst
+//          case about (L-1) e^-beta) as the first head other than the capped
+//          one, every other head zero (the capped head attends uniformly, as
+//          in dead): a model in which another head sinks, then polished by
+//          the same descent.
+// Budgets in rounds (reproducible from the seed). Each point is E_search of
+// the best feasible model found: SEARCH(lower bound) on that model's E, no
+// bound on the frontier itself (theorem1_study.h, kFrontierPointMeaning);
+// converged says the stopping rule was met (eps_one: the target loss);
+// witness_capped_bos is the capped heads' largest a^{l,h}_{i0} at the worst
+// case's witness input (i >= 1, i != trigger) enclosed in MPFI, upper end
+// rounded up (CERTIFIED at that input, nothing about other inputs).
 // Necessity (README, Definitions 4): head (l, h) is necessary for a model
 // when setting its M^{l,h} to 0 raises the worst case at least
 // kNecessityFactor-fold; a layer when setting every M of it to 0 does. Both
@@ -42,9 +60,15 @@
 // a model with E_search <= kEveryHeadLoss and a necessary head whose BOS
 // mass is <= kNoSinkScore at every non-trigger position of the probe set
 // (every probe, not only the mean); likewise a necessary layer none of whose
-// heads sinks in that sense. Candidates: for each head in turn, the minimax
-// with only that head capped at kNoSinkScore (eps_one's search), and every
+// heads sinks in that sense. Candidates: for each head in turn, the
+// targeted search (the minimax with only that head capped at kNoSinkScore,
+// least squares to path_target, from a fresh init with the cap enforced for
+// the whole descent and from the sink start, the best kept), and every
 // model the study produced; the first hit is kept with its weight file.
+// For every head of every candidate with E_search <= kEveryHeadLoss: its
+// necessity and its BOS profile on the probe set (HeadProfile: max, mean,
+// and the fraction of (position, probe) pairs with a_i0 <= kNoSinkScore),
+// NUMERIC(53).
 // Found or not found, SEARCH: a hit is re-checkable by `sinkcert eval` (its
 // E_search is a lower bound: a certified upper bound on its E is what would
 // make it a counterexample); "not found" only reports the budget spent.
@@ -87,6 +111,10 @@ constexpr double kNoSinkScore = 0.5;
 constexpr double kNecessityFactor = 100;
 // The every-head question asks for a model at most this worst case.
 constexpr double kEveryHeadLoss = 1e-4;
+// The sink start's inverse temperature: its worst case, about (L-1) e^-beta,
+// is below 1e-6 up to L = 16 when beta >= ln(15e6) ~ 16.5; 20 leaves a
+// margin of e^3.5 ~ 33.
+constexpr double kSinkStartBeta = 20;
 
 struct Theorem2Options {
   Task task;
@@ -125,6 +153,18 @@ struct Theorem2Options {
   int every_head_searches = 2;
   int every_head_rounds = 8;
   double every_head_time_limit = 1200;  // seconds per head (safety, as above)
+  // The capped searches' extra starts (CapStart) and their budget: the
+  // fresh and dead starts descend from far away, so they get a descent's
+  // rounds, cap_descent_rounds, rather than frontier_rounds (the targeted
+  // every-head searches too).
+  bool cap_fresh_start = true;
+  bool cap_dead_start = true;
+  bool cap_sink_start = true;
+  double cap_fresh_std = 0.02;
+  int cap_descent_rounds = 20;
+  // Ranks that share every search's work (search/rank_group.h; the result
+  // does not depend on their count). Null: this process alone.
+  const search::RankGroup* ranks = nullptr;
 };
 
 // The options of `sinkcert theorem2 --quick`: the paper's init only, fewer
@@ -168,10 +208,30 @@ struct Theorem2Run {
 enum class CapScope { kAll, kOne };
 std::string to_string(CapScope scope);  // "all", "one"
 
+// Where a capped search starts (header comment).
+enum class CapStart { kWarm, kFresh, kDead, kSink };
+std::string to_string(CapStart start);  // "warm", "fresh", "dead", "sink"
+
+// One start of a capped search and what it reached.
+struct CapStartRecord {
+  CapStart start = CapStart::kWarm;
+  double eps = 0;  // SEARCH(lower bound) on that model's E
+  bool feasible = false, converged = false;
+  int rounds = 0;
+  double seconds = 0;
+  std::string stop_reason;
+};
+
 // A frontier point (theorems/studies/frontier.h: delta, ceiling, eps,
 // feasibility, the search's result; eps bounds nothing about the frontier
 // itself) and what this study adds.
 struct Theorem2FrontierPoint : FrontierRecord {
+  // every start tried, and the one whose model is kept
+  std::vector<CapStartRecord> starts;
+  CapStart start = CapStart::kWarm;
+  // the capped heads' largest a^{l,h}_{i0} at the witness of eps (header
+  // comment), CERTIFIED at that input; NaN when no feasible model
+  double witness_capped_bos = 0;
   CapScope scope = CapScope::kAll;
   int layer = 0, head = 0;  // the capped head (kOne)
   // the ceiling's statistic of that model: the largest b^{l,h}_i over the
@@ -192,6 +252,18 @@ struct Necessity {
 
 // The model with M^{layer,head} = 0 (head = -1: every head of the layer).
 Model<double> ablated(const Model<double>& model, int layer, int head);
+// The model with A^{layer,head} = M^{layer,head} = 0 (the dead start).
+Model<double> killed(const Model<double>& model, int layer, int head);
+// The sink start of a layers x heads residual model with (layer, head)
+// capped: every head zero but the first other one, the sink family at beta.
+// Throws std::invalid_argument for a model of one head.
+Model<double> sink_start(int n, int layers, int heads, int layer, int head, double beta);
+// The largest a^{l,h}_{i0} over the heads in `capped` ((layer, head) pairs)
+// and positions i >= 1, i != trigger, of the input X(trigger, content),
+// enclosed in MPFI: the upper end rounded up (CERTIFIED at that input).
+double certified_capped_bos_at(const Model<double>& model, const Task& task, int trigger,
+                               const Matrix<double>& content,
+                               const std::vector<std::pair<int, int>>& capped);
 // Necessity of (layer, head) (head = -1: the layer) by the adversary with
 // `adversary` options on the model and on its ablation. `model_worst_case`,
 // when given, is that adversary's value on the model itself (the same
@@ -204,20 +276,39 @@ Necessity necessity(const Model<double>& model, const Task& task, int layer, int
 // position i >= 1 (the 1-quantile of each head's overall summary).
 double max_probe_bos(const BosStatistics& stats, int layer, int head);
 
+// A head's BOS profile on the probe set, over every (probe, non-trigger
+// position i >= 1) pair: max and mean of a^{l,h}_{i0}, and the fraction of
+// pairs with a^{l,h}_{i0} <= kNoSinkScore. NUMERIC(53).
+struct HeadProfile {
+  double max = 0, mean = 0, low_fraction = 0;
+};
+// Per head, index l * heads + h.
+std::vector<HeadProfile> head_profiles(const Model<double>& model, const ProbeSet& probes);
+
 // One candidate of the every-head question and what was checked on it.
 struct EveryHeadCandidate {
   std::string source;     // "path start 0", "eps_one delta 0.5 (l0 h1)", "cap l1 h0"
   double worst_case = 0;  // E_search, SEARCH(lower bound)
   std::vector<Necessity> heads, layers;
-  std::vector<double> head_max_bos;  // per head, l * heads + h: max_probe_bos
+  std::vector<double> head_max_bos;   // per head, l * heads + h: max_probe_bos
+  std::vector<HeadProfile> profiles;  // per head, l * heads + h
+  // the targeted search's capped head; -1 for the other candidates
+  int capped_layer = -1, capped_head = -1;
   Model<double> model;
 };
+// What a head of a low-loss candidate is, in words: "not necessary";
+// "necessary, no sink" (max BOS <= kNoSinkScore: the every-head question's
+// hit); "necessary but not sinking on average" (mean <= kNoSinkScore, max
+// above); "necessary, sinks" (mean above).
+std::string head_role(const Necessity& necessity, const HeadProfile& profile);
 struct EveryHeadAnswer {
   bool head_found = false, layer_found = false;
   // the hits (index into candidates, and the head or layer); -1 if none
   int head_candidate = -1, head_layer = -1, head_head = -1;
   int layer_candidate = -1, layer_layer = -1;
   std::vector<EveryHeadCandidate> candidates;
+  // the targeted searches' candidates (index into candidates), in head order
+  std::vector<int> targeted;
   int searches = 0;     // capped minimax runs made for it
   double seconds = 0;   // spent on those runs and the ablations
   std::string summary;  // found / not found, in words

@@ -213,6 +213,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   o.frontier_rounds = 3;
   o.every_head_searches = 1;
   o.every_head_rounds = 3;
+  o.cap_descent_rounds = 3;
   const Theorem2Study st = run_theorem2_study(o);
   // eps_all and eps_one at delta 0.5, each run or refused with its reason
   REQUIRE(st.frontier.size() == 2u);
@@ -221,7 +222,24 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   for (const Theorem2FrontierPoint& p : st.frontier) {
     CHECK(p.ceiling == 0.5);
     if (p.not_run.empty() && p.feasible) CHECK(p.capped_bos <= p.ceiling);
+    // every start ran (eps_all: warm and fresh; eps_one: warm, fresh, dead, sink)
+    CHECK(p.starts.size() == (p.scope == CapScope::kAll ? 2u : 4u));
+    // the dead and sink starts meet the ceiling 1/2 from their first model on;
+    // the sink start's worst case is that of the sink family, far below 1e-6
+    if (p.scope == CapScope::kOne) {
+      CHECK(p.starts[2].feasible);
+      CHECK(p.starts[3].feasible);
+      CHECK(p.starts[3].eps < 1e-6);
+      CHECK(p.eps <= p.starts[3].eps);
+    }
+    if (p.feasible) CHECK(p.witness_capped_bos >= 0);
   }
+  // the targeted search of head (0, 0): one candidate, with every head's profile
+  REQUIRE(st.every_head.targeted.size() == 1u);
+  const EveryHeadCandidate& tk = st.every_head.candidates[st.every_head.targeted[0]];
+  CHECK(tk.capped_layer == 0);
+  CHECK(tk.capped_head == 0);
+  CHECK(tk.profiles.size() == 4u);
   CHECK(st.every_head.candidates.size() >= 1u);
   CHECK(st.every_head.summary.find("FOUND (SEARCH)") != std::string::npos);
   REQUIRE(st.runs.size() == 1);
@@ -242,7 +260,8 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double"};
   write_theorem2_outputs(st, info, dir);
   for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "frontier.csv",
-                           "every_head.csv", "path.dat", "path.gp", "path_start0.weights.json"}) {
+                           "every_head.csv", "every_head_targeted.csv", "path.dat", "path.gp",
+                           "path_start0.weights.json", "targeted_l0h0.weights.json"}) {
     CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
   }
   // the weight file holds the path model itself (re-checkable by eval)
@@ -263,7 +282,76 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   std::snprintf(one_minus, sizeof one_minus, "%.3g", 1 - r.sink.sigma);
   CHECK(appendix.rows[1][2].text == one_minus);
   CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
+  if (st.frontier[1].feasible) {
+    const WeightFile e = read_weight_file(dir + "/eps_one_delta0.5.weights.json");
+    CHECK(e.metadata["worst_case_loss"].get<double>() == st.frontier[1].eps);
+  }
+  const Table t2b = theorem2_targeted_table(st);
+  REQUIRE(t2b.rows.size() == 1u);
+  CHECK((t2b.rows[0][2].text == "FOUND" || t2b.rows[0][2].text == "NOT FOUND"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("head profiles, the certified BOS at a witness, the dead start and head roles") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  // head 0: the sink family (a_i0 near 1); head 1: A = 0 (uniform, a_i0 =
+  // 1/(i+1): 1/2, 1/3, 1/4 at i = 1, 2, 3)
+  const Model<double> m =
+      sink_and_second_head(5, 20, Matrix<double>::Zero(5, 5), Matrix<double>::Zero(5, 5));
+  const ProbeSet probes = make_probe_set(task, 50);
+  const std::vector<HeadProfile> p = head_profiles(m, probes);
+  REQUIRE(p.size() == 2u);
+  CHECK(p[0].max > 0.99);
+  CHECK(p[0].low_fraction == 0);
+  CHECK(p[1].max == 0.5);
+  CHECK(p[1].low_fraction == 1);
+  // the mean over the (probe, position) pairs, counted independently
+  double sum = 0;
+  long count = 0;
+  for (const Sample& smp : probes.samples) {
+    for (int i = 1; i < task.L; ++i) {
+      if (i == smp.trigger) continue;
+      sum += 1.0 / (i + 1);
+      ++count;
+    }
+  }
+  CHECK(std::abs(p[1].mean - sum / count) < 1e-15);
+  // at an input: head 1's largest a_i0 (i = 1 not the trigger) is 1/2 exactly,
+  // enclosed; head 0's is near 1; the trigger's row is left out
+  const Matrix<double> C = Matrix<double>::Constant(task.L - 1, task.content_dim(), 1.0);
+  CHECK(certified_capped_bos_at(m, task, 2, C, {{0, 1}}) == 0.5);
+  const double third = certified_capped_bos_at(m, task, 1, C, {{0, 1}});
+  CHECK(third >= 1.0 / 3);  // rounded up: never below the true 1/3
+  CHECK(third < 1.0 / 3 + 1e-15);
+  CHECK(certified_capped_bos_at(m, task, 2, C, {{0, 0}, {0, 1}}) > 0.99);
+  // the dead start: A = M = 0 of that head only
+  const Model<double> k = killed(m, 0, 0);
+  CHECK(k.layers[0][0].A.isZero());
+  CHECK(k.layers[0][0].M.isZero());
+  CHECK(k.layers[0][1].A == m.layers[0][1].A);
+  CHECK(head_profiles(k, probes)[0].max == 0.5);
+  // the sink start: head (0, 1) the sink family, the capped head (0, 0) and
+  // the others zero; its worst case about (L-1) e^-20 (SEARCH: a lower bound)
+  const Model<double> sk = sink_start(5, 2, 2, 0, 0, kSinkStartBeta);
+  CHECK(sk.layers[0][0].A.isZero());
+  CHECK(sk.layers[0][0].M.isZero());
+  CHECK(sk.layers[1][1].M.isZero());
+  CHECK_FALSE(sk.layers[0][1].A.isZero());
+  const double sink_worst = search::maximize_error(sk, task).best.certified;
+  CHECK(sink_worst > 0);
+  CHECK(sink_worst < 3 * std::exp(-kSinkStartBeta) * 1.01);
+  CHECK(head_profiles(sk, probes)[0].max == 0.5);
+  CHECK(head_profiles(sk, probes)[1].max > 0.999);
+  // the capped head other than (0, 0): the sink goes to head (0, 0)
+  CHECK_FALSE(sink_start(5, 2, 2, 1, 0, kSinkStartBeta).layers[0][0].A.isZero());
+  CHECK_THROWS_AS(sink_start(5, 1, 1, 0, 0, kSinkStartBeta), std::invalid_argument);
+  // roles
+  Necessity yes, no;
+  yes.necessary = true;
+  CHECK(head_role(no, p[1]) == "not necessary");
+  CHECK(head_role(yes, p[1]) == "necessary, no sink");
+  CHECK(head_role(yes, p[0]) == "necessary, sinks");
+  CHECK(head_role(yes, HeadProfile{0.9, 0.4, 0.8}) == "necessary but not sinking on average");
 }
 
 TEST_CASE("Theorem 2 study figures: captions say what they show and at which evidence level") {
