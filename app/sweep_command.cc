@@ -49,8 +49,9 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<SweepCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "sweep", "run a grid of studies (one process, or over MPI ranks under mpirun/srun)");
-  opt->grid_option = add_text_option(sub, "--grid", &opt->grid, "a grid file (JSON)",
-                                     "grid file (required): study, axes, options (README, Sweeps)");
+  opt->grid_option =
+      add_text_option(sub, "--grid", &opt->grid, "a grid file (JSON)",
+                      "grid file (required): study, axes, options (docs/commands.md, sweep)");
   opt->out_option =
       add_out_option(sub, &opt->out, OutputKind::kFolder,
                      "output folder: configs/<key>.json, sweep.json/.csv/.tex (required)");

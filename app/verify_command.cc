@@ -4,7 +4,7 @@
 //                      [--weights W.json | --layers N --heads H [--write-weights F]]
 //                      [--out FILE] [--coq FILE.v] [--json]
 // Theorem 3's exact certificate (theorems/exact/relu_exact_checker.h) for the ReLU
-// construction of README, Definitions 4 (or its residual version with
+// construction of docs/definitions.md, Definitions 4 (or its residual version with
 // --layers/--heads, src/constructions.h), or for a ReLU weight file.
 // Prints the summary; writes the JSON certificate atomically to --out, and
 // the result as a Coq proof to --coq (theorems/exact/coq_export.h).
@@ -136,10 +136,11 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   if (file) {
     text << "weights: " << opt.weights << " (entries read as exact rationals)\n";
   } else if (deep) {
-    text << "model: the residual ReLU construction of README, Theorem 3 (" << opt.layers
-         << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
+    text << "model: the residual ReLU construction of Theorem 3 (docs/definitions.md, Definitions "
+            "4; "
+         << opt.layers << " layer(s) x " << opt.heads << " head(s), src/constructions.h)\n";
   } else {
-    text << "model: the ReLU construction of README, Definitions 4 (score x_i[1] * "
+    text << "model: the ReLU construction of docs/definitions.md, Definitions 4 (score x_i[1] * "
             "(x_k[n-1] + x_k[1]), W_V = W_O = I)\n";
   }
   if (!opt.write_weights.empty()) {

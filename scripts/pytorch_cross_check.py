@@ -3,7 +3,7 @@
 """Acceptance check of `sinkcert eval` against real PyTorch (float64).
 
 Builds single-layer causal attention heads from torch.nn.Linear layers
-(no bias, no 1/sqrt(d) scaling, README, Definitions 2), exports their weights
+(no bias, no 1/sqrt(d) scaling, docs/definitions.md, Definitions 2), exports their weights
 exactly as nn.Linear stores them (y = x @ W.T) into a sinkcert weight file,
 runs `sinkcert eval --json` on a sampled task input and compares outputs and
 attention with PyTorch's:

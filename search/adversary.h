@@ -6,7 +6,7 @@
 // convention, content C in [-1, 1]^((L-1) x (n-3))):
 //   maximize_error:    E_search = max_{j, C} max_{i,d} |f(X)_{i,d} - y_{i,d}|
 //   minimize_bos_mass: B_search = min_{j, C} min_{i >= 1, i != j, l, h} a^{l,h}_{i0}
-// E_search is a SEARCH(lower bound) on the worst-case loss E(theta) of README,
+// E_search is a SEARCH(lower bound) on the worst-case loss E(theta) of docs/definitions.md,
 // Definitions 3, B_search a SEARCH(upper bound) on the smallest BOS mass: the
 // witness input attains the value, nothing is claimed about inputs not tried.
 //

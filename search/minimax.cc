@@ -113,7 +113,7 @@ class RowCost : public ceres::CostFunction {
 };
 
 // Residuals of row i of one input for a model with several heads or layers
-// (README, Definitions 2; target by model kind): r_d = sqrt(w_d) (f(X)_{i,d}
+// (docs/definitions.md, Definitions 2; target by model kind): r_d = sqrt(w_d) (f(X)_{i,d}
 // - y_{i,d}), parameters the 2 H blocks of src/parameter_layout.h
 // (head_blocks: A then M of every head, layer by layer). Jacobian row d: the
 // general reverse pass (forward_vjp) with cotangent sqrt(w_d) e_{i,d} on

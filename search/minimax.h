@@ -5,7 +5,7 @@
 // for a single-layer single-head model (any attention kind; Theorem 1 uses
 // softmax), and for models with several layers and heads
 // (residual: Theorem 2; layers[l][h], the same number of heads per layer),
-// compared with the target of their kind (README, Definitions 1: plain for
+// compared with the target of their kind (docs/definitions.md, Definitions 1: plain for
 // single-layer, residual y_i = x_i (+ the mean at the trigger) for residual).
 //
 // Parametrization: theta = (A, M) of every head, 2 n^2 numbers per head

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// BOS-mass statistics and sampled error over a probe set (README, Definitions 3).
+// BOS-mass statistics and sampled error over a probe set (docs/definitions.md, Definitions 3).
 //
 // Probe set: `count` sequences from TaskSampler(task, seed), the trigger
 // drawn from the convention's range, or fixed at one position (the paper's

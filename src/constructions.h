@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The explicit models of README, Definitions 4, for any scalar type (literals T(...)
+// The explicit models of docs/definitions.md, Definitions 4, for any scalar type (literals T(...)
 // so that they are exact in Rational).
 //
 // ReLU construction (Theorem 3): score s_ik = x_i[1] * (x_k[n-1] + x_k[1]),
@@ -62,7 +62,7 @@ std::vector<T> dyadic_shares(int count) {
 
 // A sink-free ReLU residual model with `layers` layers of `heads` heads that
 // solves T(n, L) exactly for the residual target y_j = x_j + mean(x_1..x_j)
-// (README, Definitions 4). The trigger row's update splits into pieces, by
+// (docs/definitions.md, Definitions 4). The trigger row's update splits into pieces, by
 // which keys are read and which coordinates are written:
 //   T: the trigger key x_j, content coordinates      (score x_i[1] x_k[1])
 //   O: the ordinary keys x_k, k < j, content          (score x_i[1] x_k[n-1])

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// Evidence levels (README, Definitions 5) and checker verdicts. Every number the
+// Evidence levels (docs/definitions.md, Definitions 5) and checker verdicts. Every number the
 // tool prints or writes carries one of these labels:
 //   EXACT        exact rational arithmetic or an exact argument
 //   CERTIFIED    an outward-rounded interval enclosure (MPFI)

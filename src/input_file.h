@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The JSON input file ("sinkcert-input", version 1; README "File formats"):
+// The JSON input file ("sinkcert-input", version 1; docs/commands.md, "File formats"):
 //   {"format": "sinkcert-input", "version": 1, "tokens": [[x_0], ..., [x_{L-1}]]}
 // an explicit L x n token matrix (row i = x_i, coordinates as in task.h).
 // Reading checks that it is a valid task input (BOS row e_0, exactly one

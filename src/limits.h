@@ -13,8 +13,8 @@
 //           the branch and bound's first pass, a forward pass), its
 //           operation count is capped at about a minute of work.
 // Times quoted were measured on the 2-core development machine while other
-// jobs shared it (Release build). README ("Limits and errors") lists the
-// same numbers.
+// jobs shared it (Release build). docs/commands.md (common to every command)
+// points here.
 #pragma once
 
 #include <cstddef>

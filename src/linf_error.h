@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The per-input l_inf error of README, Definitions 3 and where it occurs:
+// The per-input l_inf error of docs/definitions.md, Definitions 3 and where it occurs:
 //   e(X) = max_{i, d} |f(X)_{i,d} - y_{i,d}|
 // For intervals the value is the exact range of the max over the enclosures
 // of the terms (see max_of in scalar_traits.h), and the location is the term

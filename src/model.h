@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The attention models of README, Definitions 2, parametrized by (A, M) per head.
+// The attention models of docs/definitions.md, Definitions 2, parametrized by (A, M) per head.
 //
 // Causal self-attention, no positional encoding, no 1/sqrt(d) scaling:
 //   score      s_ik = (W_Q x_i) . (W_K x_k) = x_i^T A x_k,   A = W_Q^T W_K

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The trigger-conditional task T(n, L) of README, Definitions 1.
+// The trigger-conditional task T(n, L) of docs/definitions.md, Definitions 1.
 //
 // A sequence X is L x n (row = position, 0-indexed). Coordinates:
 //   0: BOS flag, 1: trigger flag, 2..n-2: content, n-1: ordinary flag.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The JSON weight file ("sinkcert-weights", version 1; README "File formats").
+// The JSON weight file ("sinkcert-weights", version 1; docs/commands.md, "File formats").
 //
 // Every matrix is stored as used in y = W x (rows = outputs), which is how
 // PyTorch's nn.Linear stores its weight (it computes x @ W.T), so weights

@@ -7,7 +7,7 @@
 // The statement is over R with symbolic content: one real variable c k d per
 // content coordinate d in {2..n-2} of a position k >= 1, the model's exact
 // rational entries A^h, M^h (Q2R of the file's rationals), relu = Rmax 0:
-//   x_k[d]  = c k d at a content coordinate, else the flag of README,
+//   x_k[d]  = c k d at a content coordinate, else the flag of docs/definitions.md,
 //             Definitions 1 (e_0 for BOS, e_1 for the trigger j, e_{n-1})
 //   s^h_ik  = sum_{p,q<n} x_i[p] A^h[p][q] x_k[q]
 //   a^h_ik  = Rmax 0 s^h_ik / max(i, 1)          (relu-count-all: / (i + 1))

@@ -28,7 +28,7 @@
 // computed by grouping equal tuples of a row (scores take at most three
 // values per head, so a row has at most a few distinct tuples).
 // BOS attention: a^h_i0 = 0 for every head, trigger j and position i >= 1
-// (a superset of the positions where README, Definitions 3 measures BOS
+// (a superset of the positions where docs/definitions.md, Definitions 3 measures BOS
 // mass).
 // Cost: O(H L^3) rational operations for the attention rows and tuples plus
 // O(H n^2) per distinct failing tuple; never a forward pass per content point.

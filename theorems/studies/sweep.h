@@ -150,7 +150,7 @@ struct SweepGrid {
 };
 
 // Parses the grid file `path` (format "sinkcert-sweep-grid", version 1;
-// README "Sweeps") and checks every configuration with its study's check.
+// docs/commands.md, sweep) and checks every configuration with its study's check.
 // Every error is an InputError naming the file, the field and what was
 // expected.
 SweepGrid read_sweep_grid(const std::string& path);

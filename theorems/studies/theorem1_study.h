@@ -21,13 +21,13 @@
 //     path model is saturated, and there the ceiling has no gradient.
 //     Each frontier point records E_search of the best feasible model found
 //     at delta (the field `eps`): a SEARCH lower bound on THAT model's E,
-//     and no bound at all on eps*(delta) (README, Definitions 4: a search value on one
+//     and no bound at all on eps*(delta) (docs/definitions.md, Definitions 4: a search value on one
 //     model's E bounds nothing about eps*). The model becomes a witness of
 //     an upper bound on eps*(delta) only once its E is certified from above
 //     and its BOS cap over the whole box. The log-log slope of these points
 //     against delta is fitted by least squares; its uncertainty here is the
 //     fit's standard error (the spread across seeds needs several runs).
-//  3. "With high probability" (README, Definitions 4): for the path model and the
+//  3. "With high probability" (docs/definitions.md, Definitions 4): for the path model and the
 //     frontier models, BOS mass against content scale t: probes with the
 //     content multiplied by t in [0, 1]. Inputs with small content need no
 //     sink: a capped model spends its BOS deficit there.

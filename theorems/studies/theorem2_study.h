@@ -11,7 +11,7 @@
 //   E_search   the worst case (SEARCH, lower bound on that model's E: the
 //              adversary's witness re-evaluated in MPFI, lower end rounded
 //              down),
-//   sigma      the sink score (README, Definitions 4)
+//   sigma      the sink score (docs/definitions.md, Definitions 4)
 //                sigma(theta) = max_{l, h, i non-trigger} mean_probes a^{l,h}_{i0},
 //              the per-position mean taken over the probes in which i is not
 //              the trigger, with the (l, h, i) where it is attained,
@@ -50,7 +50,7 @@
 // witness_capped_bos is the capped heads' largest a^{l,h}_{i0} at the worst
 // case's witness input (i >= 1, i != trigger) enclosed in MPFI, upper end
 // rounded up (CERTIFIED at that input, nothing about other inputs).
-// Necessity (README, Definitions 4): head (l, h) is necessary for a model
+// Necessity (docs/definitions.md, Definitions 4): head (l, h) is necessary for a model
 // when setting its M^{l,h} to 0 raises the worst case at least
 // kNecessityFactor-fold; a layer when setting every M of it to 0 does. Both
 // worst cases are found by the same adversary (search/adversary.h,
@@ -107,7 +107,7 @@ constexpr double kTheorem2SinkScore = 1 - 1e-5;
 // for the counterexample rule (the largest delta of the frontier, 0.5).
 constexpr double kNoSinkScore = 0.5;
 // Necessity: ablating the head (or layer) raises the worst case at least
-// this factor (README, Definitions 4).
+// this factor (docs/definitions.md, Definitions 4).
 constexpr double kNecessityFactor = 100;
 // The every-head question asks for a model at most this worst case.
 constexpr double kEveryHeadLoss = 1e-4;

@@ -289,7 +289,7 @@ TEST_CASE("an MPFR model beyond double: the sink family at beta = 300") {
   CHECK(b.bits == 128);  // no cancellation: 128 bits suffice
 }
 
-// README, "A quantitative Theorem 1 at row 1": with u = M e_0 (row 0's
+// docs/methods.md, "A quantitative Theorem 1 at row 1": with u = M e_0 (row 0's
 // output), v = M (e_{n-1} - e_1), a trigger input (j = i) and an ordinary
 // one (j = i + 1) whose tokens x_1..x_i share the content c, the residuals
 // r (row i, j = i) and r' (row i, j = i + 1) satisfy, in every content
@@ -336,7 +336,7 @@ TEST_CASE("the row identity behind the quantitative bound holds on random models
   }
 }
 
-// The consequence at row 1 (README): 1 - a_10 <= 2 E / (|c_d| - 2 E) for an
+// The consequence at row 1 (docs/methods.md): 1 - a_10 <= 2 E / (|c_d| - 2 E) for an
 // ordinary row 1 with content c and any d with c_d v_d >= 0; at a vertex
 // with such a d: 1 - a_10 <= 2 E / (1 - 2 E). Checked at every such vertex
 // of the committed P5 models with their certified E (metadata
