@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -35,14 +36,20 @@ constexpr int kMaxContentDim = 13;
 // 0.5 % at 4 and 2 pieces).
 constexpr int kPiecesQ = 4;
 constexpr int kPiecesX = 8;
+// Slices of T's range [-1, 1] to start from: at n = L = 16 on the
+// paper-recipe models a candidate near the worst case needs slices of
+// width 1/8 to 1/32 (the relaxation of T D costs h max|D - D_ref|), so the
+// wider ones would only fail and be split.
+constexpr int kInitialSlices = 8;
 // Slices of T narrower than this are not split further: lambda fails.
 constexpr double kMinSliceWidth = 1.0 / 1024;
 // Candidates per (trigger, d, sigma): lambda = lower (1 + kFirstFraction
 // gap 2^i), i = 0..kGrowSteps - 1, until one holds (at gap 0.05 up to
-// lower (1 + 12.8)), then bisection between the last that failed (or
-// lower) and the smallest that held, until they are kResolution gap lower
-// apart (two halvings from the first candidate: the trigger's cap is then
-// within gap / 8 of the best this method certifies for its pairs).
+// lower (1 + 12.8)), then, when that one is above lower (1 + gap),
+// bisection between the last that failed and the smallest that held,
+// until one at or below lower (1 + gap) holds or they are kResolution gap
+// lower apart. A candidate costs seconds at n = 16 (tens of slices), so
+// none is tried below what the asked gap needs.
 constexpr double kFirstFraction = 0.5;
 constexpr int kGrowSteps = 10;
 constexpr double kResolution = 0.125;
@@ -80,7 +87,7 @@ struct Setup {
   // K_q, the BOS one K_b; per query point b_d(q) and e^(2 h_x |b_d(q)|)
   double Kq = 0, Kb = 0;
   std::vector<double> bd, ebd;
-  unsigned drop = 0;  // SoftmaxVertexOptions::drop (testing only)
+  unsigned drop = 0;   // SoftmaxVertexOptions::drop (testing only)
   bool finite = true;  // every exponential above finite (else nothing is certified)
   std::vector<std::vector<int>> pieces;  // query points per piece of q_d
 };
@@ -425,6 +432,9 @@ struct Counters {
   long slices = 0, evaluations = 0;
   const Deadline* deadline = nullptr;
   bool cut = false;  // the deadline stopped a candidate
+  // called after every slice (progress lines between units, which take
+  // seconds each at n = 16)
+  std::function<void()> tick;
   // true (and cut set) once the deadline has passed
   bool expired() {
     if (deadline && deadline->expired()) cut = true;
@@ -494,6 +504,7 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   if (n.expired()) return Slice::kHopeless;  // failing is safe
   ++n.slices;
+  if (n.tick) n.tick();
   const Setup* use = &s;
   Setup narrow;
   if (s.cd >= 0) {
@@ -525,7 +536,12 @@ bool lambda_holds(const Setup& s, int j, double lambda, Counters& n) {
     const double T = (s.taus[0] + (j - 1) * s.tau[0]) / j;
     return slice_holds(s, j, lambda, T, 0.0, n) == Slice::kHolds;
   }
-  std::vector<std::pair<double, double>> stack{{-1.0, 1.0}};
+  // kInitialSlices equal slices to start with (pushed so that the lowest
+  // is examined first)
+  std::vector<std::pair<double, double>> stack;
+  for (int i = kInitialSlices - 1; i >= 0; --i) {
+    stack.push_back({-1.0 + 2.0 * i / kInitialSlices, -1.0 + 2.0 * (i + 1) / kInitialSlices});
+  }
   while (!stack.empty()) {
     const auto [a, b] = stack.back();
     stack.pop_back();
@@ -616,48 +632,64 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
   // per (d, sigma) task, per trigger: the smallest lambda certified (inf: none)
   const int pairs = 2 * n, J = static_cast<int>(triggers.size());
   std::vector<std::vector<double>> certified(pairs, std::vector<double>(J, INFINITY));
-  std::vector<Counters> counters(pairs);
+  // one task per (trigger, d, sigma) unit, trigger by trigger (a deadline
+  // then leaves the first triggers capped), each with its own counters
+  const long units = static_cast<long>(pairs) * J;
+  std::vector<Counters> counters(units);
   for (Counters& c : counters) c.deadline = &options.deadline;
   std::mutex lock;
   ProgressLines progress(options.progress, options.progress_seconds);
   long finished = 0;  // (d, sigma, trigger) units
-  const long units = static_cast<long>(pairs) * J;
   const double lower = options.lower, gap = options.relative_gap;
-  run_tasks(pairs, std::max(1, options.threads), [&](int k) {
-    if (counters[k].expired()) return;
-    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
-    for (int t = 0; t < J; ++t) {
-      // grow lambda = lower (1 + kFirstFraction gap 2^i) until one holds,
-      // then bisect [last failed (or lower), smallest held] down to
-      // kResolution gap lower; every lambda that holds is a certificate
-      double lo = lower, hi = INFINITY;
-      for (int i = 0; i < kGrowSteps && std::isinf(hi); ++i) {
-        if (counters[k].expired()) break;
-        const double lambda = lower * (1 + kFirstFraction * gap * std::ldexp(1.0, i));
-        if (lambda_holds(s, triggers[t], lambda, counters[k])) {
-          hi = lambda;
-        } else {
-          lo = lambda;
-        }
-      }
-      while (!std::isinf(hi) && hi - lo > kResolution * gap * lower && !counters[k].expired()) {
-        const double mid = 0.5 * (lo + hi);
-        if (lambda_holds(s, triggers[t], mid, counters[k])) {
-          hi = mid;
-        } else {
-          lo = mid;
-        }
-      }
-      certified[k][t] = hi;
+  long slices_done = 0;  // over all units, for the progress lines
+  const auto send = [&] {
+    progress.maybe_send([&] {
+      // at this pace; units of every kind count alike
+      const double left = finished > 0 ? progress.elapsed() / finished * (units - finished) : 0;
+      return "softmax vertex bound: " + std::to_string(finished) + " of " + std::to_string(units) +
+             " (coordinate, sign, trigger) units, " + std::to_string(slices_done) +
+             " slices, about " + progress_number(left) + " s more (estimate)";
+    });
+  };
+  for (Counters& c : counters) {
+    c.tick = [&] {
       const std::lock_guard<std::mutex> guard(lock);
-      ++finished;
-      progress.maybe_send([&] {
-        const double left = progress.elapsed() / finished * (units - finished);  // at this pace
-        return "softmax vertex bound: " + std::to_string(finished) + " of " +
-               std::to_string(units) + " (coordinate, sign, trigger) units, about " +
-               progress_number(left) + " s more (estimate)";
-      });
+      ++slices_done;
+      send();
+    };
+  }
+  run_tasks(static_cast<int>(units), std::max(1, options.threads), [&](int unit) {
+    Counters& counter = counters[unit];
+    const int t = unit / pairs, k = unit % pairs;
+    if (counter.expired()) return;
+    // about 20 ms at n = 16, against seconds for a candidate
+    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
+    // grow lambda = lower (1 + kFirstFraction gap 2^i) until one holds,
+    // then bisect [last failed (or lower), smallest held] down to
+    // kResolution gap lower; every lambda that holds is a certificate
+    double lo = lower, hi = INFINITY;
+    for (int i = 0; i < kGrowSteps && std::isinf(hi); ++i) {
+      if (counter.expired()) break;
+      const double lambda = lower * (1 + kFirstFraction * gap * std::ldexp(1.0, i));
+      if (lambda_holds(s, triggers[t], lambda, counter)) {
+        hi = lambda;
+      } else {
+        lo = lambda;
+      }
     }
+    while (!std::isinf(hi) && hi > lower * (1 + gap) && hi - lo > kResolution * gap * lower &&
+           !counter.expired()) {
+      const double mid = 0.5 * (lo + hi);
+      if (lambda_holds(s, triggers[t], mid, counter)) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    certified[k][t] = hi;
+    const std::lock_guard<std::mutex> guard(lock);
+    ++finished;
+    send();
   });
   for (const Counters& c : counters) out.deadline_passed = out.deadline_passed || c.cut;
   for (int t = 0; t < J; ++t) {
