@@ -432,6 +432,8 @@ struct Counters {
   long slices = 0, evaluations = 0;
   const Deadline* deadline = nullptr;
   bool cut = false;  // the deadline stopped a candidate
+  // per piece index of q_d, the nu' that last held (piece_holds)
+  std::vector<double> hints = std::vector<double>(kPiecesQ, std::nan(""));
   // called after every slice (progress lines between units, which take
   // seconds each at n = 16)
   std::function<void()> tick;
@@ -450,14 +452,21 @@ enum class Slice { kHolds, kSplit, kHopeless };
 // kHopeless when even without the slice's own penalty (which narrower
 // slices shrink) the active set's bound stays above D_max h: splitting
 // would not help (a guess that only saves time: failing is always safe).
+// `hint`: the nu' that last held on this piece index (NaN: none), tried
+// first (neighbouring slices take similar nu'; saves the golden section
+// and a pass over the piece when it holds); set to the nu' that held.
 Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double lambda, double Tref,
-                  double h, Counters& n) {
+                  double h, Counters& n, double& hint) {
   const double c = lambda + s.sigma * Tref;
   const Corrections k = corrections(s, j, c);
   const double centre = -s.sigma * k.Dref;  // the nu' without a penalty
+  const double first = std::isfinite(hint) ? hint : centre;
   std::vector<int> active;
   ++n.evaluations;
-  if (slice_bound(s, k, j, c, centre, Tref, h, piece, &active) <= 0) return Slice::kHolds;
+  if (slice_bound(s, k, j, c, first, Tref, h, piece, &active) <= 0) {
+    hint = first;
+    return Slice::kHolds;
+  }
   for (int round = 0; round < 3; ++round) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     // the active set's bound, convex in nu', minimized on a bracket
@@ -488,7 +497,10 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
     }
     std::vector<int> top;
     ++n.evaluations;
-    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) return Slice::kHolds;
+    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) {
+      hint = nu;
+      return Slice::kHolds;
+    }
     for (int iq : top) {
       if (std::find(active.begin(), active.end(), iq) == active.end()) active.push_back(iq);
     }
@@ -520,9 +532,11 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
       use = &narrow;
     }
   }
-  for (const std::vector<int>& piece : use->pieces) {
+  for (std::size_t p = 0; p < use->pieces.size(); ++p) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
-    const Slice verdict = piece_holds(*use, piece, j, lambda, Tref, h, n);
+    double spare = std::nan("");
+    double& hint = p < n.hints.size() ? n.hints[p] : spare;
+    const Slice verdict = piece_holds(*use, use->pieces[p], j, lambda, Tref, h, n, hint);
     if (verdict != Slice::kHolds) return verdict;
   }
   return Slice::kHolds;

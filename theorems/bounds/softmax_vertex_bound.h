@@ -81,18 +81,23 @@
 //    q_d = j T - sum tau_k, as for j = 1, only that range, in pieces no
 //    wider) has some nu' (golden-section search: the bound is convex in
 //    nu') with bound <= -allowance. Per (trigger, d, sigma) the candidates
-//    are lower (1 + gap 2^i / 2), i = 0, 1, ..., until one holds, then a
-//    bisection between the last that failed (or lower) and the smallest
-//    that held, down to gap / 8 relative to lower: every lambda that holds
-//    is a certificate, the pair's value is the smallest. The trigger's cap
+//    are lower (1 + gap 2^i / 2), i = 0, 1, ..., until one holds; when
+//    that one is above lower (1 + gap), a bisection between the last that
+//    failed and the smallest that held, until one at or below
+//    lower (1 + gap) holds or they are gap / 8 relative to lower apart (a
+//    candidate costs seconds at n = 16: none below what the asked gap
+//    needs). Every lambda that holds is a certificate; the pair's value
+//    is the smallest. The trigger's cap
 //    is the largest over its (d, sigma) pairs and the rows of step 1; a
-//    pair with no lambda certified leaves its trigger uncapped. The pairs
-//    run on options.threads threads; each pair's result depends only on
-//    the model (and the deadline), so the caps do not depend on the count.
-// Budget: the deadline is checked before every slice and every piece of
-// q_d, and between the golden-section rounds; a candidate the deadline cut
-// short counts as failed (failing is always safe), so a trigger left with
-// a (d, sigma) pair not certified gets no cap.
+//    pair with no lambda certified leaves its trigger uncapped. The
+//    (trigger, d, sigma) units run on options.threads threads, trigger by
+//    trigger; each unit's result depends only on the model (and the
+//    deadline), so the caps do not depend on the count.
+// Budget: the deadline is checked before every unit, every candidate,
+// every slice and every piece of q_d, and between the golden-section
+// rounds; a candidate the deadline cut short counts as failed (failing is
+// always safe), so a trigger left with a (d, sigma) pair not certified
+// gets no cap. Progress lines come after units and slices.
 // Rounding: the vertex sums run in double on the model rounded to nearest;
 // the allowance 2^-30 R (R bounds every term in absolute value) covers them
 // as in relu_vertex_bound.h, including the zonotope's edges (built by
@@ -126,7 +131,7 @@ enum SoftmaxVertexDrop : unsigned {
 struct SoftmaxVertexOptions {
   double lower = 0;            // a certified lower bound on E (the candidates' base)
   double relative_gap = 0.01;  // the gap asked of the whole bound
-  int threads = 1;             // (d, sigma) pairs run in parallel; same result on any count
+  int threads = 1;  // (trigger, d, sigma) units run in parallel; same result on any count
   // nothing is tried after this (the triggers left get no cap)
   Deadline deadline;
   // progress lines every few seconds: (d, sigma, trigger) units done, an
