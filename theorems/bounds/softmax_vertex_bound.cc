@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -35,12 +36,23 @@ constexpr int kMaxContentDim = 13;
 // 0.5 % at 4 and 2 pieces).
 constexpr int kPiecesQ = 4;
 constexpr int kPiecesX = 8;
+// Slices of T's range [-1, 1] to start from: at n = L = 16 on the
+// paper-recipe models a candidate near the worst case needs slices of
+// width 1/8 to 1/32 (the relaxation of T D costs h max|D - D_ref|), so the
+// wider ones would only fail and be split.
+constexpr int kInitialSlices = 8;
 // Slices of T narrower than this are not split further: lambda fails.
 constexpr double kMinSliceWidth = 1.0 / 1024;
-// Candidates lambda = lower (1 + f relative_gap), tried in this order (at
-// the default gap 0.01 on the paper-recipe softmax model, 1.006 and 1.009
-// fail and 1.015 holds).
-constexpr double kGapFractions[] = {0.6, 0.9, 1.5, 2.0, 5.0, 20.0};
+// Candidates per (trigger, d, sigma): lambda = lower (1 + kFirstFraction
+// gap 2^i), i = 0..kGrowSteps - 1, until one holds (at gap 0.05 up to
+// lower (1 + 12.8)), then, when that one is above lower (1 + gap),
+// bisection between the last that failed and the smallest that held,
+// until one at or below lower (1 + gap) holds or they are kResolution gap
+// lower apart. A candidate costs seconds at n = 16 (tens of slices), so
+// none is tried below what the asked gap needs.
+constexpr double kFirstFraction = 0.5;
+constexpr int kGrowSteps = 10;
+constexpr double kResolution = 0.125;
 // Below this lower bound the candidates are not tried: the allowance,
 // about 2^-30 (2 + |c| + max |v|) relative to the weights' sum, would eat
 // the gap (the sink family and the minimax's path models sit near 1e-10,
@@ -71,6 +83,11 @@ struct Setup {
   double msum = 0;                             // sum_l |M[d,c_l]|
   std::vector<double> R, beta, Ylmax, All, m;  // per content coordinate
   double hq = 1, hx = 1;                       // half a piece (1: vertex)
+  // weight-aware corrections (see corrections()): the keys' query factor
+  // K_q, the BOS one K_b; per query point b_d(q) and e^(2 h_x |b_d(q)|)
+  double Kq = 0, Kb = 0;
+  std::vector<double> bd, ebd;
+  unsigned drop = 0;   // SoftmaxVertexOptions::drop (testing only)
   bool finite = true;  // every exponential above finite (else nothing is certified)
   std::vector<std::vector<int>> pieces;  // query points per piece of q_d
 };
@@ -80,8 +97,9 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid);
 // qd_grid: the values of the query's q_d (empty: kPiecesQ equal pieces of
 // [-1, 1]; ignored for a flag d).
 Setup make_setup(const Eigen::MatrixXd& A, const Eigen::MatrixXd& M, int n, int d, double sigma,
-                 std::vector<double> qd_grid = {}) {
+                 unsigned drop, std::vector<double> qd_grid = {}) {
   Setup s;
+  s.drop = drop;
   s.n = n;
   s.C = n - 3;
   s.d = d;
@@ -189,6 +207,8 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   s.inv_gu.resize(ne);
   s.inv_gp.resize(ne);
   s.ET.resize(static_cast<std::size_t>(s.NQ) * s.NT);
+  s.bd.assign(s.NQ, 0.0);
+  s.ebd.assign(s.NQ, 1.0);
   Eigen::VectorXd qt(n), b(C);
   std::vector<std::array<double, 3>> gen(G);  // (angle, u, p)
   for (int iq = 0; iq < s.NQ; ++iq) {
@@ -212,6 +232,10 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
     for (int t = 0; t < s.NT; ++t) {
       s.ET[static_cast<std::size_t>(iq) * s.NT + t] =
           s.cd >= 0 ? std::exp(b(s.cd) * s.tvals[t]) : 1.0;
+    }
+    if (s.cd >= 0) {
+      s.bd[iq] = b(s.cd);
+      s.ebd[iq] = std::exp(2 * s.hx * std::abs(b(s.cd)));
     }
     // zonotope generators (b_l, sigma m_l), oriented to u > 0 (or p >= 0
     // when u = 0), sorted by angle: the boundary runs from -sum g through
@@ -247,13 +271,50 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   const auto all_finite = [](const std::vector<double>& v) {
     return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
   };
+  // K_q = sum_l 0.5 w_l e^(2 h_l R_l) R_l^2,  K_b = sum_l 0.5 w_l e^(2 h_l |beta_l|) beta_l^2
+  // (h_l half the cell's width in q_l: 1 for a vertex coordinate, h_q for
+  // q_d; w_l = h_l^2)
+  s.Kq = 0;
+  s.Kb = 0;
+  for (int l = 0; l < C; ++l) {
+    const double hl = l == s.cd ? s.hq : 1.0;
+    s.Kq += 0.5 * hl * hl * std::exp(2 * hl * s.R[l]) * s.R[l] * s.R[l];
+    s.Kb += 0.5 * hl * hl * std::exp(2 * hl * std::abs(s.beta[l])) * s.beta[l] * s.beta[l];
+  }
+  if (s.drop & kDropKeyQuery) s.Kq = 0;
+  if (s.drop & kDropBos) s.Kb = 0;
   s.finite = all_finite(s.EU) && all_finite(s.ET) && all_finite(s.e_y0) && all_finite(s.e_ys) &&
-             all_finite(s.sp) && all_finite(s.gu) && all_finite(s.gp);
+             all_finite(s.sp) && all_finite(s.gu) && all_finite(s.gp) && all_finite(s.ebd) &&
+             std::isfinite(s.Kq) && std::isfinite(s.Kb);
 }
 
 // The parts of the bound that depend on j and c but not on the query point.
+// The curvature corrections (header, step 3) are weight-aware: each is the
+// weight of its own term at the grid point times a factor, not a box-wide
+// maximum of the weight.
+//  - keys, query coordinate l (cell half width h_l): along q_l the key term
+//    e^u (p - c) has u = b(q) . x linear in q_l with slope
+//    r_l = sum_k A[c_l,c_k] x_k, |r_l| <= R_l, so its negative curvature
+//    is e^u r_l^2 (c - p)_+, and on the cell e^u <= e^(u at either end)
+//    e^(2 h_l R_l). Reducing the coordinates to their ends one at a time
+//    (each correction added is a positive multiple of e^u, convex in the
+//    coordinates left) gives at the grid point the key term
+//      e^u (p - c + K_q (c - p)_+) = e^u g(p),  g(p) = max(p - c, (1 - K_q)(p - c)),
+//    so the key's maximum over its box is max(S, (1 - K_q) S), S the
+//    maximum of e^u (p - c) (needs K_q < 1; else nothing is certified).
+//  - BOS, likewise with y0 = ... + beta . q:  e^y0 (sigma v0 - c) times
+//    (1 - K_b) when sigma v0 < c.
+//  - key coordinate x_d (piece half width h_x), at a grid point of q: along
+//    t = x_d, for each branch alpha of g, alpha e^u (p - c) has negative
+//    curvature alpha e^u (b_d^2 (c - p)_+ + 2 |b_d m_d|), e^u <= e^(u at
+//    either end) e^(2 h_x |b_d|), so the piece's maximum is at most the
+//    ends' with c lowered by
+//      K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d(q)|) (b_d(q)^2 Pneg + 2 |b_d(q) m_d|),
+//    Pneg >= max over the key's box of (c - p)_+.
+//  - self: as before, 0.5 e^(max ys) times the bracket below, per coordinate
+//    (max(0, affine) functions of the other coordinates of q, convex).
 struct Corrections {
-  double constant = 0;  // (j - 1)(kappa_x h_x^2 + sum kappa^key w) + sum kappa^bos w
+  double pneg = 0;  // max over the key's box of (c - sigma v)_+
   double self_scale = 0;
   std::vector<double> P, N, w;  // self-term coefficients and weights per coordinate
   double Dref = 0, maxdev = 0, Dmax = 0;
@@ -263,25 +324,12 @@ Corrections corrections(const Setup& s, int j, double c) {
   Corrections k;
   const int C = s.C;
   // Pneg >= max over x of (c - sigma v(x))
-  const double pneg = std::max(0.0, c - s.sigma * s.M(s.d, s.ord) + s.msum);
+  k.pneg = std::max(0.0, c - s.sigma * s.M(s.d, s.ord) + s.msum);
   const double eU = std::exp(s.Umax);
   k.w.assign(C, 1.0);
   if (s.cd >= 0) k.w[s.cd] = s.hq * s.hq;
-  double key = 0, bos = 0;
-  // d2/dt2 e^u (sigma v - c) = e^u (b_d^2 (sigma v - c) + 2 b_d sigma m_d)
-  if (s.cd >= 0) {
-    key += 0.5 * eU * (s.Bd * s.Bd * pneg + 2 * s.Bd * std::abs(s.m[s.cd])) * s.hx * s.hx;
-  }
-  const double bos_neg = std::max(0.0, c - s.sigma * s.M(s.d, kBosFlag));
-  for (int l = 0; l < C; ++l) {
-    // d2/dq_l2 e^u p = e^u (du/dq_l)^2 p >= -e^Umax R_l^2 Pneg
-    key += 0.5 * eU * s.R[l] * s.R[l] * pneg * k.w[l];
-    // d2/dq_l2 e^y0 (sigma v0 - c) = e^y0 beta_l^2 (sigma v0 - c)
-    bos += 0.5 * std::exp(s.Y0max) * s.beta[l] * s.beta[l] * bos_neg * k.w[l];
-  }
-  k.constant = (j - 1) * key + bos;
   // self: e^ys [(y_l^2 + 2 A_ll)(sigma vs - c) + 2 y_l sigma m_l]
-  k.self_scale = 0.5 * std::exp(s.Ysmax);
+  k.self_scale = (s.drop & kDropSelf) ? 0.0 : 0.5 * std::exp(s.Ysmax);
   k.P.resize(C);
   k.N.resize(C);
   for (int l = 0; l < C; ++l) {
@@ -301,9 +349,17 @@ double query_value(const Setup& s, const Corrections& k, int iq, int j, double c
   double keys = 0;
   if (j > 1) {
     keys = -std::numeric_limits<double>::infinity();
+    // K_q >= 1 leaves g without the form max(S, (1 - K_q) S): no bound
+    if (!(s.Kq < 1)) return std::numeric_limits<double>::infinity();
+    // c lowered by K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d|) (b_d^2 Pneg + 2 |b_d m_d|)
+    double Kt = 0;
+    if (s.cd >= 0 && !(s.drop & kDropKeyContent)) {
+      const double bd = std::abs(s.bd[iq]);
+      Kt = 0.5 * s.hx * s.hx * s.ebd[iq] * (bd * bd * k.pneg + 2 * bd * std::abs(s.m[s.cd]));
+    }
     const std::size_t base = static_cast<std::size_t>(iq) * s.E;
     for (int t = 0; t < s.NT; ++t) {
-      const double shift = s.cp[t] - c;
+      const double shift = s.cp[t] - c + Kt;
       double best = -std::numeric_limits<double>::infinity();
       for (int e = 0; e < s.E; ++e) {
         const std::size_t x = base + e;
@@ -317,14 +373,18 @@ double query_value(const Setup& s, const Corrections& k, int iq, int j, double c
             best = std::max(best, s.EU[x] * std::exp(st * s.gu[x]) * (P + st * s.gp[x]));
         }
       }
-      // K_t = e^(b_d t) max_edges + nu' tau(t) / j
-      keys =
-          std::max(keys, s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best + nu * s.tau[t] / j);
+      // S_t = e^(b_d t) max_edges;  max(S_t, (1 - K_q) S_t)
+      double S = s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best;
+      if (S < 0) S *= 1 - s.Kq;
+      // K_t = that + nu' tau(t) / j
+      keys = std::max(keys, S + nu * s.tau[t] / j);
     }
   }
-  // h(q) = e^y0 (sigma v0 - c) + e^ys (sigma vs - c) + nu' (tau_s / j - T_ref)
+  // h(q) = e^y0 (sigma v0 - c) + e^ys (sigma vs - c) + nu' (tau_s / j - T_ref),
+  // the BOS term times (1 - K_b) where sigma v0 < c
   const double sv = s.sigma * s.vs[iq];
-  double value = s.e_y0[iq] * (s.sigma * s.M(s.d, kBosFlag) - c) + s.e_ys[iq] * (sv - c) +
+  const double bos = s.sigma * s.M(s.d, kBosFlag) - c;
+  double value = s.e_y0[iq] * bos * (bos < 0 ? 1 - s.Kb : 1.0) + s.e_ys[iq] * (sv - c) +
                  nu * (s.taus[iq] / j - Tref);
   const double* qp = &s.q[static_cast<std::size_t>(iq) * s.C];
   double self = 0;
@@ -364,7 +424,7 @@ double slice_bound(const Setup& s, const Corrections& k, int j, double c, double
   // + |nu' + sigma D_ref| h + h maxdev
   const double penalty = std::abs(nu + s.sigma * k.Dref) * h + h * k.maxdev;
   const double R = k.Dmax * (2 + std::abs(c) + s.Vmax) + 2 * std::abs(nu) + 1;
-  return best + k.constant + penalty + kRoundingAllowance * R;
+  return best + penalty + kRoundingAllowance * R;
 }
 
 // Per (d, sigma) task: its counts, and the deadline every loop checks.
@@ -372,6 +432,11 @@ struct Counters {
   long slices = 0, evaluations = 0;
   const Deadline* deadline = nullptr;
   bool cut = false;  // the deadline stopped a candidate
+  // per piece index of q_d, the nu' that last held (piece_holds)
+  std::vector<double> hints = std::vector<double>(kPiecesQ, std::nan(""));
+  // called after every slice (progress lines between units, which take
+  // seconds each at n = 16)
+  std::function<void()> tick;
   // true (and cut set) once the deadline has passed
   bool expired() {
     if (deadline && deadline->expired()) cut = true;
@@ -387,14 +452,21 @@ enum class Slice { kHolds, kSplit, kHopeless };
 // kHopeless when even without the slice's own penalty (which narrower
 // slices shrink) the active set's bound stays above D_max h: splitting
 // would not help (a guess that only saves time: failing is always safe).
+// `hint`: the nu' that last held on this piece index (NaN: none), tried
+// first (neighbouring slices take similar nu'; saves the golden section
+// and a pass over the piece when it holds); set to the nu' that held.
 Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double lambda, double Tref,
-                  double h, Counters& n) {
+                  double h, Counters& n, double& hint) {
   const double c = lambda + s.sigma * Tref;
   const Corrections k = corrections(s, j, c);
   const double centre = -s.sigma * k.Dref;  // the nu' without a penalty
+  const double first = std::isfinite(hint) ? hint : centre;
   std::vector<int> active;
   ++n.evaluations;
-  if (slice_bound(s, k, j, c, centre, Tref, h, piece, &active) <= 0) return Slice::kHolds;
+  if (slice_bound(s, k, j, c, first, Tref, h, piece, &active) <= 0) {
+    hint = first;
+    return Slice::kHolds;
+  }
   for (int round = 0; round < 3; ++round) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     // the active set's bound, convex in nu', minimized on a bracket
@@ -425,7 +497,10 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
     }
     std::vector<int> top;
     ++n.evaluations;
-    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) return Slice::kHolds;
+    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) {
+      hint = nu;
+      return Slice::kHolds;
+    }
     for (int iq : top) {
       if (std::find(active.begin(), active.end(), iq) == active.end()) active.push_back(iq);
     }
@@ -441,6 +516,7 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   if (n.expired()) return Slice::kHopeless;  // failing is safe
   ++n.slices;
+  if (n.tick) n.tick();
   const Setup* use = &s;
   Setup narrow;
   if (s.cd >= 0) {
@@ -451,14 +527,16 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
       const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
       std::vector<double> grid;
       for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
-      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, grid);
+      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
       if (!narrow.finite) return Slice::kHopeless;
       use = &narrow;
     }
   }
-  for (const std::vector<int>& piece : use->pieces) {
+  for (std::size_t p = 0; p < use->pieces.size(); ++p) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
-    const Slice verdict = piece_holds(*use, piece, j, lambda, Tref, h, n);
+    double spare = std::nan("");
+    double& hint = p < n.hints.size() ? n.hints[p] : spare;
+    const Slice verdict = piece_holds(*use, use->pieces[p], j, lambda, Tref, h, n, hint);
     if (verdict != Slice::kHolds) return verdict;
   }
   return Slice::kHolds;
@@ -472,7 +550,12 @@ bool lambda_holds(const Setup& s, int j, double lambda, Counters& n) {
     const double T = (s.taus[0] + (j - 1) * s.tau[0]) / j;
     return slice_holds(s, j, lambda, T, 0.0, n) == Slice::kHolds;
   }
-  std::vector<std::pair<double, double>> stack{{-1.0, 1.0}};
+  // kInitialSlices equal slices to start with (pushed so that the lowest
+  // is examined first)
+  std::vector<std::pair<double, double>> stack;
+  for (int i = kInitialSlices - 1; i >= 0; --i) {
+    stack.push_back({-1.0 + 2.0 * i / kInitialSlices, -1.0 + 2.0 * (i + 1) / kInitialSlices});
+  }
   while (!stack.empty()) {
     const auto [a, b] = stack.back();
     stack.pop_back();
@@ -560,36 +643,67 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
   const Mpfr others = other_rows_bound(model.template cast<Mpfi>(), task);
   const Model<double> md = model.template cast<double>();
   const Eigen::MatrixXd A = md.layers[0][0].A, M = md.layers[0][0].M;
-  // per (d, sigma) task, per trigger: the first candidate certified (inf: none)
+  // per (d, sigma) task, per trigger: the smallest lambda certified (inf: none)
   const int pairs = 2 * n, J = static_cast<int>(triggers.size());
   std::vector<std::vector<double>> certified(pairs, std::vector<double>(J, INFINITY));
-  std::vector<Counters> counters(pairs);
+  // one task per (trigger, d, sigma) unit, trigger by trigger (a deadline
+  // then leaves the first triggers capped), each with its own counters
+  const long units = static_cast<long>(pairs) * J;
+  std::vector<Counters> counters(units);
   for (Counters& c : counters) c.deadline = &options.deadline;
   std::mutex lock;
   ProgressLines progress(options.progress, options.progress_seconds);
   long finished = 0;  // (d, sigma, trigger) units
-  const long units = static_cast<long>(pairs) * J;
-  run_tasks(pairs, std::max(1, options.threads), [&](int k) {
-    if (counters[k].expired()) return;
-    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0);
-    for (int t = 0; t < J; ++t) {
-      for (const double f : kGapFractions) {
-        if (counters[k].expired()) break;
-        const double lambda = options.lower * (1 + f * options.relative_gap);
-        if (lambda_holds(s, triggers[t], lambda, counters[k])) {
-          certified[k][t] = lambda;
-          break;
-        }
-      }
+  const double lower = options.lower, gap = options.relative_gap;
+  long slices_done = 0;  // over all units, for the progress lines
+  const auto send = [&] {
+    progress.maybe_send([&] {
+      // at this pace; units of every kind count alike
+      const double left = finished > 0 ? progress.elapsed() / finished * (units - finished) : 0;
+      return "softmax vertex bound: " + std::to_string(finished) + " of " + std::to_string(units) +
+             " (coordinate, sign, trigger) units, " + std::to_string(slices_done) +
+             " slices, about " + progress_number(left) + " s more (estimate)";
+    });
+  };
+  for (Counters& c : counters) {
+    c.tick = [&] {
       const std::lock_guard<std::mutex> guard(lock);
-      ++finished;
-      progress.maybe_send([&] {
-        const double left = progress.elapsed() / finished * (units - finished);  // at this pace
-        return "softmax vertex bound: " + std::to_string(finished) + " of " +
-               std::to_string(units) + " (coordinate, sign, trigger) units, about " +
-               progress_number(left) + " s more (estimate)";
-      });
+      ++slices_done;
+      send();
+    };
+  }
+  run_tasks(static_cast<int>(units), std::max(1, options.threads), [&](int unit) {
+    Counters& counter = counters[unit];
+    const int t = unit / pairs, k = unit % pairs;
+    if (counter.expired()) return;
+    // about 20 ms at n = 16, against seconds for a candidate
+    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
+    // grow lambda = lower (1 + kFirstFraction gap 2^i) until one holds,
+    // then bisect [last failed (or lower), smallest held] down to
+    // kResolution gap lower; every lambda that holds is a certificate
+    double lo = lower, hi = INFINITY;
+    for (int i = 0; i < kGrowSteps && std::isinf(hi); ++i) {
+      if (counter.expired()) break;
+      const double lambda = lower * (1 + kFirstFraction * gap * std::ldexp(1.0, i));
+      if (lambda_holds(s, triggers[t], lambda, counter)) {
+        hi = lambda;
+      } else {
+        lo = lambda;
+      }
     }
+    while (!std::isinf(hi) && hi > lower * (1 + gap) && hi - lo > kResolution * gap * lower &&
+           !counter.expired()) {
+      const double mid = 0.5 * (lo + hi);
+      if (lambda_holds(s, triggers[t], mid, counter)) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    certified[k][t] = hi;
+    const std::lock_guard<std::mutex> guard(lock);
+    ++finished;
+    send();
   });
   for (const Counters& c : counters) out.deadline_passed = out.deadline_passed || c.cut;
   for (int t = 0; t < J; ++t) {

@@ -40,33 +40,64 @@
 //    (endpoints, and s* = -(P + g_p / g_u) / g_p where e^(u + s g_u) (P + s g_p)
 //    is stationary). The key's x_d and the query's q_d take the ends of
 //    kPiecesX and kPiecesQ equal pieces of [-1, 1]; the query's other
-//    coordinates take +-1. Coordinate-wise convexity: where each variable's
-//    second derivative is at least -2 kappa, Lambda + sum kappa (z - mid)^2
-//    is convex in each variable alone, so its maximum over a cell is at a
-//    corner; hence
-//      sup Lambda <= max over the grid points of q of
-//          [ h(q) + sum_l kappa_l^self(q) w_l
-//            + (j - 1) max over t of (max over the edges of Z + nu' t / j) ]
-//        + (j - 1) (kappa_x h_x^2 + sum_l kappa_l^key w_l) + sum_l kappa_l^bos w_l,
-//    w_l = 1 for a vertex coordinate, h_q^2 for the piece one (h: half a
-//    piece). The kappas bound the negative part of the second derivatives
-//    over the whole box (formulas in the source); the self term's are
-//    max(0, affine) functions of the other coordinates of q, convex, so the
-//    argument stands.
+//    coordinates take +-1. Coordinate-wise convexity: on a cell of
+//    half width h_l in q_l, a function whose second derivative in q_l is
+//    at least -2 kappa is at most its larger end value plus kappa h_l^2.
+//    The kappas are weight-aware: each term's is its own weight at the
+//    grid point times a factor, so it folds into the term.
+//    Keys: u = b(q) . x is linear in q_l with slope r_l = sum_k A[c_l,c_k]
+//    x_k, |r_l| <= R_l; e^u (p - c) has negative curvature
+//    e^u r_l^2 (c - p)_+ and e^u varies by at most e^(2 h_l R_l) over the
+//    cell, so reducing q's coordinates to their ends one at a time (each
+//    correction is a positive multiple of e^u: convex in the coordinates
+//    left) turns the key term at the grid point into
+//      e^u (p - c + K_q (c - p)_+) = e^u max(p - c, (1 - K_q)(p - c)),
+//      K_q = sum_l 0.5 h_l^2 e^(2 h_l R_l) R_l^2   (must be < 1),
+//    whose maximum over the key's box is max(S, (1 - K_q) S), S that of
+//    e^u (p - c). BOS: y0 = const + beta . q, the same argument gives
+//    e^y0 (sigma v0 - c) (1 - K_b) where sigma v0 < c,
+//      K_b = sum_l 0.5 h_l^2 e^(2 h_l |beta_l|) beta_l^2.
+//    Key coordinate x_d (pieces of half width h_x), at a grid point q:
+//    each branch alpha e^u (p - c) (alpha = 1, 1 - K_q) has negative
+//    curvature in t = x_d at most alpha e^u (b_d^2 Pneg + 2 |b_d m_d|),
+//    Pneg >= (c - p)_+ over the box, b_d = b_d(q) exact, so the piece's
+//    maximum is at most its ends' with c lowered by
+//      K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d(q)|) (b_d(q)^2 Pneg + 2 |b_d(q) m_d|).
+//    Self: ys is quadratic in q; its correction stays
+//      0.5 e^(max ys) sum_l w_l [P_l (c - rest_l + |m_l|)_+
+//                                + N_l (rest_l + |m_l| - c)_+ + 2 Y_l |m_l|],
+//    P_l = (Y_l^2 + 2 A_ll)_+, N_l = (-2 A_ll)_+, Y_l >= |dys/dq_l| over
+//    the box, rest_l = sigma vs without q_l's part: max(0, affine)
+//    functions of q's other coordinates, convex, so the reduction stands.
+//    Hence
+//      sup Lambda <= max over the grid points q of
+//          [ h(q) (BOS factor) + self correction(q)
+//            + (j - 1) max over t of (max(S_t, (1 - K_q) S_t) + nu' t / j) ],
+//    S_t the edges' maximum with c - K_t(q) in place of c, w_l = h_l^2.
 // 4. lambda is certified when every slice I (adaptive bisection of T's
 //    range, down to kMinSliceWidth; one slice with h = 0 for a flag d,
 //    whose T is constant) and every piece of q_d (the pieces cover its
 //    range, so each may take its own nu'; where T in I confines
 //    q_d = j T - sum tau_k, as for j = 1, only that range, in pieces no
 //    wider) has some nu' (golden-section search: the bound is convex in
-//    nu') with bound <= -allowance. The candidates are
-//    lower (1 + f relative_gap) for f in kGapFractions: the first
-//    certified one is the trigger's cap for (d, sigma); the cap is the
-//    largest over (d, sigma) and the rows of step 1.
-// Budget: the deadline is checked before every slice and every piece of
-// q_d, and between the golden-section rounds; a candidate the deadline cut
-// short counts as failed (failing is always safe), so a trigger left with
-// a (d, sigma) pair not certified gets no cap.
+//    nu') with bound <= -allowance. Per (trigger, d, sigma) the candidates
+//    are lower (1 + gap 2^i / 2), i = 0, 1, ..., until one holds; when
+//    that one is above lower (1 + gap), a bisection between the last that
+//    failed and the smallest that held, until one at or below
+//    lower (1 + gap) holds or they are gap / 8 relative to lower apart (a
+//    candidate costs seconds at n = 16: none below what the asked gap
+//    needs). Every lambda that holds is a certificate; the pair's value
+//    is the smallest. The trigger's cap
+//    is the largest over its (d, sigma) pairs and the rows of step 1; a
+//    pair with no lambda certified leaves its trigger uncapped. The
+//    (trigger, d, sigma) units run on options.threads threads, trigger by
+//    trigger; each unit's result depends only on the model (and the
+//    deadline), so the caps do not depend on the count.
+// Budget: the deadline is checked before every unit, every candidate,
+// every slice and every piece of q_d, and between the golden-section
+// rounds; a candidate the deadline cut short counts as failed (failing is
+// always safe), so a trigger left with a (d, sigma) pair not certified
+// gets no cap. Progress lines come after units and slices.
 // Rounding: the vertex sums run in double on the model rounded to nearest;
 // the allowance 2^-30 R (R bounds every term in absolute value) covers them
 // as in relu_vertex_bound.h, including the zonotope's edges (built by
@@ -87,16 +118,27 @@
 
 namespace sinkcert::theorems {
 
+// Testing only: corrections a run leaves out (the bound is then unsound;
+// the tests show each omission certifying a false cap on a model built for
+// it).
+enum SoftmaxVertexDrop : unsigned {
+  kDropKeyQuery = 1,    // the keys' query-coordinate factor K_q
+  kDropKeyContent = 2,  // the keys' x_d-piece shift K_t
+  kDropBos = 4,         // the BOS factor K_b
+  kDropSelf = 8,        // the self term's corrections
+};
+
 struct SoftmaxVertexOptions {
   double lower = 0;            // a certified lower bound on E (the candidates' base)
   double relative_gap = 0.01;  // the gap asked of the whole bound
-  int threads = 1;             // (d, sigma) pairs run in parallel; same result on any count
+  int threads = 1;  // (trigger, d, sigma) units run in parallel; same result on any count
   // nothing is tried after this (the triggers left get no cap)
   Deadline deadline;
   // progress lines every few seconds: (d, sigma, trigger) units done, an
   // estimate of the time left
   ProgressSink progress;
   double progress_seconds = kProgressSeconds;
+  unsigned drop = 0;  // testing only: SoftmaxVertexDrop flags (unsound when set)
 };
 
 struct SoftmaxVertexBound {
