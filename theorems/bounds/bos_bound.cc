@@ -518,6 +518,22 @@ template BosBound bound_min_bos(const Model<double>&, const Task&, const BosBoun
 template BosBound bound_min_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
 template BosBound bound_min_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
 
+ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
+                             const Mpfr& c) {
+  PrecisionScope wide(1100);
+  ClaimDecision d;
+  if (upper <= c) {
+    d.verdict = Verdict::kVerified;
+    // c - upper
+    d.margin = Mpfr(c - upper).convert_to<double>();
+  } else if (has_witness && lower > c) {
+    d.verdict = Verdict::kNotVerified;
+    // lower - c
+    d.margin = Mpfr(lower - c).convert_to<double>();
+  }
+  return d;
+}
+
 template <class T>
 BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
                             const BosBoundOptions& options) {
@@ -538,16 +554,10 @@ BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double clai
   });
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  PrecisionScope wide(1100);
-  if (out.bound.deficit_upper <= *c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(*c - out.bound.deficit_upper).convert_to<double>();
-  } else if (out.bound.witness_trigger != 0 && out.bound.deficit_lower > *c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.deficit_lower - *c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
+  const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
+                                         out.bound.witness_trigger != 0, *c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
   return out;
 }
 
@@ -607,16 +617,10 @@ MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double c
       [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  PrecisionScope wide(1100);
-  if (out.bound.mass_upper <= c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(c - out.bound.mass_upper).convert_to<double>();
-  } else if (out.bound.witness_trigger != 0 && out.bound.mass_lower > c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.mass_lower - c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
+  const ClaimDecision d =
+      decide_at_most(out.bound.mass_lower, out.bound.mass_upper, out.bound.witness_trigger != 0, c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
   return out;
 }
 

@@ -124,6 +124,20 @@ BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOp
 // The claim "min BOS >= claimed" (claimed in [0, 1]): VERIFIED if
 // 1 - upper >= claimed, NOT VERIFIED (with the witness) if the witness's
 // certified a_i0 is below claimed, UNDECIDED when the budget runs out first.
+// The answer to a claim "q <= c" from a certified enclosure lower <= q <= upper
+// whose lower end a witness attains (has_witness):
+//   VERIFIED      upper <= c,  margin c - upper
+//   NOT VERIFIED  lower > c,   margin lower - c  (only with a witness)
+//   UNDECIDED     otherwise,   margin 0
+// The differences are taken at 1100 bits, exact for the double-derived ends
+// and claims the BOS checks compare, and rounded to double. min BOS >= b is
+// the claim D <= 1 - b; max BOS <= b is itself of this form.
+struct ClaimDecision {
+  Verdict verdict = Verdict::kUndecided;
+  double margin = 0.0;
+};
+ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness, const Mpfr& c);
+
 struct BosClaimCheck {
   Verdict verdict = Verdict::kUndecided;
   Evidence evidence = Evidence::certified(0);

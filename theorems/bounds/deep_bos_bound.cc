@@ -498,16 +498,10 @@ BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, double
       [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= *c || lower > *c; }, false);
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  PrecisionScope wide(1100);
-  if (out.bound.deficit_upper <= *c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(*c - out.bound.deficit_upper).convert_to<double>();
-  } else if (out.bound.witness_trigger != 0 && out.bound.deficit_lower > *c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.deficit_lower - *c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
+  const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
+                                         out.bound.witness_trigger != 0, *c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
   return out;
 }
 
@@ -525,16 +519,10 @@ MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, dou
       [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  PrecisionScope wide(1100);
-  if (out.bound.mass_upper <= c) {
-    out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(c - out.bound.mass_upper).convert_to<double>();
-  } else if (out.bound.witness_trigger != 0 && out.bound.mass_lower > c) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.mass_lower - c).convert_to<double>();
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
+  const ClaimDecision d =
+      decide_at_most(out.bound.mass_lower, out.bound.mass_upper, out.bound.witness_trigger != 0, c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
   return out;
 }
 
