@@ -189,9 +189,16 @@ def markdown_table(columns, rows):
     return lines
 
 
+def stamp(document):
+    """A file's provenance stamp: under "provenance" (older files: "run_info")."""
+    return document.get("provenance", document.get("run_info", {}))
+
+
 def provenance(run_info, source):
     keys = ["command_line", "revision", "time_utc", "seed", "precision"]
     parts = ["%s `%s`" % (k, run_info[k]) for k in keys if k in run_info]
+    if "revision" not in run_info:
+        raise SystemExit("results_doc: %s: no provenance stamp (command line, revision)" % source)
     return "Source: `%s`; %s." % (source, ", ".join(parts))
 
 
@@ -205,7 +212,7 @@ def table_section(root, name):
         out += ["- " + text_md(note)]
     if table.get("notes"):
         out.append("")
-    out += [provenance(table.get("run_info", {}), path), ""]
+    out += [provenance(stamp(table), path), ""]
     return out
 
 
@@ -272,7 +279,7 @@ def theorem1_section(root):
             for p in whp["points"]]
     out += markdown_table(["model", "content scale", "mean BOS", "min BOS",
                            "sampled max error"], rows)
-    out += ["", provenance(d["run_info"], path), ""]
+    out += ["", provenance(stamp(d), path), ""]
     return out
 
 
@@ -326,7 +333,7 @@ def theorem2_section(root):
                          "yes" if h["necessary"] else "no", fmt(max_bos)])
     out += markdown_table(["model", "head", "worst case", "ablated worst case",
                            "necessary", "max BOS"], rows)
-    out += ["", provenance(d["run_info"], path), ""]
+    out += ["", provenance(stamp(d), path), ""]
     return out
 
 
@@ -362,7 +369,7 @@ def seeds_section(root):
                           rows)
     out.append("")
     for seed, path, d in studies:
-        out += ["- seed %s: %s" % (seed, provenance(d["run_info"], path))]
+        out += ["- seed %s: %s" % (seed, provenance(stamp(d), path))]
     out.append("")
     return out
 

@@ -1,10 +1,10 @@
 # sinkcert figure script attention_relu_2x2_one_input
 # command_line: build/sinkcert appendix
-# revision: 4a83afce0da5
-# time_utc: 2026-12-01T22:05:42Z
+# revision: d74264ac8f0d
+# time_utc: 2026-12-02T14:09:43Z
 # seed: 20260311
 # precision: double
-# caption: Attention of softmax 2 x 2 (paper's recipe) and ReLU 2 x 2 (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): every head's attention, layer by layer (down) and head by head (across), on one probe input (the first of probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax 2 x 2 (paper's recipe): residual 2 x 2 softmax trained by the paper's recipe (Adam lr 0.0001, betas (0.9, 0.95), batch 128, MSE, init std 0.02, training seed 0, baseline kernel), stopped after 3000 steps at the step cap 3000 without reaching its criterion batch l_inf < 0.005 (final batch l_inf 0.797, NUMERIC(53)); ReLU 2 x 2 (construction): the weight file theorem3/relu_residual_2x2_n16.weights.json (relu, residual, n = 16, 2 layer(s) x 2 head(s)). Evidence: NUMERIC(53).
+# caption: Attention of softmax 2 x 2 (paper's recipe) and ReLU 2 x 2 (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): every head's attention, layer by layer (down) and head by head (across), on one probe input (the first of probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax 2 x 2 (paper's recipe): residual 2 x 2 softmax trained by the paper's recipe (Adam lr 0.0001, betas (0.9, 0.95), batch 128, MSE, init std 0.02, training seed 0, baseline kernel), stopped after 7208 steps by the recipe's stop rule, at the first batch whose l_inf error is below 0.005 (that batch's l_inf error 0.00488, NUMERIC(53)); ReLU 2 x 2 (construction): the weight file theorem3/relu_residual_2x2_n16.weights.json (relu, residual, n = 16, 2 layer(s) x 2 head(s)). Evidence: NUMERIC(53).
 # gnuplot attention_relu_2x2_one_input.gp renders attention_relu_2x2_one_input.pdf; gnuplot -e "format='png'" attention_relu_2x2_one_input.gp renders attention_relu_2x2_one_input.png
 data = 'attention_relu_2x2_one_input.dat'
 if (!exists("format")) format = 'pdf'
@@ -17,9 +17,9 @@ set output 'attention_relu_2x2_one_input.'.format
 set datafile missing '?'
 # the grid: 2 row(s) x 4 column(s) of heat maps
 if (format eq 'png') {
-  set terminal pngcairo size 1111,572 font "Helvetica,9"
+  set terminal pngcairo size 1111,616 font "Helvetica,9"
 } else {
-  set terminal pdfcairo size 10.1in,5.2in font "Helvetica,8"
+  set terminal pdfcairo size 10.1in,5.6in font "Helvetica,8"
 }
 set output 'attention_relu_2x2_one_input.'.format
 set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')
@@ -29,58 +29,58 @@ set yrange [15.5:-0.5]
 set xtics 0,4 out nomirror
 set ytics 0,4 out nomirror
 set size ratio -1
-set tmargin 2
+set tmargin 3
 set bmargin 3.5
 set lmargin 7
 set rmargin 1
 unset key
 unset colorbox
 set multiplot title 'attention a_{ik} (query i down, key k across), trigger at position 7'
-set origin 0,0.461538
-set size 0.227723,0.461538
-set title 'softmax 2 x 2 (paper''s recipe) layer 0, head 0' noenhanced
+set origin 0,0.464286
+set size 0.227723,0.464286
+set title "softmax 2 x 2 (paper's recipe)\nlayer 0, head 0" noenhanced
 set xlabel ''
 set ylabel 'query i'
 plot data every ::0::255 using 7:6:($7 > $6 ? NaN : $8) with image
-set origin 0.227723,0.461538
-set size 0.227723,0.461538
-set title 'softmax 2 x 2 (paper''s recipe) layer 0, head 1' noenhanced
+set origin 0.227723,0.464286
+set size 0.227723,0.464286
+set title "softmax 2 x 2 (paper's recipe)\nlayer 0, head 1" noenhanced
 set xlabel ''
 set ylabel ''
 plot data every ::256::511 using 7:6:($7 > $6 ? NaN : $8) with image
 set origin 0,1.11022e-16
-set size 0.227723,0.461538
-set title 'softmax 2 x 2 (paper''s recipe) layer 1, head 0' noenhanced
+set size 0.227723,0.464286
+set title "softmax 2 x 2 (paper's recipe)\nlayer 1, head 0" noenhanced
 set xlabel 'key k'
 set ylabel 'query i'
 plot data every ::512::767 using 7:6:($7 > $6 ? NaN : $8) with image
 set origin 0.227723,1.11022e-16
-set size 0.227723,0.461538
-set title 'softmax 2 x 2 (paper''s recipe) layer 1, head 1' noenhanced
+set size 0.227723,0.464286
+set title "softmax 2 x 2 (paper's recipe)\nlayer 1, head 1" noenhanced
 set xlabel 'key k'
 set ylabel ''
 plot data every ::768::1023 using 7:6:($7 > $6 ? NaN : $8) with image
-set origin 0.455446,0.461538
-set size 0.227723,0.461538
-set title 'ReLU 2 x 2 (construction) layer 0, head 0' noenhanced
+set origin 0.455446,0.464286
+set size 0.227723,0.464286
+set title "ReLU 2 x 2 (construction)\nlayer 0, head 0" noenhanced
 set xlabel ''
 set ylabel ''
 plot data every ::1024::1279 using 7:6:($7 > $6 ? NaN : $8) with image
-set origin 0.683168,0.461538
-set size 0.227723,0.461538
-set title 'ReLU 2 x 2 (construction) layer 0, head 1' noenhanced
+set origin 0.683168,0.464286
+set size 0.227723,0.464286
+set title "ReLU 2 x 2 (construction)\nlayer 0, head 1" noenhanced
 set xlabel ''
 set ylabel ''
 plot data every ::1280::1535 using 7:6:($7 > $6 ? NaN : $8) with image
 set origin 0.455446,1.11022e-16
-set size 0.227723,0.461538
-set title 'ReLU 2 x 2 (construction) layer 1, head 0' noenhanced
+set size 0.227723,0.464286
+set title "ReLU 2 x 2 (construction)\nlayer 1, head 0" noenhanced
 set xlabel 'key k'
 set ylabel ''
 plot data every ::1536::1791 using 7:6:($7 > $6 ? NaN : $8) with image
 set origin 0.683168,1.11022e-16
-set size 0.227723,0.461538
-set title 'ReLU 2 x 2 (construction) layer 1, head 1' noenhanced
+set size 0.227723,0.464286
+set title "ReLU 2 x 2 (construction)\nlayer 1, head 1" noenhanced
 set xlabel 'key k'
 set ylabel ''
 set colorbox user origin 0.935644,0.15 size 0.019802,0.7
