@@ -33,9 +33,10 @@
 //   1: independent signs;
 //   2: rank one, C_kc = s_k p_c: a sign pattern p shared by every position,
 //      each position k taking it or its negation (s_k = +-1); the worst
-//      inputs of trained models look like this (TECHNIQUES: the maximizers
-//      put positions 1..j at +-1 "with a sign pattern that differs per
-//      coordinate"), and the row moves walk within this family.
+//      inputs of trained models look like this (a plain PGD's maximizers on
+//      models trained by the paper's recipe put positions 1..j at +-1 with a
+//      sign pattern that differs per coordinate), and the row moves walk
+//      within this family.
 // A start runs to convergence: passes continue until one pass accepts no
 // move (every accepted move strictly improves a value over a finite set, so
 // this ends); max_passes is only a guard against pathological models.
