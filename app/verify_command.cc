@@ -300,8 +300,9 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
                                                   const std::string& gap_help,
                                                   const std::string& bits_help) {
   auto opt = std::make_shared<VerifyBoxOptions>();
-  opt->weights_option = add_text_option(sub, "--weights", &opt->weights, "a file name",
-                                        "a single-layer weight file (required)");
+  opt->weights_option = add_text_option(
+      sub, "--weights", &opt->weights, "a file name",
+      "a weight file (required): single-layer, or residual of any layers and heads");
   add_task_options(
       sub, &opt->task,
       {std::nullopt, "", kMaxBoundL, "sequence length (default: the weight file's task.L)"});
