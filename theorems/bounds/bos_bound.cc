@@ -486,18 +486,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   } ops{bound_node, raise_to, done, cd, max_mode ? "max BOS" : "1 - min BOS", out.boxes, deadline};
   run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
                  deadline, progress);
-  if (!have_witness) {
-    out.witness_trigger = 0;
-    out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
-  }
-  out.evidence = Evidence::certified(out.bits);
-  out.seconds = seconds_since(t0);
-  PrecisionScope wide(2 * out.bits);
-  out.relative_gap =
-      have_witness && out.deficit_lower != 0
-          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
-                .convert_to<double>()
-          : INFINITY;
+  finish_bos_bound(out, have_witness, seconds_since(t0));
   return out;
 }
 
@@ -517,6 +506,22 @@ BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOp
 template BosBound bound_min_bos(const Model<double>&, const Task&, const BosBoundOptions&);
 template BosBound bound_min_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
 template BosBound bound_min_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
+
+void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
+  if (!have_witness) {
+    out.witness_trigger = 0;
+    out.deficit_lower = Mpfr(-std::numeric_limits<double>::infinity());
+  }
+  out.evidence = Evidence::certified(out.bits);
+  out.seconds = seconds;
+  PrecisionScope wide(2 * out.bits);
+  // (upper - lower) / |lower|
+  out.relative_gap =
+      have_witness && out.deficit_lower != 0
+          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
+                .convert_to<double>()
+          : INFINITY;
+}
 
 ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
                              const Mpfr& c) {

@@ -124,6 +124,12 @@ BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOp
 // The claim "min BOS >= claimed" (claimed in [0, 1]): VERIFIED if
 // 1 - upper >= claimed, NOT VERIFIED (with the witness) if the witness's
 // certified a_i0 is below claimed, UNDECIDED when the budget runs out first.
+// After a branch and bound over the deficit (single-layer or deep): without a
+// witness the lower end is -inf (witness_trigger 0), the evidence CERTIFIED at
+// out.bits, the seconds, and the relative gap (upper - lower) / |lower|
+// (+inf without a witness or at lower = 0).
+void finish_bos_bound(BosBound& out, bool have_witness, double seconds);
+
 // The answer to a claim "q <= c" from a certified enclosure lower <= q <= upper
 // whose lower end a witness attains (has_witness):
 //   VERIFIED      upper <= c,  margin c - upper
