@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sinkcert needs (only those missing), then
-# configures the Release tree in build/ and builds the `sinkcert` program,
-# the Python package's extension (`_sinkcert`, python/) and what they need,
-# and nothing else (scripts/test.sh builds the tests and benchmarks). Then it
-# makes the package importable by Debian's python3 (`python3 -c "import
-# sinkcert"`): a sinkcert-build.pth file in that interpreter's site folder
-# names build/python, so a rebuild is picked up without installing
-# (`cmake --install build` installs a copy instead). Run as root on a fresh
-# machine; safe to re-run. Extra arguments go to the cmake configure step.
+# configures the Release tree in build/ and builds the `sinkcert` program and
+# what it needs, and nothing else (scripts/test.sh builds the tests and
+# benchmarks). With --python it then builds the Python package's extension
+# (`_sinkcert`, python/) too and makes the package importable by Debian's
+# python3 (`python3 -c "import sinkcert"`): a sinkcert-build.pth file in that
+# interpreter's site folder names build/python, so a rebuild is picked up
+# without installing (`cmake --install build` installs a copy instead). Run
+# as root on a fresh machine; safe to re-run. Other arguments go to the cmake
+# configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+python_package=0
+cmake_args=()
+for arg in "$@"; do
+  if [ "$arg" = --python ]; then python_package=1; else cmake_args+=("$arg"); fi
+done
 
 packages=(build-essential cmake git libeigen3-dev libceres-dev libboost-dev
           libgmp-dev libmpfr-dev libmpfi-dev doctest-dev nlohmann-json3-dev
@@ -18,13 +25,14 @@ packages=(build-essential cmake git libeigen3-dev libceres-dev libboost-dev
 bash scripts/install_packages.sh build.sh "${packages[@]}"
 
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-targets=(sinkcert)
-if grep -q '^SINKCERT_PYTHON:BOOL=ON' build/CMakeCache.txt; then
-  targets+=(_sinkcert)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${cmake_args[@]+"${cmake_args[@]}"}
+cmake --build build -j "$jobs" --target sinkcert
+if [ $python_package = 1 ] && ! grep -q '^SINKCERT_PYTHON:BOOL=ON' build/CMakeCache.txt; then
+  echo "build.sh: --python: the Python package is not configured (pybind11-dev missing?)" >&2
+  exit 1
 fi
-cmake --build build -j "$jobs" --target "${targets[@]}"
-if [ ${#targets[@]} -gt 1 ]; then
+if [ $python_package = 1 ]; then
+  cmake --build build -j "$jobs" --target _sinkcert
   python=$(sed -n 's/^PYTHON_EXECUTABLE:FILEPATH=//p' build/CMakeCache.txt)
   site=$("$python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")
   if mkdir -p "$site" 2>/dev/null && echo "$PWD/build/python" > "$site/sinkcert-build.pth"; then

@@ -3,8 +3,8 @@
 # then checks that the C++ sources match .clang-format (scripts/check_format.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh "$@"
-# The tests and benchmarks (build.sh built the program alone).
+bash scripts/build.sh --python "$@"
+# The tests and benchmarks (build.sh built the program and the Python package).
 cmake --build build -j "$(nproc)"
 # coqc checks the Coq certificates of verify relu --coq (tests/app/coq_cli_test.sh)
 bash scripts/install_packages.sh test.sh coq
