@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "src/evaluation.h"
 #include "src/forward.h"
 #include "tests/test_util.h"
 #include "tests/worst_case_claims.h"
@@ -36,6 +37,46 @@ Model<double> sink_model(double content_std, std::uint64_t seed) {
   M += Matrix<double>::Identity(5, 5);
   M.col(kBosFlag).setZero();
   return m;
+}
+
+// A single-layer single-head softmax model of dimension 5 with the given A
+// and M.
+Model<double> explicit_model(const Matrix<double>& A, const Matrix<double>& M) {
+  Model<double> m;
+  m.kind = ModelKind::kSingleLayer;
+  m.attention = AttentionKind::kSoftmax;
+  m.n = 5;
+  m.layers = {{Head<double>{A, M}}};
+  return m;
+}
+
+// A mutant shown unsound on T(5, 4): with lower = lower_fraction e and the
+// given gap, the bound caps every trigger at or above the grid's maximum
+// (7 points per content variable) and trigger j at or above e = e(X), X the
+// input with trigger j and content C (an error the model attains, in
+// double); the bound without `drop` caps trigger j strictly below e, a
+// false claim.
+void check_false_cap_without(unsigned drop, const Model<double>& m, int j, const Matrix<double>& C,
+                             double lower_fraction, double gap) {
+  const Task task{5, 4, TriggerRange::kPaper};
+  // e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|
+  const double e = evaluate(m, make_input<double>(task, j, C), j).error.value;
+  CAPTURE(e);
+  SoftmaxVertexOptions o;
+  o.lower = lower_fraction * e;
+  o.relative_gap = gap;
+  const SoftmaxVertexBound sound = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  REQUIRE(sound.caps.size() == task.trigger_positions().size());
+  for (const TriggerCap& cap : sound.caps) {
+    CAPTURE(cap.trigger);
+    const double upper = cap.upper.convert_to<double>();
+    CHECK(upper >= grid_max(m, task, cap.trigger, 7));
+    if (cap.trigger == j) CHECK(upper >= e);
+  }
+  o.drop = drop;
+  const SoftmaxVertexBound mutant = softmax_vertex_bound(m, task, {j}, o);
+  REQUIRE(mutant.caps.size() == 1);
+  CHECK(mutant.caps[0].upper.convert_to<double>() < e);
 }
 
 TEST_CASE("the softmax vertex bound refuses every candidate below the grid's maximum") {
@@ -148,6 +189,103 @@ TEST_CASE("without the self-term corrections the bound certifies a cap below a g
     false_cap = false_cap || cap.upper.convert_to<double>() < grid[cap.trigger - 1];
   }
   CHECK(false_cap);
+}
+
+TEST_CASE("without the BOS factor K_b the bound certifies a cap below an attained error") {
+  // Ordinary queries score BOS 20 and every other key 0 (they sink). The
+  // trigger query scores BOS 4 + 0.6 q_3 (its own content coordinate 3),
+  // itself 0 and ordinary keys -5; M maps the trigger's flag and its
+  // coordinate 3 to coordinate 4 (the ordinary flag), whose target at j = 1
+  // is 0. Trigger 1 sees BOS and itself only, so its error in coordinate 4 is
+  //   a_s (200 + 100 q_3),  a_s = 1 / (1 + e^(4 + 0.6 q_3)),
+  // largest (3.648) inside the box at q_3 = -0.3; at the vertices q_3 = -1, 1
+  // it is 3.23 and 2.99. For (d, sigma) = (4, +) the self weight does not
+  // depend on q (no self correction), T is constant (no slices) and there
+  // are no keys: the BOS factor K_b = 0.5 e^1.2 0.6^2 = 0.60 is the only
+  // correction. Without it the bound is the vertices' maximum 3.2295 =
+  // 0.885 e (measured: cap 3.2465 = 0.890 e); with it 7.66 = 2.10 e.
+  Matrix<double> A = Matrix<double>::Zero(5, 5), M = Matrix<double>::Zero(5, 5);
+  A(4, 0) = 20.0;
+  A(1, 0) = 4.0;
+  A(1, 4) = -5.0;
+  A(3, 0) = 0.6;
+  M(4, 1) = 200.0;
+  M(4, 3) = 100.0;
+  Matrix<double> C = Matrix<double>::Zero(3, 2);  // rows: positions 1..3
+  C(0, 1) = -0.3;                                 // the trigger's q_3
+  // candidates 0.8 e (1 + 0.025 2^i): the mutant's first one above the
+  // vertices' 0.885 e is 0.96 e, then bisection to within 0.005 e
+  check_false_cap_without(kDropBos, explicit_model(A, M), 1, C, 0.8, 0.05);
+}
+
+TEST_CASE("without the keys' query factor K_q the bound certifies a cap below an attained error") {
+  // Ordinary queries sink (BOS 20). The trigger query scores, relative to
+  // its score of an ordinary key's flag (0): BOS -4.7, itself -1.4 (A[1,2]
+  // and A[2,1] cancel in q^T A q and the content block [[0, 0.5], [-0.5,
+  // 0]] is antisymmetric: the self weight does not depend on q), and an
+  // ordinary key with content x
+  //   u = (1 - 0.5 q_3) x_2 + 0.5 q_2 x_3,
+  // which depends on the query through the content block (R = 0.5 for both
+  // coordinates). Coordinate 0 (the BOS flag, target 0) reads the values
+  // 9.6 + 1.5 q_3 (self), 1.5 + 1.5 x_3 (key), 0 (BOS). At trigger 2 the
+  // error is largest with x_2 = -1, q_2 = -1, x_3 = 1: key weight
+  // e^(-1.5 + 0.5 q_3) grows with q_3 as the self's value does, and the
+  // error (BOS, self, key weights e^-4.7, e^-1.4, that)
+  //   (e^-1.4 (9.6 + 1.5 q_3) + 3 e^(-1.5 + 0.5 q_3)) / (sum of the weights)
+  // is largest (6.342) near q_3 = 0, inside the box. For (d, sigma) = (0, +)
+  // T is constant, the BOS and self weights do not depend on q (K_b = 0, no
+  // self correction) and one key's zonotope is exact: the keys' query
+  // factor K_q = 2 (0.5 e^1 0.5^2) = 0.68 is the only correction. Without it
+  // the bound is the largest error over the query's vertices, 0.971 e
+  // (measured: cap 6.1645 = 0.972 e); with it 8.276 = 1.305 e.
+  Matrix<double> A = Matrix<double>::Zero(5, 5), M = Matrix<double>::Zero(5, 5);
+  A(4, 0) = 20.0;
+  A(1, 0) = -4.7;
+  A(1, 1) = -1.4;
+  A(1, 2) = 1.0;
+  A(2, 1) = -1.0;
+  A(2, 3) = 0.5;
+  A(3, 2) = -0.5;
+  M(0, 1) = 9.6;
+  M(0, 3) = 1.5;
+  M(0, 4) = 1.5;
+  Matrix<double> C = Matrix<double>::Zero(3, 2);  // rows: positions 1..3
+  C(0, 0) = -1.0;                                 // the key's x_2
+  C(0, 1) = 1.0;                                  // the key's x_3
+  C(1, 0) = -1.0;                                 // the trigger's q_2 (q_3 = 0)
+  // candidates 0.9 e (1 + 0.005 2^i): 0.972 e is the first the mutant
+  // holds, then bisection to within 0.001 e
+  check_false_cap_without(kDropKeyQuery, explicit_model(A, M), 2, C, 0.9, 0.01);
+}
+
+TEST_CASE("without the keys' content shift K_t the bound certifies a cap below an attained error") {
+  // Ordinary queries sink (BOS 20). The trigger query scores BOS -0.3,
+  // itself 3.8 (A[1,2] and A[2,1] cancel) and an ordinary key 5 t, t the
+  // key's content coordinate 2: the key's weight is steep in its own x_d
+  // (b_d = 5) and nothing depends on the query's content (K_q = K_b = 0, no
+  // self correction). Only the self has a value in coordinate 2, -0.9. At
+  // trigger 2 the error in coordinate 2 with sign - is, at q_2 = 1,
+  //   T - N/D = (1 + t) / 2 + 0.9 e^3.8 / (e^-0.3 + e^3.8 + e^(5 t)),
+  // largest (1.4618) at t = 0.38, between the key grid's 0.25 and 0.5
+  // (kPiecesX = 8 pieces of [-1, 1]). On the slices of T through it the
+  // Lagrangian is concave in t, so at the grid's t the bound sees the chord
+  // between 0.25 and 0.5; the key's x_d-piece shift
+  //   K_t = 0.5 h_x^2 e^(2 h_x b_d) b_d^2 Pneg = 0.5 (1/8)^2 e^1.25 25 Pneg = 0.68 Pneg
+  // covers the difference. Measured: without it cap 1.4494 = 0.9916 e; with
+  // it 1.5678 = 1.0725 e.
+  Matrix<double> A = Matrix<double>::Zero(5, 5), M = Matrix<double>::Zero(5, 5);
+  A(4, 0) = 20.0;
+  A(1, 0) = -0.3;
+  A(1, 1) = 3.8;
+  A(1, 2) = 5.0;
+  A(2, 1) = -5.0;
+  M(2, 1) = -0.9;
+  Matrix<double> C = Matrix<double>::Zero(3, 2);  // rows: positions 1..3
+  C(0, 0) = 0.38;                                 // the key's t = x_2
+  C(1, 0) = 1.0;                                  // the trigger's q_2
+  // candidates 0.5 e (1 + 0.005 2^i), then bisection to within 0.0006 e:
+  // the mutant's cap lands within 0.1 % of its threshold 0.992 e
+  check_false_cap_without(kDropKeyContent, explicit_model(A, M), 2, C, 0.5, 0.01);
 }
 
 TEST_CASE("scores whose exponentials overflow double certify nothing") {
