@@ -439,10 +439,11 @@ TEST_CASE("a budget of 0.2 s stops the run in time with a true enclosure") {
   CHECK(b.budget_exhausted);
   CHECK(b.stop_reason == "budget exhausted (seconds)");
   CHECK(b.verdict == Verdict::kNotEnclosed);
-  // true: above every grid point's error, and the lower end is attained
+  // true: above the error at every vertex of the box (2^15 per trigger; the
+  // 3^15-point grid cost this test a minute), and the lower end is attained
   CHECK(b.lower <= b.upper);
   for (const TriggerBound& t : b.per_trigger) {
-    CHECK(t.upper.convert_to<double>() >= testing::grid_max(m, task, t.trigger, 3));
+    CHECK(t.upper.convert_to<double>() >= testing::grid_max(m, task, t.trigger, 2));
   }
   REQUIRE(b.witness_trigger > 0);
   PrecisionScope scope(128);
