@@ -8,9 +8,10 @@ sinkcert's own attack nor a PGD written independently in numpy
 Models: the committed deep models (results/theorem2/path_start*.weights.json,
 softmax 2 x 2 at n = L = 16; results/theorem3/relu_residual_*.weights.json,
 ReLU 2 x 2 and 4 x 4 at n = L = 16) and random residual softmax models at
-n = 5, L = 4 (where the bound closes), made here from numpy's generator with
-the seeds listed: A^{l,h} = a Z, M^{l,h} = 0.5 Z' (Z, Z' standard normal
-n x n), scales a in RANDOM_MODELS.
+n = 5, L = 4, made here from numpy's generator with the seeds listed:
+A^{l,h} = a Z, M^{l,h} = m Z' (Z, Z' standard normal n x n), scales a and m
+in RANDOM_MODELS (the bound closes on the small ones; entries of order 1
+make every score read the content and the gap stays wide).
 
 Per model:
   PGD      /usr/bin/python3 scripts/deep_pgd_attack.py W --seed S (numpy
@@ -40,9 +41,11 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# (name, numpy seed, score scale a, layers, heads) of the random models at n = 5, L = 4
-RANDOM_MODELS = [("random_a1_s1", 1, 1.0, 2, 2), ("random_a1_s2", 2, 1.0, 2, 2),
-                 ("random_a3_s3", 3, 3.0, 2, 2), ("random_a1_s4_3x2", 4, 1.0, 3, 2)]
+# (name, numpy seed, scales a of A and m of M, layers, heads) of the random
+# models at n = 5, L = 4
+RANDOM_MODELS = [("random_0.05_s5", 5, 0.05, 0.05, 2, 2), ("random_0.05_s7_3x2", 7, 0.05, 0.05, 3, 2),
+                 ("random_0.15_s6", 6, 0.15, 0.15, 2, 2), ("random_1_s1", 1, 1.0, 0.5, 2, 2),
+                 ("random_3_s3", 3, 3.0, 0.5, 2, 2)]
 
 
 def run_json(cmd):
@@ -67,10 +70,10 @@ def binary_revision(binary):
     return (p.stdout or p.stderr).strip().splitlines()[0] if p.returncode == 0 else "unknown"
 
 
-def random_model(path, seed, scale, layers, heads, n=5, L=4):
+def random_model(path, seed, a, m, layers, heads, n=5, L=4):
     rng = np.random.default_rng(seed)
-    ws = [[{"A": (scale * rng.standard_normal((n, n))).tolist(),
-            "M": (0.5 * rng.standard_normal((n, n))).tolist()} for _ in range(heads)]
+    ws = [[{"A": (a * rng.standard_normal((n, n))).tolist(),
+            "M": (m * rng.standard_normal((n, n))).tolist()} for _ in range(heads)]
           for _ in range(layers)]
     with open(path, "w") as f:
         json.dump({"format": "sinkcert-weights", "version": 1, "kind": "residual",
@@ -101,9 +104,9 @@ def main(argv):
     for pattern in ("theorem2/path_start*.weights.json", "theorem3/relu_residual_*.weights.json"):
         for f in sorted(glob.glob(os.path.join(ROOT, "results", pattern))):
             models.append((os.path.basename(f).split(".")[0], f, args.seconds))
-    for name, seed, scale, layers, heads in RANDOM_MODELS:
+    for name, seed, a, m, layers, heads in RANDOM_MODELS:
         path = os.path.join(folder, name + ".weights.json")
-        random_model(path, seed, scale, layers, heads)
+        random_model(path, seed, a, m, layers, heads)
         models.append((name, path, args.small_seconds))
     lines = [
         "# deep_heldout_benchmark output: the deep bound's upper end against two searches",
@@ -117,8 +120,8 @@ def main(argv):
         f"# bound: sinkcert verify bound --seconds {args.seconds:g} (n = 16) or "
         f"{args.small_seconds:g} (n = 5, L = 4): CERTIFIED enclosure [lower, upper] of E; "
         "held: upper >= max(attack, PGD)",
-        "# random models (n = 5, L = 4, paper triggers): A = a Z, M = 0.5 Z', numpy "
-        "default_rng(seed), as in RANDOM_MODELS of the script",
+        "# random models (n = 5, L = 4, paper triggers): A = a Z, M = m Z', numpy "
+        "default_rng(seed), as in RANDOM_MODELS of the script; name random_<a>_s<seed>",
     ]
     header = (f"{'model':<26} {'n':>3} {'L':>3} {'LxH':>5} {'attack':>11} {'PGD':>11} "
               f"{'att s':>6} {'PGD s':>6} | {'lower':>11} {'upper':>11} {'bound s':>7} "

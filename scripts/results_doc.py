@@ -62,6 +62,15 @@ BENCHMARKS = [
      "200 steps per trigger), both SEARCH(lower bound), with their ratio; "
      "then `verify bound`'s CERTIFIED enclosure of E within the budget the "
      "header names, its relative gap and wall seconds."),
+    ("benchmarks/deep_heldout.txt", "The deep bound against two searches",
+     "`/usr/bin/python3 scripts/deep_heldout_benchmark.py [--seconds T]`",
+     "On the committed residual models (the Theorem 2 path models and the "
+     "ReLU constructions at n = L = 16) and on random residual softmax "
+     "models at n = 5, L = 4: `verify bound`'s CERTIFIED upper end of E "
+     "beside the worst cases of `sinkcert attack` and of an independent "
+     "PGD in numpy (`scripts/deep_pgd_attack.py`, hand-written gradients, "
+     "64 starts x 200 steps per trigger), both SEARCH(lower bound); the "
+     "last column says whether the upper end is at or above both."),
     ("benchmarks/bound_check_benchmark.txt", "The attack against the certified bound",
      "`build/tests/attack_benchmark --bound-check`",
      "For the n = 5, L = 4 models of `results/theorem1/edges/n5_L4_*`, the "
