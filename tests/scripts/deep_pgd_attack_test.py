@@ -25,6 +25,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import deep_pgd_attack as pgd  # noqa: E402
 
 PGD = os.path.join(ROOT, "scripts", "deep_pgd_attack.py")
