@@ -19,10 +19,13 @@ Per model:
            NUMERIC(53))
   attack   BIN attack --weights W --seed S --json (the default round;
            SEARCH(lower bound), certified at its witness)
+  PGD cert the lower end of BIN eval --certify 17 at PGD's witness: PGD's
+           value in float64 may exceed the true e(X) by rounding (a model
+           with E = 0 gives 1e-16), its witness's certified value does not
   bound    BIN verify bound --weights W --seconds T --json: the CERTIFIED
            enclosure [lower, upper] of E and the wall seconds
-  held     upper >= max(attack, PGD): "yes", or "NO" (a wrong bound or a
-           wrong search; the run then exits 1)
+  held     upper >= max(attack, PGD cert): "yes", or "NO" (a wrong bound or
+           a wrong search; the run then exits 1)
 
   /usr/bin/python3 scripts/deep_heldout_benchmark.py [--binary build/sinkcert]
       [--seed 0] [--seconds 60] [--small-seconds 20] [--out FILE] [--keep DIR]
@@ -81,6 +84,14 @@ def random_model(path, seed, a, m, layers, heads, n=5, L=4):
                    "weights": ws, "task": {"L": L, "trigger_range": "paper"}}, f)
 
 
+def certified_lower(binary, weights, witness):
+    """The lower end of e(X) at the witness, certified by eval --certify."""
+    out, _ = run_json([binary, "eval", "--weights", weights, "--input", witness, "--certify",
+                       "17", "--json"])
+    # "[lo, hi]" with exact decimal ends
+    return float(out["linf_error"].strip("[]").split(",")[0])
+
+
 def upper_end(b):
     """verify bound's upper end (None in the JSON is +inf)."""
     hi = b.get("hi")
@@ -116,14 +127,16 @@ def main(argv):
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         f"# seed {args.seed}; PGD: scripts/deep_pgd_attack.py, 64 starts x 200 steps per "
         "trigger, numpy float64 (NUMERIC(53)); attack: sinkcert attack, default round, "
-        "certified at the witness; both SEARCH(lower bound)",
+        "certified at the witness; both SEARCH(lower bound); PGD cert: eval --certify 17 at "
+        "PGD's witness, its lower end",
         f"# bound: sinkcert verify bound --seconds {args.seconds:g} (n = 16) or "
         f"{args.small_seconds:g} (n = 5, L = 4): CERTIFIED enclosure [lower, upper] of E; "
-        "held: upper >= max(attack, PGD)",
+        "held: upper >= max(attack, PGD cert)",
         "# random models (n = 5, L = 4, paper triggers): A = a Z, M = m Z', numpy "
         "default_rng(seed), as in RANDOM_MODELS of the script; name random_<a>_s<seed>",
     ]
     header = (f"{'model':<26} {'n':>3} {'L':>3} {'LxH':>5} {'attack':>11} {'PGD':>11} "
+              f"{'PGD cert':>11} "
               f"{'att s':>6} {'PGD s':>6} | {'lower':>11} {'upper':>11} {'bound s':>7} "
               f"{'verdict':<13} held")
     lines.append(header)
@@ -134,19 +147,22 @@ def main(argv):
         with open(path) as f:
             d = json.load(f)
         L = d.get("task", {}).get("L", 16)
+        witness = os.path.join(scratch, name + ".witness.json")
         pgd, pgd_s = run_json(["/usr/bin/python3",
                                os.path.join(ROOT, "scripts", "deep_pgd_attack.py"), path,
-                               "--seed", str(args.seed), "--L", str(L)])
+                               "--seed", str(args.seed), "--L", str(L), "--witness", witness])
+        pgd_cert = certified_lower(args.binary, path, witness)
         att, att_s = run_json([args.binary, "attack", "--weights", path, "--L", str(L),
                                "--seed", str(args.seed), "--json", "--quiet"])
         a = att["best"]["certified"]
         b, bound_s = run_json([args.binary, "verify", "bound", "--weights", path, "--L", str(L),
                                "--seconds", f"{seconds:g}", "--json", "--quiet"])
         hi = upper_end(b)
-        held = hi >= max(a, pgd["worst"])
+        held = hi >= max(a, pgd_cert)
         failures += 0 if held else 1
         line = (f"{name:<26} {d['n']:>3} {L:>3} {str(d['layers']) + 'x' + str(d['heads']):>5} "
-                f"{a:>11.4e} {pgd['worst']:>11.4e} {att_s:>6.1f} {pgd_s:>6.1f} | "
+                f"{a:>11.4e} {pgd['worst']:>11.4e} {pgd_cert:>11.4e} {att_s:>6.1f} "
+                f"{pgd_s:>6.1f} | "
                 f"{b.get('lo', float('nan')):>11.4e} {hi:>11.4e} {bound_s:>7.1f} "
                 f"{b.get('verdict', '?'):<13} {'yes' if held else 'NO'}")
         lines.append(line)

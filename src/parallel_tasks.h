@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/thread_caches.h"
+
 namespace sinkcert {
 
 // Threads worth starting by default: the hardware's concurrency (1 when
@@ -48,7 +50,12 @@ inline void run_tasks(int count, int threads, const std::function<void(int)>& ta
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  for (int t = 1; t < std::min(threads, count); ++t) {
+    pool.emplace_back([&] {
+      work();
+      release_thread_caches();
+    });
+  }
   work();
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : errors) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "search/rank_group.h"
+#include "src/thread_caches.h"
 
 namespace sinkcert::test {
 
@@ -74,8 +75,11 @@ inline void run_on_ranks(int size, const std::function<void(const search::RankGr
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
-      const ThreadRankGroup group(&board, r);
-      f(group);
+      {
+        const ThreadRankGroup group(&board, r);
+        f(group);
+      }
+      release_thread_caches();
     });
   }
   for (std::thread& t : threads) t.join();
