@@ -36,41 +36,22 @@ import datetime
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
+                              run_json, write_lines)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = "deep_heldout_benchmark"
 # (name, numpy seed, scales a of A and m of M, layers, heads) of the random
 # models at n = 5, L = 4
 RANDOM_MODELS = [("random_0.05_s5", 5, 0.05, 0.05, 2, 2), ("random_0.05_s7_3x2", 7, 0.05, 0.05, 3, 2),
                  ("random_0.15_s6", 6, 0.15, 0.15, 2, 2), ("random_1_s1", 1, 1.0, 0.5, 2, 2),
                  ("random_3_s3", 3, 3.0, 0.5, 2, 2)]
-
-
-def run_json(cmd):
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    secs = time.time() - t0
-    # exit codes: 0 done or ENCLOSED, 3 NOT VERIFIED, 4 NOT ENCLOSED (docs/commands.md)
-    if p.returncode not in (0, 3, 4):
-        raise SystemExit(f"deep_heldout_benchmark: error: {' '.join(cmd)} exited "
-                         f"{p.returncode}: {p.stderr.strip()[-400:]}")
-    return json.loads(p.stdout), secs
-
-
-def git_revision():
-    p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"],
-                       capture_output=True, text=True)
-    return p.stdout.strip() or "unknown"
-
-
-def binary_revision(binary):
-    p = subprocess.run([binary, "--version"], capture_output=True, text=True)
-    return (p.stdout or p.stderr).strip().splitlines()[0] if p.returncode == 0 else "unknown"
 
 
 def random_model(path, seed, a, m, layers, heads, n=5, L=4):
@@ -87,7 +68,7 @@ def random_model(path, seed, a, m, layers, heads, n=5, L=4):
 def certified_lower(binary, weights, witness):
     """The lower end of e(X) at the witness, certified by eval --certify."""
     out, _ = run_json([binary, "eval", "--weights", weights, "--input", witness, "--certify",
-                       "17", "--json"])
+                       "17", "--json"], PROGRAM)
     # "[lo, hi]" with exact decimal ends
     return float(out["linf_error"].strip("[]").split(",")[0])
 
@@ -124,7 +105,7 @@ def main(argv):
         "# command: /usr/bin/python3 scripts/deep_heldout_benchmark.py " + " ".join(argv),
         f"# revision: {git_revision()} (binary: {binary_revision(args.binary)})",
         f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"load average before: {load_average()}",
         f"# seed {args.seed}; PGD: scripts/deep_pgd_attack.py, 64 starts x 200 steps per "
         "trigger, numpy float64 (NUMERIC(53)); attack: sinkcert attack, default round, "
         "certified at the witness; both SEARCH(lower bound); PGD cert: eval --certify 17 at "
@@ -150,13 +131,13 @@ def main(argv):
         witness = os.path.join(scratch, name + ".witness.json")
         pgd, pgd_s = run_json(["/usr/bin/python3",
                                os.path.join(ROOT, "scripts", "deep_pgd_attack.py"), path,
-                               "--seed", str(args.seed), "--L", str(L), "--witness", witness])
+                               "--seed", str(args.seed), "--L", str(L), "--witness", witness], PROGRAM)
         pgd_cert = certified_lower(args.binary, path, witness)
         att, att_s = run_json([args.binary, "attack", "--weights", path, "--L", str(L),
-                               "--seed", str(args.seed), "--json", "--quiet"])
+                               "--seed", str(args.seed), "--json", "--quiet"], PROGRAM)
         a = att["best"]["certified"]
         b, bound_s = run_json([args.binary, "verify", "bound", "--weights", path, "--L", str(L),
-                               "--seconds", f"{seconds:g}", "--json", "--quiet"])
+                               "--seconds", f"{seconds:g}", "--json", "--quiet"], PROGRAM)
         hi = upper_end(b)
         held = hi >= max(a, pgd_cert)
         failures += 0 if held else 1
@@ -167,15 +148,11 @@ def main(argv):
                 f"{b.get('verdict', '?'):<13} {'yes' if held else 'NO'}")
         lines.append(line)
         print(line, flush=True)
-    summary = (f"# {len(models) - failures} of {len(models)} held; load average after: "
-               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    summary = f"# {len(models) - failures} of {len(models)} held; load average after: {load_average()}"
     lines.append(summary)
     print(summary)
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.replace(tmp, args.out)
+        write_lines(args.out, lines)
     return 1 if failures else 0
 
 

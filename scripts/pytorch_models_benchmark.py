@@ -26,35 +26,16 @@ import datetime
 import glob
 import json
 import os
-import subprocess
 import sys
-import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
+                              run_json, write_lines)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = "pytorch_models_benchmark"
 # The goal of the default round: at least this fraction of PGD's value.
 TARGET_RATIO = 0.999
-
-
-def run_json(cmd):
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    secs = time.time() - t0
-    # exit codes: 0 done or ENCLOSED, 3 NOT VERIFIED, 4 NOT ENCLOSED (docs/commands.md)
-    if p.returncode not in (0, 3, 4):
-        raise SystemExit(f"pytorch_models_benchmark: error: {' '.join(cmd)} exited "
-                         f"{p.returncode}: {p.stderr.strip()[-400:]}")
-    return json.loads(p.stdout), secs
-
-
-def revision(binary):
-    p = subprocess.run([binary, "--version"], capture_output=True, text=True)
-    return (p.stdout or p.stderr).strip().splitlines()[0] if p.returncode == 0 else "unknown"
-
-
-def git_revision():
-    p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"],
-                       capture_output=True, text=True)
-    return p.stdout.strip() or "unknown"
 
 
 def bound_fields(b):
@@ -97,9 +78,9 @@ def main(argv):
         "# pytorch_models_benchmark output: the attack's default round against PGD, and the "
         "certified bound",
         "# command: /usr/bin/python3 scripts/pytorch_models_benchmark.py " + " ".join(argv),
-        f"# revision: {git_revision()} (binary: {revision(args.binary)})",
+        f"# revision: {git_revision()} (binary: {binary_revision(args.binary)})",
         f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"load average before: {load_average()}",
         f"# seed {args.seed}; PGD: scripts/pgd_attack.py, 64 starts x 200 steps per trigger, "
         "torch float64 (NUMERIC(53)); attack: sinkcert attack, default round, certified at the "
         "witness; both SEARCH(lower bound)",
@@ -127,9 +108,9 @@ def main(argv):
         else:
             pgd, pgd_s = run_json(["/usr/bin/python3",
                                    os.path.join(ROOT, "scripts", "pgd_attack.py"), f,
-                                   "--seed", str(args.seed)])
+                                   "--seed", str(args.seed)], PROGRAM)
         att, att_s = run_json([args.binary, "attack", "--weights", f, "--seed", str(args.seed),
-                               "--json", "--quiet"])
+                               "--json", "--quiet"], PROGRAM)
         a = att["best"]["certified"]
         ratio = a / pgd["worst"] if pgd["worst"] > 0 else float("nan")
         worst_ratio = min(worst_ratio, ratio)
@@ -138,7 +119,7 @@ def main(argv):
         if not args.no_bound:
             b, bound_s = run_json([args.binary, "verify", "bound", "--weights", f, "--gap",
                                    f"{args.gap:g}", "--seconds", f"{args.seconds:g}", "--json",
-                                   "--quiet"])
+                                   "--quiet"], PROGRAM)
             lo, hi, gap, verdict = bound_fields(b)
         line = (f"{name:<20} {pgd['trigger_range']:<14} {a:>10.4e} {pgd['worst']:>10.4e} "
                 f"{ratio:>7.4f} {att_s:>6.1f} {pgd_s:>6.1f} | {fmt(lo):>10} {fmt(hi):>10} "
@@ -146,14 +127,11 @@ def main(argv):
         lines.append(line)
         print(line, flush=True)
     summary = (f"# smallest attack / PGD: {worst_ratio:.4f} (goal >= {TARGET_RATIO}); "
-               f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+               f"load average after: {load_average()}")
     lines.append(summary)
     print(summary)
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.replace(tmp, args.out)
+        write_lines(args.out, lines)
     return 0 if worst_ratio >= TARGET_RATIO else 1
 
 

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+"""What the benchmark scripts share (scripts/pytorch_models_benchmark.py,
+scripts/deep_heldout_benchmark.py): running a command that prints one JSON
+object, the revisions a header names, the load average, and writing the
+output file atomically (a temporary beside it, then a rename)."""
+import json
+import os
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_json(cmd, program):
+    """(the JSON the command prints, its wall seconds); exit codes 0 done or
+    ENCLOSED, 3 NOT VERIFIED, 4 NOT ENCLOSED (docs/commands.md) are
+    answers, any other stops the benchmark."""
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    secs = time.time() - t0
+    if p.returncode not in (0, 3, 4):
+        raise SystemExit(f"{program}: error: {' '.join(cmd)} exited "
+                         f"{p.returncode}: {p.stderr.strip()[-400:]}")
+    return json.loads(p.stdout), secs
+
+
+def git_revision():
+    p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"],
+                       capture_output=True, text=True)
+    return p.stdout.strip() or "unknown"
+
+
+def binary_revision(binary):
+    p = subprocess.run([binary, "--version"], capture_output=True, text=True)
+    return (p.stdout or p.stderr).strip().splitlines()[0] if p.returncode == 0 else "unknown"
+
+
+def load_average():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def write_lines(path, lines):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
