@@ -492,21 +492,6 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
 
 }  // namespace
 
-template <class T>
-BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
-  const double gap = options.relative_gap;
-  BosBound out =
-      branch_and_bound(model, task, options, [gap](const Mpfr& lower, const Mpfr& upper) {
-        return upper - lower <= Mpfr(gap) * bmp::abs(lower);
-      });
-  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
-  return out;
-}
-
-template BosBound bound_min_bos(const Model<double>&, const Task&, const BosBoundOptions&);
-template BosBound bound_min_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
-template BosBound bound_min_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
-
 void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
   if (!have_witness) {
     out.witness_trigger = 0;
@@ -539,40 +524,6 @@ ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witn
   return d;
 }
 
-template <class T>
-BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
-                            const BosBoundOptions& options) {
-  if (!(claimed >= 0 && claimed <= 1)) {
-    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
-  }
-  BosClaimCheck out;
-  out.claimed = claimed;
-  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
-  std::optional<Mpfr> c;
-  {
-    PrecisionScope exact(1100);
-    c = Mpfr(1) - Mpfr(claimed);
-  }
-  // min BOS >= claimed  <=>  D <= c
-  out.bound = branch_and_bound(model, task, options, [&c](const Mpfr& lower, const Mpfr& upper) {
-    return upper <= *c || lower > *c;
-  });
-  out.evidence = out.bound.evidence;
-  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
-                                         out.bound.witness_trigger != 0, *c);
-  out.verdict = d.verdict;
-  out.margin = d.margin;
-  return out;
-}
-
-template BosClaimCheck check_min_bos(const Model<double>&, const Task&, double,
-                                     const BosBoundOptions&);
-template BosClaimCheck check_min_bos(const Model<Mpfr>&, const Task&, double,
-                                     const BosBoundOptions&);
-template BosClaimCheck check_min_bos(const Model<Rational>&, const Task&, double,
-                                     const BosBoundOptions&);
-
 namespace {
 
 MaxBosBound to_max_bound(BosBound b) {
@@ -589,37 +540,65 @@ MaxBosBound to_max_bound(BosBound b) {
   return out;
 }
 
+// (upper - lower) <= gap |lower|
+BosStopRule gap_rule(double gap) {
+  return [gap](const Mpfr& lower, const Mpfr& upper) {
+    return upper - lower <= Mpfr(gap) * bmp::abs(lower);
+  };
+}
+
+// decided once upper <= c or lower > c
+BosStopRule claim_rule(const Mpfr& c) {
+  return [c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; };
+}
+
+void check_claim(double claimed) {
+  if (!(claimed >= 0 && claimed <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+  }
+}
+
 }  // namespace
 
-template <class T>
-MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
-  const double gap = options.relative_gap;
-  MaxBosBound out = to_max_bound(branch_and_bound(
-      model, task, options,
-      [gap](const Mpfr& lower, const Mpfr& upper) {
-        return upper - lower <= Mpfr(gap) * bmp::abs(lower);
-      },
-      true));
+BosBound min_bos_to_gap(const BosSearch& search, double gap) {
+  BosBound out = search(gap_rule(gap), false);
   if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
   return out;
 }
 
-template MaxBosBound bound_max_bos(const Model<double>&, const Task&, const BosBoundOptions&);
-template MaxBosBound bound_max_bos(const Model<Mpfr>&, const Task&, const BosBoundOptions&);
-template MaxBosBound bound_max_bos(const Model<Rational>&, const Task&, const BosBoundOptions&);
+MaxBosBound max_bos_to_gap(const BosSearch& search, double gap) {
+  MaxBosBound out = to_max_bound(search(gap_rule(gap), true));
+  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
+  return out;
+}
 
-template <class T>
-MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
-                               const BosBoundOptions& options) {
-  if (!(claimed >= 0 && claimed <= 1)) {
-    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+BosClaimCheck min_bos_claim(const BosSearch& search, double claimed) {
+  check_claim(claimed);
+  BosClaimCheck out;
+  out.claimed = claimed;
+  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
+  std::optional<Mpfr> c;
+  {
+    PrecisionScope exact(1100);
+    c = Mpfr(1) - Mpfr(claimed);
   }
+  // min BOS >= claimed  <=>  D <= c
+  out.bound = search(claim_rule(*c), false);
+  out.evidence = out.bound.evidence;
+  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
+  const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
+                                         out.bound.witness_trigger != 0, *c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
+  return out;
+}
+
+MaxBosClaimCheck max_bos_claim(const BosSearch& search, double claimed) {
+  check_claim(claimed);
   MaxBosClaimCheck out;
   out.claimed = claimed;
   const Mpfr c(claimed);  // a double: exact at every precision of at least 53 bits
-  out.bound = to_max_bound(branch_and_bound(
-      model, task, options,
-      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
+  out.bound = to_max_bound(search(claim_rule(c), true));
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
   const ClaimDecision d =
@@ -629,12 +608,52 @@ MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double c
   return out;
 }
 
-template MaxBosClaimCheck check_max_bos(const Model<double>&, const Task&, double,
-                                        const BosBoundOptions&);
-template MaxBosClaimCheck check_max_bos(const Model<Mpfr>&, const Task&, double,
-                                        const BosBoundOptions&);
-template MaxBosClaimCheck check_max_bos(const Model<Rational>&, const Task&, double,
-                                        const BosBoundOptions&);
+namespace {
+
+// The single-layer branch and bound as a BosSearch.
+template <class T>
+BosSearch single_layer_search(const Model<T>& model, const Task& task,
+                              const BosBoundOptions& options) {
+  return [&model, &task, &options](const BosStopRule& stop, bool maximum) {
+    return branch_and_bound(model, task, options, stop, maximum);
+  };
+}
+
+}  // namespace
+
+template <class T>
+BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
+  return min_bos_to_gap(single_layer_search(model, task, options), options.relative_gap);
+}
+
+template <class T>
+MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoundOptions& options) {
+  return max_bos_to_gap(single_layer_search(model, task, options), options.relative_gap);
+}
+
+template <class T>
+BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
+                            const BosBoundOptions& options) {
+  return min_bos_claim(single_layer_search(model, task, options), claimed);
+}
+
+template <class T>
+MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
+                               const BosBoundOptions& options) {
+  return max_bos_claim(single_layer_search(model, task, options), claimed);
+}
+
+#define SINKCERT_INSTANTIATE_BOS(T)                                                         \
+  template BosBound bound_min_bos(const Model<T>&, const Task&, const BosBoundOptions&);    \
+  template MaxBosBound bound_max_bos(const Model<T>&, const Task&, const BosBoundOptions&); \
+  template BosClaimCheck check_min_bos(const Model<T>&, const Task&, double,                \
+                                       const BosBoundOptions&);                             \
+  template MaxBosClaimCheck check_max_bos(const Model<T>&, const Task&, double,             \
+                                          const BosBoundOptions&);
+SINKCERT_INSTANTIATE_BOS(double)
+SINKCERT_INSTANTIATE_BOS(Mpfr)
+SINKCERT_INSTANTIATE_BOS(Rational)
+#undef SINKCERT_INSTANTIATE_BOS
 
 std::string enclosure_line(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);

@@ -75,6 +75,7 @@
 // whose coordinates are adjacent doubles, the search stops and says why.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -196,6 +197,23 @@ struct MaxBosClaimCheck {
 template <class T>
 MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
                                const BosBoundOptions& options);
+
+// One branch and bound over a BOS quantity, run to a stop rule: with
+// maximum false over the deficit 1 - a_i0 (the minimum mode), with maximum
+// true over the mass a_i0 itself (its BosBound's deficit fields then hold
+// the mass). stop(lower, upper) says when the enclosure answers the question.
+using BosStopRule = std::function<bool(const Mpfr& lower, const Mpfr& upper)>;
+using BosSearch = std::function<BosBound(const BosStopRule& stop, bool maximum)>;
+
+// The bounds and claims of both modes for any such search (single-layer or
+// deep), so that each is decided by one rule:
+//   bound     stop when (upper - lower) <= gap |lower|;
+//   claim     min BOS >= b  is  D <= 1 - b (1 - b exact at 1100 bits),
+//             max BOS <= b  is  a_i0 <= b;  stop once decide_at_most decides.
+BosBound min_bos_to_gap(const BosSearch& search, double gap);
+MaxBosBound max_bos_to_gap(const BosSearch& search, double gap);
+BosClaimCheck min_bos_claim(const BosSearch& search, double claimed);
+MaxBosClaimCheck max_bos_claim(const BosSearch& search, double claimed);
 
 // "max BOS in [lower, upper]  [CERTIFIED] (boxes, stop reason, bits)".
 std::string enclosure_line(const MaxBosBound& bound);

@@ -413,23 +413,11 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   return out;
 }
 
-MaxBosBound to_max(BosBound b) {
-  MaxBosBound out;
-  static_cast<BoxSearchOutcome&>(out) = static_cast<const BoxSearchOutcome&>(b);
-  out.mass_lower = b.deficit_lower;
-  out.mass_upper = b.deficit_upper;
-  out.relative_gap = b.relative_gap;
-  out.witness_head = b.witness_head;
-  out.witness_row = b.witness_row;
-  out.witness_trigger = b.witness_trigger;
-  out.witness_content = std::move(b.witness_content);
-  out.witness_mass = b.witness_deficit;
-  return out;
-}
-
-std::function<bool(const Mpfr&, const Mpfr&)> gap_rule(double gap) {
-  return [gap](const Mpfr& lower, const Mpfr& upper) {
-    return upper - lower <= Mpfr(gap) * bmp::abs(lower);
+// The deep branch and bound of one (layer, head) as a BosSearch.
+template <class T>
+BosSearch deep_bos_search(const Model<T>& model, const Task& task, const DeepBosOptions& options) {
+  return [&model, &task, &options](const BosStopRule& stop, bool maximum) {
+    return deep_search(model, task, options, stop, maximum);
   };
 }
 
@@ -454,65 +442,25 @@ Mpfi deep_point_bos_deficit(const Model<Mpfi>& model, int layer, int head, const
 template <class T>
 BosBound bound_deep_min_bos(const Model<T>& model, const Task& task,
                             const DeepBosOptions& options) {
-  BosBound out = deep_search(model, task, options, gap_rule(options.relative_gap), false);
-  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
-  return out;
+  return min_bos_to_gap(deep_bos_search(model, task, options), options.relative_gap);
 }
 
 template <class T>
 MaxBosBound bound_deep_max_bos(const Model<T>& model, const Task& task,
                                const DeepBosOptions& options) {
-  MaxBosBound out = to_max(deep_search(model, task, options, gap_rule(options.relative_gap), true));
-  if (out.stop_reason == "decided") out.stop_reason = "requested gap reached";
-  return out;
+  return max_bos_to_gap(deep_bos_search(model, task, options), options.relative_gap);
 }
 
 template <class T>
 BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, double claimed,
                                  const DeepBosOptions& options) {
-  if (!(claimed >= 0 && claimed <= 1)) {
-    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
-  }
-  BosClaimCheck out;
-  out.claimed = claimed;
-  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
-  std::optional<Mpfr> c;
-  {
-    PrecisionScope exact(1100);
-    c = Mpfr(1) - Mpfr(claimed);
-  }
-  // min BOS >= claimed  <=>  D <= c
-  out.bound = deep_search(
-      model, task, options,
-      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= *c || lower > *c; }, false);
-  out.evidence = out.bound.evidence;
-  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
-                                         out.bound.witness_trigger != 0, *c);
-  out.verdict = d.verdict;
-  out.margin = d.margin;
-  return out;
+  return min_bos_claim(deep_bos_search(model, task, options), claimed);
 }
 
 template <class T>
 MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, double claimed,
                                     const DeepBosOptions& options) {
-  if (!(claimed >= 0 && claimed <= 1)) {
-    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
-  }
-  MaxBosClaimCheck out;
-  out.claimed = claimed;
-  const Mpfr c(claimed);  // a double: exact at every precision of at least 53 bits
-  out.bound = to_max(deep_search(
-      model, task, options,
-      [&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; }, true));
-  out.evidence = out.bound.evidence;
-  if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  const ClaimDecision d =
-      decide_at_most(out.bound.mass_lower, out.bound.mass_upper, out.bound.witness_trigger != 0, c);
-  out.verdict = d.verdict;
-  out.margin = d.margin;
-  return out;
+  return max_bos_claim(deep_bos_search(model, task, options), claimed);
 }
 
 namespace {
