@@ -4,6 +4,7 @@
 //                   [--trigger-range paper|reference-code] [--seed S]
 //                   [--out DIR] [--quick] [--seconds SECONDS]
 //                   [--active-per-trigger K] [--threads T] [--rounds R]
+//                   [--certify-boxes B]
 // Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
 // mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
@@ -47,7 +48,8 @@ struct Theorem2CliOptions {
   double time_limit = 0;       // 0: the study's default
   int active_per_trigger = 0;  // 0: the study's default
   int threads = default_thread_count();
-  int rounds = 0;  // 0: the study's budgets; else every search's rounds capped at this
+  int rounds = 0;         // 0: the study's budgets; else every search's rounds capped at this
+  int certify_boxes = 0;  // 0: no certification of the eps_one points
 };
 
 void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
@@ -74,6 +76,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     for (int* r : {&o.path_rounds, &o.frontier_rounds, &o.every_head_rounds, &o.cap_descent_rounds})
       *r = std::min(*r, opt.rounds);
   }
+  o.certify_boxes = opt.certify_boxes;
   if (opt.active_per_trigger > 0) {
     // at least one place per trigger for the adversary's witnesses
     o.max_per_trigger = opt.active_per_trigger;
@@ -150,6 +153,16 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
                   p.feasible ? "feasible" : "NO FEASIBLE MODEL",
                   p.converged ? ", converged" : " (not converged)");
     std::cout << buf;
+    if (p.certificate.attempted) {
+      std::snprintf(buf, sizeof buf,
+                    "    certified over the box: E <= %g %s (E <= %.4e), max BOS of the capped "
+                    "head <= %g %s (<= %.9f)  [%s]\n",
+                    theorems::kTheorem2LowLoss, to_string(p.certificate.loss).c_str(),
+                    p.certificate.loss_upper, p.ceiling, to_string(p.certificate.cap).c_str(),
+                    p.certificate.cap_upper,
+                    Evidence::certified(p.certificate.bits).label().c_str());
+      std::cout << buf;
+    }
   }
   std::cout << "every head must sink? " << st.every_head.summary << "\n";
   const Table t2b = theorems::theorem2_targeted_table(st);
@@ -206,6 +219,10 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
   add_int_option(sub, "--rounds", &opt->rounds, 1, 1000,
                  "cap every search's rounds (path, frontiers, every-head) at this: a smaller "
                  "budget that stays reproducible");
+  add_int_option(sub, "--certify-boxes", &opt->certify_boxes, 0, 1000000,
+                 "certify the eps_one points over the whole box (E <= 1e-6 and the capped "
+                 "head's BOS cap, deep bounds) with this many boxes per bound (default 0: "
+                 "not attempted; the deep bounds close at small sizes such as --n 5 --L 4)");
   sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
 }
 

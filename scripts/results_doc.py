@@ -346,6 +346,35 @@ def theorem2_section(root):
     return out
 
 
+def theorem2_frontier_section(root):
+    """The small Theorem 2 study's frontiers, with the eps_one certificates."""
+    path = os.path.join("results", "theorem2", "n5_L4", "theorem2.json")
+    d = read_json(os.path.join(root, path))
+    task, model = d["task"], d["model"]
+    out = ["## The Theorem 2 frontiers at n = %s, L = %s, certified" % (task["n"], task["L"]), "",
+           "`sinkcert theorem2 --certify-boxes` on residual %s models of %s layers x %s heads, "
+           "read from `%s`. eps: the worst case of the kept model at delta (SEARCH, lower "
+           "bound). For eps_one the kept model is also given to the deep bounds over the whole "
+           "content box: E <= 1e-6 and the capped head's max BOS <= 1 - delta (CERTIFIED "
+           "verdicts, with each bound's upper end); both VERIFIED make eps_one(delta) <= 1e-6 a "
+           "certified statement about the model in `eps_one_delta<delta>.weights.json`." % (
+               model["attention"], model["layers"], model["heads"], path), ""]
+    rows = []
+    for p in d["frontier"]["points"]:
+        c = p.get("certificate")
+        head = p["capped_head"]
+        rows.append([p["capped"] + ("" if head is None else " (layer %s, head %s)" % (
+                         head["layer"], head["head"])),
+                     fmt(p["delta"]), fmt(p["eps"]), p["start"],
+                     "" if c is None else "%s (E <= %s)" % (c["loss_verdict"], fmt(c["loss_upper"])),
+                     "" if c is None else "%s (max BOS <= %s)" % (c["cap_verdict"],
+                                                                  fmt(c["cap_upper"], 9))])
+    out += markdown_table(["capped", "delta", "eps [SEARCH(lower bound)]", "start",
+                           "E <= 1e-6 [CERTIFIED]", "cap [CERTIFIED]"], rows)
+    out += ["", provenance(stamp(d), path), ""]
+    return out
+
+
 def seeds_section(root):
     """The frontier of the Theorem 1 study for every committed seed."""
     runs = [("0", os.path.join("results", "theorem1", "theorem1.json"))]
@@ -449,6 +478,7 @@ def results_page(root):
     out += theorem1_section(root)
     out += seeds_section(root)
     out += theorem2_section(root)
+    out += theorem2_frontier_section(root)
     return "\n".join(out).rstrip("\n") + "\n"
 
 

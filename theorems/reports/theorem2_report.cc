@@ -158,12 +158,17 @@ Figure theorem2_figure_frame(const std::string& name, const Task& task, int laye
        std::string("Frontiers") + kStudyMark +
            ": the worst case of the best model found with the BOS mass of every head (eps_all) "
            "or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts eps_all stays away "
-           "from 0 and allows eps_one to reach it.",
+           "from 0 and allows eps_one to reach it. Triangles, where present: an upper bound "
+           "on the eps_one model's E over the whole box (CERTIFIED), its capped head's BOS cap "
+           "certified too, so eps_one(delta) is at most that value.",
        std::string("Frontiers") + kStudyMark +
            ": the worst case $E$ of the best model found with the BOS mass of every head "
            "($\\varepsilon_{\\mathrm{all}}$) or of one head ($\\varepsilon_{\\mathrm{one}}$) "
            "capped at $1-\\delta$. Theorem 2 predicts $\\varepsilon_{\\mathrm{all}}$ stays away "
-           "from 0 and allows $\\varepsilon_{\\mathrm{one}}$ to reach it.",
+           "from 0 and allows $\\varepsilon_{\\mathrm{one}}$ to reach it. Triangles, where "
+           "present: an upper bound on the $\\varepsilon_{\\mathrm{one}}$ model's $E$ over "
+           "the whole box (CERTIFIED), its capped head's BOS cap certified too, so "
+           "$\\varepsilon_{\\mathrm{one}}(\\delta)$ is at most that value.",
        kFrontierPointMeaning},
   };
   return figure_frame(name, "Theorem 2",
@@ -207,20 +212,34 @@ Table theorem2_frontier_table(const Theorem2Study& st) {
   t.notes.push_back(
       "witness_capped_bos: the capped heads' largest a_i0 at the witness input of eps, "
       "CERTIFIED at that input (MPFI, upper end); start: which start's model is kept (warm, "
-      "fresh, dead; theorem2.json lists every start's result)");
-  t.columns = {"capped",     "layer",      "head",
-               "delta",      "ceiling",    "eps",
-               "eps_double", "capped_bos", "witness_capped_bos",
-               "sink_score", "start",      "feasible",
-               "converged",  "not_run"};
+      "fresh, dead, sink, construction; theorem2.json lists every start's result)");
+  std::ostringstream low;
+  low << kTheorem2LowLoss;
+  t.notes.push_back(
+      "certified_loss, certified_cap (eps_one with --certify-boxes): the deep bounds' verdicts "
+      "over the whole content box on the kept model, E <= " +
+      low.str() +
+      " and the capped head's max a_i0 <= ceiling, with each bound's upper end rounded up "
+      "(CERTIFIED); both VERIFIED make eps_one(delta) <= " +
+      low.str() + " a certified statement; empty when not attempted");
+  t.columns = {"capped",     "layer",         "head",
+               "delta",      "ceiling",       "eps",
+               "eps_double", "capped_bos",    "witness_capped_bos",
+               "sink_score", "start",         "feasible",
+               "converged",  "not_run",       "certified_loss",
+               "loss_upper", "certified_cap", "cap_upper"};
   for (const Theorem2FrontierPoint& p : st.frontier) {
     const bool one = p.scope == CapScope::kOne;
+    const bool cert = p.certificate.attempted;
     t.rows.push_back({to_string(p.scope), one ? std::to_string(p.layer) : "",
                       one ? std::to_string(p.head) : "", format_double(p.delta),
                       format_double(p.ceiling), format_double(p.eps), format_double(p.eps_double),
                       format_double(p.capped_bos), format_double(p.witness_capped_bos),
                       format_double(p.sink.sigma), to_string(p.start), flag(p.feasible),
-                      flag(p.converged), p.not_run});
+                      flag(p.converged), p.not_run, cert ? to_string(p.certificate.loss) : "",
+                      cert ? format_double(p.certificate.loss_upper) : "",
+                      cert ? to_string(p.certificate.cap) : "",
+                      cert ? format_double(p.certificate.cap_upper) : ""});
   }
   return t;
 }
@@ -321,20 +340,25 @@ Table theorem2_targeted_table(const Theorem2Study& st) {
 Figure theorem2_frontier_figure(const Theorem2Study& st) {
   Figure f =
       theorem2_figure_frame("frontier", st.options.task, st.options.layers, st.options.heads);
-  f.columns = {"all", "delta", "eps"};
+  // certified: the upper end on E of a model whose two claims hold
+  // (FrontierCertificate), NaN (no point) otherwise
+  f.columns = {"all", "delta", "eps", "certified"};
   for (const Theorem2FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
-    f.rows.push_back(
-        {p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta), format_double(p.eps)});
+    f.rows.push_back({p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta),
+                      format_double(p.eps),
+                      p.certificate.certified() ? format_double(p.certificate.loss_upper) : "NaN"});
   }
   f.plot = std::string(kLineColours) +
-           "set key bottom right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
+           "set key center right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
            "set xlabel '{/Symbol d} (BOS ceiling 1 - {/Symbol d})'\n"
            "set ylabel 'worst case E of the capped model (SEARCH, lower bound)'\n"
            "set title 'Theorem 2 frontiers'\n"
            "plot data using ($1==1 ? $2 : 1/0):3 with linespoints linecolor 1 pointtype 7 title "
            "'{/Symbol e}_{all} (every head capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with "
-           "linespoints linecolor 2 pointtype 5 title '{/Symbol e}_{one} (one head capped)'\n";
+           "linespoints linecolor 2 pointtype 5 title '{/Symbol e}_{one} (one head capped)', \\\n"
+           "  data using ($1==0 ? $2 : 1/0):4 with points linecolor 3 pointtype 9 pointsize 1.5 "
+           "title 'upper bound on E of the {/Symbol e}_{one} model (CERTIFIED)'\n";
   return f;
 }
 
@@ -498,7 +522,17 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
                {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
                {"worst_case_witness", witness_json(p.result.worst)},
                {"capped_bos", p.capped_bos},
-               {"witness_capped_bos", p.witness_capped_bos}});
+               {"witness_capped_bos", p.witness_capped_bos},
+               {"certificate",
+                p.certificate.attempted
+                    ? nlohmann::json{{"loss_claim", kTheorem2LowLoss},
+                                     {"loss_verdict", to_string(p.certificate.loss)},
+                                     {"loss_upper", p.certificate.loss_upper},
+                                     {"cap_claim", p.ceiling},
+                                     {"cap_verdict", to_string(p.certificate.cap)},
+                                     {"cap_upper", p.certificate.cap_upper},
+                                     {"evidence", Evidence::certified(p.certificate.bits).label()}}
+                    : nlohmann::json(nullptr)}});
     }
     for (const Figure& f : {theorem2_frontier_figure(st)}) {
       if (f.rows.empty()) continue;

@@ -17,6 +17,8 @@
 #include "src/evidence.h"
 #include "src/forward.h"
 #include "src/scalar_traits.h"
+#include "theorems/bounds/deep_bos_bound.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
 
 namespace sinkcert::theorems {
 
@@ -159,6 +161,8 @@ std::string to_string(CapStart start) {
       return "dead";
     case CapStart::kSink:
       return "sink";
+    case CapStart::kConstruction:
+      return "construction";
   }
   return "?";
 }
@@ -185,6 +189,38 @@ Model<double> killed(const Model<double>& model, int layer, int head) {
   out.layers[layer][head].A.setZero();
   out.layers[layer][head].M.setZero();
   return out;
+}
+
+namespace {
+
+// The smallest double >= x.
+double rounded_up(const Mpfr& x) { return mpfr_get_d(x.backend().data(), MPFR_RNDU); }
+
+}  // namespace
+
+FrontierCertificate certify_capped_model(const Model<double>& model, const Task& task, int layer,
+                                         int head, double ceiling, long boxes, double seconds) {
+  FrontierCertificate c;
+  c.attempted = true;
+  // E <= kTheorem2LowLoss over the whole box
+  WorstCaseOptions wo;
+  wo.max_boxes = boxes;
+  wo.max_seconds = seconds;
+  wo.threads = 1;
+  const UpperBoundCheck loss = check_deep_upper_bound(model, task, kTheorem2LowLoss, wo);
+  c.loss = loss.verdict;
+  c.loss_upper = rounded_up(loss.bound.upper);
+  // max over the box of a^{layer,head}_i0 <= ceiling
+  DeepBosOptions bo;
+  bo.layer = layer;
+  bo.head = head;
+  bo.max_boxes = boxes;
+  bo.max_seconds = seconds;
+  const MaxBosClaimCheck cap = check_deep_max_bos(model, task, ceiling, bo);
+  c.cap = cap.verdict;
+  c.cap_upper = rounded_up(cap.bound.mass_upper);
+  c.bits = std::max(loss.bound.bits, cap.bound.bits);
+  return c;
 }
 
 double certified_capped_bos_at(const Model<double>& model, const Task& task, int trigger,
@@ -390,8 +426,11 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
           ? (" (layer " + std::to_string(c.layer) + " head " + std::to_string(c.head) + ")").c_str()
           : "");
   bool have = false;
+  // feasible results with E_search <= kTheorem2LowLoss, the certification's candidates
+  std::vector<std::pair<CapStart, Theorem2FrontierPoint>> low;
   for (const CapStart start : c.starts) {
-    if ((start == CapStart::kDead || start == CapStart::kSink) &&
+    if ((start == CapStart::kDead || start == CapStart::kSink ||
+         start == CapStart::kConstruction) &&
         (!capped || o.layers * o.heads < 2)) {
       continue;
     }
@@ -402,7 +441,7 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
       init = residual_normal_init(o.task.n, o.layers, o.heads, o.cap_fresh_std, c.fresh_seed);
     } else if (start == CapStart::kDead) {
       init = killed(best, c.layer, c.head);
-    } else {
+    } else {  // sink, construction
       init = sink_start(o.task.n, o.layers, o.heads, c.layer, c.head, kSinkStartBeta);
     }
     FrontierSearch fs;
@@ -412,7 +451,10 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
     fs.target_loss = c.scope == CapScope::kAll ? 0 : o.path_target;
     fs.head = capped;
     // the warm and sink starts are near their answer: the frontier's rounds
-    fs.rounds = start == CapStart::kWarm || start == CapStart::kSink ? c.rounds : c.descent_rounds;
+    // (the construction: none, its worst case only)
+    fs.rounds = start == CapStart::kConstruction                       ? 0
+                : start == CapStart::kWarm || start == CapStart::kSink ? c.rounds
+                                                                       : c.descent_rounds;
     fs.time_limit = c.time_limit;
     const MinimaxOptions mo =
         frontier_minimax_options(o.seed, fs, ceiling_probes, study_minimax_options(o));
@@ -455,6 +497,7 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
     }
     // keep the best feasible result (a feasible one beats any infeasible one)
     const bool better = !have || (q.feasible && (!p.feasible || q.eps < p.eps));
+    if (q.feasible && q.eps <= kTheorem2LowLoss) low.push_back({start, q});
     if (better) {
       std::vector<CapStartRecord> starts = std::move(p.starts);
       p = std::move(q);
@@ -462,6 +505,41 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
       p.start = start;
       have = true;
     }
+  }
+  if (capped && o.certify_boxes > 0 && !low.empty()) {
+    // certification (header comment): the low-loss feasible models, best
+    // first (ties: the earlier start); the first with both claims VERIFIED
+    // is kept, else the search's best with its own certificate
+    std::stable_sort(low.begin(), low.end(),
+                     [](const auto& a, const auto& b) { return a.second.eps < b.second.eps; });
+    int tried = 0;
+    std::optional<FrontierCertificate> best_certificate;
+    for (auto& [start, q] : low) {
+      ++tried;
+      const FrontierCertificate cert = certify_capped_model(
+          q.result.model, o.task, c.layer, c.head, p.ceiling, o.certify_boxes, o.certify_seconds);
+      if (say) {
+        char buf[400];
+        std::snprintf(buf, sizeof buf,
+                      "%s, model from %s: E <= %.3g %s (E <= %.4e), capped head's max BOS <= "
+                      "%.6g %s (max BOS <= %.9f) [CERTIFIED]",
+                      name, to_string(start).c_str(), kTheorem2LowLoss,
+                      to_string(cert.loss).c_str(), cert.loss_upper, p.ceiling,
+                      to_string(cert.cap).c_str(), cert.cap_upper);
+        say(buf);
+      }
+      if (start == p.start) best_certificate = cert;
+      if (cert.certified()) {
+        std::vector<CapStartRecord> starts = std::move(p.starts);
+        p = std::move(q);
+        p.starts = std::move(starts);
+        p.start = start;
+        p.certificate = cert;
+        break;
+      }
+    }
+    if (!p.certificate.certified() && best_certificate) p.certificate = *best_certificate;
+    p.certificate.models_tried = tried;
   }
   std::vector<std::pair<int, int>> capped_heads;
   for (int l = 0; l < o.layers; ++l)
@@ -588,7 +666,10 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
   std::vector<CapStart> starts = {CapStart::kWarm};
   if (o.cap_fresh_start) starts.push_back(CapStart::kFresh);
   if (o.cap_dead_start) starts.push_back(CapStart::kDead);
-  if (o.cap_sink_start) starts.push_back(CapStart::kSink);
+  if (o.cap_sink_start) {
+    starts.push_back(CapStart::kSink);
+    starts.push_back(CapStart::kConstruction);
+  }
   // the fresh starts' inits: seeds o.seed * 1000 + 500 + k, k counting the
   // capped searches (the path starts use o.seed * 1000 + s, s < 500)
   std::uint64_t fresh_seeds = 0;
@@ -715,7 +796,9 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                   {"cap_sink_start", st.options.cap_sink_start},
                   {"sink_start_beta", kSinkStartBeta},
                   {"cap_fresh_std", st.options.cap_fresh_std},
-                  {"cap_descent_rounds", st.options.cap_descent_rounds}};
+                  {"cap_descent_rounds", st.options.cap_descent_rounds},
+                  {"certify_boxes", st.options.certify_boxes},
+                  {"certify_time_limit_seconds", st.options.certify_seconds}};
   json runs = json::array();
   for (const Theorem2Run& r : st.runs) {
     json h = json::array();
@@ -778,6 +861,17 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
          {"eps_double_disagrees", p.double_disagrees},
          {"capped_bos", p.capped_bos},
          {"witness_capped_bos", p.witness_capped_bos},
+         {"certificate", p.certificate.attempted
+                             ? json{{"loss_claim", kTheorem2LowLoss},
+                                    {"loss_verdict", to_string(p.certificate.loss)},
+                                    {"loss_upper", p.certificate.loss_upper},
+                                    {"cap_claim", p.ceiling},
+                                    {"cap_verdict", to_string(p.certificate.cap)},
+                                    {"cap_upper", p.certificate.cap_upper},
+                                    {"certified", p.certificate.certified()},
+                                    {"models_tried", p.certificate.models_tried},
+                                    {"evidence", Evidence::certified(p.certificate.bits).label()}}
+                             : json(nullptr)},
          {"start", to_string(p.start)},
          {"starts", starts},
          {"sink_score", sink_json(p.sink)},
@@ -807,7 +901,13 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
        "warm: the best path model with the capped heads' A scaled to meet the ceiling; fresh: "
        "a fresh normal init, the ceiling enforced from round 1; dead: the best path model with "
        "the capped head's A = M = 0; sink: the softmax sink family (beta = sink_start_beta) as "
-       "the first other head, every other head zero; the point keeps the best feasible"},
+       "the first other head, every other head zero; construction: the sink start without "
+       "descent; the point keeps the best feasible (with certify_boxes: the first low-loss "
+       "feasible model whose certificate holds)"},
+      {"certificate",
+       "eps_one with certify_boxes > 0: the deep bounds' verdicts over the whole content box "
+       "on the kept model, E <= loss_claim and the capped head's max a_i0 <= cap_claim, with "
+       "each bound's upper end rounded up (CERTIFIED); null when not attempted"},
       {"points", fr}};
   const EveryHeadAnswer& a = st.every_head;
   json cands = json::array();

@@ -42,7 +42,21 @@
 //          case about (L-1) e^-beta) as the first head other than the capped
 //          one, every other head zero (the capped head attends uniformly, as
 //          in dead): a model in which another head sinks, then polished by
-//          the same descent.
+//          the same descent;
+//   construction (eps_one only) the sink start itself, no descent: its
+//          capped head attends uniformly, so its BOS mass is 1/(i+1) <= 1/2
+//          exactly (the cap of delta <= 1/2 holds over the whole box, not
+//          only on the probes), at worst case about (L-1) e^-beta.
+// Certification (certify_boxes > 0; eps_one points only): the feasible
+// models of the starts with E_search <= kTheorem2LowLoss, best first, are
+// given to the deep bounds (theorems/bounds/deep_worst_case_bound.h,
+// deep_bos_bound.h) with two claims over the whole content box,
+//   E <= kTheorem2LowLoss     and   max a^{l,h}_i0 <= 1 - delta (the capped head),
+// each VERIFIED / NOT VERIFIED / UNDECIDED (CERTIFIED); the first model with
+// both VERIFIED is kept (its E_search may be above the search's best).
+// Then eps_one(delta) <= kTheorem2LowLoss is a CERTIFIED statement about
+// that model: the cap over the box implies the probe-mean cap the search
+// enforced. Budgets in boxes (reproducible), a time limit for safety.
 // Budgets in rounds (reproducible from the seed). Each point is E_search of
 // the best feasible model found: SEARCH(lower bound) on that model's E, no
 // bound on the frontier itself (theorem1_study.h, kFrontierPointMeaning);
@@ -92,6 +106,7 @@
 
 #include "search/minimax.h"
 #include "src/bos_statistics.h"
+#include "src/evidence.h"
 #include "src/run_info.h"
 #include "src/task.h"
 #include "theorems/studies/theorem1_study.h"
@@ -162,6 +177,10 @@ struct Theorem2Options {
   bool cap_sink_start = true;
   double cap_fresh_std = 0.02;
   int cap_descent_rounds = 20;
+  // Certification of the eps_one points (header comment): boxes per bound
+  // (0: none) and a safety limit in seconds per bound.
+  long certify_boxes = 0;
+  double certify_seconds = 600;
   // Ranks that share every search's work (search/rank_group.h; the result
   // does not depend on their count). Null: this process alone.
   const search::RankGroup* ranks = nullptr;
@@ -209,8 +228,9 @@ enum class CapScope { kAll, kOne };
 std::string to_string(CapScope scope);  // "all", "one"
 
 // Where a capped search starts (header comment).
-enum class CapStart { kWarm, kFresh, kDead, kSink };
-std::string to_string(CapStart start);  // "warm", "fresh", "dead", "sink"
+enum class CapStart { kWarm, kFresh, kDead, kSink, kConstruction };
+// "warm", "fresh", "dead", "sink", "construction"
+std::string to_string(CapStart start);
 
 // One start of a capped search and what it reached.
 struct CapStartRecord {
@@ -222,6 +242,22 @@ struct CapStartRecord {
   std::string stop_reason;
 };
 
+// A model's two claims over the whole content box (header comment,
+// Certification), decided by the deep bounds, CERTIFIED.
+struct FrontierCertificate {
+  bool attempted = false;
+  Verdict loss = Verdict::kUndecided;  // E <= kTheorem2LowLoss
+  double loss_upper = 0;               // the bound's upper end on E, rounded up
+  Verdict cap = Verdict::kUndecided;   // the capped head's max a_i0 <= ceiling
+  double cap_upper = 0;                // the bound's upper end on that maximum, rounded up
+  int bits = 0;                        // the larger of the two bounds' final precisions
+  int models_tried = 0;                // candidates given to the bounds
+  bool certified() const { return loss == Verdict::kVerified && cap == Verdict::kVerified; }
+};
+// Both claims on one model, each bound within `boxes` boxes and `seconds`.
+FrontierCertificate certify_capped_model(const Model<double>& model, const Task& task, int layer,
+                                         int head, double ceiling, long boxes, double seconds);
+
 // A frontier point (theorems/studies/frontier.h: delta, ceiling, eps,
 // feasibility, the search's result; eps bounds nothing about the frontier
 // itself) and what this study adds.
@@ -232,6 +268,8 @@ struct Theorem2FrontierPoint : FrontierRecord {
   // the capped heads' largest a^{l,h}_{i0} at the witness of eps (header
   // comment), CERTIFIED at that input; NaN when no feasible model
   double witness_capped_bos = 0;
+  // the kept model's certification (header comment; eps_one only)
+  FrontierCertificate certificate;
   CapScope scope = CapScope::kAll;
   int layer = 0, head = 0;  // the capped head (kOne)
   // the ceiling's statistic of that model: the largest b^{l,h}_i over the

@@ -214,6 +214,9 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   o.every_head_searches = 1;
   o.every_head_rounds = 3;
   o.cap_descent_rounds = 3;
+  // the eps_one point certified (a few boxes suffice at this size: the
+  // construction's bounds decide at once)
+  o.certify_boxes = 400;
   const Theorem2Study st = run_theorem2_study(o);
   // eps_all and eps_one at delta 0.5, each run or refused with its reason
   REQUIRE(st.frontier.size() == 2u);
@@ -222,15 +225,31 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   for (const Theorem2FrontierPoint& p : st.frontier) {
     CHECK(p.ceiling == 0.5);
     if (p.not_run.empty() && p.feasible) CHECK(p.capped_bos <= p.ceiling);
-    // every start ran (eps_all: warm and fresh; eps_one: warm, fresh, dead, sink)
-    CHECK(p.starts.size() == (p.scope == CapScope::kAll ? 2u : 4u));
-    // the dead and sink starts meet the ceiling 1/2 from their first model on;
-    // the sink start's worst case is that of the sink family, far below 1e-6
+    // every start ran (eps_all: warm and fresh; eps_one: warm, fresh, dead,
+    // sink, construction)
+    CHECK(p.starts.size() == (p.scope == CapScope::kAll ? 2u : 5u));
+    // the dead, sink and construction starts meet the ceiling 1/2 from their
+    // first model on; the sink start's worst case is that of the sink
+    // family, far below 1e-6, and the construction is that model unpolished
     if (p.scope == CapScope::kOne) {
       CHECK(p.starts[2].feasible);
       CHECK(p.starts[3].feasible);
       CHECK(p.starts[3].eps < 1e-6);
-      CHECK(p.eps <= p.starts[3].eps);
+      CHECK(p.starts[4].start == CapStart::kConstruction);
+      CHECK(p.starts[4].feasible);
+      CHECK(p.starts[4].rounds == 0);
+      CHECK(p.starts[4].eps < 1e-6);
+      // certified: some low-loss model holds both claims over the box (the
+      // construction does: its capped head's a_i0 <= 1/2 exactly); the kept
+      // one is a low-loss start's, possibly not the search's best
+      CHECK(p.certificate.attempted);
+      CHECK(p.certificate.certified());
+      CHECK(p.certificate.loss_upper <= kTheorem2LowLoss);
+      CHECK(p.certificate.cap_upper <= p.ceiling);
+      CHECK(p.certificate.models_tried >= 1);
+      CHECK(p.eps <= p.certificate.loss_upper);
+    } else {
+      CHECK_FALSE(p.certificate.attempted);  // eps_all: never certified
     }
     if (p.feasible) CHECK(p.witness_capped_bos >= 0);
   }
@@ -352,6 +371,40 @@ TEST_CASE("head profiles, the certified BOS at a witness, the dead start and hea
   CHECK(head_role(yes, p[1]) == "necessary, no sink");
   CHECK(head_role(yes, p[0]) == "necessary, sinks");
   CHECK(head_role(yes, HeadProfile{0.9, 0.4, 0.8}) == "necessary but not sinking on average");
+}
+
+TEST_CASE("the certification of a capped model: both claims, and each one failing") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  // Boxes per bound: the sink start's bounds decide in a handful (its
+  // attention is saturated or uniform); the budget only has to exceed that.
+  const long boxes = 400;
+  const double seconds = 120;  // safety only
+  // the sink start with head (0, 0) capped: E about (L-1) e^-20 <= 1e-6 and
+  // head (0, 0) uniform, a_i0 = 1/(i+1) <= 1/2 exactly: both hold at 1/2
+  const Model<double> sk = sink_start(5, 2, 2, 0, 0, kSinkStartBeta);
+  const FrontierCertificate ok = certify_capped_model(sk, task, 0, 0, 0.5, boxes, seconds);
+  CHECK(ok.attempted);
+  CHECK(ok.loss == Verdict::kVerified);
+  CHECK(ok.loss_upper <= kTheorem2LowLoss);
+  // the upper end is at least the adversary's worst case (a lower bound)
+  CHECK(ok.loss_upper >= search::maximize_error(sk, task).best.certified);
+  CHECK(ok.cap == Verdict::kVerified);
+  CHECK(ok.cap_upper == 0.5);
+  CHECK(ok.certified());
+  // a false cap: head (0, 1) sinks (a_i0 near 1), so max BOS <= 1/2 is NOT
+  // VERIFIED (the witness's a_i0 exceeds it)
+  const FrontierCertificate sinks = certify_capped_model(sk, task, 0, 1, 0.5, boxes, seconds);
+  CHECK(sinks.cap == Verdict::kNotVerified);
+  CHECK(sinks.cap_upper > 0.99);
+  CHECK_FALSE(sinks.certified());
+  // a false loss claim: the sink head at beta = 5 has E about 3 e^-5 ~ 2e-2
+  // (the adversary finds it), so E <= 1e-6 is NOT VERIFIED
+  const Model<double> warm = sink_start(5, 2, 2, 0, 0, 5.0);
+  const FrontierCertificate loose = certify_capped_model(warm, task, 0, 0, 0.5, boxes, seconds);
+  CHECK(loose.loss == Verdict::kNotVerified);
+  CHECK(loose.loss_upper > 1e-3);
+  CHECK(loose.cap == Verdict::kVerified);
+  CHECK_FALSE(loose.certified());
 }
 
 TEST_CASE("Theorem 2 study figures: captions say what they show and at which evidence level") {
