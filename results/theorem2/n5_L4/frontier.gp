@@ -1,7 +1,7 @@
 # sinkcert figure script frontier
 # command_line: build/sinkcert theorem2 --quick --layers 2 --heads 2 --n 5 --L 4 --seed 0 --certify-boxes 2000 --out results/theorem2/n5_L4 --force
-# revision: 92d385b20e7b
-# time_utc: 2026-12-02T19:05:27Z
+# revision: e44deca73228
+# time_utc: 2026-12-02T19:07:01Z
 # seed: 0
 # precision: double
 # caption: Frontiers (Theorem 2 study, residual softmax 2 x 2, n = 5, L = 4, triggers paper): the worst case of the best model found with the BOS mass of every head (eps_all) or of one head (eps_one) capped at 1 - delta. Theorem 2 predicts eps_all stays away from 0 and allows eps_one to reach it. Triangles, where present: an upper bound on the eps_one model's E over the whole box (CERTIFIED), its capped head's BOS cap certified too, so eps_one(delta) is at most that value. Evidence: worst case of the frontier model at delta: SEARCH(lower bound) on that model's E, certified at the adversary's witness; no bound on eps*(delta), for which the model witnesses an upper bound only once its E is certified from above and its BOS cap over the whole box.

@@ -1,7 +1,7 @@
 # sinkcert figure script path
 # command_line: build/sinkcert theorem2 --quick --layers 2 --heads 2 --n 5 --L 4 --seed 0 --certify-boxes 2000 --out results/theorem2/n5_L4 --force
-# revision: 92d385b20e7b
-# time_utc: 2026-12-02T19:05:27Z
+# revision: e44deca73228
+# time_utc: 2026-12-02T19:07:01Z
 # seed: 0
 # precision: double
 # caption: Descent path (Theorem 2 study, residual softmax 2 x 2, n = 5, L = 4, triggers paper): per optimizer round and start, the worst-case loss the adversary finds on the current model (solid) and 1 - its sink score sigma (dashed, the same colour for the same start). Theorem 2 predicts that 1 - sigma falls as the worst case falls. Evidence: worst case SEARCH(lower bound on that model's E, certified at the adversary's witness); sink score NUMERIC(53).
