@@ -390,12 +390,21 @@ std::vector<Entry> registry(RunSize size) {
         {},
         {}};
   });
-  // T2c: the Theorem 2 study's path models, every head's BOS mass and E
-  // CERTIFIED over the whole box (quick: the first model, tiny budgets).
+  // T2c: the Theorem 2 study's path models and the small study's eps_one
+  // models, every head's BOS mass and E CERTIFIED over the whole box (quick:
+  // the first model, tiny budgets).
   std::vector<std::string> t2c_inputs;
   for (int s = 0; s < (size == RunSize::kQuick ? 1 : 3); ++s) {
     t2c_inputs.push_back(std::string(kTheorem2Study) + "/path_start" + std::to_string(s) +
                          ".weights.json");
+  }
+  // and the small study's eps_one models (n = 5, L = 4; the distinct ones:
+  // delta 0.5 from the construction, delta 0.2 and below from the polished sink)
+  if (size != RunSize::kQuick) {
+    for (const char* d : {"0.5", "0.2"}) {
+      t2c_inputs.push_back(std::string(kTheorem2Study) + "/n5_L4/eps_one_delta" + d +
+                           ".weights.json");
+    }
   }
   table("t2c_theorem2_certified", t2c_inputs, [t2c_inputs](Computations& c) {
     Theorem2CertifiedOptions o;
@@ -427,7 +436,7 @@ std::vector<Entry> registry(RunSize size) {
       const std::string shown = rel.substr(0, rel.size() - std::string(".weights.json").size());
       models.push_back({shown, Task{file.n, L, TriggerRange::kPaper}, to_model<Rational>(file)});
     }
-    c.say("T2c: " + std::to_string(models.size()) + " Theorem 2 path models, certified");
+    c.say("T2c: " + std::to_string(models.size()) + " Theorem 2 models, certified");
     return Built{theorem2_certified_table(theorem2_certified_rows(models, o, c.progress()), o),
                  c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
                  {},

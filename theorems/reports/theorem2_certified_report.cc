@@ -119,14 +119,16 @@ Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
   t.name = "t2c_theorem2_certified";
   t.landscape = true;
   t.caption =
-      "T2c: Theorem 2 certified. For each committed deep model of the Theorem 2 study (residual "
-      "softmax, its descent path models), per layer and head, the BOS mass a_i0 over the whole "
+      "T2c: Theorem 2 certified. For each committed deep model of the Theorem 2 studies (residual "
+      "softmax: the descent path models at n = L = 16, the eps_one models at n = 5, L = 4), per "
+      "layer and head, the BOS mass a_i0 over the whole "
       "content box (every trigger position, every non-trigger row i >= 1, every content in "
       "[-1, 1]) enclosed at both ends, shown as 1 - min BOS and 1 - max BOS, and the model's "
       "worst-case loss E, all CERTIFIED.";
   t.caption_latex =
-      "T2c: Theorem 2 certified. For each committed deep model of the Theorem 2 study (residual "
-      "softmax, its descent path models), per layer and head, the BOS mass $a^{l,h}_{i0}$ over "
+      "T2c: Theorem 2 certified. For each committed deep model of the Theorem 2 studies (residual "
+      "softmax: the descent path models at $n = L = 16$, the $\\varepsilon_{\\mathrm{one}}$ "
+      "models at $n = 5$, $L = 4$), per layer and head, the BOS mass $a^{l,h}_{i0}$ over "
       "the whole content box (every trigger position, every non-trigger row $i\\ge 1$, every "
       "content in $[-1, 1]$) enclosed at both ends, shown as $1-\\min a_{i0}$ and "
       "$1-\\max a_{i0}$, and the model's worst-case loss $E$, all CERTIFIED.";

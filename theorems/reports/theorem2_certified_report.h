@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // T2c, Theorem 2 certified: for each committed low-loss deep model (the
-// Theorem 2 study's descent path models, residual softmax), per (layer l,
+// Theorem 2 studies' descent path models at n = L = 16 and eps_one models
+// at n = 5, L = 4, residual softmax), per (layer l,
 // head h), the BOS mass a^{l,h}_i0 over the whole content box (every trigger
 // position, every non-trigger row i >= 1, every content in [-1, 1]) enclosed
 // at both ends, and the model's worst-case loss E enclosed:
