@@ -217,7 +217,16 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     const WorstCaseOptions& options;
     Evaluator& evaluator;
     WorstCaseBound& out;
-    Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
+    // `like` is the box's parent (or the box itself, bounded again): the
+    // supremum over a sub-box is at most the parent's, so the smaller of the
+    // two bounds holds (a refinement the deadline cut short, bounded by the
+    // plain pass alone, can be far looser than its parent's)
+    Node evaluate(const Node& like, ContentBox box) {
+      Node node = evaluate_box(std::move(box));
+      // upper(box) <= min(upper(box), upper(parent))
+      if (like.bound.upper < node.bound.upper) node.bound.upper = like.bound.upper;
+      return node;
+    }
     int choose_split(const Node& node) { return evaluator.split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
     void raise_precision(int new_bits) { raise(new_bits); }

@@ -329,5 +329,36 @@ TEST_CASE("a box evaluated past its deadline keeps the plain enclosure, wider an
   CHECK(check_deep_upper_bound(slow_2x2(), kTask, 0.0, o).verdict == Verdict::kNotVerified);
 }
 
+TEST_CASE("a refinement the deadline cut short never raises the upper end above its parent's") {
+  // The loop's largest bound cannot grow: a box's children are bounded by at
+  // most the box's own bound. So a run stopped by its deadline ends at or
+  // below the same run stopped, by a box budget, before its last step (the
+  // runs are identical until then: no attack, the same boxes in the same
+  // order). A deadline usually expires inside a box's evaluation, which then
+  // keeps its plain enclosure (the previous case): without the parent's
+  // bound that enclosure would be the run's upper end.
+  const Model<double> m = slow_2x2();
+  int cut_runs = 0;
+  for (double seconds : {0.01, 0.03, 0.1, 0.3}) {
+    WorstCaseOptions timed;
+    timed.relative_gap = 1e-9;
+    timed.adversary_witnesses = false;
+    timed.max_seconds = seconds;
+    const WorstCaseBound b = bound_deep_worst_case(m, kTask, timed);
+    if (b.boxes < 6) continue;  // the first pass and little more: nothing to compare
+    if (b.budget_note.find("without some centred forms") != std::string::npos) ++cut_runs;
+    WorstCaseOptions counted = timed;
+    counted.max_seconds = 1e6;
+    // the state at a loop top before the last step (a step evaluates at most
+    // two boxes)
+    counted.max_boxes = b.boxes - 2;
+    const WorstCaseBound before = bound_deep_worst_case(m, kTask, counted);
+    CAPTURE(seconds);
+    CAPTURE(b.boxes);
+    CHECK(b.upper <= before.upper);
+  }
+  MESSAGE("runs whose last box the deadline cut: " << cut_runs);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems
