@@ -454,6 +454,20 @@ def summary_section(root):
                "(SEARCH; `t2_theorem2_study`)." % (
                    t2["model"]["layers"], t2["model"]["heads"],
                    t2["task"]["n"], t2["verdict"], t2["verdict_reason"]))
+    small = read_json(os.path.join(root, "results", "theorem2", "n5_L4", "theorem2.json"))
+    points = small["frontier"]["points"]
+    one = [p for p in points if p["capped"] == "one"]
+    certified = [p for p in one if p.get("certificate") and p["certificate"]["certified"]]
+    every = [p for p in points if p["capped"] == "all"]
+    out.append("- **Theorem 2, frontiers** (%s layers x %s heads, n = %s, L = %s): "
+               "eps_one(delta) <= 1e-6 CERTIFIED at %d of %d deltas (upper ends %s to %s on E "
+               "and the capped head's BOS cap, over the whole box); eps_all from %s to %s "
+               "(SEARCH(lower bound)) (the Theorem 2 frontiers below)." % (
+                   small["model"]["layers"], small["model"]["heads"], small["task"]["n"],
+                   small["task"]["L"], len(certified), len(one),
+                   fmt(min(p["certificate"]["loss_upper"] for p in certified)) if certified else "-",
+                   fmt(max(p["certificate"]["loss_upper"] for p in certified)) if certified else "-",
+                   fmt(min(p["eps"] for p in every)), fmt(max(p["eps"] for p in every))))
     norm = table_json(root, "normalizations_n5_L4")
     kinds = "; ".join("%s: %s (%s)" % (r[column(norm, "attention")],
                                        r[column(norm, "verdict")],
