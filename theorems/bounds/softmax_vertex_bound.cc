@@ -76,8 +76,10 @@ struct Setup {
   int NQ = 0, E = 0, NT = 0;
   std::vector<double> q;  // NQ x C
   std::vector<double> e_y0, e_ys, vs, taus;
-  std::vector<double> EU, sp, gu, gp, inv_gu, inv_gp;  // NQ x E
-  std::vector<double> ET;                              // NQ x NT
+  // NQ x E: the zonotope's point -sum g, then its upper chain's edges
+  // (start, direction)
+  std::vector<double> EU, sp, gu, gp, inv_gu, inv_gp;
+  std::vector<double> ET;  // NQ x NT
   // constants over the whole box
   double Umax = 0, Bd = 0, Y0max = 0, Y0min = 0, Ysmax = 0, Ysmin = 0, Vmax = 0;
   double msum = 0;                             // sum_l |M[d,c_l]|
@@ -193,7 +195,7 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
     if (g < static_cast<int>(s.pieces.size())) s.pieces[g].push_back(iq);
     if (g > 0) s.pieces[g - 1].push_back(iq);
   }
-  s.E = 2 * G;
+  s.E = G + 1;
   s.q.assign(static_cast<std::size_t>(s.NQ) * C, 0.0);
   s.e_y0.resize(s.NQ);
   s.e_ys.resize(s.NQ);
@@ -210,7 +212,7 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   s.bd.assign(s.NQ, 0.0);
   s.ebd.assign(s.NQ, 1.0);
   Eigen::VectorXd qt(n), b(C);
-  std::vector<std::array<double, 3>> gen(G);  // (angle, u, p)
+  std::vector<std::array<double, 3>> gen(G);  // (slope, u, p)
   for (int iq = 0; iq < s.NQ; ++iq) {
     const int vertex = iq & ((1 << G) - 1), piece = iq >> G;
     double* qp = &s.q[static_cast<std::size_t>(iq) * C];
@@ -239,7 +241,8 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
     }
     // zonotope generators (b_l, sigma m_l), oriented to u > 0 (or p >= 0
     // when u = 0), sorted by angle: the boundary runs from -sum g through
-    // +2 g in that order to +sum g, and back through -2 g
+    // +2 g in that order to +sum g (the lower chain), and back through
+    // -2 g (the upper chain: at each u the largest p)
     double su = 0, spp = 0;
     for (int g = 0; g < G; ++g) {
       double u = b(others[g]), p = sigma * s.m[others[g]];
@@ -247,25 +250,34 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
         u = -u;
         p = -p;
       }
-      gen[g] = {std::atan2(p, u), u, p};
+      // the angle's order is that of the slope p / u (+inf at u = 0, p > 0)
+      const double slope = u == 0 ? (p > 0 ? std::numeric_limits<double>::infinity() : 0.0) : p / u;
+      // insertion into the sorted front (G is at most 12)
+      int at = g;
+      for (; at > 0 && gen[at - 1][0] > slope; --at) gen[at] = gen[at - 1];
+      gen[at] = {slope, u, p};
       su -= u;
       spp -= p;
     }
-    std::sort(gen.begin(), gen.end());
+    // stored: the start -sum g (as a point: no edge), then the upper
+    // chain's G edges (those that add -2 g)
     const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-    for (int e = 0; e < s.E; ++e) {
+    for (int e = 0; e < 2 * G; ++e) {
       const auto& g = gen[e % G];
       const double sign = e < G ? 2.0 : -2.0;
-      const std::size_t k = base + e;
-      s.sp[k] = spp;
-      s.EU[k] = std::exp(su);
-      s.gu[k] = sign * g[1];
-      s.gp[k] = sign * g[2];
-      const bool interior = s.gu[k] != 0 && s.gp[k] != 0;
-      s.inv_gu[k] = interior ? 1.0 / s.gu[k] : 0.0;
-      s.inv_gp[k] = interior ? 1.0 / s.gp[k] : 0.0;
-      su += s.gu[k];
-      spp += s.gp[k];
+      const double gu = sign * g[1], gp = sign * g[2];
+      if (e == 0 || e >= G) {
+        const std::size_t k = base + (e == 0 ? 0 : e - G + 1);
+        const bool interior = e >= G && gu != 0 && gp != 0;
+        s.sp[k] = spp;
+        s.EU[k] = std::exp(su);
+        s.gu[k] = e >= G ? gu : 0.0;
+        s.gp[k] = e >= G ? gp : 0.0;
+        s.inv_gu[k] = interior ? 1.0 / gu : 0.0;
+        s.inv_gp[k] = interior ? 1.0 / gp : 0.0;
+      }
+      su += gu;
+      spp += gp;
     }
   }
   const auto all_finite = [](const std::vector<double>& v) {
@@ -347,9 +359,7 @@ Corrections corrections(const Setup& s, int j, double c) {
 // key's zonotope of e^u (p - c + K_t), times e^(b_d t), then
 // max(S_t, (1 - K_q) S_t); with the corrections K_q and K_t or (`corrected`
 // false, diagnosis only) without. Only the zonotope's upper chain is
-// visited: e^u > 0, so at each u the largest p wins, and the edges that add
-// -2 g in order of angle run along the upper boundary from +sum g to
-// -sum g (the end -sum g is the start of edge 0).
+// stored (set_queries): e^u > 0, so at each u the largest p wins.
 void key_values(const Setup& s, const Corrections& k, int iq, double c, double* S,
                 bool corrected = true) {
   // c lowered by K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d|) (b_d^2 Pneg + 2 |b_d m_d|)
@@ -360,12 +370,10 @@ void key_values(const Setup& s, const Corrections& k, int iq, double c, double* 
   }
   const double Kq = corrected ? s.Kq : 0.0;
   const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-  const int G = s.E / 2;
   for (int t = 0; t < s.NT; ++t) {
     const double shift = s.cp[t] - c + Kt;
-    // at -sum g, the upper chain's end
-    double best = s.EU[base] * (s.sp[base] + shift);
-    for (int e = G; e < s.E; ++e) {
+    double best = -std::numeric_limits<double>::infinity();
+    for (int e = 0; e < s.E; ++e) {
       const std::size_t x = base + e;
       // at the edge's start: e^u (p - c)
       const double P = s.sp[x] + shift;
@@ -398,8 +406,13 @@ struct SliceTable {
   std::vector<char> done;
   std::vector<double> bos, self, correction, slope, S;  // S: NQ x NT
 
-  SliceTable(const Setup& setup, int j_in, double c_in, double Tref_in)
-      : s(&setup), k(corrections(setup, j_in, c_in)), j(j_in), c(c_in), Tref(Tref_in) {
+  // kept from slice to slice (its buffers keep their capacity)
+  void reset(const Setup& setup, int j_in, double c_in, double Tref_in) {
+    s = &setup;
+    k = corrections(setup, j_in, c_in);
+    j = j_in;
+    c = c_in;
+    Tref = Tref_in;
     const std::size_t nq = static_cast<std::size_t>(setup.NQ);
     done.assign(nq, 0);
     bos.resize(nq);
@@ -515,6 +528,10 @@ struct Counters {
   // called after every slice (progress lines between units, which take
   // seconds each at n = 16)
   std::function<void()> tick;
+  // buffers kept from slice to slice within the unit: the table, and the
+  // setup of a slice that confines q_d
+  SliceTable* table = nullptr;
+  Setup* narrow = nullptr;
   // diagnosis: the terms where a slice last failed
   bool diagnose = false;
   double fail_tref = 0, fail_h = 0;
@@ -598,27 +615,47 @@ Slice piece_holds(SliceTable& table, const std::vector<int>& piece, double h, Co
 // nu' (the pieces cover q_d's range, so their bounds together bound the
 // slice). T in I confines q_d = tau_s = j T - sum tau_k to
 // [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
-// than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
+// than [-1, 1] (j = 1: q_d = T), the pieces of [-1, 1] that meet it are
+// tried first, and when one fails, pieces of that range alone.
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   if (n.expired()) return Slice::kHopeless;  // failing is safe
   ++n.slices;
   if (n.tick) n.tick();
   const Setup* use = &s;
-  Setup narrow;
   if (s.cd >= 0) {
     const double lo = std::max(-1.0, j * (Tref - h) - (j - 1));
     const double hi = std::min(1.0, j * (Tref + h) + (j - 1));
     if (lo > -1.0 || hi < 1.0) {
-      // equal pieces of [lo, hi], none wider than those of [-1, 1]
+      // first the pieces of [-1, 1] that meet [lo, hi] (together they
+      // cover it): no new query points
+      SliceTable& table = *n.table;
+      table.reset(s, j, lambda + s.sigma * Tref, Tref);
+      bool held = true;
+      for (int p = 0; p < kPiecesQ && held; ++p) {
+        if (n.expired()) return Slice::kHopeless;  // failing is safe
+        const double a = -1.0 + 2.0 * p / kPiecesQ, b = -1.0 + 2.0 * (p + 1) / kPiecesQ;
+        if (b < lo || a > hi) continue;
+        held = piece_holds(table, s.pieces[p], h, n, n.hints[p]) == Slice::kHolds;
+      }
+      if (held) return Slice::kHolds;
+      // else equal pieces of [lo, hi], none wider than those of [-1, 1]
       const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
       std::vector<double> grid;
       for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
-      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
+      // the same (d, sigma) with this grid of q_d (set_queries replaces
+      // everything that depends on the query points)
+      Setup& narrow = *n.narrow;
+      if (narrow.n == 0) {
+        narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
+      } else {
+        set_queries(narrow, grid);
+      }
       if (!narrow.finite) return Slice::kHopeless;
       use = &narrow;
     }
   }
-  SliceTable table(*use, j, lambda + s.sigma * Tref, Tref);
+  SliceTable& table = *n.table;
+  table.reset(*use, j, lambda + s.sigma * Tref, Tref);
   for (std::size_t p = 0; p < use->pieces.size(); ++p) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     double spare = std::nan("");
@@ -774,6 +811,10 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
     log.sigma = k % 2 == 0 ? 1.0 : -1.0;
     // about 20 ms at n = 16, against seconds for a candidate
     const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
+    SliceTable table;
+    Setup narrow;
+    counter.table = &table;
+    counter.narrow = &narrow;
     const auto attempt = [&](double lambda) {
       const auto c0 = Clock::now();
       const long slices0 = counter.slices;
@@ -815,6 +856,8 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
       }
     }
     certified[k][t] = hi;
+    counter.table = nullptr;
+    counter.narrow = nullptr;
     log.seconds = std::chrono::duration<double>(Clock::now() - u0).count();
     const std::lock_guard<std::mutex> guard(lock);
     ++finished;
