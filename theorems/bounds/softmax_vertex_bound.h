@@ -80,7 +80,8 @@
 //    range, down to kMinSliceWidth; one slice with h = 0 for a flag d,
 //    whose T is constant) and every piece of q_d (the pieces cover its
 //    range, so each may take its own nu'; where T in I confines
-//    q_d = j T - sum tau_k, as for j = 1, only that range, in pieces no
+//    q_d = j T - sum tau_k, as for j = 1, the pieces that meet that
+//    range, or when one of them fails, that range alone in pieces no
 //    wider) has some nu' (golden-section search: the bound is convex in
 //    nu') with bound <= -allowance. Per (trigger, d, sigma) the candidates
 //    are lower (1 + gap 2^i / 2), i = 0, 1, ..., until one holds; when
