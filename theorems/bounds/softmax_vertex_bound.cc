@@ -76,8 +76,10 @@ struct Setup {
   int NQ = 0, E = 0, NT = 0;
   std::vector<double> q;  // NQ x C
   std::vector<double> e_y0, e_ys, vs, taus;
-  std::vector<double> EU, sp, gu, gp, inv_gu, inv_gp;  // NQ x E
-  std::vector<double> ET;                              // NQ x NT
+  // NQ x E: the zonotope's point -sum g, then its upper chain's edges
+  // (start, direction)
+  std::vector<double> EU, sp, gu, gp, inv_gu, inv_gp;
+  std::vector<double> ET;  // NQ x NT
   // constants over the whole box
   double Umax = 0, Bd = 0, Y0max = 0, Y0min = 0, Ysmax = 0, Ysmin = 0, Vmax = 0;
   double msum = 0;                             // sum_l |M[d,c_l]|
@@ -193,7 +195,7 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
     if (g < static_cast<int>(s.pieces.size())) s.pieces[g].push_back(iq);
     if (g > 0) s.pieces[g - 1].push_back(iq);
   }
-  s.E = 2 * G;
+  s.E = G + 1;
   s.q.assign(static_cast<std::size_t>(s.NQ) * C, 0.0);
   s.e_y0.resize(s.NQ);
   s.e_ys.resize(s.NQ);
@@ -210,7 +212,7 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   s.bd.assign(s.NQ, 0.0);
   s.ebd.assign(s.NQ, 1.0);
   Eigen::VectorXd qt(n), b(C);
-  std::vector<std::array<double, 3>> gen(G);  // (angle, u, p)
+  std::vector<std::array<double, 3>> gen(G);  // (slope, u, p)
   for (int iq = 0; iq < s.NQ; ++iq) {
     const int vertex = iq & ((1 << G) - 1), piece = iq >> G;
     double* qp = &s.q[static_cast<std::size_t>(iq) * C];
@@ -239,7 +241,8 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
     }
     // zonotope generators (b_l, sigma m_l), oriented to u > 0 (or p >= 0
     // when u = 0), sorted by angle: the boundary runs from -sum g through
-    // +2 g in that order to +sum g, and back through -2 g
+    // +2 g in that order to +sum g (the lower chain), and back through
+    // -2 g (the upper chain: at each u the largest p)
     double su = 0, spp = 0;
     for (int g = 0; g < G; ++g) {
       double u = b(others[g]), p = sigma * s.m[others[g]];
@@ -247,25 +250,34 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
         u = -u;
         p = -p;
       }
-      gen[g] = {std::atan2(p, u), u, p};
+      // the angle's order is that of the slope p / u (+inf at u = 0, p > 0)
+      const double slope = u == 0 ? (p > 0 ? std::numeric_limits<double>::infinity() : 0.0) : p / u;
+      // insertion into the sorted front (G is at most 12)
+      int at = g;
+      for (; at > 0 && gen[at - 1][0] > slope; --at) gen[at] = gen[at - 1];
+      gen[at] = {slope, u, p};
       su -= u;
       spp -= p;
     }
-    std::sort(gen.begin(), gen.end());
+    // stored: the start -sum g (as a point: no edge), then the upper
+    // chain's G edges (those that add -2 g)
     const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-    for (int e = 0; e < s.E; ++e) {
+    for (int e = 0; e < 2 * G; ++e) {
       const auto& g = gen[e % G];
       const double sign = e < G ? 2.0 : -2.0;
-      const std::size_t k = base + e;
-      s.sp[k] = spp;
-      s.EU[k] = std::exp(su);
-      s.gu[k] = sign * g[1];
-      s.gp[k] = sign * g[2];
-      const bool interior = s.gu[k] != 0 && s.gp[k] != 0;
-      s.inv_gu[k] = interior ? 1.0 / s.gu[k] : 0.0;
-      s.inv_gp[k] = interior ? 1.0 / s.gp[k] : 0.0;
-      su += s.gu[k];
-      spp += s.gp[k];
+      const double gu = sign * g[1], gp = sign * g[2];
+      if (e == 0 || e >= G) {
+        const std::size_t k = base + (e == 0 ? 0 : e - G + 1);
+        const bool interior = e >= G && gu != 0 && gp != 0;
+        s.sp[k] = spp;
+        s.EU[k] = std::exp(su);
+        s.gu[k] = e >= G ? gu : 0.0;
+        s.gp[k] = e >= G ? gp : 0.0;
+        s.inv_gu[k] = interior ? 1.0 / gu : 0.0;
+        s.inv_gp[k] = interior ? 1.0 / gp : 0.0;
+      }
+      su += gu;
+      spp += gp;
     }
   }
   const auto all_finite = [](const std::vector<double>& v) {
@@ -343,75 +355,148 @@ Corrections corrections(const Setup& s, int j, double c) {
   return k;
 }
 
-// G_q: the query point's h(q) + self corrections + (j - 1) times its best key.
-double query_value(const Setup& s, const Corrections& k, int iq, int j, double c, double nu,
-                   double Tref) {
-  double keys = 0;
-  if (j > 1) {
-    keys = -std::numeric_limits<double>::infinity();
-    // K_q >= 1 leaves g without the form max(S, (1 - K_q) S): no bound
-    if (!(s.Kq < 1)) return std::numeric_limits<double>::infinity();
-    // c lowered by K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d|) (b_d^2 Pneg + 2 |b_d m_d|)
-    double Kt = 0;
-    if (s.cd >= 0 && !(s.drop & kDropKeyContent)) {
-      const double bd = std::abs(s.bd[iq]);
-      Kt = 0.5 * s.hx * s.hx * s.ebd[iq] * (bd * bd * k.pneg + 2 * bd * std::abs(s.m[s.cd]));
-    }
-    const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-    for (int t = 0; t < s.NT; ++t) {
-      const double shift = s.cp[t] - c + Kt;
-      double best = -std::numeric_limits<double>::infinity();
-      for (int e = 0; e < s.E; ++e) {
-        const std::size_t x = base + e;
-        // at the edge's start: e^u (p - c)
-        const double P = s.sp[x] + shift;
-        best = std::max(best, s.EU[x] * P);
-        if (s.inv_gp[x] != 0) {
-          // stationary point s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p)
-          const double st = -P * s.inv_gp[x] - s.inv_gu[x];
-          if (st > 0 && st < 1)
-            best = std::max(best, s.EU[x] * std::exp(st * s.gu[x]) * (P + st * s.gp[x]));
-        }
+// S_t at query point iq for every key value t of x_d: the maximum over the
+// key's zonotope of e^u (p - c + K_t), times e^(b_d t), then
+// max(S_t, (1 - K_q) S_t); with the corrections K_q and K_t or (`corrected`
+// false, diagnosis only) without. Only the zonotope's upper chain is
+// stored (set_queries): e^u > 0, so at each u the largest p wins.
+void key_values(const Setup& s, const Corrections& k, int iq, double c, double* S,
+                bool corrected = true) {
+  // c lowered by K_t(q) = 0.5 h_x^2 e^(2 h_x |b_d|) (b_d^2 Pneg + 2 |b_d m_d|)
+  double Kt = 0;
+  if (corrected && s.cd >= 0 && !(s.drop & kDropKeyContent)) {
+    const double bd = std::abs(s.bd[iq]);
+    Kt = 0.5 * s.hx * s.hx * s.ebd[iq] * (bd * bd * k.pneg + 2 * bd * std::abs(s.m[s.cd]));
+  }
+  const double Kq = corrected ? s.Kq : 0.0;
+  const std::size_t base = static_cast<std::size_t>(iq) * s.E;
+  for (int t = 0; t < s.NT; ++t) {
+    const double shift = s.cp[t] - c + Kt;
+    double best = -std::numeric_limits<double>::infinity();
+    for (int e = 0; e < s.E; ++e) {
+      const std::size_t x = base + e;
+      // at the edge's start: e^u (p - c)
+      const double P = s.sp[x] + shift;
+      best = std::max(best, s.EU[x] * P);
+      if (s.inv_gp[x] != 0) {
+        // stationary point s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p)
+        const double st = -P * s.inv_gp[x] - s.inv_gu[x];
+        if (st > 0 && st < 1)
+          best = std::max(best, s.EU[x] * std::exp(st * s.gu[x]) * (P + st * s.gp[x]));
       }
-      // S_t = e^(b_d t) max_edges;  max(S_t, (1 - K_q) S_t)
-      double S = s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best;
-      if (S < 0) S *= 1 - s.Kq;
-      // K_t = that + nu' tau(t) / j
-      keys = std::max(keys, S + nu * s.tau[t] / j);
     }
+    // S_t = e^(b_d t) max_edges;  max(S_t, (1 - K_q) S_t)
+    double St = s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best;
+    if (St < 0) St *= 1 - Kq;
+    S[t] = St;
   }
-  // h(q) = e^y0 (sigma v0 - c) + e^ys (sigma vs - c) + nu' (tau_s / j - T_ref),
-  // the BOS term times (1 - K_b) where sigma v0 < c
-  const double sv = s.sigma * s.vs[iq];
-  const double bos = s.sigma * s.M(s.d, kBosFlag) - c;
-  double value = s.e_y0[iq] * bos * (bos < 0 ? 1 - s.Kb : 1.0) + s.e_ys[iq] * (sv - c) +
-                 nu * (s.taus[iq] / j - Tref);
-  const double* qp = &s.q[static_cast<std::size_t>(iq) * s.C];
-  double self = 0;
-  for (int l = 0; l < s.C; ++l) {
-    // sigma vs with q_l at its worst end: sigma (vs - m_l q_l) -+ |m_l|
-    const double rest = sv - s.sigma * s.m[l] * qp[l], am = std::abs(s.m[l]);
-    self += k.w[l] * (k.P[l] * std::max(0.0, c - rest + am) +
-                      k.N[l] * std::max(0.0, rest + am - c) + 2 * s.Ylmax[l] * am);
-  }
-  value += k.self_scale * self;
-  return value + (j - 1) * keys;
 }
 
-// The bound at (c, nu') for a slice of half width h, over the query points
+// One slice (j, c and T_ref fixed): per query point, the parts of its value
+// G_q(nu') = h(q) + self correction + (j - 1) max_t (S_t + nu' tau(t) / j),
+//   h(q) = e^y0 (sigma v0 - c) + e^ys (sigma vs - c) + nu' (tau_s / j - T_ref),
+// that do not depend on nu', computed when a piece first asks for the
+// point (the pieces share their ends' points). The BOS term is times
+// (1 - K_b) where sigma v0 < c.
+struct SliceTable {
+  const Setup* s = nullptr;
+  Corrections k;
+  int j = 1;
+  double c = 0, Tref = 0;
+  std::vector<char> done;
+  std::vector<double> bos, self, correction, slope, S;  // S: NQ x NT
+
+  // kept from slice to slice (its buffers keep their capacity)
+  void reset(const Setup& setup, int j_in, double c_in, double Tref_in) {
+    s = &setup;
+    k = corrections(setup, j_in, c_in);
+    j = j_in;
+    c = c_in;
+    Tref = Tref_in;
+    const std::size_t nq = static_cast<std::size_t>(setup.NQ);
+    done.assign(nq, 0);
+    bos.resize(nq);
+    self.resize(nq);
+    correction.resize(nq);
+    slope.resize(nq);
+    S.resize(nq * setup.NT);
+  }
+
+  void compute(int iq) {
+    const Setup& q = *s;
+    const double sv = q.sigma * q.vs[iq];
+    const double b0 = q.sigma * q.M(q.d, kBosFlag) - c;
+    bos[iq] = q.e_y0[iq] * b0 * (b0 < 0 ? 1 - q.Kb : 1.0);
+    self[iq] = q.e_ys[iq] * (sv - c);
+    slope[iq] = q.taus[iq] / j - Tref;
+    const double* qp = &q.q[static_cast<std::size_t>(iq) * q.C];
+    double sum = 0;
+    for (int l = 0; l < q.C; ++l) {
+      // sigma vs with q_l at its worst end: sigma (vs - m_l q_l) -+ |m_l|
+      const double rest = sv - q.sigma * q.m[l] * qp[l], am = std::abs(q.m[l]);
+      sum += k.w[l] * (k.P[l] * std::max(0.0, c - rest + am) +
+                       k.N[l] * std::max(0.0, rest + am - c) + 2 * q.Ylmax[l] * am);
+    }
+    correction[iq] = k.self_scale * sum;
+    if (j > 1) key_values(q, k, iq, c, &S[static_cast<std::size_t>(iq) * q.NT]);
+    done[iq] = 1;
+  }
+
+  // (j - 1) max_t (S_t + nu' tau(t) / j), from the stored S_t
+  double keys(int iq, double nu) const {
+    if (j == 1) return 0;
+    // K_q >= 1 leaves g without the form max(S, (1 - K_q) S): no bound
+    if (!(s->Kq < 1)) return std::numeric_limits<double>::infinity();
+    const double* St = &S[static_cast<std::size_t>(iq) * s->NT];
+    double best = -std::numeric_limits<double>::infinity();
+    for (int t = 0; t < s->NT; ++t) best = std::max(best, St[t] + nu * s->tau[t] / j);
+    return (j - 1) * best;
+  }
+
+  double value(int iq, double nu) {
+    if (!done[iq]) compute(iq);
+    return bos[iq] + self[iq] + nu * slope[iq] + correction[iq] + keys(iq, nu);
+  }
+
+  // diagnosis: the parts of G_q(nu')
+  void parts(int iq, double nu, SoftmaxVertexTerms& terms) {
+    if (!done[iq]) compute(iq);
+    terms.bos = bos[iq];
+    terms.self = self[iq];
+    terms.self_correction = correction[iq];
+    terms.mean = nu * slope[iq];
+    terms.keys = keys(iq, nu);
+    terms.key_corrections = 0;
+    if (j > 1) {
+      std::vector<double> bare(s->NT);
+      key_values(*s, k, iq, c, bare.data(), false);
+      double best = -std::numeric_limits<double>::infinity();
+      for (int t = 0; t < s->NT; ++t) best = std::max(best, bare[t] + nu * s->tau[t] / j);
+      terms.key_corrections = terms.keys - (j - 1) * best;
+    }
+  }
+};
+
+// The bound at nu' for a slice of half width h, over the query points
 // `points`, with the allowance: lambda holds on the slice and the piece
 // when it is <= 0 (over all the piece's points). `top` receives the best
-// points.
-double slice_bound(const Setup& s, const Corrections& k, int j, double c, double nu, double Tref,
-                   double h, const std::vector<int>& points, std::vector<int>* top = nullptr) {
+// points; `terms` (diagnosis) the parts of the bound at the worst point.
+double slice_bound(SliceTable& table, double nu, double h, const std::vector<int>& points,
+                   std::vector<int>* top = nullptr, SoftmaxVertexTerms* terms = nullptr) {
+  const Setup& s = *table.s;
+  const Corrections& k = table.k;
   double best = -std::numeric_limits<double>::infinity();
+  int worst = -1;
   std::vector<std::pair<double, int>> values;
   if (top) values.reserve(points.size());
   for (const int iq : points) {
-    const double v = query_value(s, k, iq, j, c, nu, Tref);
+    const double v = table.value(iq, nu);
     // NaN would be dropped by max, inf bounds nothing: this point fails
     if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
-    best = std::max(best, v);
+    if (v > best) {
+      best = v;
+      worst = iq;
+    }
     if (top) values.push_back({v, iq});
   }
   if (top) {
@@ -423,7 +508,13 @@ double slice_bound(const Setup& s, const Corrections& k, int j, double c, double
   }
   // + |nu' + sigma D_ref| h + h maxdev
   const double penalty = std::abs(nu + s.sigma * k.Dref) * h + h * k.maxdev;
-  const double R = k.Dmax * (2 + std::abs(c) + s.Vmax) + 2 * std::abs(nu) + 1;
+  const double R = k.Dmax * (2 + std::abs(table.c) + s.Vmax) + 2 * std::abs(nu) + 1;
+  if (terms && worst >= 0) {
+    table.parts(worst, nu, *terms);
+    terms->penalty = penalty;
+    terms->allowance = kRoundingAllowance * R;
+    terms->total = best + penalty + kRoundingAllowance * R;
+  }
   return best + penalty + kRoundingAllowance * R;
 }
 
@@ -437,6 +528,14 @@ struct Counters {
   // called after every slice (progress lines between units, which take
   // seconds each at n = 16)
   std::function<void()> tick;
+  // buffers kept from slice to slice within the unit: the table, and the
+  // setup of a slice that confines q_d
+  SliceTable* table = nullptr;
+  Setup* narrow = nullptr;
+  // diagnosis: the terms where a slice last failed
+  bool diagnose = false;
+  double fail_tref = 0, fail_h = 0;
+  SoftmaxVertexTerms fail_terms;
   // true (and cut set) once the deadline has passed
   bool expired() {
     if (deadline && deadline->expired()) cut = true;
@@ -455,22 +554,21 @@ enum class Slice { kHolds, kSplit, kHopeless };
 // `hint`: the nu' that last held on this piece index (NaN: none), tried
 // first (neighbouring slices take similar nu'; saves the golden section
 // and a pass over the piece when it holds); set to the nu' that held.
-Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double lambda, double Tref,
-                  double h, Counters& n, double& hint) {
-  const double c = lambda + s.sigma * Tref;
-  const Corrections k = corrections(s, j, c);
-  const double centre = -s.sigma * k.Dref;  // the nu' without a penalty
+Slice piece_holds(SliceTable& table, const std::vector<int>& piece, double h, Counters& n,
+                  double& hint) {
+  const Corrections& k = table.k;
+  const double centre = -table.s->sigma * k.Dref;  // the nu' without a penalty
   const double first = std::isfinite(hint) ? hint : centre;
   std::vector<int> active;
   ++n.evaluations;
-  if (slice_bound(s, k, j, c, first, Tref, h, piece, &active) <= 0) {
+  if (slice_bound(table, first, h, piece, &active) <= 0) {
     hint = first;
     return Slice::kHolds;
   }
   for (int round = 0; round < 3; ++round) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     // the active set's bound, convex in nu', minimized on a bracket
-    const auto f = [&](double nu) { return slice_bound(s, k, j, c, nu, Tref, h, active); };
+    const auto f = [&](double nu) { return slice_bound(table, nu, h, active); };
     double lo = centre - 2 * k.Dmax, hi = centre + 2 * k.Dmax;
     double x1 = hi - 0.618033988749895 * (hi - lo), x2 = lo + 0.618033988749895 * (hi - lo);
     double f1 = f(x1), f2 = f(x2);
@@ -490,14 +588,19 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
       }
     }
     const double nu = f1 <= f2 ? x1 : x2;
+    if (n.diagnose) {
+      n.fail_tref = table.Tref;
+      n.fail_h = h;
+      slice_bound(table, nu, h, piece, nullptr, &n.fail_terms);
+    }
     // the active set's bound is below the whole set's: no nu' found works
     if (std::min(f1, f2) > 0) {
-      const double without = slice_bound(s, k, j, c, nu, Tref, 0.0, active);
+      const double without = slice_bound(table, nu, 0.0, active);
       return without > k.Dmax * h ? Slice::kHopeless : Slice::kSplit;
     }
     std::vector<int> top;
     ++n.evaluations;
-    if (slice_bound(s, k, j, c, nu, Tref, h, piece, &top) <= 0) {
+    if (slice_bound(table, nu, h, piece, &top) <= 0) {
       hint = nu;
       return Slice::kHolds;
     }
@@ -512,31 +615,52 @@ Slice piece_holds(const Setup& s, const std::vector<int>& piece, int j, double l
 // nu' (the pieces cover q_d's range, so their bounds together bound the
 // slice). T in I confines q_d = tau_s = j T - sum tau_k to
 // [j (T_ref - h) - (j - 1), j (T_ref + h) + (j - 1)]: when that is narrower
-// than [-1, 1] (j = 1: q_d = T), the pieces cover that range alone.
+// than [-1, 1] (j = 1: q_d = T), the pieces of [-1, 1] that meet it are
+// tried first, and when one fails, pieces of that range alone.
 Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, Counters& n) {
   if (n.expired()) return Slice::kHopeless;  // failing is safe
   ++n.slices;
   if (n.tick) n.tick();
   const Setup* use = &s;
-  Setup narrow;
   if (s.cd >= 0) {
     const double lo = std::max(-1.0, j * (Tref - h) - (j - 1));
     const double hi = std::min(1.0, j * (Tref + h) + (j - 1));
     if (lo > -1.0 || hi < 1.0) {
-      // equal pieces of [lo, hi], none wider than those of [-1, 1]
+      // first the pieces of [-1, 1] that meet [lo, hi] (together they
+      // cover it): no new query points
+      SliceTable& table = *n.table;
+      table.reset(s, j, lambda + s.sigma * Tref, Tref);
+      bool held = true;
+      for (int p = 0; p < kPiecesQ && held; ++p) {
+        if (n.expired()) return Slice::kHopeless;  // failing is safe
+        const double a = -1.0 + 2.0 * p / kPiecesQ, b = -1.0 + 2.0 * (p + 1) / kPiecesQ;
+        if (b < lo || a > hi) continue;
+        held = piece_holds(table, s.pieces[p], h, n, n.hints[p]) == Slice::kHolds;
+      }
+      if (held) return Slice::kHolds;
+      // else equal pieces of [lo, hi], none wider than those of [-1, 1]
       const int count = std::max(1, static_cast<int>(std::ceil((hi - lo) * kPiecesQ / 2)));
       std::vector<double> grid;
       for (int i = 0; i <= count; ++i) grid.push_back(lo + (hi - lo) * i / count);
-      narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
+      // the same (d, sigma) with this grid of q_d (set_queries replaces
+      // everything that depends on the query points)
+      Setup& narrow = *n.narrow;
+      if (narrow.n == 0) {
+        narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
+      } else {
+        set_queries(narrow, grid);
+      }
       if (!narrow.finite) return Slice::kHopeless;
       use = &narrow;
     }
   }
+  SliceTable& table = *n.table;
+  table.reset(*use, j, lambda + s.sigma * Tref, Tref);
   for (std::size_t p = 0; p < use->pieces.size(); ++p) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     double spare = std::nan("");
     double& hint = p < n.hints.size() ? n.hints[p] : spare;
-    const Slice verdict = piece_holds(*use, use->pieces[p], j, lambda, Tref, h, n, hint);
+    const Slice verdict = piece_holds(table, use->pieces[p], h, n, hint);
     if (verdict != Slice::kHolds) return verdict;
   }
   return Slice::kHolds;
@@ -672,12 +796,43 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
       send();
     };
   }
+  std::vector<SoftmaxVertexUnit> unit_log(units);
+  std::vector<char> started(units, 0);
   run_tasks(static_cast<int>(units), std::max(1, options.threads), [&](int unit) {
     Counters& counter = counters[unit];
+    counter.diagnose = options.diagnose;
     const int t = unit / pairs, k = unit % pairs;
     if (counter.expired()) return;
+    const auto u0 = Clock::now();
+    started[unit] = 1;
+    SoftmaxVertexUnit& log = unit_log[unit];
+    log.trigger = triggers[t];
+    log.d = k / 2;
+    log.sigma = k % 2 == 0 ? 1.0 : -1.0;
     // about 20 ms at n = 16, against seconds for a candidate
     const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
+    SliceTable table;
+    Setup narrow;
+    counter.table = &table;
+    counter.narrow = &narrow;
+    const auto attempt = [&](double lambda) {
+      const auto c0 = Clock::now();
+      const long slices0 = counter.slices;
+      const bool held = lambda_holds(s, triggers[t], lambda, counter);
+      SoftmaxVertexCandidate c;
+      c.lambda = lambda;
+      c.held = held;
+      c.cut = counter.cut;
+      c.seconds = std::chrono::duration<double>(Clock::now() - c0).count();
+      c.slices = counter.slices - slices0;
+      if (!held) {
+        c.t_ref = counter.fail_tref;
+        c.h = counter.fail_h;
+        c.terms = counter.fail_terms;
+      }
+      log.candidates.push_back(c);
+      return held;
+    };
     // grow lambda = lower (1 + kFirstFraction gap 2^i) until one holds,
     // then bisect [last failed (or lower), smallest held] down to
     // kResolution gap lower; every lambda that holds is a certificate
@@ -685,7 +840,7 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
     for (int i = 0; i < kGrowSteps && std::isinf(hi); ++i) {
       if (counter.expired()) break;
       const double lambda = lower * (1 + kFirstFraction * gap * std::ldexp(1.0, i));
-      if (lambda_holds(s, triggers[t], lambda, counter)) {
+      if (attempt(lambda)) {
         hi = lambda;
       } else {
         lo = lambda;
@@ -694,17 +849,23 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
     while (!std::isinf(hi) && hi > lower * (1 + gap) && hi - lo > kResolution * gap * lower &&
            !counter.expired()) {
       const double mid = 0.5 * (lo + hi);
-      if (lambda_holds(s, triggers[t], mid, counter)) {
+      if (attempt(mid)) {
         hi = mid;
       } else {
         lo = mid;
       }
     }
     certified[k][t] = hi;
+    counter.table = nullptr;
+    counter.narrow = nullptr;
+    log.seconds = std::chrono::duration<double>(Clock::now() - u0).count();
     const std::lock_guard<std::mutex> guard(lock);
     ++finished;
     send();
   });
+  for (long u = 0; u < units; ++u) {
+    if (started[u]) out.units.push_back(std::move(unit_log[u]));
+  }
   for (const Counters& c : counters) out.deadline_passed = out.deadline_passed || c.cut;
   for (int t = 0; t < J; ++t) {
     double worst = 0;

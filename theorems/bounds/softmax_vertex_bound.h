@@ -36,9 +36,11 @@
 //    content enters only through (u, sigma v), which ranges over a
 //    zonotope Z (generators (b_l, sigma M[d,l]), l != d); f = e^u (p - c),
 //    p = sigma v, has Hessian determinant -e^(2u) < 0, so its maximum over
-//    Z is on the boundary: 2 (n - 4) edges, each maximized in closed form
-//    (endpoints, and s* = -(P + g_p / g_u) / g_p where e^(u + s g_u) (P + s g_p)
-//    is stationary). The key's x_d and the query's q_d take the ends of
+//    Z is on the boundary, and since f grows with p at every u, on the
+//    upper chain of the boundary: n - 4 edges (those that add -2 g, g in
+//    order of angle), each maximized in closed form (endpoints, and
+//    s* = -(P + g_p / g_u) / g_p where e^(u + s g_u) (P + s g_p) is
+//    stationary). The key's x_d and the query's q_d take the ends of
 //    kPiecesX and kPiecesQ equal pieces of [-1, 1]; the query's other
 //    coordinates take +-1. Coordinate-wise convexity: on a cell of
 //    half width h_l in q_l, a function whose second derivative in q_l is
@@ -78,7 +80,8 @@
 //    range, down to kMinSliceWidth; one slice with h = 0 for a flag d,
 //    whose T is constant) and every piece of q_d (the pieces cover its
 //    range, so each may take its own nu'; where T in I confines
-//    q_d = j T - sum tau_k, as for j = 1, only that range, in pieces no
+//    q_d = j T - sum tau_k, as for j = 1, the pieces that meet that
+//    range, or when one of them fails, that range alone in pieces no
 //    wider) has some nu' (golden-section search: the bound is convex in
 //    nu') with bound <= -allowance. Per (trigger, d, sigma) the candidates
 //    are lower (1 + gap 2^i / 2), i = 0, 1, ..., until one holds; when
@@ -93,6 +96,9 @@
 //    (trigger, d, sigma) units run on options.threads threads, trigger by
 //    trigger; each unit's result depends only on the model (and the
 //    deadline), so the caps do not depend on the count.
+// Cost: per slice, each query point's terms that do not depend on nu' (its
+// keys' S_t above all) are computed once, when a piece of q_d first asks
+// for it; the golden section then costs NT operations per point.
 // Budget: the deadline is checked before every unit, every candidate,
 // every slice and every piece of q_d, and between the golden-section
 // rounds; a candidate the deadline cut short counts as failed (failing is
@@ -139,6 +145,44 @@ struct SoftmaxVertexOptions {
   ProgressSink progress;
   double progress_seconds = kProgressSeconds;
   unsigned drop = 0;  // testing only: SoftmaxVertexDrop flags (unsound when set)
+  // diagnosis: fill each failed candidate's terms (a pass over the query
+  // points more per failed slice)
+  bool diagnose = false;
+};
+
+// For diagnosis (nothing prints these): the bound's terms at the query
+// point where a candidate failed, at the best nu' found. The bound held
+// when their sum (`total`) is <= 0.
+struct SoftmaxVertexTerms {
+  double bos = 0;              // e^y0 (sigma v0 - c), with K_b
+  double self = 0;             // e^ys (sigma vs - c)
+  double self_correction = 0;  // the self term's curvature correction
+  double keys = 0;             // (j - 1) times the best key, with K_q and K_t
+  double key_corrections = 0;  // how much of `keys` K_q and K_t add
+  double mean = 0;             // nu' (tau_s / j - T_ref)
+  double penalty = 0;          // |nu' + sigma D_ref| h + h maxdev
+  double allowance = 0;        // the rounding allowance
+  double total = 0;
+};
+
+struct SoftmaxVertexCandidate {
+  double lambda = 0;
+  bool held = false;
+  bool cut = false;  // the deadline stopped it
+  double seconds = 0;
+  long slices = 0;
+  // when it failed: the slice [t_ref - h, t_ref + h] given up on, and the
+  // terms there
+  double t_ref = 0, h = 0;
+  SoftmaxVertexTerms terms;
+};
+
+// One (trigger, d, sigma) unit, in the order the candidates were tried.
+struct SoftmaxVertexUnit {
+  int trigger = 0, d = 0;
+  double sigma = 1;
+  double seconds = 0;
+  std::vector<SoftmaxVertexCandidate> candidates;
 };
 
 struct SoftmaxVertexBound {
@@ -148,7 +192,8 @@ struct SoftmaxVertexBound {
   long slices = 0;               // T slices examined
   long evaluations = 0;          // vertex maximizations run
   double seconds = 0;
-  bool deadline_passed = false;  // some candidate was cut short or never tried
+  bool deadline_passed = false;          // some candidate was cut short or never tried
+  std::vector<SoftmaxVertexUnit> units;  // the units started, for diagnosis
 };
 
 // T = double, Mpfr or Rational (the exact model a weight file denotes).

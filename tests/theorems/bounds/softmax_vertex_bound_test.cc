@@ -369,6 +369,49 @@ TEST_CASE("a deadline passed: the softmax vertex bound caps nothing and says so"
   CHECK(b.slices == 0);
 }
 
+TEST_CASE("the softmax vertex bound's units: candidates, and the terms where one failed") {
+  // lower = 0.5 G: the first candidates lie below the grid's maximum G, so
+  // some fail; where one failed, its terms add up to a positive bound
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = sink_model(0.05, 2);
+  std::vector<double> grid;
+  for (int j : task.trigger_positions()) grid.push_back(grid_max(m, task, j, 3));
+  SoftmaxVertexOptions o;
+  o.lower = 0.5 * *std::max_element(grid.begin(), grid.end());
+  o.relative_gap = 0.05;
+  o.diagnose = true;
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  REQUIRE(b.caps.size() == 3);
+  REQUIRE(b.units.size() == 2 * 5 * 3);
+  int failed = 0;
+  for (const SoftmaxVertexUnit& u : b.units) {
+    CAPTURE(u.trigger);
+    CAPTURE(u.d);
+    double smallest = INFINITY;
+    for (const SoftmaxVertexCandidate& c : u.candidates) {
+      if (c.held) {
+        smallest = std::min(smallest, c.lambda);
+        continue;
+      }
+      ++failed;
+      const SoftmaxVertexTerms& t = c.terms;
+      CHECK(t.total > 0);
+      const double sum =
+          t.bos + t.self + t.self_correction + t.keys + t.mean + t.penalty + t.allowance;
+      // the sum in another order: a few roundings of terms of size 10
+      constexpr double kOrderTolerance = 1e-12;
+      CHECK(std::abs(sum - t.total) <= kOrderTolerance);
+      CHECK(t.self_correction >= 0);
+      CHECK(t.key_corrections >= 0);
+    }
+    // every pair's smallest lambda that held is below its trigger's cap
+    for (const TriggerCap& cap : b.caps) {
+      if (cap.trigger == u.trigger) CHECK(smallest <= cap.upper.convert_to<double>());
+    }
+  }
+  CHECK(failed > 0);
+}
+
 TEST_CASE("softmax vertex bound progress: units done and an estimate") {
   const Task task{5, 4, TriggerRange::kPaper};
   const Model<double> m = sink_model(0.05, 4);
