@@ -87,6 +87,16 @@ using Mpfi = bmp::number<bmp::mpfi_float_backend<0>, bmp::et_off>;
 using Rational = bmp::number<bmp::gmp_rational, bmp::et_off>;
 using Float128 = bmp::float128;
 
+// The interval [x, x] (outward at a lower working precision). Use this, not
+// Mpfi(x): Boost 1.74 converts number<mpfr> to number<mpfi> through its
+// generic float interconversion, which returns NaN for every |x| in
+// [2^61, 2^62) (tests/src/scalar_traits_test.cc); mpfi_set_fr is exact.
+inline Mpfi point_interval(const Mpfr& x) {
+  Mpfi out;
+  mpfi_set_fr(out.backend().data(), x.backend().data());
+  return out;
+}
+
 template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 template <class T>

@@ -77,6 +77,37 @@ inline Model<double> random_model(int n, AttentionKind kind, double std, std::ui
   return m;
 }
 
+// A 2 x 2 residual softmax model whose layer-0 heads nearly agree, the
+// shape of the Theorem 2 path models' layer 0: head 1's A is head 0's plus
+// a row-constant part d f^T (f the flags' indicator: f . x = 1 for every
+// token, so no softmax row sees it) plus noise of std `noise`; its M is
+// -M_0 + v f^T (the same value for every token) plus noise. Each head's
+// output is far from affine in the content, their sum nearly constant.
+// Entries of std 0.8 otherwise.
+inline Model<double> twin_head_model(int n, double noise, std::uint64_t seed) {
+  Model<double> m = random_model(n, AttentionKind::kSoftmax, 0.8, seed, 2, 2, ModelKind::kResidual);
+  std::mt19937_64 eng(seed + 100);
+  std::normal_distribution<double> g(0.0, 1.0);
+  Vector<double> f = Vector<double>::Zero(n);
+  f(kBosFlag) = f(kTriggerFlag) = f(ordinary_flag(n)) = 1.0;
+  Vector<double> d(n), v(n);
+  for (int e = 0; e < n; ++e) {
+    d(e) = g(eng);
+    v(e) = 0.3 * g(eng);
+  }
+  Head<double>& h0 = m.layers[0][0];
+  Head<double>& h1 = m.layers[0][1];
+  h1.A = h0.A + d * f.transpose();
+  h1.M = -h0.M + v * f.transpose();
+  for (int r = 0; r < n; ++r) {
+    for (int e = 0; e < n; ++e) {
+      h1.A(r, e) += noise * g(eng);
+      h1.M(r, e) += noise * g(eng);
+    }
+  }
+  return m;
+}
+
 // The ReLU construction with M = I + eps e_2 v^T, v_c = +1 (even content
 // coordinate c), -1 (odd), eps = 1/8. At the trigger row the error in
 // coordinate 2 is eps |(1/j) sum_{k<=j} v . c_k| <= eps (n - 3), with equality

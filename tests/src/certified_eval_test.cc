@@ -29,7 +29,7 @@ TEST_CASE("certified digits of enclosures") {
   CHECK(certified_digits(Mpfi(Mpfr(1), Mpfr("1.0005"))) == 3);
   CHECK(certified_digits(Mpfi(Mpfr("-2e-100"), Mpfr("-1.99e-100"))) == 2);
   CHECK(certified_digits(Mpfi(Mpfr(-1), Mpfr(1))) == 0);
-  CHECK(certified_digits(Mpfi(Mpfr(3))) == kExactDigits);
+  CHECK(certified_digits(point_interval(Mpfr(3))) == kExactDigits);
 }
 
 TEST_CASE("correct digits: a double that returns 0 has none") {

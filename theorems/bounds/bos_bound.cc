@@ -151,7 +151,7 @@ Mpfi min_abs_expm1(const Mpfi& S) {
   const Mpfr lo = bmp::lower(S), up = bmp::upper(S);
   if (lo <= 0 && up >= 0) return Mpfi(0);
   const Mpfi e = lo > 0 ? expm1_of(Mpfi(lo)) : expm1_of(Mpfi(up));
-  return Mpfi(bmp::lower(abs_of(e)));
+  return point_interval(bmp::lower(abs_of(e)));
 }
 
 // Softpick: an interval [0, u] with u >= a_i0 for every c_m and every q in
@@ -193,8 +193,8 @@ Mpfi softpick_box_max_mass(const Matrix<Mpfi>& A, int n, int i, int j, const std
   }
   R += min_abs_expm1(s_ii);
   // a_i0 = r / (r + R) <= r_hi / (r_hi + R_lo) (nondecreasing in r, nonincreasing in R)
-  const Mpfi r_hi(bmp::upper(r));
-  const Mpfi R_lo(bmp::lower(R));
+  const Mpfi r_hi = point_interval(bmp::upper(r));
+  const Mpfi R_lo = point_interval(bmp::lower(R));
   if (bmp::upper(R_lo) <= 0) return Mpfi(Mpfr(0), Mpfr(1));
   return Mpfi(Mpfr(0), bmp::upper(Mpfi(r_hi / (r_hi + R_lo))));
 }
@@ -466,7 +466,11 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
     int content_dim;
     Node evaluate(const Node& like, ContentBox box) {
-      return evaluate_box(like.head, like.row, std::move(box));
+      Node node = evaluate_box(like.head, like.row, std::move(box));
+      // upper(box) <= min(upper(box), upper(parent)): a box bounded past the
+      // deadline (refinements skipped) never raises its parent's bound
+      if (like.upper < node.upper) node.upper = like.upper;
+      return node;
     }
     int choose_split(const Node& node) { return theorems::choose_split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }

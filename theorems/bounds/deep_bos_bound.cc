@@ -15,6 +15,7 @@
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/table_writer.h"
+#include "theorems/bounds/deep_symbolic_pass.h"
 #include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -152,8 +153,8 @@ ForwardTape<Mpfi> centred_tape(const Model<Mpfi>& prefix, const Matrix<Mpfi>& X,
           for (int e = 0; e < cd; ++e) {
             const int v = (m - 1) * cd + e;
             // (B_v - c_v), enclosed
-            const Mpfi lo = Mpfi(Mpfr(box.lo[v])) - Mpfi(Mpfr(c[v]));
-            const Mpfi hi = Mpfi(Mpfr(box.hi[v])) - Mpfi(Mpfr(c[v]));
+            const Mpfi lo = point_interval(Mpfr(box.lo[v])) - point_interval(Mpfr(c[v]));
+            const Mpfi hi = point_interval(Mpfr(box.hi[v])) - point_interval(Mpfr(c[v]));
             r += dX(m, kFirstContent + e) * Mpfi(bmp::lower(lo), bmp::upper(hi));
           }
         }
@@ -308,8 +309,23 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     const ForwardTape<Mpfi> tape = centred_inputs
                                        ? centred_tape(prefix, Xb, i, b, centre, centre_tape)
                                        : forward_tape(prefix, Xb, i);
-    const Mpfi plain = bos_from_input(prefix.attention, prefix.layers[layer][head].A,
-                                      tape.inputs[layer], i, deficit);
+    // 1b. softmax kinds: layer l's input also intersected with the range of
+    // its symbolic first-order form (deep_symbolic_pass.h: heads whose
+    // outputs cancel are fused there, which no interval pass can follow)
+    Matrix<Mpfi> input = tape.inputs[layer];
+    if (layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs) {
+      const std::vector<SymbolicForm> stream = deep_symbolic_stream(
+          prefix, i + 1, j, b.lo, b.hi, layer, [&](int, int) { return deadline.expired(); });
+      for (std::size_t t = 0; t < stream.size(); ++t) {
+        const SymbolicRange r = symbolic_range(stream[t]);
+        Mpfi& v = input(static_cast<int>(t) / n, static_cast<int>(t) % n);
+        if (const std::optional<Mpfi> both = intersection_of(v, Mpfi(Mpfr(r.lo), Mpfr(r.hi)))) {
+          v = *both;
+        }
+      }
+    }
+    const Mpfi plain =
+        bos_from_input(prefix.attention, prefix.layers[layer][head].A, input, i, deficit);
     node.upper = upper_or_inf(plain);
     // 2. centred form around the centre: Q(c) + sum_v g_v (B_v - c_v),
     // g = dQ/dX over the box from the reverse pass with cotangent -+1 on a_i0
@@ -333,8 +349,8 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
         const int v = (k - 1) * cd + c;
         const Mpfi& g = dX(k, kFirstContent + c);
         // (B_v - c_v), enclosed
-        const Mpfi lo_off = Mpfi(Mpfr(b.lo[v])) - Mpfi(Mpfr(centre[v]));
-        const Mpfi hi_off = Mpfi(Mpfr(b.hi[v])) - Mpfi(Mpfr(centre[v]));
+        const Mpfi lo_off = point_interval(Mpfr(b.lo[v])) - point_interval(Mpfr(centre[v]));
+        const Mpfi hi_off = point_interval(Mpfr(b.hi[v])) - point_interval(Mpfr(centre[v]));
         centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));
         const double w = to_double(Mpfr(magnitude_of(g))) * (b.hi[v] - b.lo[v]);
         node.weight[v] = std::isfinite(w) ? w : 0.0;
@@ -393,7 +409,12 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     const long& boxes;
     const Deadline& deadline;
     DeepBosNode evaluate(const DeepBosNode& like, ContentBox box) {
-      return evaluate_box(like.row, std::move(box));
+      DeepBosNode node = evaluate_box(like.row, std::move(box));
+      // upper(box) <= min(upper(box), upper(parent)): a box bounded past the
+      // deadline (its symbolic layer inputs cut short) never raises its
+      // parent's bound
+      if (like.upper < node.upper) node.upper = like.upper;
+      return node;
     }
     int choose_split(const DeepBosNode& node) { return choose_deep_bos_split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }

@@ -30,7 +30,10 @@
 //       x^(l')_{k,d}(Bx) in x^(l')_{k,d}(c) + sum_v dx^(l')_{k,d}/dx_v(Bx) (Bx_v - c_v)
 //     (the derivative from the reverse pass through layers 0..l'-1 over the
 //     interval tape so far; one pass per (k, d), rows k <= i), so that
-//     layer l reads inputs that shrink quadratically with the box;
+//     layer l reads inputs that shrink quadratically with the box; and,
+//     softmax kinds, with the range of its symbolic first-order form
+//     (deep_symbolic_pass.h, deep_symbolic_stream), which fuses heads whose
+//     outputs cancel (each far from affine, their sum nearly constant);
 //  2. centred (mean-value) form around the box's centre c:
 //       Q(Bx) in Q(c) + sum_v g_v (Bx_v - c_v),
 //     g_v an enclosure of dQ/dx_v over Bx: the reverse pass (forward_vjp) over
@@ -75,6 +78,9 @@ struct DeepBosOptions : BosBoundOptions {
   // Intersect the layers' outputs below `layer` with their centred forms
   // (header); false: the plain interval pass alone (tests compare).
   bool centred_layer_inputs = true;
+  // Intersect layer l's input with its symbolic forms' range (header, softmax
+  // kinds); false: without them (tests compare).
+  bool symbolic_layer_inputs = true;
   // Testing only: bound the model with this layer's head outputs dropped
   // (M^h = 0), as a deliberately broken bound; -1: none.
   int drop_layer_for_testing = -1;

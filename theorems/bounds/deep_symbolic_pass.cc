@@ -5,114 +5,281 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "src/interval.h"
+
 namespace sinkcert::theorems {
+
+namespace {
+
+// The model's entries as doubles with radii (MPFI enclosures of the exact
+// ones); D = A - A_r, the score matrix relative to the layer's first head r,
+// enclosed from the MPFI difference.
+struct HeadEntries {
+  std::vector<RadiusDouble> A, M, D;  // row-major n x n
+};
+
+bool is_zero(const RadiusDouble& v) { return v.mid == 0 && v.rad == 0; }
+
+// The width norm + r of a form (what the choice between two enclosures of
+// the same term compares).
+double width(const SymbolicForm& a) { return a.norm + a.r; }
+
+// sup |v| over a form's range, and its range's midpoint.
+double magnitude(const SymbolicForm& a) {
+  const SymbolicRange r = symbolic_range(a);
+  return std::max(std::fabs(r.lo), std::fabs(r.hi));
+}
+
+// An MPFI value's upper end as a double at or above it.
+double up_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return INFINITY;
+  return std::nextafter(to_double(Mpfr(bmp::upper(x))), INFINITY);
+}
+
+struct Pass {
+  const SymbolicArithmetic& sa;
+  int n, rows;
+  bool off_by_one;
+  SymbolicVariant variant;
+  const std::function<bool(int, int)>& stop;
+  int done = 0, head_rows = 0;
+};
+
+// q_e = sum_p B_pe x_ip (B = A, or D for the score difference)
+std::vector<SymbolicForm> query(const Pass& p, const std::vector<RadiusDouble>& B,
+                                const std::vector<SymbolicForm>& x, int i) {
+  std::vector<SymbolicForm> q(p.n);
+  for (int e = 0; e < p.n; ++e) {
+    for (int r = 0; r < p.n; ++r) {
+      if (!is_zero(B[r * p.n + e])) p.sa.add_scaled(q[e], B[r * p.n + e], x[i * p.n + r]);
+    }
+  }
+  return q;
+}
+
+// s_k = sum_e q_e x_ke, k = 0..i
+std::vector<SymbolicForm> scores(const Pass& p, const std::vector<SymbolicForm>& q,
+                                 const std::vector<SymbolicForm>& x, int i) {
+  std::vector<SymbolicForm> s(i + 1);
+  for (int k = 0; k <= i; ++k) {
+    for (int e = 0; e < p.n; ++e) p.sa.add(s[k], p.sa.product(q[e], x[k * p.n + e]));
+  }
+  return s;
+}
+
+// o_{i,d} = W_{0,d} + sum_{k>=1} a_k (W_{k,d} - W_{0,d})   (softmax: sum_k a_k = 1)
+// o_{i,d} = sum_{k>=0} a_k W_{k,d}                          (off-by-one)
+SymbolicForm weighted_value(const Pass& p, const std::vector<SymbolicForm>& a,
+                            const std::vector<SymbolicForm>& W, int i, int d) {
+  if (p.off_by_one) {
+    SymbolicForm o;
+    for (int k = 0; k <= i; ++k) p.sa.add(o, p.sa.product(a[k], W[k * p.n + d]));
+    return o;
+  }
+  SymbolicForm o = W[d];
+  for (int k = 1; k <= i; ++k) {
+    p.sa.add(o, p.sa.product(a[k], p.sa.difference(W[k * p.n + d], W[d])));
+  }
+  return o;
+}
+
+// One layer's output delta_{i,d} = sum_h o^h_{i,d} (header: the per-head
+// sum, or the fused form when it is narrower); false when stop() said so.
+bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
+                  const std::vector<SymbolicForm>& x, std::vector<SymbolicForm>& delta) {
+  const int n = p.n, H = static_cast<int>(heads.size());
+  // W^h_{k,d} = sum_e M^h_de x_ke, and their sum over the heads
+  std::vector<std::vector<SymbolicForm>> W(H, std::vector<SymbolicForm>(p.rows * n));
+  std::vector<SymbolicForm> Wsum(p.rows * n);
+  for (int h = 0; h < H; ++h) {
+    for (int k = 0; k < p.rows; ++k) {
+      for (int d = 0; d < n; ++d) {
+        for (int e = 0; e < n; ++e) {
+          const RadiusDouble& m = heads[h].M[d * n + e];
+          if (!is_zero(m)) p.sa.add_scaled(W[h][k * n + d], m, x[k * n + e]);
+        }
+        p.sa.add(Wsum[k * n + d], W[h][k * n + d]);
+      }
+    }
+  }
+  const bool fuse = !p.off_by_one && H >= 2 && p.variant != SymbolicVariant::kNoFusion;
+  for (int i = 0; i < p.rows; ++i) {
+    std::vector<std::vector<SymbolicForm>> a(H);
+    for (int h = 0; h < H; ++h) {
+      if (p.stop(p.done++, p.head_rows)) return false;
+      const std::vector<SymbolicForm> s = scores(p, query(p, heads[h].A, x, i), x, i);
+      // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), denominator >= 1
+      // (softmax: a_0 is not needed, weighted_value uses sum_k a_k = 1)
+      a[h].resize(i + 1);
+      for (int k = p.off_by_one ? 0 : 1; k <= i; ++k) {
+        SymbolicForm denominator = p.sa.constant(1.0);
+        for (int m = 0; m <= i; ++m) {
+          if (m != k) p.sa.add(denominator, p.sa.exp(p.sa.difference(s[m], s[k])));
+        }
+        if (p.off_by_one) p.sa.add(denominator, p.sa.exp(p.sa.difference(SymbolicForm{}, s[k])));
+        a[h][k] = p.sa.reciprocal_at_least(denominator, 1.0);
+      }
+    }
+    // per head: delta = sum_h o^h
+    std::vector<SymbolicForm> separate(n);
+    for (int h = 0; h < H; ++h) {
+      for (int d = 0; d < n; ++d) p.sa.add(separate[d], weighted_value(p, a[h], W[h], i, d));
+    }
+    if (!fuse || i == 0) {
+      for (int d = 0; d < n; ++d) p.sa.add(delta[i * n + d], separate[d]);
+      continue;
+    }
+    // fused, with the first head's weights a = a^r:
+    //   sum_h o^h = sum_k a_k (sum_h W^h_k) + sum_{h != r} sum_k (a^h_k - a_k) W^h_k
+    std::vector<SymbolicForm> fused(n);
+    for (int d = 0; d < n; ++d) fused[d] = weighted_value(p, a[0], Wsum, i, d);
+    // a^h_k = a_k / sum_m a_m exp(delta_m - delta_k), delta = s^h - s^r = x_i^T D x_k; with
+    // |delta_m - delta_k| <= w over the box, a^h_k / a_k is in [e^-w, e^w], so
+    //   |sum_k (a^h_k - a_k) W^h_{k,d}| = |sum_k (a^h_k - a_k)(W^h_{k,d} - c_d)|
+    //                                  <= (e^w - 1) sum_k sup a_k sup |W^h_{k,d} - c_d|
+    // for any c_d (sum_k a^h_k = sum_k a_k = 1): c_d the middle of the values' hull.
+    std::vector<double> a_sup(i + 1, 0.0);
+    Mpfi others(0);
+    for (int k = 1; k <= i; ++k) {
+      const SymbolicRange r = symbolic_range(a[0][k]);
+      a_sup[k] = std::min(1.0, r.hi);
+      others += point_interval(Mpfr(std::max(0.0, r.lo)));
+    }
+    // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum of their lower ends
+    a_sup[0] = std::min(1.0, up_double(Mpfi(1) - others));
+    for (int h = 1; h < H && p.variant != SymbolicVariant::kNoFusionDifference; ++h) {
+      if (p.stop(p.done, p.head_rows)) return false;
+      const std::vector<SymbolicForm> diff = scores(p, query(p, heads[h].D, x, i), x, i);
+      double w = 0.0;
+      for (int m = 0; m <= i; ++m) {
+        for (int k = 0; k < m; ++k) w = std::max(w, magnitude(p.sa.difference(diff[m], diff[k])));
+      }
+      // e^w - 1, rounded up
+      const Mpfi growth = exp_of(point_interval(Mpfr(w))) - Mpfi(1);
+      for (int d = 0; d < n; ++d) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k <= i; ++k) {
+          const SymbolicRange r = symbolic_range(W[h][k * n + d]);
+          lo = std::min(lo, r.lo);
+          hi = std::max(hi, r.hi);
+        }
+        const double c = 0.5 * (lo + hi);
+        // sum_k sup a_k sup |W^h_{k,d} - c|, in MPFI
+        Mpfi sum(0);
+        for (int k = 0; k <= i; ++k) {
+          const SymbolicRange r = symbolic_range(W[h][k * n + d]);
+          const Mpfi spread = max_of(abs_of(point_interval(Mpfr(r.lo)) - point_interval(Mpfr(c))),
+                                     abs_of(point_interval(Mpfr(r.hi)) - point_interval(Mpfr(c))));
+          sum += point_interval(Mpfr(a_sup[k])) * spread;
+        }
+        p.sa.add(fused[d], SymbolicForm{0.0, {}, up_double(growth * sum), 0.0, {}});
+      }
+    }
+    for (int d = 0; d < n; ++d) {
+      p.sa.add(delta[i * n + d], width(fused[d]) < width(separate[d]) ? fused[d] : separate[d]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 bool symbolic_pass_supported(AttentionKind kind) {
   return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne;
 }
 
-std::vector<SymbolicForm> deep_symbolic_error(const Model<Mpfi>& model, const Task& task,
-                                              const ContentBox& box,
-                                              const std::function<bool(int, int)>& stop,
-                                              bool drop_product_remainder) {
+namespace {
+
+// The pass over rows 0..rows-1 (trigger at row j, or none when j >= rows)
+// through the first `layers` layers: the stream x (rows x n) and, when
+// `phi` is given, the error terms. False when stop() said so.
+bool run_pass(const Model<Mpfi>& model, int n, int rows, int j, const std::vector<double>& lo,
+              const std::vector<double>& hi, int layers, const std::function<bool(int, int)>& stop,
+              SymbolicVariant variant, std::vector<SymbolicForm>& x,
+              std::vector<SymbolicForm>* phi) {
   if (!symbolic_pass_supported(model.attention)) {
     throw std::invalid_argument("deep_symbolic_error: softmax attention only");
   }
-  const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
+  const int cd = n - 3;
   // the content symbols, then one fresh symbol per term of every layer's
   // output but the last (its remainder, shared by phi and the stream)
-  const int content = static_cast<int>(box.lo.size());
-  const SymbolicArithmetic sa(content + (model.num_layers() - 1) * L * n, drop_product_remainder);
+  const int content = static_cast<int>(lo.size());
+  const SymbolicArithmetic sa(content + std::max(0, layers - 1) * rows * n,
+                              variant == SymbolicVariant::kNoProductRemainder);
   // the flags (exact 0 and 1), the content as one symbol per variable
-  const Matrix<double> X0 =
-      make_input<double>(task, j, Matrix<double>::Zero(L - 1, cd));  // content set below
-  std::vector<SymbolicForm> x(static_cast<std::size_t>(L) * n);
-  for (int k = 0; k < L; ++k) {
-    for (int e = 0; e < n; ++e) x[k * n + e] = sa.constant(X0(k, e));
-  }
-  for (int k = 1; k < L; ++k) {
+  x.assign(static_cast<std::size_t>(rows) * n, SymbolicForm{});
+  x[kBosFlag] = sa.constant(1.0);
+  for (int k = 1; k < rows; ++k) {
+    x[k * n + (k == j ? kTriggerFlag : ordinary_flag(n))] = sa.constant(1.0);
     for (int c = 0; c < cd; ++c) {
-      const int m = content_variable(task, k, c);
-      x[k * n + kFirstContent + c] = sa.variable(m, box.lo[m], box.hi[m]);
+      const int m = (k - 1) * cd + c;
+      x[k * n + kFirstContent + c] = sa.variable(m, lo[m], hi[m]);
     }
   }
-  // the model's entries as doubles with radii (MPFI enclosures of the exact ones)
-  struct HeadEntries {
-    std::vector<RadiusDouble> A, M;  // row-major n x n
-  };
-  std::vector<std::vector<HeadEntries>> entries(model.num_layers());
-  for (int l = 0; l < model.num_layers(); ++l) {
+  std::vector<std::vector<HeadEntries>> entries(layers);
+  for (int l = 0; l < layers; ++l) {
+    const Head<Mpfi>& first = model.layers[l][0];
     for (const Head<Mpfi>& head : model.layers[l]) {
       HeadEntries h;
-      for (int p = 0; p < n; ++p) {
+      for (int r = 0; r < n; ++r) {
         for (int e = 0; e < n; ++e) {
-          h.A.push_back(radius_double(head.A(p, e)));
-          h.M.push_back(radius_double(head.M(p, e)));
+          h.A.push_back(radius_double(head.A(r, e)));
+          h.M.push_back(radius_double(head.M(r, e)));
+          h.D.push_back(radius_double(head.A(r, e) - first.A(r, e)));
         }
       }
       entries[l].push_back(std::move(h));
     }
   }
-  const auto is_zero = [](const RadiusDouble& v) { return v.mid == 0 && v.rad == 0; };
-  std::vector<SymbolicForm> phi(static_cast<std::size_t>(L) * n);
-  // the mean term: -(1/j) sum_{k=1..j} x_k at the trigger row
-  RadiusDouble minus_inv_j = radius_double(Mpfi(-1) / Mpfi(j));
-  for (int e = 0; e < n; ++e) {
-    for (int k = 1; k <= j; ++k) sa.add_scaled(phi[j * n + e], minus_inv_j, x[k * n + e]);
-  }
-  const bool off_by_one = model.attention == AttentionKind::kSoftmaxOffByOne;
-  const int head_rows = model.num_layers() * model.num_heads() * L;
-  int done = 0;
-  for (int l = 0; l < model.num_layers(); ++l) {
-    std::vector<SymbolicForm> delta(static_cast<std::size_t>(L) * n);
-    for (const HeadEntries& head : entries[l]) {
-      for (int i = 0; i < L; ++i) {
-        if (stop(done++, head_rows)) return {};
-        // q_e = sum_p A_pe x_ip
-        std::vector<SymbolicForm> q(n);
-        for (int e = 0; e < n; ++e) {
-          for (int p = 0; p < n; ++p) {
-            if (!is_zero(head.A[p * n + e])) sa.add_scaled(q[e], head.A[p * n + e], x[i * n + p]);
-          }
-        }
-        // s_k = sum_e q_e x_ke
-        std::vector<SymbolicForm> s(i + 1);
-        for (int k = 0; k <= i; ++k) {
-          for (int e = 0; e < n; ++e) sa.add(s[k], sa.product(q[e], x[k * n + e]));
-        }
-        // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), denominator >= 1
-        std::vector<SymbolicForm> a(i + 1);
-        for (int k = 0; k <= i; ++k) {
-          SymbolicForm denominator = sa.constant(1.0);
-          for (int m = 0; m <= i; ++m) {
-            if (m != k) sa.add(denominator, sa.exp(sa.difference(s[m], s[k])));
-          }
-          if (off_by_one) sa.add(denominator, sa.exp(sa.difference(SymbolicForm{}, s[k])));
-          a[k] = sa.reciprocal_at_least(denominator, 1.0);
-        }
-        // V_e = sum_k a_k x_ke,  delta_i += M V
-        std::vector<SymbolicForm> V(n);
-        for (int k = 0; k <= i; ++k) {
-          for (int e = 0; e < n; ++e) sa.add(V[e], sa.product(a[k], x[k * n + e]));
-        }
-        for (int d = 0; d < n; ++d) {
-          for (int e = 0; e < n; ++e) {
-            if (!is_zero(head.M[d * n + e]))
-              sa.add_scaled(delta[i * n + d], head.M[d * n + e], V[e]);
-          }
-        }
-      }
+  if (phi != nullptr) {
+    phi->assign(static_cast<std::size_t>(rows) * n, SymbolicForm{});
+    // the mean term: -(1/j) sum_{k=1..j} x_k at the trigger row
+    const RadiusDouble minus_inv_j = radius_double(Mpfi(-1) / Mpfi(j));
+    for (int e = 0; e < n; ++e) {
+      for (int k = 1; k <= j; ++k) sa.add_scaled((*phi)[j * n + e], minus_inv_j, x[k * n + e]);
     }
+  }
+  Pass p{sa,      n,    rows, model.attention == AttentionKind::kSoftmaxOffByOne,
+         variant, stop, 0,    layers * model.num_heads() * rows};
+  for (int l = 0; l < layers; ++l) {
+    std::vector<SymbolicForm> delta(static_cast<std::size_t>(rows) * n);
+    if (!layer_output(p, entries[l], x, delta)) return false;
     for (std::size_t t = 0; t < delta.size(); ++t) {
       // x^(l+1) = x^(l) + delta and phi += delta share delta's remainder
-      if (l + 1 < model.num_layers()) {
-        sa.remainder_to_symbol(delta[t], content + l * L * n + static_cast<int>(t));
+      if (l + 1 < layers) {
+        sa.remainder_to_symbol(delta[t], content + l * rows * n + static_cast<int>(t));
       }
-      sa.add(phi[t], delta[t]);
+      if (phi != nullptr) sa.add((*phi)[t], delta[t]);
       sa.add(x[t], delta[t]);
     }
   }
+  return true;
+}
+
+}  // namespace
+
+std::vector<SymbolicForm> deep_symbolic_error(const Model<Mpfi>& model, const Task& task,
+                                              const ContentBox& box,
+                                              const std::function<bool(int, int)>& stop,
+                                              SymbolicVariant variant) {
+  std::vector<SymbolicForm> x, phi;
+  if (!run_pass(model, task.n, task.L, box.trigger, box.lo, box.hi, model.num_layers(), stop,
+                variant, x, &phi)) {
+    return {};
+  }
   return phi;
+}
+
+std::vector<SymbolicForm> deep_symbolic_stream(const Model<Mpfi>& model, int rows, int trigger,
+                                               const std::vector<double>& lo,
+                                               const std::vector<double>& hi, int layers,
+                                               const std::function<bool(int, int)>& stop) {
+  std::vector<SymbolicForm> x;
+  if (!run_pass(model, model.n, rows, trigger, lo, hi, layers, stop, SymbolicVariant::kSound, x,
+                nullptr)) {
+    return {};
+  }
+  return x;
 }
 
 }  // namespace sinkcert::theorems

@@ -13,8 +13,23 @@
 //          so that what all scores of the row share cancels in s_m - s_k;
 //          the denominator is >= 1, which clips its range)
 //          off-by-one softmax: the denominator also has exp(-s_k)
-//   V_e  = sum_k a_k x_ke,   o_d = sum_e M_de V_e
+//   W_k  = M x_k   (the values: exact in the symbols)
+//   o    = W_0 + sum_{k>=1} a_k (W_k - W_0)   (softmax: sum_k a_k = 1, so a
+//          value all keys share costs no remainder)
+//          off-by-one: o = sum_k a_k W_k
 //   x   += sum_h o  (residual),   phi += sum_h o,
+// Heads of one layer whose attention nearly agrees (the path models' layer
+// 0: two heads with the same weights up to score differences of 1e-10 and
+// nearly opposite M, so that their outputs, each of order 0.3 and far from
+// affine in the content, cancel to 1e-11) are also fused: with a = a^r the
+// first head's weights and delta_k = s^h_k - s^r_k = x_i^T (A_h - A_r) x_k,
+//   sum_h o^h = sum_k a_k (sum_h M_h x_k) + sum_{h != r} sum_k (a^h_k - a_k) M_h x_k,
+//   a^h_k / a_k = 1 / sum_m a_m exp(delta_m - delta_k)  in [e^-w, e^w],
+//   |sum_k (a^h_k - a_k) W^h_{k,d}| <= (e^w - 1) sum_k sup a_k sup |W^h_{k,d} - c_d|
+// for w >= |delta_m - delta_k| over the box (the range of that difference's
+// form) and any c_d (the weights of both heads sum to 1; c_d the middle of
+// the values' hull); sup a_0 <= 1 - sum_{k>=1} inf a_k. Per term (i, d) the
+// narrower of the fused and the per-head form is kept (both enclose it).
 // phi starting from the mean term -[i = j] (1/j) sum_{k=1..j} x_k (the
 // residual's x_i is left out of both sides, so it cannot fail to cancel).
 // Each layer's output delta but the last has its remainder turned into a
@@ -25,7 +40,7 @@
 // Every form encloses the quantity it names for every content in the box,
 // so the range of phi_{i,d}'s form encloses phi_{i,d} over the box:
 //   sup sigma phi_{i,d} <= sigma c + norm + r.
-// Cost: O(layers heads L^2 n V) double operations (V = (L-1)(n-3)
+// Cost: O(layers heads L^2 n V) (twice that with fusion) double operations (V = (L-1)(n-3)
 // symbols), about a second at n = L = 16 with 2 x 2 heads, against the
 // O(L n) reverse passes of the centred forms.
 #pragma once
@@ -43,12 +58,27 @@ namespace sinkcert::theorems {
 // Whether deep_symbolic_error handles the model's attention kind.
 bool symbolic_pass_supported(AttentionKind kind);
 
+// Which pass deep_symbolic_error runs: the sound one; the sound one
+// without head fusion (the tests compare); or, tests only, a deliberately
+// UNSOUND one that drops the products' quadratic remainder
+// (SymbolicArithmetic) or the fused heads' weight-difference term, to show
+// that the tests catch a missing term.
+enum class SymbolicVariant { kSound, kNoFusion, kNoProductRemainder, kNoFusionDifference };
+
 // phi_{i,d} over the box as forms (L x n, row-major); empty when
-// stop() (checked per head row) says the deadline passed. drop_product_remainder:
-// see SymbolicArithmetic (tests only).
+// stop() (checked per head row) says the deadline passed.
 std::vector<SymbolicForm> deep_symbolic_error(const Model<Mpfi>& model, const Task& task,
                                               const ContentBox& box,
                                               const std::function<bool(int, int)>& stop,
-                                              bool drop_product_remainder = false);
+                                              SymbolicVariant variant = SymbolicVariant::kSound);
+
+// The stream x^(layers) over rows 0..rows-1 (rows x n, row-major), trigger
+// at row `trigger` (none when trigger >= rows), content variable
+// (k - 1)(n - 3) + c of row k in [lo, hi]; empty when stop() says the
+// deadline passed. For the deep BOS bound, which reads layer l's input.
+std::vector<SymbolicForm> deep_symbolic_stream(const Model<Mpfi>& model, int rows, int trigger,
+                                               const std::vector<double>& lo,
+                                               const std::vector<double>& hi, int layers,
+                                               const std::function<bool(int, int)>& stop);
 
 }  // namespace sinkcert::theorems

@@ -56,8 +56,8 @@ Mpfr sup_of(const Mpfi& x, int sigma) {
 
 // [lo - p, hi - p], enclosed.
 Mpfi offset(double lo, double hi, double p) {
-  const Mpfi a = Mpfi(Mpfr(lo)) - Mpfi(Mpfr(p));
-  const Mpfi b = Mpfi(Mpfr(hi)) - Mpfi(Mpfr(p));
+  const Mpfi a = point_interval(Mpfr(lo)) - point_interval(Mpfr(p));
+  const Mpfi b = point_interval(Mpfr(hi)) - point_interval(Mpfr(p));
   return Mpfi(bmp::lower(a), bmp::upper(b));
 }
 
@@ -230,7 +230,7 @@ class AffineArithmetic {
   int vars() const { return static_cast<int>(radius_.size()); }
   Affine constant(const Mpfi& v) const { return Affine{v, {}, Mpfi(0)}; }
   Affine variable(int m, double centre) const {
-    Affine a{Mpfi(Mpfr(centre)), std::vector<Mpfi>(radius_.size(), Mpfi(0)), Mpfi(0)};
+    Affine a{point_interval(Mpfr(centre)), std::vector<Mpfi>(radius_.size(), Mpfi(0)), Mpfi(0)};
     a.g[m] = Mpfi(1);
     return a;
   }
@@ -294,7 +294,7 @@ class AffineArithmetic {
       for (std::size_t m = 0; m < a.g.size(); ++m) out.g[m] = f1 * a.g[m];
     }
     const auto h = [&](const Mpfr& at) {
-      const Mpfi p(at);
+      const Mpfi p = point_interval(at);
       return f(p) - fc - f1 * (p - a.c);
     };
     const Mpfi hl = h(bmp::lower(x)), hu = h(bmp::upper(x));
@@ -315,7 +315,7 @@ class AffineArithmetic {
   // 1 / a for a range of a that excludes 0 (else the whole line: NaN)
   Affine reciprocal(const Affine& a) const {
     const Mpfi x = range(a);
-    if (contains_zero(x)) return Affine{Mpfi(Mpfr(NAN)), {}, Mpfi(0)};
+    if (contains_zero(x)) return Affine{point_interval(Mpfr(NAN)), {}, Mpfi(0)};
     const Mpfi inv = Mpfi(1) / a.c;
     return convex_unary(
         a, [](const Mpfi& v) { return Mpfi(1) / v; }, -inv * inv, bmp::lower(x) > 0 ? 1 : -1);
@@ -323,7 +323,7 @@ class AffineArithmetic {
   // out, or the constant form of the enclosure alt when that is narrower.
   Affine hedge(const Affine& out, const Mpfi& alt) const {
     if (interval_is_nan(alt) || !(width_of(alt) < width_of(range(out)))) return out;
-    const Mpfi mid(Mpfr(bmp::median(alt)));
+    const Mpfi mid = point_interval(Mpfr(bmp::median(alt)));
     return Affine{mid, {}, alt - mid};
   }
   // max(a, 0): a itself or 0 when the range has one sign; else the chord
@@ -336,8 +336,8 @@ class AffineArithmetic {
     const double l = to_double(Mpfr(bmp::lower(x))), u = to_double(Mpfr(bmp::upper(x)));
     const double lambda = std::clamp(u / (u - l), 0.0, 1.0);
     Affine out = scaled(a, Mpfi(lambda));
-    const Mpfi top =
-        max_of(Mpfi(-lambda) * Mpfi(bmp::lower(x)), Mpfi(1 - lambda) * Mpfi(bmp::upper(x)));
+    const Mpfi top = max_of(Mpfi(-lambda) * point_interval(bmp::lower(x)),
+                            Mpfi(1 - lambda) * point_interval(bmp::upper(x)));
     out.r += Mpfi(Mpfr(0), Mpfr(bmp::upper(top)));
     return out;
   }

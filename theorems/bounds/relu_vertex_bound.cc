@@ -52,25 +52,44 @@ ScoreRange score_range(const Matrix<Rational>& A, int n, int fq, int fk) {
   return r;
 }
 
-// The sign conditions of the header, or the first that fails.
-std::string sign_conditions(const Matrix<Rational>& A, int n) {
+// The sign structure of the header: which of the trigger row's terms stay,
+// and the largest ReLU score of the other rows (their only key is BOS).
+struct SignStructure {
+  std::string reason;  // the first condition that fails; empty when all hold
+  bool bos = false, ordinary = false, self = false;  // trigger row: score > 0
+  Rational bos_row;                                  // r_0 = max(A[0,0], 0)
+  Rational ordinary_bos;                             // max(0, A[o,0] + sum_c |A[c,0]|)
+};
+
+SignStructure sign_structure(const Matrix<Rational>& A, int n) {
   const int ord = ordinary_flag(n);
-  const char* names[] = {"BOS", "trigger", "ordinary"};
-  const int flags[] = {kBosFlag, kTriggerFlag, ord};
+  SignStructure out;
+  const char* names[] = {"BOS", "ordinary", "trigger"};
+  // the trigger row: a trigger key is the query itself
+  bool* active[] = {&out.bos, &out.ordinary, &out.self};
+  const int flags[] = {kBosFlag, ord, kTriggerFlag};
   for (int k = 0; k < 3; ++k) {
     const ScoreRange r = score_range(A, n, kTriggerFlag, flags[k]);
-    if (!(r.centre - r.radius > 0)) {
-      return std::string("a trigger query's score of a ") + names[k] +
-             " key is not > 0 over the whole box";
-    }
-    const ScoreRange o = score_range(A, n, ord, flags[k]);
-    if (!(o.centre + o.radius <= 0)) {
-      return std::string("an ordinary query's score of a ") + names[k] +
-             " key is not <= 0 over the whole box";
+    *active[k] = r.centre - r.radius > 0;
+    if (!*active[k] && !(r.centre + r.radius <= 0)) {
+      out.reason = std::string("a trigger query's score of ") +
+                   (k == 2 ? "itself" : std::string("a ") + names[k] + " key") +
+                   " changes sign over the box";
+      return out;
     }
   }
-  if (!(A(kBosFlag, kBosFlag) <= 0)) return "the BOS row's score A[0,0] is not <= 0";
-  return "";
+  for (int k = 1; k < 3; ++k) {
+    const ScoreRange o = score_range(A, n, ord, flags[k]);
+    if (!(o.centre + o.radius <= 0)) {
+      out.reason = std::string("an ordinary query's score of a ") + names[k] +
+                   " key is not <= 0 over the whole box";
+      return out;
+    }
+  }
+  const ScoreRange o = score_range(A, n, ord, kBosFlag);
+  out.ordinary_bos = std::max(Rational(0), Rational(o.centre + o.radius));
+  out.bos_row = std::max(Rational(0), A(kBosFlag, kBosFlag));
+  return out;
 }
 
 // The 2^cd tokens with flag `flag` and content at the vertices (vertex v:
@@ -105,7 +124,8 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     return out;
   }
   const Matrix<Rational> A_exact = model.template cast<Rational>().layers[0][0].A;
-  out.reason = sign_conditions(A_exact, n);
+  const SignStructure sign = sign_structure(A_exact, n);
+  out.reason = sign.reason;
   if (!out.reason.empty()) return out;
   out.applies = true;
   const Model<double> md = model.template cast<double>();
@@ -154,23 +174,27 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
         for (int r = 0; r < rows; ++r) {
           const int q = b0 + r;
           // max over key vertices of sigma phi(q, x) = sigma (s v - xt_d)
+          // (phi := -xt_d when the ordinary score is <= 0)
           const double kmax =
-              (sigma * (scores.row(r).transpose().array() * value.array() - target.array()))
-                  .maxCoeff();
+              sign.ordinary
+                  ? (sigma * (scores.row(r).transpose().array() * value.array() - target.array()))
+                        .maxCoeff()
+                  : (-sigma * target.array()).maxCoeff();
           // B(q) = (qt^T A e_0) M[d,0];  S(q) = (qt^T A qt)(m . qt) - qt_d
           const double vq = Q.row(q).dot(m);
-          const double bos = QA(q, kBosFlag) * M(d, kBosFlag);
-          const double self = self_score(q) * vq - Q(q, d);
+          // (B := 0, S := -qt_d when their scores are <= 0)
+          const double bos = sign.bos ? QA(q, kBosFlag) * M(d, kBosFlag) : 0.0;
+          const double self = sign.self ? self_score(q) * vq - Q(q, d) : -Q(q, d);
           double kk = 0, kq = 0;
-          for (int l = 0; l < cd; ++l) {
+          for (int l = 0; l < cd && (sign.ordinary || sign.self); ++l) {
             const int c = kFirstContent + l;
             // kk: max(0, -sigma b_l(q) m_l)  (times 1/j below)
-            kk += std::max(0.0, -sigma * QA(q, c) * m(c));
+            if (sign.ordinary) kk += std::max(0.0, -sigma * QA(q, c) * m(c));
             // c_l(q) = sigma (2 A_ll (m . qt) + 2 ((A + A^T) qt)_l m_l), affine in q;
             // lo_l = c_l - (its q_l coefficient) q_l - |that coefficient|
             const double full = sigma * (2 * A(c, c) * vq + 2 * QAs(q, c) * m(c));
             const double own = sigma * (2 * A(c, c) * m(c) + 2 * As(c, c) * m(c));
-            kq += std::max(0.0, -(full - own * Q(q, c) - std::abs(own))) / 2;
+            if (sign.self) kq += std::max(0.0, -(full - own * Q(q, c) - std::abs(own))) / 2;
           }
           for (std::size_t t = 0; t < triggers.size(); ++t) {
             const double j = triggers[t];
@@ -182,10 +206,20 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       }
     }
   }
+  // the other rows: r_i max_d |M[d,0]|, r_i largest at the first ordinary row
+  const Matrix<Rational> M_exact = model.template cast<Rational>().layers[0][0].M;
+  Rational m0(0);
+  for (int d = 0; d < n; ++d) m0 = std::max(m0, Rational(bmp::abs(M_exact(d, kBosFlag))));
   for (std::size_t t = 0; t < triggers.size(); ++t) {
+    const int j = triggers[t];
+    const int first_ordinary = j == 1 ? 2 : 1;
+    Rational r = sign.bos_row;
+    // r_i = max(0, A[o,0] + sum_c |A[c,0]|) / i
+    if (first_ordinary < task.L) r = std::max(r, Rational(sign.ordinary_bos / first_ordinary));
+    const Mpfi other_rows = scalar_cast<Mpfi>(Rational(r * m0));
     // upper = best + allowance, enclosed (the exact error is >= 0 too)
-    const Mpfi up = Mpfi(std::max(best[t], 0.0)) + Mpfi(allowance);
-    out.caps.push_back({triggers[t], bmp::upper(up)});
+    const Mpfi row_j = Mpfi(std::max(best[t], 0.0)) + Mpfi(allowance);
+    out.caps.push_back({j, std::max(Mpfr(bmp::upper(row_j)), Mpfr(bmp::upper(other_rows)))});
   }
   out.seconds = seconds_since(t0);
   return out;

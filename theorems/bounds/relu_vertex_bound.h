@@ -9,15 +9,23 @@
 // independent (a superset, so it covers a token attending to itself),
 //   s in A[fq,fk] +- (sum_c |A[c,fk]| + sum_c |A[fq,c]| + sum_{c,c'} |A[c,c']|).
 // The bound applies when, exactly (in rationals):
-//   - a trigger query scores every key (BOS, ordinary, itself) > 0, and
-//   - an ordinary query scores every key <= 0, and A[0,0] <= 0 (BOS row).
-// Then every row but the trigger row j has attention 0, output 0 and error
-// 0, and in row j relu(s) = s, so the signed error in coordinate d is the
+//   - a trigger query's score of each key kind (BOS, ordinary, itself) has
+//     one sign over the box: > 0 everywhere (relu(s) = s, the term stays)
+//     or <= 0 everywhere (relu(s) = 0, the term drops), and
+//   - an ordinary query scores ordinary and trigger keys <= 0 (its score of
+//     the BOS key, and the BOS row's A[0,0], may be positive).
+// Rows i != j then see only the BOS key: with target 0 (Definitions 1),
+//   |f_{i,d} - y_{i,d}| = relu(s_i0) / max(i, 1) |M[d,0]|
+//                      <= r_i max_d |M[d,0]|,
+//   r_0 = max(A[0,0], 0),   r_i = max(0, A[o,0] + sum_c |A[c,0]|) / i,
+// largest at the first ordinary row (i = 1, or 2 when j = 1): computed in
+// rationals and enclosed. In row j the signed error in coordinate d is the
 // polynomial (sigma = +-1, q the trigger's content, x_1..x_{j-1} the
 // ordinary keys' contents, qt = e_1 + q, xt = e_{n-1} + x, m = M[d]):
 //   F = (sigma/j) [ B(q) + S(q) + sum_k phi(q, x_k) ],
 //   B(q) = (qt^T A e_0) M[d,0],   S(q) = (qt^T A qt)(m . qt) - qt_d,
-//   phi(q, x) = (qt^T A xt)(m . xt) - xt_d.
+//   phi(q, x) = (qt^T A xt)(m . xt) - xt_d,
+// with B := 0, S := -qt_d or phi := -xt_d for a kind whose score is <= 0.
 // Coordinate-wise convexity: if g is convex in each variable separately
 // (the others fixed), its maximum over a box is at a vertex (move one
 // coordinate at a time to the better end). Take
@@ -31,12 +39,15 @@
 // key and BOS terms are affine in q (scores are linear in q, the values do
 // not depend on it), S curves by c_l / j >= -2 kq_l, and every correction
 // is a convex function (max(0, affine)) of the other variables times a
-// square. So g is coordinate-wise convex, F <= g, and at a vertex
+// square (a dropped term is affine and needs no correction: kq = 0 when
+// the self score is <= 0, kk = 0 when the ordinary one is). So g is
+// coordinate-wise convex, F <= g, and at a vertex
 // (x^2 = q^2 = 1)
 //   max F <= max over q in {-1,1}^(n-3) of
 //     [ sigma (B + S)(q) + j sum_l kq_l ] / j
 //     + (j - 1) [ max over x in {-1,1}^(n-3) of sigma phi(q, x) / j + sum_l kk_l(q) ],
 // the keys being exchangeable given q (each takes its own best vertex).
+// A trigger's cap is the larger of row j's bound and the other rows'.
 // The vertices are enumerated in double (the model rounded to nearest); the
 // result is raised by an allowance for rounding (kRoundingAllowance below)
 // and then enclosed in MPFI: CERTIFIED. Work: 2^(2(n-3)) score products per

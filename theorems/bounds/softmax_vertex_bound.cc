@@ -705,19 +705,20 @@ Mpfr other_rows_bound(const Model<Mpfi>& model, const Task& task) {
   for (const int fk : {ord, static_cast<int>(kTriggerFlag)}) {
     Mpfi r = A(ord, fk) - A(ord, kBosFlag);
     for (int c = c0; c < c1; ++c) {
-      r += Mpfi(magnitude_of(Mpfi(A(c, fk) - A(c, kBosFlag)))) + Mpfi(magnitude_of(A(ord, c)));
-      for (int c2 = c0; c2 < c1; ++c2) r += Mpfi(magnitude_of(A(c, c2)));
+      r += point_interval(magnitude_of(Mpfi(A(c, fk) - A(c, kBosFlag)))) +
+           point_interval(magnitude_of(A(ord, c)));
+      for (int c2 = c0; c2 < c1; ++c2) r += point_interval(magnitude_of(A(c, c2)));
     }
     worst = std::max(worst, Mpfr(bmp::upper(r)));
   }
   // 1 - a_i0 <= min(1, (L - 1) exp(worst))
-  const Mpfr mass = bmp::upper(Mpfi(task.L - 1) * exp_of(Mpfi(worst)));
-  const Mpfi one_minus(std::min(mass, Mpfr(1)));
+  const Mpfr mass = bmp::upper(Mpfi(task.L - 1) * exp_of(point_interval(worst)));
+  const Mpfi one_minus = point_interval(std::min(mass, Mpfr(1)));
   Mpfr best(0);
   for (int d = 0; d < n; ++d) {
-    Mpfi v = Mpfi(std::max(magnitude_of(M(d, ord)), magnitude_of(M(d, kTriggerFlag))));
-    for (int c = c0; c < c1; ++c) v += Mpfi(magnitude_of(M(d, c)));
-    const Mpfi bound = Mpfi(magnitude_of(M(d, kBosFlag))) + one_minus * v;
+    Mpfi v = point_interval(std::max(magnitude_of(M(d, ord)), magnitude_of(M(d, kTriggerFlag))));
+    for (int c = c0; c < c1; ++c) v += point_interval(magnitude_of(M(d, c)));
+    const Mpfi bound = point_interval(magnitude_of(M(d, kBosFlag))) + one_minus * v;
     if (bmp::upper(bound) > best) best = bmp::upper(bound);
   }
   return best;

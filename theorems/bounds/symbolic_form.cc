@@ -62,7 +62,7 @@ RadiusDouble radius_double(const Mpfi& x) {
   if (interval_is_nan(x)) return {std::nan(""), kInf};
   const double mid = to_double(Mpfr(bmp::median(x)));
   // rad >= max(mid - lower, upper - mid)
-  return {mid, upper_double(abs_of(x - Mpfi(Mpfr(mid))))};
+  return {mid, upper_double(abs_of(x - point_interval(Mpfr(mid))))};
 }
 
 void SymbolicArithmetic::finish(SymbolicForm& a) const {
@@ -161,31 +161,31 @@ SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double 
     return f == Convex::kExp ? exp_of(x) : Mpfi(-1) / (x * x);
   };
   // the plain range [f(lo), f(hi)] (exp increasing, 1/x decreasing on x > 0)
-  const Mpfi plain =
-      f == Convex::kExp
-          ? Mpfi(bmp::lower(exp_of(Mpfi(Mpfr(lo)))), bmp::upper(exp_of(Mpfi(Mpfr(hi)))))
-          : Mpfi(bmp::lower(Mpfi(1) / Mpfi(Mpfr(hi))), bmp::upper(Mpfi(1) / Mpfi(Mpfr(lo))));
+  const Mpfi plain = f == Convex::kExp ? Mpfi(bmp::lower(exp_of(point_interval(Mpfr(lo)))),
+                                              bmp::upper(exp_of(point_interval(Mpfr(hi)))))
+                                       : Mpfi(bmp::lower(Mpfi(1) / point_interval(Mpfr(hi))),
+                                              bmp::upper(Mpfi(1) / point_interval(Mpfr(lo))));
   if (!std::isfinite(lo) || !std::isfinite(hi)) {
     return std::isfinite(upper_double(plain)) ? constant_of(plain)
                                               : SymbolicForm{0.0, {}, kInf, 0.0, {}};
   }
   // expansion point p = clamp(ca, lo, hi), slope lambda = fl(f'(p))
   const double p = std::clamp(a.c, lo, hi);
-  const Mpfi P{Mpfr(p)}, fp = fx(P), dfp = dfx(P);
+  const Mpfi P = point_interval(Mpfr(p)), fp = fx(P), dfp = dfx(P);
   const double lambda = to_double(Mpfr(bmp::median(dfp)));
-  const Mpfi L{Mpfr(lambda)};
+  const Mpfi L = point_interval(Mpfr(lambda));
   // h(x) = f(x) - f(p) - lambda (x - p): max h = max(h(lo), h(hi)) (convex),
   // min h >= -|f'(p) - lambda| max(p - lo, hi - p) (tangent at p)
   const auto h = [&](double x) {
-    const Mpfi X{Mpfr(x)};
+    const Mpfi X = point_interval(Mpfr(x));
     return fx(X) - fp - L * (X - P);
   };
   const Mpfi hl = h(lo), hh = h(hi);
   const Mpfr hmax = bmp::upper(hl) > bmp::upper(hh) ? bmp::upper(hl) : bmp::upper(hh);
-  const Mpfi reach = max_of(P - Mpfi(Mpfr(lo)), Mpfi(Mpfr(hi)) - P);
+  const Mpfi reach = max_of(P - point_interval(Mpfr(lo)), point_interval(Mpfr(hi)) - P);
   const Mpfr hmin = bmp::lower(-(abs_of(dfp - L) * reach));
   // J = f(p) + lambda (ca - p) + [hmin, hmax]: the new centre and its radius
-  const Mpfi J = fp + L * (Mpfi(Mpfr(a.c)) - P) + Mpfi(hmin, hmax);
+  const Mpfi J = fp + L * (point_interval(Mpfr(a.c)) - P) + Mpfi(hmin, hmax);
   const RadiusDouble centre = radius_double(J);
   SymbolicForm out;
   out.c = centre.mid;

@@ -79,12 +79,12 @@ void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>&
         if (m == k) continue;
         // d_m = x_i^T A (x_m - x_k)
         const Mpfi e = exp_of(Mpfi(query.dot(key_delta[m * L + k])));
-        low_sum += Mpfi(bmp::lower(e));
-        high_sum += Mpfi(bmp::upper(e));
+        low_sum += point_interval(bmp::lower(e));
+        high_sum += point_interval(bmp::upper(e));
       }
       // a_ik in [1 / (1 + sum exp(hi d)), 1 / (1 + sum exp(lo d))]
-      const Mpfi low = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::upper(high_sum)));
-      const Mpfi high = Mpfi(1) / (Mpfi(1) + Mpfi(bmp::lower(low_sum)));
+      const Mpfi low = Mpfi(1) / (Mpfi(1) + point_interval(bmp::upper(high_sum)));
+      const Mpfi high = Mpfi(1) / (Mpfi(1) + point_interval(bmp::lower(low_sum)));
       const Mpfi range(bmp::lower(low), bmp::upper(high));
       // both contain the true range, so they overlap; guard against rounding
       a(i, k) = intersection_of(a(i, k), range).value_or(a(i, k));

@@ -139,6 +139,74 @@ TEST_CASE("layer 1 without the centred forms of layer 0's outputs: valid, and no
   }
 }
 
+// testing::twin_head_model with layer 1's heads made sinks: their entries
+// scaled by 1/10, then +20 on the BOS score of every non-BOS query.
+Model<double> twin_sink_model(int n, std::uint64_t seed) {
+  Model<double> m = testing::twin_head_model(n, 1e-6, seed);
+  for (Head<double>& h : m.layers[1]) {
+    h.A *= 0.1;
+    h.A(kTriggerFlag, kBosFlag) += 20.0;
+    h.A(ordinary_flag(n), kBosFlag) += 20.0;
+  }
+  return m;
+}
+
+TEST_CASE("twin layer-0 heads: the symbolic layer inputs certify layer 1's sink, others cannot") {
+  // layer 0 as in the path models (testing::twin_head_model), layer 1's
+  // heads sinking (sampled min BOS 0.98)
+  const Model<double> m = twin_sink_model(5, 3);
+  const auto sampled = sample_bos(m, kTask, 2000);
+  // measured on the first pass: deficit bound 0.029 with the symbolic inputs
+  // (sampled 0.022) against 1 without; kTighter = 1/4 fails a pass that
+  // ignores them
+  constexpr double kTighter = 0.25;
+  for (int h = 0; h < 2; ++h) {
+    CAPTURE(h);
+    DeepBosOptions without = options_for(1, h);
+    without.symbolic_layer_inputs = false;
+    without.max_boxes = 1;  // the first pass only (one box per case)
+    DeepBosOptions with = without;
+    with.symbolic_layer_inputs = true;
+    const BosBound a = bound_deep_min_bos(m, kTask, without);
+    const BosBound b = bound_deep_min_bos(m, kTask, with);
+    CHECK(min_lower(a) <= sampled[1][h].min + kDoubleSlack);
+    CHECK(min_lower(b) <= sampled[1][h].min + kDoubleSlack);
+    CHECK(b.deficit_upper.convert_to<double>() <= kTighter * a.deficit_upper.convert_to<double>());
+    const MaxBosBound top = bound_deep_max_bos(m, kTask, with);
+    CHECK(top.mass_upper.convert_to<double>() >= sampled[1][h].max - kDoubleSlack);
+  }
+}
+
+TEST_CASE("a box bounded past the deadline never raises the deep BOS bound above its parent's") {
+  // As for the deep worst-case bound: a run stopped by its deadline ends at
+  // or below the same run stopped, by a box budget, before its last step
+  // (identical until then). A deadline that passes inside a box's symbolic
+  // pass leaves that box its interval bound (about 1 here): without the
+  // parent's bound that would be the run's upper end. n = L = 6, so that a
+  // box takes milliseconds and the deadline falls inside one.
+  const Task task{6, 6, TriggerRange::kPaper};
+  const Model<double> m = twin_sink_model(6, 4);
+  int cut = 0;
+  for (const double seconds : {0.1, 0.2, 0.4, 0.8}) {
+    DeepBosOptions timed;
+    timed.layer = 1;
+    timed.head = 0;
+    timed.relative_gap = 1e-9;
+    timed.max_seconds = seconds;
+    const BosBound b = bound_deep_min_bos(m, task, timed);
+    if (b.boxes < 17) continue;  // the first pass (14 boxes) and little more
+    DeepBosOptions counted = timed;
+    counted.max_seconds = 1e6;
+    counted.max_boxes = b.boxes - 2;  // a step evaluates at most two boxes
+    const BosBound before = bound_deep_min_bos(m, task, counted);
+    CAPTURE(seconds);
+    CAPTURE(b.boxes);
+    CHECK(b.deficit_upper <= before.deficit_upper);
+    ++cut;
+  }
+  CHECK(cut > 0);
+}
+
 TEST_CASE("a broken bound that drops layer 0's contribution fails against sampling") {
   const Model<double> m = deep_model();
   const auto sampled = sample_bos(m, kTask, 4000);

@@ -95,6 +95,71 @@ TEST_CASE("the curvature corrections cover a worst case inside the box") {
   CHECK(interior);
 }
 
+TEST_CASE("terms of either sign: each trigger-row term kept or dropped, other rows' BOS term") {
+  // Every pattern of trigger-row signs (BOS, ordinary, self score each +3 or
+  // -3 at the flags), with an ordinary query's BOS score and A[0,0] either
+  // negative (those rows' error 0) or positive with a large BOS value
+  // M[.,0] = 2 (their output is that value times a ReLU score of about 2,
+  // more than row j's error for some patterns). The bound must lie above
+  // the grid's maximum over all rows, and within kTight of it (the trigger
+  // row as in the test above, at content std 0.1; the other rows' bound is
+  // exact at a vertex).
+  const Task task{5, 4, TriggerRange::kPaper};
+  constexpr int kGrid = 5;  // includes the vertices
+  constexpr double kTight = 0.10;
+  const int ord = ordinary_flag(5);
+  int dominated_by_other_rows = 0;
+  for (int pattern = 0; pattern < 8; ++pattern) {
+    for (const bool other_rows_positive : {false, true}) {
+      CAPTURE(pattern);
+      CAPTURE(other_rows_positive);
+      Model<double> m = signed_relu_model(0.1, 10 + pattern);
+      Matrix<double>& A = m.layers[0][0].A;
+      A(kTriggerFlag, kBosFlag) = pattern & 1 ? 3.0 : -3.0;
+      A(kTriggerFlag, ord) = pattern & 2 ? 3.0 : -3.0;
+      A(kTriggerFlag, kTriggerFlag) = pattern & 4 ? 3.0 : -3.0;
+      A(ord, kBosFlag) = other_rows_positive ? 2.0 : -3.0;
+      A(kBosFlag, kBosFlag) = other_rows_positive ? 0.4 : -1.0;
+      if (other_rows_positive) m.layers[0][0].M.col(kBosFlag).setConstant(2.0);
+      const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
+      REQUIRE(b.applies);
+      for (const TriggerCap& cap : b.caps) {
+        CAPTURE(cap.trigger);
+        const double grid = grid_max(m, task, cap.trigger, kGrid);
+        const double upper = cap.upper.convert_to<double>();
+        CHECK(upper >= grid);
+        CHECK(upper <= grid * (1 + kTight));
+        // row j alone at its vertices: the other rows decide the maximum
+        Model<double> quiet = m;
+        quiet.layers[0][0].A(ord, kBosFlag) = -3.0;
+        quiet.layers[0][0].A(kBosFlag, kBosFlag) = -1.0;
+        if (grid > grid_max(quiet, task, cap.trigger, kGrid)) ++dominated_by_other_rows;
+      }
+    }
+  }
+  // the other rows' term was exercised, not only present
+  CHECK(dominated_by_other_rows > 0);
+}
+
+TEST_CASE("verify bound on a model whose trigger ignores BOS and whose other rows read it") {
+  // the sign structure of a ReLU model trained by the paper's recipe that
+  // the first version of the bound refused: a trigger query's BOS score <= 0,
+  // an ordinary query's and the BOS row's > 0
+  const Task task{5, 4, TriggerRange::kPaper};
+  Model<double> m = signed_relu_model(0.2, 4);
+  m.layers[0][0].A(kTriggerFlag, kBosFlag) = -0.1 - 2 * 0.2 * 3;  // below its content radius
+  m.layers[0][0].A(ordinary_flag(5), kBosFlag) = 0.02;
+  m.layers[0][0].A(kBosFlag, kBosFlag) = 5e-4;
+  REQUIRE(relu_vertex_bound(m, task, task.trigger_positions()).applies);
+  WorstCaseOptions o;
+  o.relative_gap = 0.05;
+  o.max_boxes = 1000;
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  CHECK(b.stop_reason == "requested gap reached");
+  CHECK(b.note.find("capped by its trigger's ReLU vertex bound") != std::string::npos);
+  testing::check_enclosure_and_claims(m, task, o, b);
+}
+
 TEST_CASE("the vertex bound says why it does not apply") {
   const Task task{5, 4, TriggerRange::kPaper};
   const std::vector<int> triggers = task.trigger_positions();
@@ -109,7 +174,8 @@ TEST_CASE("the vertex bound says why it does not apply") {
   // a trigger query whose score of the BOS key can reach 0
   m = signed_relu_model(0.05, 1);
   m.layers[0][0].A(kTriggerFlag, kBosFlag) = 0.0;
-  CHECK(relu_vertex_bound(m, task, triggers).reason.find("BOS key") != std::string::npos);
+  CHECK(relu_vertex_bound(m, task, triggers).reason ==
+        "a trigger query's score of a BOS key changes sign over the box");
 }
 
 TEST_CASE("verify bound with the vertex bound: the gap closes at once, a false claim is refuted") {
