@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -287,6 +288,11 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   const auto offer = [&](int i, int j, const std::vector<double>& p) {
     return offer_value(i, j, p, point_q(prefix, layer, head, point_rows(n, i, j, p), i, deficit));
   };
+  // The symbolic stream of layer l's input over the whole box, per trigger j
+  // and all L rows: a row's forms read only the rows up to it (causal
+  // attention), so every first-pass box (i, j), the whole box of positions
+  // 1..i, takes its rows 0..i from one pass.
+  std::map<int, std::vector<SymbolicForm>> whole_box_streams;
   const auto bound_node = [&](int i, ContentBox box) {
     DeepBosNode node{i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const ContentBox& b = node.box;
@@ -303,8 +309,12 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     const ForwardTape<Mpfi> centre_tape = forward_tape(prefix, Xc, i);
     // the layers below l: centred forms of their outputs (not for gated
     // attention's gate, nor for testing the plain pass)
-    const bool centred_inputs =
-        layer > 0 && prefix.attention != AttentionKind::kGated && options.centred_layer_inputs;
+    // (not with the symbolic forms below, which are first order too and far
+    // cheaper: the centred forms take one reverse pass per (row, coordinate))
+    const bool symbolic_inputs =
+        layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs;
+    const bool centred_inputs = layer > 0 && prefix.attention != AttentionKind::kGated &&
+                                options.centred_layer_inputs && !symbolic_inputs;
     const Matrix<Mpfi> Xb = rows_input(n, i, j, cont);
     const ForwardTape<Mpfi> tape = centred_inputs
                                        ? centred_tape(prefix, Xb, i, b, centre, centre_tape)
@@ -313,9 +323,27 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     // its symbolic first-order form (deep_symbolic_pass.h: heads whose
     // outputs cancel are fused there, which no interval pass can follow)
     Matrix<Mpfi> input = tape.inputs[layer];
-    if (layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs) {
-      const std::vector<SymbolicForm> stream = deep_symbolic_stream(
-          prefix, i + 1, j, b.lo, b.hi, layer, [&](int, int) { return deadline.expired(); });
+    if (symbolic_inputs) {
+      const auto stop = [&](int, int) { return deadline.expired(); };
+      const bool whole = std::all_of(b.lo.begin(), b.lo.end(), [](double v) { return v == -1; }) &&
+                         std::all_of(b.hi.begin(), b.hi.end(), [](double v) { return v == 1; });
+      std::vector<SymbolicForm> stream;
+      if (whole) {
+        // rows 0..i of the whole-box stream of trigger j (computed once)
+        auto it = whole_box_streams.find(j);
+        if (it == whole_box_streams.end()) {
+          const int all = content_variables(task);
+          std::vector<SymbolicForm> s =
+              deep_symbolic_stream(prefix, task.L, j, std::vector<double>(all, -1.0),
+                                   std::vector<double>(all, 1.0), layer, stop);
+          if (!s.empty()) it = whole_box_streams.emplace(j, std::move(s)).first;
+        }
+        if (it != whole_box_streams.end()) {
+          stream.assign(it->second.begin(), it->second.begin() + static_cast<long>(i + 1) * n);
+        }
+      } else {
+        stream = deep_symbolic_stream(prefix, i + 1, j, b.lo, b.hi, layer, stop);
+      }
       for (std::size_t t = 0; t < stream.size(); ++t) {
         const SymbolicRange r = symbolic_range(stream[t]);
         Mpfi& v = input(static_cast<int>(t) / n, static_cast<int>(t) % n);

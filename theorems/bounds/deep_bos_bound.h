@@ -30,10 +30,14 @@
 //       x^(l')_{k,d}(Bx) in x^(l')_{k,d}(c) + sum_v dx^(l')_{k,d}/dx_v(Bx) (Bx_v - c_v)
 //     (the derivative from the reverse pass through layers 0..l'-1 over the
 //     interval tape so far; one pass per (k, d), rows k <= i), so that
-//     layer l reads inputs that shrink quadratically with the box; and,
-//     softmax kinds, with the range of its symbolic first-order form
-//     (deep_symbolic_pass.h, deep_symbolic_stream), which fuses heads whose
-//     outputs cancel (each far from affine, their sum nearly constant);
+//     layer l reads inputs that shrink quadratically with the box; for
+//     softmax kinds, instead, layer l's input is intersected with the range
+//     of its symbolic first-order form (deep_symbolic_pass.h,
+//     deep_symbolic_stream), which fuses heads whose outputs cancel (each
+//     far from affine, their sum nearly constant) and costs one forward
+//     pass; the boxes of the first pass, the whole box of positions 1..i
+//     per (i, j), share one pass per trigger (a row's forms read only the
+//     rows up to it);
 //  2. centred (mean-value) form around the box's centre c:
 //       Q(Bx) in Q(c) + sum_v g_v (Bx_v - c_v),
 //     g_v an enclosure of dQ/dx_v over Bx: the reverse pass (forward_vjp) over
@@ -76,7 +80,9 @@ namespace sinkcert::theorems {
 struct DeepBosOptions : BosBoundOptions {
   int layer = -1;  // -1: every layer (deep_bos_report only)
   // Intersect the layers' outputs below `layer` with their centred forms
-  // (header); false: the plain interval pass alone (tests compare).
+  // (header; skipped where the symbolic forms are used, which are first
+  // order too and far cheaper); false: the plain interval pass alone (tests
+  // compare).
   bool centred_layer_inputs = true;
   // Intersect layer l's input with its symbolic forms' range (header, softmax
   // kinds); false: without them (tests compare).

@@ -416,9 +416,10 @@ std::vector<Entry> registry(RunSize size) {
     } else if (c.size() == RunSize::kFull) {
       o.bos_seconds = 120;
       o.loss_seconds = 600;
-    } else {  // about a minute per model
-      o.bos_seconds = 4;
-      o.loss_seconds = 20;
+    } else {  // about three minutes per n = L = 16 model: the first pass over
+      // every (row, trigger) of a layer-1 head takes about 8 s there
+      o.bos_seconds = 15;
+      o.loss_seconds = 60;
     }
     if (c.options().t2c_bos_seconds > 0) o.bos_seconds = c.options().t2c_bos_seconds;
     if (c.options().t2c_loss_seconds > 0) o.loss_seconds = c.options().t2c_loss_seconds;

@@ -128,7 +128,8 @@ TEST_CASE("layer 1 without the centred forms of layer 0's outputs: valid, and no
   for (int h = 0; h < 2; ++h) {
     DeepBosOptions plain = options_for(1, h);
     plain.centred_layer_inputs = false;
-    plain.max_boxes = 1;  // the first pass only (one box per case)
+    plain.symbolic_layer_inputs = false;  // (with them the centred forms are skipped)
+    plain.max_boxes = 1;                  // the first pass only (one box per case)
     DeepBosOptions centred = plain;
     centred.centred_layer_inputs = true;
     const BosBound p = bound_deep_min_bos(m, kTask, plain);
