@@ -179,11 +179,13 @@ Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
   t.notes = {
       "CERTIFIED: outward-rounded MPFI. BOS: the deep BOS branch and bound "
       "(theorems/bounds/deep_bos_bound.h): interval forward pass through the layers below the "
-      "head, intersected with the centred form of a_i0 computed from score differences, "
-      "branching over the content of positions 1..i per (row i, trigger j); lower ends at "
-      "witness inputs. E: the deep worst-case bound (theorems/bounds/deep_worst_case_bound.h), "
-      "lower end a witness input. sinkcert verify bos and sinkcert verify bound re-derive every "
-      "enclosure from the weight file.",
+      "head, its input intersected with the range of symbolic first-order forms (one symbol "
+      "per content variable; heads of a layer whose attention nearly agrees fused), then the "
+      "centred form of a_i0 computed from score differences, branching over the content of "
+      "positions 1..i per (row i, trigger j); lower ends at witness inputs. E: the deep "
+      "worst-case bound (theorems/bounds/deep_worst_case_bound.h: the same symbolic forms "
+      "through every layer), lower end a witness input. sinkcert verify bos and sinkcert "
+      "verify bound re-derive every enclosure from the weight file.",
       budget.str(), bars.str()};
   return t;
 }
