@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/forward.h"
@@ -122,6 +123,18 @@ TEST_CASE("every head's min and max BOS enclose dense sampling; layer 0 to the g
   }
 }
 
+// The min BOS bounds under two option sets, each checked against the
+// sampled minimum (both must be valid whatever they differ in).
+std::pair<BosBound, BosBound> both_valid(const Model<double>& m, const Sampled& sampled,
+                                         const DeepBosOptions& first,
+                                         const DeepBosOptions& second) {
+  const BosBound a = bound_deep_min_bos(m, kTask, first);
+  const BosBound b = bound_deep_min_bos(m, kTask, second);
+  CHECK(min_lower(a) <= sampled.min + kDoubleSlack);
+  CHECK(min_lower(b) <= sampled.min + kDoubleSlack);
+  return {a, b};
+}
+
 TEST_CASE("layer 1 without the centred forms of layer 0's outputs: valid, and not tighter") {
   const Model<double> m = deep_model();
   const auto sampled = sample_bos(m, kTask, 2000);
@@ -132,10 +145,7 @@ TEST_CASE("layer 1 without the centred forms of layer 0's outputs: valid, and no
     plain.max_boxes = 1;                  // the first pass only (one box per case)
     DeepBosOptions centred = plain;
     centred.centred_layer_inputs = true;
-    const BosBound p = bound_deep_min_bos(m, kTask, plain);
-    const BosBound c = bound_deep_min_bos(m, kTask, centred);
-    CHECK(min_lower(p) <= sampled[1][h].min + kDoubleSlack);
-    CHECK(min_lower(c) <= sampled[1][h].min + kDoubleSlack);
+    const auto [p, c] = both_valid(m, sampled[1][h], plain, centred);
     CHECK(c.deficit_upper <= p.deficit_upper);
   }
 }
@@ -168,10 +178,7 @@ TEST_CASE("twin layer-0 heads: the symbolic layer inputs certify layer 1's sink,
     without.max_boxes = 1;  // the first pass only (one box per case)
     DeepBosOptions with = without;
     with.symbolic_layer_inputs = true;
-    const BosBound a = bound_deep_min_bos(m, kTask, without);
-    const BosBound b = bound_deep_min_bos(m, kTask, with);
-    CHECK(min_lower(a) <= sampled[1][h].min + kDoubleSlack);
-    CHECK(min_lower(b) <= sampled[1][h].min + kDoubleSlack);
+    const auto [a, b] = both_valid(m, sampled[1][h], without, with);
     CHECK(b.deficit_upper.convert_to<double>() <= kTighter * a.deficit_upper.convert_to<double>());
     const MaxBosBound top = bound_deep_max_bos(m, kTask, with);
     CHECK(top.mass_upper.convert_to<double>() >= sampled[1][h].max - kDoubleSlack);
