@@ -35,6 +35,19 @@ Model<double> signed_relu_model(double content_std, std::uint64_t seed) {
   return m;
 }
 
+// A trigger's cap lies above the maximum of e(X) over a grid of `points`
+// values per variable (every row), and within `tight` of it; returns that
+// maximum.
+double check_cap_near_grid(const Model<double>& m, const Task& task, const TriggerCap& cap,
+                           int points, double tight) {
+  CAPTURE(cap.trigger);
+  const double grid = grid_max(m, task, cap.trigger, points);
+  const double upper = cap.upper.convert_to<double>();
+  CHECK(upper >= grid);
+  CHECK(upper <= grid * (1 + tight));
+  return grid;
+}
+
 // verify bound with the vertex bound's caps reaches a 5 % gap at once, its
 // enclosure holds the grid, and claims are decided on both sides.
 void check_verify_bound_closes(const Model<double>& m, const Task& task) {
@@ -64,13 +77,7 @@ TEST_CASE("the vertex bound lies above every grid point's error, and close to th
       const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
       REQUIRE(b.applies);
       REQUIRE(b.caps.size() == 3);
-      for (const TriggerCap& cap : b.caps) {
-        CAPTURE(cap.trigger);
-        const double grid = grid_max(m, task, cap.trigger, kGrid);
-        const double upper = cap.upper.convert_to<double>();
-        CHECK(upper >= grid);
-        CHECK(upper <= grid * (1 + kTight));
-      }
+      for (const TriggerCap& cap : b.caps) check_cap_near_grid(m, task, cap, kGrid, kTight);
     }
   }
 }
@@ -136,11 +143,7 @@ TEST_CASE("terms of either sign: each trigger-row term kept or dropped, other ro
       const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
       REQUIRE(b.applies);
       for (const TriggerCap& cap : b.caps) {
-        CAPTURE(cap.trigger);
-        const double grid = grid_max(m, task, cap.trigger, kGrid);
-        const double upper = cap.upper.convert_to<double>();
-        CHECK(upper >= grid);
-        CHECK(upper <= grid * (1 + kTight));
+        const double grid = check_cap_near_grid(m, task, cap, kGrid, kTight);
         // row j alone at its vertices: the other rows decide the maximum
         Model<double> quiet = m;
         quiet.layers[0][0].A(ord, kBosFlag) = -3.0;
