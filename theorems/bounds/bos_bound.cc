@@ -273,6 +273,9 @@ struct Node {
   Mpfr rounding;              // width of the point enclosure at the box's vertex
   std::vector<double> slope;  // |central difference of D| per coordinate
   const Mpfr& upper_bound() const { return upper; }
+  void cap_upper(const Mpfr& parent) {
+    if (parent < upper) upper = parent;
+  }
 };
 
 // The upper end of an enclosure, +inf when it is NaN or infinite.
@@ -466,11 +469,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
     int content_dim;
     Node evaluate(const Node& like, ContentBox box) {
-      Node node = evaluate_box(like.head, like.row, std::move(box));
-      // upper(box) <= min(upper(box), upper(parent)): a box bounded past the
-      // deadline (refinements skipped) never raises its parent's bound
-      if (like.upper < node.upper) node.upper = like.upper;
-      return node;
+      return evaluate_box(like.head, like.row, std::move(box));
     }
     int choose_split(const Node& node) { return theorems::choose_split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }

@@ -19,6 +19,11 @@
 // loop checks it before every box, and the owner hands it to whatever may
 // run long inside one box (a box whose evaluation the deadline cut short
 // keeps a wider but valid bound; one never evaluated counts as +inf).
+// A box's bound is never above its parent's: the supremum over a sub-box is
+// at most the parent's, so each child (and a box bounded again after a
+// precision raise) keeps the smaller of its own bound and the parent's, and
+// the largest bound in the heap never grows (a refinement the deadline cut
+// short can be far looser than its parent's).
 // Progress: every kProgressSeconds the loop sends the owner's line (the
 // enclosure so far) to options.progress, if set.
 // Precision: when the rounding width at a point of the box is at least
@@ -118,7 +123,8 @@ using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>
 // Runs the loop on a non-empty heap, within the box budget of `limits` and until `deadline`.
 // `lower` is raised by the owner's evaluations (witnesses); `has_lower` says whether it is a
 // certified value yet (before that nothing is pruned and nothing is decided). `upper` is
-// written. Ops provides:
+// written. Node provides upper_bound() and cap_upper(bound) (the smaller of
+// its bound and the given one). Ops provides:
 //   Node evaluate(const Node& like, ContentBox box)  a box of like's kind
 //   int choose_split(const Node&)                    -1: none
 //   bool done(const Mpfr& lower, const Mpfr& upper)
@@ -152,7 +158,9 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
     Node node = top;
     heap.pop();
     if (node.bits < out.bits) {  // bounded before a raise: bound it again now
-      heap.push(ops.evaluate(node, node.box));
+      Node again = ops.evaluate(node, node.box);
+      again.cap_upper(node.upper_bound());
+      heap.push(std::move(again));
       continue;
     }
     const bool finite = !bmp::isinf(node.upper_bound());
@@ -167,6 +175,8 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
       bisect(node.box, split, left, right);
       for (auto* child : {&left, &right}) {
         Node c = ops.evaluate(node, std::move(*child));
+        // upper(child) <= min(upper(child), upper(parent))
+        c.cap_upper(node.upper_bound());
         if (!has_lower || c.upper_bound() > lower) heap.push(std::move(c));
       }
       if (heap.empty()) {  // every box fell below the witness: Q = lower

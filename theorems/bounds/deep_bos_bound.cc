@@ -205,6 +205,9 @@ struct DeepBosNode {
   Mpfr rounding;               // width of Q's enclosure at the centre
   std::vector<double> weight;  // |g_v| (hi_v - lo_v), split scores
   const Mpfr& upper_bound() const { return upper; }
+  void cap_upper(const Mpfr& parent) {
+    if (parent < upper) upper = parent;
+  }
 };
 
 // Even depth: the largest weight; odd depth (or no positive weight): the widest.
@@ -437,12 +440,7 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     const long& boxes;
     const Deadline& deadline;
     DeepBosNode evaluate(const DeepBosNode& like, ContentBox box) {
-      DeepBosNode node = evaluate_box(like.row, std::move(box));
-      // upper(box) <= min(upper(box), upper(parent)): a box bounded past the
-      // deadline (its symbolic layer inputs cut short) never raises its
-      // parent's bound
-      if (like.upper < node.upper) node.upper = like.upper;
-      return node;
+      return evaluate_box(like.row, std::move(box));
     }
     int choose_split(const DeepBosNode& node) { return choose_deep_bos_split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }

@@ -64,6 +64,9 @@ struct BoxNode {
   int bits = 0;   // precision the bound was computed at
   Mpfr rounding;  // width of the enclosure of e(X) at a point of the box (rounding only)
   const Mpfr& upper_bound() const { return bound.upper; }
+  void cap_upper(const Mpfr& parent) {
+    if (parent < bound.upper) bound.upper = parent;
+  }
 };
 
 // bits + log2(rounding / (kRoundingShare * relative_gap * lower)), rounded up
@@ -217,16 +220,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     const WorstCaseOptions& options;
     Evaluator& evaluator;
     WorstCaseBound& out;
-    // `like` is the box's parent (or the box itself, bounded again): the
-    // supremum over a sub-box is at most the parent's, so the smaller of the
-    // two bounds holds (a refinement the deadline cut short, bounded by the
-    // plain pass alone, can be far looser than its parent's)
-    Node evaluate(const Node& like, ContentBox box) {
-      Node node = evaluate_box(std::move(box));
-      // upper(box) <= min(upper(box), upper(parent))
-      if (like.bound.upper < node.bound.upper) node.bound.upper = like.bound.upper;
-      return node;
-    }
+    Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
     int choose_split(const Node& node) { return evaluator.split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
     void raise_precision(int new_bits) { raise(new_bits); }

@@ -290,7 +290,9 @@ TEST_CASE("claims: true ones VERIFIED, false ones NOT VERIFIED with a witness be
 }
 
 TEST_CASE("a budget of 0.3 s stops the deep BOS bound in time with a valid enclosure") {
-  const Task task{8, 8, TriggerRange::kPaper};
+  // L = 16: the first pass alone (120 boxes) takes longer than the budget,
+  // so the budget, not the gap, ends the run
+  const Task task{8, 16, TriggerRange::kPaper};
   const Model<double> m =
       testing::random_model(8, AttentionKind::kSoftmax, 0.7, 5, 2, 2, ModelKind::kResidual);
   DeepBosOptions o = options_for(1, 1);
