@@ -24,16 +24,10 @@ bool is_zero(const RadiusDouble& v) { return v.mid == 0 && v.rad == 0; }
 // the same term compares).
 double width(const SymbolicForm& a) { return a.norm + a.r; }
 
-// sup |v| over a form's range, and its range's midpoint.
+// sup |v| over a form's range.
 double magnitude(const SymbolicForm& a) {
   const SymbolicRange r = symbolic_range(a);
   return std::max(std::fabs(r.lo), std::fabs(r.hi));
-}
-
-// An MPFI value's upper end as a double at or above it.
-double up_double(const Mpfi& x) {
-  if (interval_is_nan(x)) return INFINITY;
-  return std::nextafter(to_double(Mpfr(bmp::upper(x))), INFINITY);
 }
 
 struct Pass {
@@ -88,9 +82,10 @@ SymbolicForm weighted_value(const Pass& p, const std::vector<SymbolicForm>& a,
 bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
                   const std::vector<SymbolicForm>& x, std::vector<SymbolicForm>& delta) {
   const int n = p.n, H = static_cast<int>(heads.size());
-  // W^h_{k,d} = sum_e M^h_de x_ke, and their sum over the heads
+  const bool fuse = !p.off_by_one && H >= 2 && p.variant != SymbolicVariant::kNoFusion;
+  // W^h_{k,d} = sum_e M^h_de x_ke, and (fused) their sum over the heads
   std::vector<std::vector<SymbolicForm>> W(H, std::vector<SymbolicForm>(p.rows * n));
-  std::vector<SymbolicForm> Wsum(p.rows * n);
+  std::vector<SymbolicForm> Wsum(fuse ? p.rows * n : 0);
   for (int h = 0; h < H; ++h) {
     for (int k = 0; k < p.rows; ++k) {
       for (int d = 0; d < n; ++d) {
@@ -98,11 +93,10 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
           const RadiusDouble& m = heads[h].M[d * n + e];
           if (!is_zero(m)) p.sa.add_scaled(W[h][k * n + d], m, x[k * n + e]);
         }
-        p.sa.add(Wsum[k * n + d], W[h][k * n + d]);
+        if (fuse) p.sa.add(Wsum[k * n + d], W[h][k * n + d]);
       }
     }
   }
-  const bool fuse = !p.off_by_one && H >= 2 && p.variant != SymbolicVariant::kNoFusion;
   for (int i = 0; i < p.rows; ++i) {
     std::vector<std::vector<SymbolicForm>> a(H);
     for (int h = 0; h < H; ++h) {
@@ -146,7 +140,7 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       others += point_interval(Mpfr(std::max(0.0, r.lo)));
     }
     // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum of their lower ends
-    a_sup[0] = std::min(1.0, up_double(Mpfi(1) - others));
+    a_sup[0] = std::min(1.0, upper_double(Mpfi(1) - others));
     for (int h = 1; h < H && p.variant != SymbolicVariant::kNoFusionDifference; ++h) {
       if (p.stop(p.done, p.head_rows)) return false;
       const std::vector<SymbolicForm> diff = scores(p, query(p, heads[h].D, x, i), x, i);
@@ -157,22 +151,23 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       // e^w - 1, rounded up
       const Mpfi growth = exp_of(point_interval(Mpfr(w))) - Mpfi(1);
       for (int d = 0; d < n; ++d) {
+        std::vector<SymbolicRange> ranges(i + 1);
         double lo = INFINITY, hi = -INFINITY;
         for (int k = 0; k <= i; ++k) {
-          const SymbolicRange r = symbolic_range(W[h][k * n + d]);
-          lo = std::min(lo, r.lo);
-          hi = std::max(hi, r.hi);
+          ranges[k] = symbolic_range(W[h][k * n + d]);
+          lo = std::min(lo, ranges[k].lo);
+          hi = std::max(hi, ranges[k].hi);
         }
         const double c = 0.5 * (lo + hi);
         // sum_k sup a_k sup |W^h_{k,d} - c|, in MPFI
         Mpfi sum(0);
         for (int k = 0; k <= i; ++k) {
-          const SymbolicRange r = symbolic_range(W[h][k * n + d]);
+          const SymbolicRange& r = ranges[k];
           const Mpfi spread = max_of(abs_of(point_interval(Mpfr(r.lo)) - point_interval(Mpfr(c))),
                                      abs_of(point_interval(Mpfr(r.hi)) - point_interval(Mpfr(c))));
           sum += point_interval(Mpfr(a_sup[k])) * spread;
         }
-        p.sa.add(fused[d], SymbolicForm{0.0, {}, up_double(growth * sum), 0.0, {}});
+        p.sa.add(fused[d], SymbolicForm{0.0, {}, upper_double(growth * sum), 0.0, {}});
       }
     }
     for (int d = 0; d < n; ++d) {

@@ -123,8 +123,9 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     out.reason = "more than 2^" + std::to_string(kMaxContentDim) + " content vertices";
     return out;
   }
-  const Matrix<Rational> A_exact = model.template cast<Rational>().layers[0][0].A;
-  const SignStructure sign = sign_structure(A_exact, n);
+  // the exact model the file denotes (the signs and the other rows' bound)
+  const Model<Rational> exact = model.template cast<Rational>();
+  const SignStructure sign = sign_structure(exact.layers[0][0].A, n);
   out.reason = sign.reason;
   if (!out.reason.empty()) return out;
   out.applies = true;
@@ -207,7 +208,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     }
   }
   // the other rows: r_i max_d |M[d,0]|, r_i largest at the first ordinary row
-  const Matrix<Rational> M_exact = model.template cast<Rational>().layers[0][0].M;
+  const Matrix<Rational>& M_exact = exact.layers[0][0].M;
   Rational m0(0);
   for (int d = 0; d < n; ++d) m0 = std::max(m0, Rational(bmp::abs(M_exact(d, kBosFlag))));
   for (std::size_t t = 0; t < triggers.size(); ++t) {

@@ -30,11 +30,6 @@ double rounding(double magnitude, int vars) {
   return add_up(mul_up(kRound, magnitude), mul_up(2.0 * (vars + 1), kTwoEta));
 }
 
-// An MPFI value's upper end, as a double at or above it.
-double upper_double(const Mpfi& x) {
-  if (interval_is_nan(x)) return kInf;
-  return up(to_double(Mpfr(bmp::upper(x))));
-}
 double lower_double(const Mpfi& x) {
   if (interval_is_nan(x)) return -kInf;
   return down(to_double(Mpfr(bmp::lower(x))));
@@ -49,6 +44,11 @@ SymbolicForm constant_of(const Mpfi& x) {
 }
 
 }  // namespace
+
+double upper_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return kInf;
+  return up(to_double(Mpfr(bmp::upper(x))));
+}
 
 SymbolicRange symbolic_range(const SymbolicForm& a) {
   // [c - (norm + r), c + (norm + r)], outward

@@ -74,6 +74,9 @@ struct SymbolicRange {
 };
 SymbolicRange symbolic_range(const SymbolicForm& a);
 
+// An MPFI value's upper end as a double at or above it (+inf for NaN).
+double upper_double(const Mpfi& x);
+
 // A double with its radius: the enclosure [mid - rad, mid + rad] of an MPFI
 // value (a model entry, 1/j).
 struct RadiusDouble {
