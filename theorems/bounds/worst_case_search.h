@@ -82,15 +82,19 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
 // Offers a witness (trigger, content) with the enclosure e of e(X) there.
 using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
 
-// Share of the remaining budget the attack may take: its witnesses only
-// raise the lower end, which the boxes' own witnesses also do, so most of a
-// short budget is left to the boxes.
-constexpr double kAttackBudgetShare = 0.25;
-// Seconds per unit of search::attack_work for one round of the attack,
-// a guess on the safe side: attack.h measured about 1 s at work 2^24 on
-// the shared 2-core machine, and a loaded machine may be several times
-// slower.
-constexpr double kAttackSecondsPerWork = 4.0 / 16777216.0;
+// Share of the remaining budget the attack may take: half. Its witnesses
+// only raise the lower end, but the boxes' own witnesses do not replace
+// them on deep models (the Theorem 2 path model of seed 0 at n = L = 16:
+// 4.65e-11 from the boxes' points, 2.98e-9 from the attack's), and an
+// enclosure whose lower end is far below the truth reads as a gap the
+// bound did not close.
+constexpr double kAttackBudgetShare = 0.5;
+// Seconds per unit of search::attack_work for one round of the attack, a
+// guess on the safe side: measured (Release, shared 2-core machine) about
+// 1 s per 2^24 on an idle machine (attack.h; the 2 x 2 path model above:
+// 4.2 s at work 2^26) and 1.8 s per 2^24 with the other core busy; twice
+// the idle figure.
+constexpr double kAttackSecondsPerWork = 2.0 / 16777216.0;
 
 // Whether round 0 of the attack (which cannot be interrupted) is expected
 // to fit kAttackBudgetShare of the time left before `deadline`.

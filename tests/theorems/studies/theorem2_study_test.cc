@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
+#include "search/attack.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
 #include "src/output_files.h"
@@ -163,6 +165,32 @@ TEST_CASE("necessity: a dead head is not necessary, the only working head is") {
   CHECK(ablated(m, 0, 1).layers[0][0].M == m.layers[0][0].M);
 }
 
+TEST_CASE("a kept model's worst case: the attack's witness replaces a smaller adversary value") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  search::MinimaxResult r;
+  r.model = residual_normal_init(5, 2, 2, 0.5, 3);
+  search::AttackOptions ao;
+  const search::AttackResult a = search::attack(r.model, r.model.cast<Rational>(), task, ao);
+  REQUIRE(a.best.certified > 0);
+  // an adversary value below the attack's: replaced by the attack's witness
+  r.worst.certified = a.best.certified / 2;
+  r.worst.trigger = 0;
+  CHECK(attack_kept_model(r, task, 0) == a.best.certified / 2);
+  CHECK(r.worst.certified == a.best.certified);
+  CHECK(r.worst.trigger == a.best.trigger);
+  CHECK(r.worst.content == a.best.content);
+  // a larger one is kept with its witness
+  r.worst.certified = 2 * a.best.certified;
+  r.worst.trigger = 0;
+  CHECK(attack_kept_model(r, task, 0) == 2 * a.best.certified);
+  CHECK(r.worst.certified == 2 * a.best.certified);
+  CHECK(r.worst.trigger == 0);
+  // an uncertified (NaN) one is replaced
+  r.worst.certified = std::numeric_limits<double>::quiet_NaN();
+  CHECK(std::isnan(attack_kept_model(r, task, 0)));
+  CHECK(r.worst.certified == a.best.certified);
+}
+
 TEST_CASE("the every-head answer: a necessary head that does not sink, in a low-loss model") {
   EveryHeadCandidate k;
   k.source = "made up";
@@ -276,7 +304,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   const std::string dir =
       (std::filesystem::temp_directory_path() / "sinkcert_theorem2_study_test").string();
   std::filesystem::remove_all(dir);
-  RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double"};
+  RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double", {}, nullptr, ""};
   write_theorem2_outputs(st, info, dir);
   for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "frontier.csv",
                            "every_head.csv", "every_head_targeted.csv", "path.dat", "path.gp",
