@@ -20,7 +20,7 @@ tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_c
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 14 tables, 11 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 14 tables, 12 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -49,7 +49,9 @@ done
 if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
-[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 11 ] || fail "appendix.tex: not 11 figure captions"
+[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 12 ] || fail "appendix.tex: not 12 figure captions"
+grep -q '^"*theorem2/path_start0"* 16 [01] [01] ' "$out/figures/f3_theorem2_certified.dat" ||
+  fail "F3 lacks the Theorem 2 path model's point"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"
 grep -q 'resizebox' "$out"/tables/*.tex && fail "a table is shrunk by resizebox"
 

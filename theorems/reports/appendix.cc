@@ -153,6 +153,9 @@ class Computations {
   }
   // C1's rows: the descent path models and P5's continuation.
   const std::vector<CertifiedPathRow>& c1();
+  // T2c's budgets and rows (the models of `inputs`), shared by T2c and F3.
+  Theorem2CertifiedOptions t2c_options() const;
+  const std::vector<Theorem2CertifiedRow>& t2c(const std::vector<std::string>& inputs);
   RunInfo p1_info() const {
     return info(0,
                 "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
@@ -169,7 +172,49 @@ class Computations {
   std::optional<RefinedPathOptions> p5_options_;
   std::optional<RefinedPath> p5_;
   std::optional<std::vector<CertifiedPathRow>> c1_;
+  std::optional<std::vector<Theorem2CertifiedRow>> t2c_;
 };
+
+Theorem2CertifiedOptions Computations::t2c_options() const {
+  Theorem2CertifiedOptions o;
+  if (size() == RunSize::kQuick) {
+    o.bos_seconds = 0.2;
+    o.bos_boxes = 40;
+    o.loss_seconds = 0.5;
+    o.loss_boxes = 4;
+  } else if (size() == RunSize::kFull) {
+    o.bos_seconds = 120;
+    o.loss_seconds = 600;
+  } else {  // about three minutes per n = L = 16 model: the first pass over
+    // every (row, trigger) of a layer-1 head takes about 8 s there
+    o.bos_seconds = 15;
+    o.loss_seconds = 60;
+  }
+  if (options().t2c_bos_seconds > 0) o.bos_seconds = options().t2c_bos_seconds;
+  if (options().t2c_loss_seconds > 0) o.loss_seconds = options().t2c_loss_seconds;
+  return o;
+}
+
+const std::vector<Theorem2CertifiedRow>& Computations::t2c(const std::vector<std::string>& inputs) {
+  if (t2c_) return *t2c_;
+  std::vector<Theorem2CertifiedModel> models;
+  for (const std::string& rel : inputs) {
+    const WeightFile file = read_weight_file(model_path(rel));
+    // the study's task: the file's own L, else its metadata's (n = L = 16)
+    int L = file.n;
+    if (file.task && file.task->L) {
+      L = *file.task->L;
+    } else if (file.metadata.is_object() && file.metadata.contains("L") &&
+               file.metadata["L"].is_number_integer()) {
+      L = file.metadata["L"].get<int>();
+    }
+    const std::string shown = rel.substr(0, rel.size() - std::string(".weights.json").size());
+    models.push_back({shown, Task{file.n, L, TriggerRange::kPaper}, to_model<Rational>(file)});
+  }
+  say("T2c: " + std::to_string(models.size()) + " Theorem 2 models, certified");
+  t2c_ = theorem2_certified_rows(models, t2c_options(), progress());
+  return *t2c_;
+}
 
 struct Entry {
   AppendixArtifact artifact;
@@ -407,38 +452,13 @@ std::vector<Entry> registry(RunSize size) {
     }
   }
   table("t2c_theorem2_certified", t2c_inputs, [t2c_inputs](Computations& c) {
-    Theorem2CertifiedOptions o;
-    if (c.size() == RunSize::kQuick) {
-      o.bos_seconds = 0.2;
-      o.bos_boxes = 40;
-      o.loss_seconds = 0.5;
-      o.loss_boxes = 4;
-    } else if (c.size() == RunSize::kFull) {
-      o.bos_seconds = 120;
-      o.loss_seconds = 600;
-    } else {  // about three minutes per n = L = 16 model: the first pass over
-      // every (row, trigger) of a layer-1 head takes about 8 s there
-      o.bos_seconds = 15;
-      o.loss_seconds = 60;
-    }
-    if (c.options().t2c_bos_seconds > 0) o.bos_seconds = c.options().t2c_bos_seconds;
-    if (c.options().t2c_loss_seconds > 0) o.loss_seconds = c.options().t2c_loss_seconds;
-    std::vector<Theorem2CertifiedModel> models;
-    for (const std::string& rel : t2c_inputs) {
-      const WeightFile file = read_weight_file(c.model_path(rel));
-      // the study's task: the file's own L, else its metadata's (n = L = 16)
-      int L = file.n;
-      if (file.task && file.task->L) {
-        L = *file.task->L;
-      } else if (file.metadata.is_object() && file.metadata.contains("L") &&
-                 file.metadata["L"].is_number_integer()) {
-        L = file.metadata["L"].get<int>();
-      }
-      const std::string shown = rel.substr(0, rel.size() - std::string(".weights.json").size());
-      models.push_back({shown, Task{file.n, L, TriggerRange::kPaper}, to_model<Rational>(file)});
-    }
-    c.say("T2c: " + std::to_string(models.size()) + " Theorem 2 models, certified");
-    return Built{theorem2_certified_table(theorem2_certified_rows(models, o, c.progress()), o),
+    return Built{theorem2_certified_table(c.t2c(t2c_inputs), c.t2c_options()),
+                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                 {},
+                 {}};
+  });
+  figure("f3_theorem2_certified", t2c_inputs, [t2c_inputs](Computations& c) {
+    return Built{theorem2_certified_figure(c.t2c(t2c_inputs)),
                  c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
                  {},
                  {}};

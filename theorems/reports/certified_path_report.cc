@@ -50,18 +50,18 @@ std::string gap_text(double gap) {
 // What stopped a BOS bound, in the words of bound_status.
 std::string bos_status(const BosBound& b) { return stop_status(b, !bmp::isinf(b.deficit_upper)); }
 
-// A positive value for a log axis, "?" when gnuplot cannot hold it.
+}  // namespace
+
 std::string plot_value(const Mpfr& x) {
   if (!(x > 0) || bmp::isinf(x) || x < Mpfr(1e-300)) return "?";
   return format_nearest(x, 6);
 }
 
+// sqrt(lo hi), or hi when lo is not positive
 std::string geometric_mid(const Mpfr& lo, const Mpfr& hi) {
   if (!(lo > 0)) return plot_value(hi);
   return plot_value(Mpfr(bmp::sqrt(Mpfr(lo * hi))));
 }
-
-}  // namespace
 
 std::vector<CertifiedPathRow> certified_path_rows(const std::vector<CertifiedPathModel>& models,
                                                   const CertifiedPathOptions& options,

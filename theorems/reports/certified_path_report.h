@@ -69,4 +69,11 @@ Table certified_path_table(const std::vector<CertifiedPathRow>& rows);
 // F2: D against E, log-log, with the enclosures as error bars.
 Figure certified_path_figure(const std::vector<CertifiedPathRow>& rows);
 
+// A log axis's value of an enclosure end (6 digits, nearest), "?" (gnuplot's
+// missing value) when it is not positive, infinite or below 1e-300; and the
+// point between two ends on a log axis, sqrt(lo hi) (hi alone when lo is
+// not positive). F2 and F3 plot these.
+std::string plot_value(const Mpfr& x);
+std::string geometric_mid(const Mpfr& lo, const Mpfr& hi);
+
 }  // namespace sinkcert::theorems

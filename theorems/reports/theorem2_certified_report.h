@@ -70,6 +70,16 @@ std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
 Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
                                const Theorem2CertifiedOptions& options);
 
+// Figure F3, "f3_theorem2_certified", the deep counterpart of F2: per row,
+// its E enclosure against the 1 - min BOS enclosure of its sinking head,
+// the head with the smallest certified 1 - min BOS upper end (ties: the
+// first; none finite: the smallest lower end), log-log, each point at the
+// geometric middles with the enclosures as error bars. Theorem 2 says a
+// low-loss model has such a head with 1 - min BOS small.
+Figure theorem2_certified_figure(const std::vector<Theorem2CertifiedRow>& rows);
+// Which of row.per_head that is (its index; -1 when the row has none).
+int sinking_head(const Theorem2CertifiedRow& row);
+
 // What a head's enclosures say, in a table cell's words: "sink" (min BOS
 // certified >= kSinkBosMass), "no sink" (max BOS certified <= kNoSinkBosMass),
 // "not a sink everywhere" (a witness below the sink bar), else "undecided".

@@ -800,15 +800,15 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
   j["sink_score"] =
       "sigma = max over layers l, heads h and non-trigger positions i >= 1 of the probe-set mean "
       "of a^{l,h}_{i0} (the mean over the probes in which i is not the trigger)";
-  j["evidence"] = {{"worst_case", search_label +
-                                     ": the witness of the larger of the minimax's adversary and "
-                                     "the attack (round 0), re-evaluated in MPFI, lower end "
-                                     "rounded down; adversary_worst_case and adversary_eps: the "
-                                     "adversary's alone"},
-                   {"worst_case_double", numeric + ": the same witness evaluated in double"},
-                   {"sampled", numeric},
-                   {"sink_score", numeric},
-                   {"bos", numeric}};
+  j["evidence"] = {
+      {"worst_case", search_label + ": the witness of the larger of the minimax's adversary and "
+                                    "the attack (round 0), re-evaluated in MPFI, lower end "
+                                    "rounded down; adversary_worst_case and adversary_eps: the "
+                                    "adversary's alone"},
+      {"worst_case_double", numeric + ": the same witness evaluated in double"},
+      {"sampled", numeric},
+      {"sink_score", numeric},
+      {"bos", numeric}};
   j["options"] = {{"path_target", st.options.path_target},
                   {"path_rounds", st.options.path_rounds},
                   {"path_time_limit_seconds", st.options.path_time_limit},

@@ -228,9 +228,9 @@ struct Theorem2PathPoint {
 struct Theorem2Run {
   int start = 0;
   double init_std = 0;
-  search::MinimaxResult result;  // result.worst: the larger of the two searches (header)
+  search::MinimaxResult result;     // result.worst: the larger of the two searches (header)
   double adversary_worst_case = 0;  // the minimax's own adversary's, before the attack
-  BosStatistics stats;  // of the best model, on the probe set
+  BosStatistics stats;              // of the best model, on the probe set
   SinkScore sink;
 };
 
