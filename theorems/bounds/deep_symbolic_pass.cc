@@ -130,7 +130,9 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
     // a^h_k = a_k / sum_m a_m exp(delta_m - delta_k), delta = s^h - s^r = x_i^T D x_k; with
     // |delta_m - delta_k| <= w over the box, a^h_k / a_k is in [e^-w, e^w], so
     //   |sum_k (a^h_k - a_k) W^h_{k,d}| = |sum_k (a^h_k - a_k)(W^h_{k,d} - c_d)|
-    //                                  <= (e^w - 1) sum_k sup a_k sup |W^h_{k,d} - c_d|
+    //                                  <= (e^w - 1) sum_k a_k |W^h_{k,d} - c_d|
+    //                                  <= (e^w - 1) min(sum_k sup a_k sup |W^h_{k,d} - c_d|,
+    //                                                   max_k sup |W^h_{k,d} - c_d|)
     // for any c_d (sum_k a^h_k = sum_k a_k = 1): c_d the middle of the values' hull.
     std::vector<double> a_sup(i + 1, 0.0);
     Mpfi others(0);
@@ -159,15 +161,18 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
           hi = std::max(hi, ranges[k].hi);
         }
         const double c = 0.5 * (lo + hi);
-        // sum_k sup a_k sup |W^h_{k,d} - c|, in MPFI
-        Mpfi sum(0);
+        // sum_k sup a_k sup |W^h_{k,d} - c| and max_k sup |W^h_{k,d} - c|, in MPFI
+        Mpfi sum(0), widest(0);
         for (int k = 0; k <= i; ++k) {
           const SymbolicRange& r = ranges[k];
           const Mpfi spread = max_of(abs_of(point_interval(Mpfr(r.lo)) - point_interval(Mpfr(c))),
                                      abs_of(point_interval(Mpfr(r.hi)) - point_interval(Mpfr(c))));
           sum += point_interval(Mpfr(a_sup[k])) * spread;
+          widest = max_of(widest, spread);
         }
-        p.sa.add(fused[d], SymbolicForm{0.0, {}, upper_double(growth * sum), 0.0, {}});
+        // either bounds sum_k a_k |W^h_{k,d} - c| (a_k >= 0, sum_k a_k = 1)
+        const double term = std::min(upper_double(growth * sum), upper_double(growth * widest));
+        p.sa.add(fused[d], SymbolicForm{0.0, {}, term, 0.0, {}});
       }
     }
     for (int d = 0; d < n; ++d) {

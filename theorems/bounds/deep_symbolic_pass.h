@@ -25,10 +25,15 @@
 // first head's weights and delta_k = s^h_k - s^r_k = x_i^T (A_h - A_r) x_k,
 //   sum_h o^h = sum_k a_k (sum_h M_h x_k) + sum_{h != r} sum_k (a^h_k - a_k) M_h x_k,
 //   a^h_k / a_k = 1 / sum_m a_m exp(delta_m - delta_k)  in [e^-w, e^w],
-//   |sum_k (a^h_k - a_k) W^h_{k,d}| <= (e^w - 1) sum_k sup a_k sup |W^h_{k,d} - c_d|
+//   |sum_k (a^h_k - a_k) W^h_{k,d}| = |sum_k a_k (a^h_k / a_k - 1)(W^h_{k,d} - c_d)|
+//                                 <= (e^w - 1) sum_k a_k |W^h_{k,d} - c_d|
+//                                 <= (e^w - 1) min(sum_k sup a_k sup |W^h_{k,d} - c_d|,
+//                                                  max_k sup |W^h_{k,d} - c_d|)
 // for w >= |delta_m - delta_k| over the box (the range of that difference's
 // form) and any c_d (the weights of both heads sum to 1; c_d the middle of
-// the values' hull); sup a_0 <= 1 - sum_{k>=1} inf a_k. Per term (i, d) the
+// the values' hull; the second bound since the a_k >= 0 sum to 1, the
+// first narrower where the keys of wide values have small weights, as at a
+// sink); sup a_0 <= 1 - sum_{k>=1} inf a_k. Per term (i, d) the
 // narrower of the fused and the per-head form is kept (both enclose it).
 // phi starting from the mean term -[i = j] (1/j) sum_{k=1..j} x_k (the
 // residual's x_i is left out of both sides, so it cannot fail to cancel).
