@@ -180,18 +180,35 @@ Figure certified_path_figure(const std::vector<CertifiedPathRow>& rows) {
                       plot_value(r.bos.deficit_upper), geometric_mid(r.loss.lower, r.loss.upper),
                       geometric_mid(r.bos.deficit_lower, r.bos.deficit_upper)});
   }
-  f.plot =
-      "set logscale xy\nset format x '10^{%T}'\nset format y '10^{%T}'\n"
-      "set xlabel 'worst-case loss E (CERTIFIED)'\n"
-      "set ylabel '1 - min BOS mass (CERTIFIED)'\n"
-      "set key top left\nset grid\nset samples 200\n"
-      "set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04\n"
-      "plot data using 7:($2 == 5 ? $8 : 1/0):3:4:5:6 with xyerrorbars pt 7 ps 0.8 "
-      "title 'n = 5, L = 4', \\\n"
-      "  '' using 7:($2 == 16 ? $8 : 1/0):3:4:5:6 with xyerrorbars pt 5 ps 0.8 "
-      "title 'n = L = 16', \\\n"
-      "  x with lines dt 2 lc rgb 'gray40' title '1 - min BOS = E (sink family)'\n";
+  f.plot = enclosure_plot(EnclosureColumns{7, 8, 3, 4, 5, 6}, "1 - min BOS mass (CERTIFIED)",
+                          "1 - min BOS = E (sink family)");
   return f;
+}
+
+std::string enclosure_plot(const EnclosureColumns& c, const std::string& y_label,
+                           const std::string& line_title) {
+  // using x:y:xlow:xhigh:ylow:yhigh, one series per n (column 2)
+  const std::string cols = std::to_string(c.x_lo) + ":" + std::to_string(c.x_hi) + ":" +
+                           std::to_string(c.y_lo) + ":" + std::to_string(c.y_hi);
+  const auto series = [&](int n) {
+    return "using " + std::to_string(c.x_mid) + ":($2 == " + std::to_string(n) + " ? $" +
+           std::to_string(c.y_mid) + " : 1/0):" + cols;
+  };
+  return "set logscale xy\nset format x '10^{%T}'\nset format y '10^{%T}'\n"
+         "set xlabel 'worst-case loss E (CERTIFIED)'\n"
+         "set ylabel '" +
+         y_label +
+         "'\n"
+         "set key top left\nset grid\nset samples 200\n"
+         "set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04\n"
+         "plot data " +
+         series(5) +
+         " with xyerrorbars pt 7 ps 0.8 title 'n = 5, L = 4', \\\n"
+         "  '' " +
+         series(16) +
+         " with xyerrorbars pt 5 ps 0.8 title 'n = L = 16', \\\n"
+         "  x with lines dt 2 lc rgb 'gray40' title '" +
+         line_title + "'\n";
 }
 
 }  // namespace sinkcert::theorems

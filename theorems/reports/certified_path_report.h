@@ -76,4 +76,14 @@ Figure certified_path_figure(const std::vector<CertifiedPathRow>& rows);
 std::string plot_value(const Mpfr& x);
 std::string geometric_mid(const Mpfr& lo, const Mpfr& hi);
 
+// The gnuplot script of F2 and F3: E (x) against a BOS deficit (y), log-log,
+// each point at its geometric middles with the enclosures as error bars, one
+// series per n (column 2: 5 and 16), and the dashed line y = x titled
+// `line_title`. Columns are 1-based in the figure's data.
+struct EnclosureColumns {
+  int x_mid, y_mid, x_lo, x_hi, y_lo, y_hi;
+};
+std::string enclosure_plot(const EnclosureColumns& columns, const std::string& y_label,
+                           const std::string& line_title);
+
 }  // namespace sinkcert::theorems

@@ -254,17 +254,9 @@ Figure theorem2_certified_figure(const std::vector<Theorem2CertifiedRow>& rows) 
                 : "set xrange [1e-12:1]\nset yrange [1e-12:1]\n"
                   "set label 1 'no enclosure closed within its budget' at graph 0.5, 0.5 "
                   "center\n";
-  f.plot = empty +
-           "set logscale xy\nset format x '10^{%T}'\nset format y '10^{%T}'\n"
-           "set xlabel 'worst-case loss E (CERTIFIED)'\n"
-           "set ylabel '1 - min BOS mass of the sinking head (CERTIFIED)'\n"
-           "set key top left\nset grid\nset samples 200\n"
-           "set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04\n"
-           "plot data using 9:($2 == 5 ? $10 : 1/0):5:6:7:8 with xyerrorbars pt 7 ps 0.8 "
-           "title 'n = 5, L = 4', \\\n"
-           "  '' using 9:($2 == 16 ? $10 : 1/0):5:6:7:8 with xyerrorbars pt 5 ps 0.8 "
-           "title 'n = L = 16', \\\n"
-           "  x with lines dt 2 lc rgb 'gray40' title '1 - min BOS = E'\n";
+  f.plot =
+      empty + enclosure_plot(EnclosureColumns{9, 10, 5, 6, 7, 8},
+                             "1 - min BOS mass of the sinking head (CERTIFIED)", "1 - min BOS = E");
   return f;
 }
 
