@@ -523,16 +523,7 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
                {"worst_case_witness", witness_json(p.result.worst)},
                {"capped_bos", p.capped_bos},
                {"witness_capped_bos", p.witness_capped_bos},
-               {"certificate",
-                p.certificate.attempted
-                    ? nlohmann::json{{"loss_claim", kTheorem2LowLoss},
-                                     {"loss_verdict", to_string(p.certificate.loss)},
-                                     {"loss_upper", p.certificate.loss_upper},
-                                     {"cap_claim", p.ceiling},
-                                     {"cap_verdict", to_string(p.certificate.cap)},
-                                     {"cap_upper", p.certificate.cap_upper},
-                                     {"evidence", Evidence::certified(p.certificate.bits).label()}}
-                    : nlohmann::json(nullptr)}});
+               {"certificate", certificate_json(p.certificate, p.ceiling)}});
     }
     for (const Figure& f : {theorem2_frontier_figure(st)}) {
       if (f.rows.empty()) continue;

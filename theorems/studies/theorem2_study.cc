@@ -379,6 +379,19 @@ double attack_kept_model(search::MinimaxResult& result, const Task& task, std::u
   return adversary;
 }
 
+nlohmann::json certificate_json(const FrontierCertificate& c, double ceiling) {
+  if (!c.attempted) return nullptr;
+  return {{"loss_claim", kTheorem2LowLoss},
+          {"loss_verdict", to_string(c.loss)},
+          {"loss_upper", c.loss_upper},
+          {"cap_claim", ceiling},
+          {"cap_verdict", to_string(c.cap)},
+          {"cap_upper", c.cap_upper},
+          {"certified", c.certified()},
+          {"models_tried", c.models_tried},
+          {"evidence", Evidence::certified(c.bits).label()}};
+}
+
 namespace {
 
 // The minimax settings every search of the study shares (seeds apart).
@@ -894,17 +907,7 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
          {"eps_double_disagrees", p.double_disagrees},
          {"capped_bos", p.capped_bos},
          {"witness_capped_bos", p.witness_capped_bos},
-         {"certificate", p.certificate.attempted
-                             ? json{{"loss_claim", kTheorem2LowLoss},
-                                    {"loss_verdict", to_string(p.certificate.loss)},
-                                    {"loss_upper", p.certificate.loss_upper},
-                                    {"cap_claim", p.ceiling},
-                                    {"cap_verdict", to_string(p.certificate.cap)},
-                                    {"cap_upper", p.certificate.cap_upper},
-                                    {"certified", p.certificate.certified()},
-                                    {"models_tried", p.certificate.models_tried},
-                                    {"evidence", Evidence::certified(p.certificate.bits).label()}}
-                             : json(nullptr)},
+         {"certificate", certificate_json(p.certificate, p.ceiling)},
          {"start", to_string(p.start)},
          {"starts", starts},
          {"sink_score", sink_json(p.sink)},

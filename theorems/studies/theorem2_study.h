@@ -266,6 +266,9 @@ struct FrontierCertificate {
   int models_tried = 0;                // candidates given to the bounds
   bool certified() const { return loss == Verdict::kVerified && cap == Verdict::kVerified; }
 };
+// Its JSON (the claims with their verdicts and upper ends, the evidence),
+// null when not attempted: theorem2.json's and the eps_one weight files'.
+nlohmann::json certificate_json(const FrontierCertificate& c, double ceiling);
 // Both claims on one model, each bound within `boxes` boxes and `seconds`.
 FrontierCertificate certify_capped_model(const Model<double>& model, const Task& task, int layer,
                                          int head, double ceiling, long boxes, double seconds);
