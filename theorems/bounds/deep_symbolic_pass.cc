@@ -63,6 +63,12 @@ std::vector<SymbolicForm> scores(const Pass& p, const std::vector<SymbolicForm>&
 
 // o_{i,d} = W_{0,d} + sum_{k>=1} a_k (W_{k,d} - W_{0,d})   (softmax: sum_k a_k = 1)
 // o_{i,d} = sum_{k>=0} a_k W_{k,d}                          (off-by-one)
+// Softmax, also around the centres abar_k of the weights' forms and the
+// middle c_d of the values' hull (sum_k (a_k - abar_k) = eta := 1 - sum_k abar_k):
+// o_{i,d} = sum_k abar_k W_{k,d} + eta c_d + sum_k (a_k - abar_k)(W_{k,d} - c_d),
+// where a value far from the others (BOS's, at a row that barely reads it)
+// costs its weight's remainder times its distance to c_d, not to W_{0,d};
+// the narrower of the two forms is kept (both enclose o_{i,d}).
 SymbolicForm weighted_value(const Pass& p, const std::vector<SymbolicForm>& a,
                             const std::vector<SymbolicForm>& W, int i, int d) {
   if (p.off_by_one) {
@@ -74,7 +80,27 @@ SymbolicForm weighted_value(const Pass& p, const std::vector<SymbolicForm>& a,
   for (int k = 1; k <= i; ++k) {
     p.sa.add(o, p.sa.product(a[k], p.sa.difference(W[k * p.n + d], W[d])));
   }
-  return o;
+  double lo = INFINITY, hi = -INFINITY;
+  Mpfi eta(1);
+  for (int k = 0; k <= i; ++k) {
+    const SymbolicRange r = symbolic_range(W[k * p.n + d]);
+    lo = std::min(lo, r.lo);
+    hi = std::max(hi, r.hi);
+    eta -= point_interval(Mpfr(a[k].c));
+  }
+  if (!(lo <= hi)) return o;  // a NaN range: the first form only
+  const double c = 0.5 * (lo + hi);
+  const SymbolicForm centre = p.sa.constant(c);
+  SymbolicForm centred;
+  p.sa.add_scaled(centred, radius_double(eta), centre);
+  for (int k = 0; k <= i; ++k) {
+    p.sa.add_scaled(centred, {a[k].c, 0.0}, W[k * p.n + d]);
+    // a_k - abar_k: the form without its centre (exact)
+    SymbolicForm deviation = a[k];
+    deviation.c = 0.0;
+    p.sa.add(centred, p.sa.product(deviation, p.sa.difference(W[k * p.n + d], centre)));
+  }
+  return width(centred) < width(o) ? centred : o;
 }
 
 // One layer's output delta_{i,d} = sum_h o^h_{i,d} (header: the per-head
@@ -103,9 +129,8 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       if (p.stop(p.done++, p.head_rows)) return false;
       const std::vector<SymbolicForm> s = scores(p, query(p, heads[h].A, x, i), x, i);
       // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), denominator >= 1
-      // (softmax: a_0 is not needed, weighted_value uses sum_k a_k = 1)
       a[h].resize(i + 1);
-      for (int k = p.off_by_one ? 0 : 1; k <= i; ++k) {
+      for (int k = 0; k <= i; ++k) {
         SymbolicForm denominator = p.sa.constant(1.0);
         for (int m = 0; m <= i; ++m) {
           if (m != k) p.sa.add(denominator, p.sa.exp(p.sa.difference(s[m], s[k])));

@@ -15,7 +15,10 @@
 //          off-by-one softmax: the denominator also has exp(-s_k)
 //   W_k  = M x_k   (the values: exact in the symbols)
 //   o    = W_0 + sum_{k>=1} a_k (W_k - W_0)   (softmax: sum_k a_k = 1, so a
-//          value all keys share costs no remainder)
+//          value all keys share costs no remainder), or, whichever form
+//          is narrower, around the weights' centres abar_k and the middle
+//          c of the values' hull, eta = 1 - sum_k abar_k:
+//          o = sum_k abar_k W_k + eta c + sum_k (a_k - abar_k)(W_k - c)
 //          off-by-one: o = sum_k a_k W_k
 //   x   += sum_h o  (residual),   phi += sum_h o,
 // Heads of one layer whose attention nearly agrees (the path models' layer
