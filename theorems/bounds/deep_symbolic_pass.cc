@@ -166,8 +166,8 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       a_sup[k] = std::min(1.0, r.hi);
       others += point_interval(Mpfr(std::max(0.0, r.lo)));
     }
-    // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum of their lower ends
-    a_sup[0] = std::min(1.0, upper_double(Mpfi(1) - others));
+    // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum of their lower ends, and <= its own form's range
+    a_sup[0] = std::min({1.0, upper_double(Mpfi(1) - others), symbolic_range(a[0][0]).hi});
     for (int h = 1; h < H && p.variant != SymbolicVariant::kNoFusionDifference; ++h) {
       if (p.stop(p.done, p.head_rows)) return false;
       const std::vector<SymbolicForm> diff = scores(p, query(p, heads[h].D, x, i), x, i);
