@@ -153,9 +153,9 @@ class Computations {
   }
   // C1's rows: the descent path models and P5's continuation.
   const std::vector<CertifiedPathRow>& c1();
-  // T2c's budgets and rows (the models of `inputs`), shared by T2c and F3.
+  // T2c's budgets and rows (the models of t2c_models), shared by T2c and F3.
   Theorem2CertifiedOptions t2c_options() const;
-  const std::vector<Theorem2CertifiedRow>& t2c(const std::vector<std::string>& inputs);
+  const std::vector<Theorem2CertifiedRow>& t2c();
   RunInfo p1_info() const {
     return info(0,
                 "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
@@ -174,6 +174,24 @@ class Computations {
   std::optional<std::vector<CertifiedPathRow>> c1_;
   std::optional<std::vector<Theorem2CertifiedRow>> t2c_;
 };
+
+// T2c's models, relative to the models folder: the Theorem 2 study's path
+// models and (not in quick mode) the small study's eps_one models (n = 5,
+// L = 4; the distinct ones: delta 0.5 from the construction, delta 0.2 and
+// below from the polished sink).
+std::vector<std::string> t2c_models(RunSize size) {
+  std::vector<std::string> out;
+  for (int s = 0; s < (size == RunSize::kQuick ? 1 : 3); ++s) {
+    out.push_back(std::string(kTheorem2Study) + "/path_start" + std::to_string(s) +
+                  ".weights.json");
+  }
+  if (size != RunSize::kQuick) {
+    for (const char* d : {"0.5", "0.2"}) {
+      out.push_back(std::string(kTheorem2Study) + "/n5_L4/eps_one_delta" + d + ".weights.json");
+    }
+  }
+  return out;
+}
 
 Theorem2CertifiedOptions Computations::t2c_options() const {
   Theorem2CertifiedOptions o;
@@ -195,10 +213,10 @@ Theorem2CertifiedOptions Computations::t2c_options() const {
   return o;
 }
 
-const std::vector<Theorem2CertifiedRow>& Computations::t2c(const std::vector<std::string>& inputs) {
+const std::vector<Theorem2CertifiedRow>& Computations::t2c() {
   if (t2c_) return *t2c_;
   std::vector<Theorem2CertifiedModel> models;
-  for (const std::string& rel : inputs) {
+  for (const std::string& rel : t2c_models(size())) {
     const WeightFile file = read_weight_file(model_path(rel));
     // the study's task: the file's own L, else its metadata's (n = L = 16)
     int L = file.n;
@@ -435,30 +453,17 @@ std::vector<Entry> registry(RunSize size) {
         {},
         {}};
   });
-  // T2c: the Theorem 2 study's path models and the small study's eps_one
-  // models, every head's BOS mass and E CERTIFIED over the whole box (quick:
-  // the first model, tiny budgets).
-  std::vector<std::string> t2c_inputs;
-  for (int s = 0; s < (size == RunSize::kQuick ? 1 : 3); ++s) {
-    t2c_inputs.push_back(std::string(kTheorem2Study) + "/path_start" + std::to_string(s) +
-                         ".weights.json");
-  }
-  // and the small study's eps_one models (n = 5, L = 4; the distinct ones:
-  // delta 0.5 from the construction, delta 0.2 and below from the polished sink)
-  if (size != RunSize::kQuick) {
-    for (const char* d : {"0.5", "0.2"}) {
-      t2c_inputs.push_back(std::string(kTheorem2Study) + "/n5_L4/eps_one_delta" + d +
-                           ".weights.json");
-    }
-  }
-  table("t2c_theorem2_certified", t2c_inputs, [t2c_inputs](Computations& c) {
-    return Built{theorem2_certified_table(c.t2c(t2c_inputs), c.t2c_options()),
+  // T2c and F3: every head's BOS mass and E CERTIFIED over the whole box
+  // (quick: the first model, tiny budgets).
+  const std::vector<std::string> t2c_inputs = t2c_models(size);
+  table("t2c_theorem2_certified", t2c_inputs, [](Computations& c) {
+    return Built{theorem2_certified_table(c.t2c(), c.t2c_options()),
                  c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
                  {},
                  {}};
   });
-  figure("f3_theorem2_certified", t2c_inputs, [t2c_inputs](Computations& c) {
-    return Built{theorem2_certified_figure(c.t2c(t2c_inputs)),
+  figure("f3_theorem2_certified", t2c_inputs, [](Computations& c) {
+    return Built{theorem2_certified_figure(c.t2c()),
                  c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
                  {},
                  {}};
