@@ -4,7 +4,8 @@
 //                   [--trigger-range paper|reference-code] [--seed S]
 //                   [--out DIR] [--quick] [--seconds SECONDS]
 //                   [--active-per-trigger K] [--threads T] [--rounds R]
-//                   [--certify-boxes B]
+//                   [--certify-boxes B] [--init-stds S1,S2,...]
+//                   [--every-head-searches K] [--cap-fresh-all]
 // Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
 // mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
@@ -50,7 +51,23 @@ struct Theorem2CliOptions {
   int threads = default_thread_count();
   int rounds = 0;         // 0: the study's budgets; else every search's rounds capped at this
   int certify_boxes = 0;  // 0: no certification of the eps_one points
+  std::string init_stds;  // "": the study's; else comma-separated stds, one path start each
+  int every_head_searches = -1;  // -1: the study's
+  bool cap_fresh_all = false;
 };
+
+// "0.02,0.1" -> {0.02, 0.1}, each a number in (0, 10]
+std::vector<double> parse_init_stds(const std::string& text) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    out.push_back(
+        parse_real("--init-stds", text.substr(begin, end - begin), RealRange{0, true, true, 10}));
+    begin = end + 1;
+  }
+  return out;
+}
 
 void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
@@ -77,6 +94,9 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
       *r = std::min(*r, opt.rounds);
   }
   o.certify_boxes = opt.certify_boxes;
+  if (!opt.init_stds.empty()) o.init_stds = parse_init_stds(opt.init_stds);
+  if (opt.every_head_searches >= 0) o.every_head_searches = opt.every_head_searches;
+  if (opt.cap_fresh_all) o.cap_fresh_all = true;
   if (opt.active_per_trigger > 0) {
     // at least one place per trigger for the adversary's witnesses
     o.max_per_trigger = opt.active_per_trigger;
@@ -223,6 +243,13 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
                  "certify the eps_one points over the whole box (E <= 1e-6 and the capped "
                  "head's BOS cap, deep bounds) with this many boxes per bound (default 0: "
                  "not attempted; the deep bounds close at small sizes such as --n 5 --L 4)");
+  add_text_option(sub, "--init-stds", &opt->init_stds, "comma-separated numbers in (0, 10]",
+                  "the path starts' init stds, one start each (default 0.02,0.1,0.5)");
+  add_int_option(sub, "--every-head-searches", &opt->every_head_searches, 0, 16,
+                 "targeted every-head searches, one capped head each (default 2)");
+  sub->add_flag("--cap-fresh-all", opt->cap_fresh_all,
+                "eps_all from a fresh init too (default: warm start only; the fresh start lost "
+                "at every delta at n = L = 16 and took most of the time)");
   sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
 }
 

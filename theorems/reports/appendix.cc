@@ -176,15 +176,13 @@ class Computations {
 };
 
 // T2c's models, relative to the models folder: the Theorem 2 study's path
-// models and (not in quick mode) the small study's eps_one models (n = 5,
-// L = 4; the distinct ones: delta 0.5 from the construction, delta 0.2 and
-// below from the polished sink).
+// model from the paper's init (start 0, which every run of the study has;
+// the committed study runs it alone, --init-stds 0.02) and (not in quick
+// mode) the small study's eps_one models (n = 5, L = 4; the distinct ones:
+// delta 0.5 from the construction, delta 0.2 and below from the polished
+// sink).
 std::vector<std::string> t2c_models(RunSize size) {
-  std::vector<std::string> out;
-  for (int s = 0; s < (size == RunSize::kQuick ? 1 : 3); ++s) {
-    out.push_back(std::string(kTheorem2Study) + "/path_start" + std::to_string(s) +
-                  ".weights.json");
-  }
+  std::vector<std::string> out = {std::string(kTheorem2Study) + "/path_start0.weights.json"};
   if (size != RunSize::kQuick) {
     for (const char* d : {"0.5", "0.2"}) {
       out.push_back(std::string(kTheorem2Study) + "/n5_L4/eps_one_delta" + d + ".weights.json");

@@ -427,7 +427,8 @@ struct CappedSearch {
   int descent_rounds = 0;  // the fresh and dead starts'
   double time_limit = 0;
   std::vector<CapStart> starts;
-  std::uint64_t fresh_seed = 0;  // of the fresh start's init
+  std::uint64_t fresh_seed = 0;      // of the fresh start's init
+  bool descent_when_needed = false;  // Theorem2Options::cap_descent_when_needed
 };
 
 // The minimax with the ceiling 1 - delta on the capped heads: Lawson for
@@ -459,6 +460,18 @@ Theorem2FrontierPoint capped_minimax(const Model<double>& best, const Theorem2Op
     if ((start == CapStart::kDead || start == CapStart::kSink ||
          start == CapStart::kConstruction) &&
         (!capped || o.layers * o.heads < 2)) {
+      continue;
+    }
+    const bool descent = start == CapStart::kDead || start == CapStart::kFresh;
+    if (c.descent_when_needed && descent && have && p.feasible && p.eps <= kTheorem2LowLoss) {
+      // a cheap start already reached the low-loss level (header comment)
+      CapStartRecord rec;
+      rec.start = start;
+      rec.skipped = "the " + to_string(p.start) + " start already reached worst case " +
+                    format_bound(p.eps, true, 4) + " <= 1e-6 (kTheorem2LowLoss)";
+      static_assert(kTheorem2LowLoss == 1e-6, "the reason above names the level");
+      p.starts.push_back(rec);
+      if (say) say(std::string(name) + " from " + to_string(start) + ": skipped, " + rec.skipped);
       continue;
     }
     Model<double> init;
@@ -704,13 +717,18 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
   // 2. frontiers, decreasing delta: eps_all, then eps_one
   std::vector<double> deltas = o.deltas;
   std::sort(deltas.rbegin(), deltas.rend());
-  std::vector<CapStart> starts = {CapStart::kWarm};
-  if (o.cap_fresh_start) starts.push_back(CapStart::kFresh);
-  if (o.cap_dead_start) starts.push_back(CapStart::kDead);
+  // eps_all: warm (and fresh); eps_one: the cheap starts first, then the
+  // descents (header comment)
+  std::vector<CapStart> all_starts = {CapStart::kWarm};
+  if (o.cap_fresh_start && o.cap_fresh_all) all_starts.push_back(CapStart::kFresh);
+  std::vector<CapStart> one_starts;
   if (o.cap_sink_start) {
-    starts.push_back(CapStart::kSink);
-    starts.push_back(CapStart::kConstruction);
+    one_starts.push_back(CapStart::kConstruction);
+    one_starts.push_back(CapStart::kSink);
   }
+  one_starts.push_back(CapStart::kWarm);
+  if (o.cap_dead_start) one_starts.push_back(CapStart::kDead);
+  if (o.cap_fresh_start) one_starts.push_back(CapStart::kFresh);
   // the fresh starts' inits: seeds o.seed * 1000 + 500 + k, k counting the
   // capped searches (the path starts use o.seed * 1000 + s, s < 500)
   std::uint64_t fresh_seeds = 0;
@@ -726,7 +744,8 @@ Theorem2Study run_theorem2_study(const Theorem2Options& o, const StudyProgress& 
         c.rounds = o.frontier_rounds;
         c.descent_rounds = o.cap_descent_rounds;
         c.time_limit = o.frontier_time_limit;
-        c.starts = starts;
+        c.starts = scope == CapScope::kAll ? all_starts : one_starts;
+        c.descent_when_needed = scope == CapScope::kOne && o.cap_descent_when_needed;
         c.fresh_seed = next_fresh_seed();
         st.frontier.push_back(
             capped_minimax(path_best.result.model, o, probes, ceiling_probes, c, say));
@@ -835,7 +854,10 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                   {"every_head_searches", st.options.every_head_searches},
                   {"every_head_rounds", st.options.every_head_rounds},
                   {"every_head_time_limit_seconds", st.options.every_head_time_limit},
+                  {"init_stds", st.options.init_stds},
                   {"cap_fresh_start", st.options.cap_fresh_start},
+                  {"cap_fresh_all", st.options.cap_fresh_all},
+                  {"cap_descent_when_needed", st.options.cap_descent_when_needed},
                   {"cap_dead_start", st.options.cap_dead_start},
                   {"cap_sink_start", st.options.cap_sink_start},
                   {"sink_start_beta", kSinkStartBeta},
@@ -893,6 +915,7 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                         {"converged", r.converged},
                         {"rounds", r.rounds},
                         {"stop_reason", r.stop_reason},
+                        {"skipped", r.skipped.empty() ? json(nullptr) : json(r.skipped)},
                         {"seconds", r.seconds}});
     }
     fr.push_back(

@@ -28,7 +28,11 @@
 //   eps_one(delta): for one chosen head only (the head where the best path
 //                   model attains sigma); Theorem 2 allows it to reach 0,
 // each from several starts that do not depend on the capped head's path
-// weights, the best feasible result kept (CapStart):
+// weights, the best feasible result kept (CapStart; eps_one tries
+// construction, sink, warm, dead, fresh in that order, and its descent
+// starts dead and fresh only when no earlier start reached
+// kTheorem2LowLoss, cap_descent_when_needed; eps_all tries warm, and fresh
+// when cap_fresh_all):
 //   warm   the best path model with the capped heads' A scaled by the
 //          largest gamma in [0, 1] that meets the ceiling (bisection);
 //   fresh  a fresh residual_normal_init, the ceiling enforced from round 1
@@ -185,6 +189,14 @@ struct Theorem2Options {
   bool cap_fresh_start = true;
   bool cap_dead_start = true;
   bool cap_sink_start = true;
+  // The fresh start for eps_all too. Off by default: at n = L = 16, 2 x 2
+  // (seed 0) it lost to the warm start at every delta (worst cases 1.5 -
+  // 1.8 against 0.60 - 0.94) and took about 750 s of each point's 880 s.
+  bool cap_fresh_all = false;
+  // An eps_one point's descent starts (dead, fresh) run only when none of
+  // its cheap starts (construction, sink, warm) reached kTheorem2LowLoss;
+  // a skipped start is recorded with the reason. false: every start runs.
+  bool cap_descent_when_needed = true;
   double cap_fresh_std = 0.02;
   int cap_descent_rounds = 20;
   // Certification of the eps_one points (header comment): boxes per bound
@@ -252,6 +264,7 @@ struct CapStartRecord {
   int rounds = 0;
   double seconds = 0;
   std::string stop_reason;
+  std::string skipped;  // why the start did not run ("" if it ran)
 };
 
 // A model's two claims over the whole content box (header comment,

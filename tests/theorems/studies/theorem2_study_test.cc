@@ -242,6 +242,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   o.every_head_searches = 1;
   o.every_head_rounds = 3;
   o.cap_descent_rounds = 3;
+  o.cap_fresh_all = true;  // eps_all's fresh start too (off by default)
   // the eps_one point certified (a few boxes suffice at this size: the
   // construction's bounds decide at once)
   o.certify_boxes = 400;
@@ -253,20 +254,29 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   for (const Theorem2FrontierPoint& p : st.frontier) {
     CHECK(p.ceiling == 0.5);
     if (p.not_run.empty() && p.feasible) CHECK(p.capped_bos <= p.ceiling);
-    // every start ran (eps_all: warm and fresh; eps_one: warm, fresh, dead,
-    // sink, construction)
+    // every start recorded (eps_all: warm and fresh; eps_one: construction,
+    // sink, warm, then dead and fresh)
     CHECK(p.starts.size() == (p.scope == CapScope::kAll ? 2u : 5u));
-    // the dead, sink and construction starts meet the ceiling 1/2 from their
-    // first model on; the sink start's worst case is that of the sink
-    // family, far below 1e-6, and the construction is that model unpolished
+    // the construction and sink starts meet the ceiling 1/2 from their first
+    // model on; the sink start's worst case is that of the sink family, far
+    // below 1e-6, and the construction is that model unpolished; so the
+    // descent starts (dead, fresh) are skipped, each with its reason
     if (p.scope == CapScope::kOne) {
-      CHECK(p.starts[2].feasible);
-      CHECK(p.starts[3].feasible);
-      CHECK(p.starts[3].eps < 1e-6);
-      CHECK(p.starts[4].start == CapStart::kConstruction);
-      CHECK(p.starts[4].feasible);
-      CHECK(p.starts[4].rounds == 0);
-      CHECK(p.starts[4].eps < 1e-6);
+      CHECK(p.starts[0].start == CapStart::kConstruction);
+      CHECK(p.starts[0].feasible);
+      CHECK(p.starts[0].rounds == 0);
+      CHECK(p.starts[0].eps < 1e-6);
+      CHECK(p.starts[1].start == CapStart::kSink);
+      CHECK(p.starts[1].feasible);
+      CHECK(p.starts[1].eps < 1e-6);
+      CHECK(p.starts[2].start == CapStart::kWarm);
+      CHECK(p.starts[2].skipped.empty());
+      CHECK(p.starts[3].start == CapStart::kDead);
+      CHECK(p.starts[4].start == CapStart::kFresh);
+      for (int k : {3, 4}) {
+        CHECK(p.starts[k].skipped.find("already reached") != std::string::npos);
+        CHECK(p.starts[k].rounds == 0);
+      }
       // certified: some low-loss model holds both claims over the box (the
       // construction does: its capped head's a_i0 <= 1/2 exactly); the kept
       // one is a low-loss start's, possibly not the search's best
