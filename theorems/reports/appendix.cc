@@ -451,6 +451,13 @@ std::vector<Entry> registry(RunSize size) {
         {},
         {}};
   });
+  table("t2b_theorem2_every_head", {}, [](Computations& c) {
+    return Built{theorem2_every_head_appendix_table(
+                     c.model_path(std::string(kTheorem2Study) + "/theorem2.json")),
+                 c.info(0, "double (read from theorem2.json)"),
+                 {},
+                 {}};
+  });
   // T2c and F3: every head's BOS mass and E CERTIFIED over the whole box
   // (quick: the first model, tiny budgets).
   const std::vector<std::string> t2c_inputs = t2c_models(size);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -446,7 +447,139 @@ Table theorem2_appendix_table_of(const std::string& json_path) {
   return t;
 }
 
+// T2b read back: per targeted search its capped head, per path model every
+// head (EveryHeadCandidate JSON: source, worst_case, capped_head, heads).
+Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
+  Table t;
+  t.name = "t2b_theorem2_every_head";
+  t.columns = {"model", "layer",   "head",     "answer",      "worst_case",
+               "ratio", "max_bos", "mean_bos", "low_fraction"};
+  t.alignment = "lrrlrrrrr";
+  std::ifstream in(json_path);
+  if (!in) {
+    t.caption =
+        "T2b. Theorem 2, the every-head question: not run; no theorem2.json in the results.";
+    t.rows.push_back(
+        {"theorem2.json", "", "", "not found: the study was not run", "", "", "", "", ""});
+    return t;
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw InputError(json_path, "file", "JSON written by sinkcert theorem2");
+  const auto field = [&](const nlohmann::json& at, const char* key) -> const nlohmann::json& {
+    if (!at.is_object() || !at.contains(key)) {
+      throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
+    }
+    return at[key];
+  };
+  // a number, or null for a value JSON cannot hold (an infeasible search's
+  // worst case is +inf)
+  const auto number = [&](const nlohmann::json& at, const char* key) {
+    const nlohmann::json& v = field(at, key);
+    if (v.is_null()) return std::numeric_limits<double>::infinity();
+    if (!v.is_number()) throw InputError(json_path, key, "a number or null");
+    return v.get<double>();
+  };
+  const nlohmann::json& task = field(j, "task");
+  const nlohmann::json& model = field(j, "model");
+  const nlohmann::json& every = field(j, "every_head");
+  const nlohmann::json& candidates = field(every, "candidates");
+  if (!candidates.is_array()) throw InputError(json_path, "candidates", "an array");
+  t.caption =
+      "T2b. Theorem 2, the every-head question (residual softmax " +
+      std::to_string(field(model, "layers").get<int>()) + " x " +
+      std::to_string(field(model, "heads").get<int>()) +
+      ", n = " + std::to_string(field(task, "n").get<int>()) +
+      ", L = " + std::to_string(field(task, "L").get<int>()) +
+      "; read from theorem2.json): is there a model with worst case <= " +
+      format_double(kEveryHeadLoss) +
+      " and a necessary head (M = 0 raises the worst case >= " + format_double(kNecessityFactor) +
+      "-fold) whose BOS mass stays <= " + format_double(kNoSinkScore) +
+      "? Rows: every head of each path model, and the capped head of each targeted search "
+      "(that head's BOS capped at " +
+      format_double(kNoSinkScore) + " for the whole descent).";
+  t.notes = {
+      "worst_case (the model's) and ratio (ablated / model worst case): SEARCH(lower "
+      "bound), the same adversary for both; max_bos, mean_bos and low_fraction (share of "
+      "(probe, position) pairs with a_i0 <= " +
+          format_double(kNoSinkScore) + "): NUMERIC(53) on the probe set",
+      "answer: FOUND, or the head's role: not necessary; necessary, sinks (mean BOS "
+      "above " +
+          format_double(kNoSinkScore) +
+          "); necessary but not sinking on average (max above, mean at most " +
+          format_double(kNoSinkScore) + "); or why no role was measured",
+      "every head: " + field(every, "summary").get<std::string>()};
+  const auto g = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  const auto head_row = [&](const std::string& who, const nlohmann::json& h, double worst,
+                            bool targeted) {
+    const bool necessary = field(h, "necessary").get<bool>();
+    const double max_bos = number(h, "max_bos");
+    const bool low = worst <= kEveryHeadLoss;
+    const bool found = low && necessary && max_bos <= kNoSinkScore;
+    const std::string role = field(h, "role").get<std::string>();
+    std::string answer = "FOUND";
+    if (!found && !low) {
+      answer = "NOT FOUND: worst case above " + format_double(kEveryHeadLoss) + " (" + role + ")";
+    } else if (!found) {
+      answer = (targeted ? "NOT FOUND: " : "") + role;
+    }
+    t.rows.push_back({who, std::to_string(field(h, "layer").get<int>()),
+                      std::to_string(field(h, "head").get<int>()), answer,
+                      format_bound(worst, true, 3), g(number(h, "ratio")), g(max_bos),
+                      g(number(h, "mean_bos")), g(number(h, "low_bos_fraction"))});
+  };
+  for (const nlohmann::json& k : candidates) {
+    if (k.is_object() && !k.contains("capped_head")) {
+      throw InputError(json_path, "every_head.candidates[].capped_head",
+                       "present; this file was written by an older sinkcert theorem2, without "
+                       "the every-head profiles (run the study again)");
+    }
+    const std::string source = field(k, "source").get<std::string>();
+    const double worst = number(k, "worst_case");
+    const nlohmann::json& capped = field(k, "capped_head");
+    if (capped.is_null()) {
+      // a path model: every head whose necessity was measured
+      if (source.rfind("path start", 0) != 0) continue;
+      for (const nlohmann::json& h : field(k, "heads")) head_row(source, h, worst, false);
+      continue;
+    }
+    const int cl = field(capped, "layer").get<int>(), ch = field(capped, "head").get<int>();
+    const std::string who = "targeted, capped head";
+    bool shown = false;
+    for (const nlohmann::json& h : field(k, "heads")) {
+      if (field(h, "layer").get<int>() != cl || field(h, "head").get<int>() != ch) continue;
+      head_row(who, h, worst, true);
+      shown = true;
+    }
+    if (!shown) {
+      // no necessity measured: no feasible model, or its loss above the question's
+      const nlohmann::json& profiles = field(k, "head_profiles");
+      const int heads = field(model, "heads").get<int>();
+      const std::size_t idx = static_cast<std::size_t>(cl * heads + ch);
+      const bool have = profiles.is_array() && idx < profiles.size();
+      t.rows.push_back(
+          {who, std::to_string(cl), std::to_string(ch),
+           std::string("NOT FOUND: ") + (std::isfinite(worst)
+                                             ? "worst case above " + format_double(kEveryHeadLoss)
+                                             : "no feasible model"),
+           std::isfinite(worst) ? format_bound(worst, true, 3) : "-", "-",
+           have ? g(number(profiles[idx], "max_bos")) : "-",
+           have ? g(number(profiles[idx], "mean_bos")) : "-",
+           have ? g(number(profiles[idx], "low_bos_fraction")) : "-"});
+    }
+  }
+  return t;
+}
+
 }  // namespace
+
+Table theorem2_every_head_appendix_table(const std::string& json_path) {
+  return internal::reading_json(json_path,
+                                [&] { return theorem2_every_head_appendix_table_of(json_path); });
+}
 
 Table theorem2_appendix_table(const std::string& json_path) {
   return internal::reading_json(json_path, [&] { return theorem2_appendix_table_of(json_path); });

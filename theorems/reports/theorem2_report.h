@@ -58,6 +58,11 @@ Figure theorem2_frontier_figure(const Theorem2Study& study);
 // so in one row (the study was not run); an InputError naming the file and
 // field when it exists but is malformed.
 Table theorem2_appendix_table(const std::string& json_path);
+// T2b, the every-head question read back from the same file: every head of
+// each path model and the capped head of each targeted search, with its
+// answer (FOUND, or its role), worst case, necessity ratio and BOS profile;
+// the same file handling as theorem2_appendix_table.
+Table theorem2_every_head_appendix_table(const std::string& json_path);
 
 // The files of `dir` a study owns (the names write_theorem2_outputs writes,
 // any path_start*.weights.json, and temporaries of those names); everything

@@ -31,6 +31,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "p5_refined_search_path",
                                        "t1_hypothesis_edges",
                                        "t2_theorem2_study",
+                                       "t2b_theorem2_every_head",
                                        "t2c_theorem2_certified",
                                        "normalizations_n5_L4",
                                        "normalizations_n16_L16",
@@ -65,8 +66,12 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
     if (a.name == "t1_hypothesis_edges") CHECK(a.inputs.size() == 9u);
     // C1: P5's start and the six descent path models (n = 5, L = 4 and n = L = 16)
     if (a.name == "c1_certified_path") CHECK(a.inputs.size() == 7u);
-    // T2c: the Theorem 2 study's three path models, the small study's two eps_one models
-    if (a.name == "t2c_theorem2_certified") CHECK(a.inputs.size() == 5u);
+    // T2c: the Theorem 2 study's start-0 path model, the small study's two eps_one models
+    if (a.name == "t2c_theorem2_certified") {
+      CHECK(a.inputs == std::vector<std::string>{"theorem2/path_start0.weights.json",
+                                                 "theorem2/n5_L4/eps_one_delta0.5.weights.json",
+                                                 "theorem2/n5_L4/eps_one_delta0.2.weights.json"});
+    }
     // the committed Theorem 2 study's figures, copied with its JSON's caption
     if (a.name == "theorem2_path") {
       CHECK(a.inputs == std::vector<std::string>{"theorem2/theorem2.json", "theorem2/path.pdf"});

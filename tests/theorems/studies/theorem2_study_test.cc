@@ -339,6 +339,21 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   std::snprintf(one_minus, sizeof one_minus, "%.3g", 1 - r.sink.sigma);
   CHECK(appendix.rows[1][2].text == one_minus);
   CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
+  // T2b read back: the targeted search's capped head (0, 0), and every head
+  // of the path model when its worst case is low enough to be measured
+  const Table t2b_read = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  int targeted_rows = 0, path_rows = 0;
+  for (const auto& row : t2b_read.rows) {
+    if (row[0].text == "targeted, capped head") {
+      ++targeted_rows;
+      CHECK(row[1].text == "0");
+      CHECK(row[2].text == "0");
+      CHECK(row[3].text.rfind(st.every_head.head_found ? "FOUND" : "NOT FOUND", 0) == 0);
+    }
+    if (row[0].text == "path start 0") ++path_rows;
+  }
+  CHECK(targeted_rows == 1);
+  CHECK(path_rows == (r.result.worst.certified <= kEveryHeadLoss ? 4 : 0));
   if (st.frontier[1].feasible) {
     const WeightFile e = read_weight_file(dir + "/eps_one_delta0.5.weights.json");
     CHECK(e.metadata["worst_case_loss"].get<double>() == st.frontier[1].eps);
@@ -465,9 +480,69 @@ TEST_CASE("the appendix table of a study not run, and of a malformed file") {
   const Table none = theorem2_appendix_table(dir + "/theorem2.json");
   REQUIRE(none.rows.size() == 1u);
   CHECK(none.rows[0][2].text == "not found: the study was not run");
+  const Table none_b = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  REQUIRE(none_b.rows.size() == 1u);
+  CHECK(none_b.rows[0][3].text == "not found: the study was not run");
   std::filesystem::create_directories(dir);
   write_file_atomically(dir + "/theorem2.json", "{\"task\": {\"n\": 5}}\n");
   CHECK_THROWS_AS(theorem2_appendix_table(dir + "/theorem2.json"), InputError);
+  CHECK_THROWS_AS(theorem2_every_head_appendix_table(dir + "/theorem2.json"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+// A theorem2.json's every-head part, hand-made: one path model with a
+// necessary head that does not sink (a counterexample to "every head
+// sinks"), one with a head that sinks, and a targeted search with no
+// feasible model.
+TEST_CASE("T2b says FOUND only for a necessary head without a sink in a low-loss model") {
+  const auto head = [](int l, int h, bool necessary, double max_bos, const char* role) {
+    return nlohmann::json{{"layer", l},
+                          {"head", h},
+                          {"necessary", necessary},
+                          {"max_bos", max_bos},
+                          {"mean_bos", 0.3},
+                          {"low_bos_fraction", 0.9},
+                          {"ratio", 1e3},
+                          {"role", role},
+                          {"worst_case", 1e-6},
+                          {"ablated_worst_case", 1e-3}};
+  };
+  nlohmann::json j;
+  j["task"] = {{"n", 5}, {"L", 4}};
+  j["model"] = {{"layers", 2}, {"heads", 2}};
+  nlohmann::json cands = nlohmann::json::array();
+  cands.push_back({{"source", "path start 0"},
+                   {"worst_case", 1e-6},
+                   {"capped_head", nullptr},
+                   {"heads", {head(0, 0, true, 0.4, "necessary, no sink")}}});
+  cands.push_back({{"source", "path start 1"},
+                   {"worst_case", 1e-6},
+                   {"capped_head", nullptr},
+                   {"heads", {head(0, 1, true, 0.99, "necessary, sinks")}}});
+  // the same head in a model whose loss is above the question's: not FOUND
+  cands.push_back({{"source", "path start 2"},
+                   {"worst_case", 1e-2},
+                   {"capped_head", nullptr},
+                   {"heads", {head(0, 0, true, 0.4, "necessary, no sink")}}});
+  cands.push_back({{"source", "targeted: layer 1 head 1"},
+                   {"worst_case", nullptr},
+                   {"capped_head", {{"layer", 1}, {"head", 1}}},
+                   {"head_profiles", nlohmann::json::array()},
+                   {"heads", nlohmann::json::array()}});
+  j["every_head"] = {{"candidates", cands}, {"summary", "hand-made"}};
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sinkcert_theorem2_t2b_test").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/theorem2.json", j.dump());
+  const Table t = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  REQUIRE(t.rows.size() == 4u);
+  CHECK(t.rows[0][3].text == "FOUND");
+  CHECK(t.rows[1][3].text == "necessary, sinks");
+  CHECK(t.rows[2][3].text == "NOT FOUND: worst case above 0.0001 (necessary, no sink)");
+  CHECK(t.rows[3][0].text == "targeted, capped head");
+  CHECK(t.rows[3][3].text == "NOT FOUND: no feasible model");
+  CHECK(t.rows[3][6].text == "-");
   std::filesystem::remove_all(dir);
 }
 
