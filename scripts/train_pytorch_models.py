@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Train single-layer single-head attention models by the paper's PyTorch
-recipe (float32, torch), convert them to sinkcert weight files, and check
-the conversion against a float64 torch forward.
+"""Train attention models by the paper's PyTorch recipe (float32, torch):
+single-layer single-head ones and residual 2 x 2 ones; convert them to
+sinkcert weight files, and check the conversion against a float64 torch
+forward.
 
 Model (the fused layout of the paper's code, H = 1 head of width n):
 nn.Linear weights W_Q, W_K, W_V of shape (H n) x n and W_O of shape
@@ -12,7 +13,12 @@ n x (H n), no biases. For a batch X (B, L, n), causal, no 1/sqrt(d):
   relu:    P_ik = max(S_ik, 0) / max(i, 1)   (sinkcert's `relu`, src/attention.h:
            row i divides by the number of non-BOS positions it sees, row 0 by 1)
   f(X) = (P V) W_O^T.
-Target (single layer): y_i = 0 for i != j, y_j = (1/j) sum_{k=1..j} x_k.
+Residual models (the paper's multi-layer form): blocks.0, blocks.1 of H = 2 heads
+of width n in the fused layout (W_Q, W_K, W_V (H n) x n, head h in rows
+h n .. (h+1) n - 1; W_O n x (H n)), x^(l+1) = x^(l) + blocks[l](x^(l)), output the
+last stream; lr 1e-4 (the recipe's rate for more than one layer).
+Target (single layer): y_i = 0 for i != j, y_j = (1/j) sum_{k=1..j} x_k;
+residual: y = x plus that.
 Loss l = mean((f(X) - Y)^2); Adam, betas (0.9, 0.95), eps 1e-8, lr 1e-3,
 batch 128; a fresh batch per step: content uniform in [-1, 1)
 (torch.rand * 2 - 1), trigger uniform over the convention's range
@@ -23,9 +29,10 @@ draw the entries of every matrix whose row and column are both content
 coordinates (2..n-2 within each head block) from normal(0, 0.2) instead
 (an init choice; training then runs as for the others).
 
-The twelve models (n = L = 16):
+The fourteen models (n = L = 16):
   softmax_s{0..4}, relu_s{0..4}: seeds 0, 1, 2 reference-code, 3, 4 paper;
-  softmax_content_s5 (paper), softmax_content_s6 (reference-code).
+  softmax_content_s5 (paper), softmax_content_s6 (reference-code);
+  softmax_2x2_s7, softmax_2x2_s8: residual 2 x 2, paper.
 Reproducible: torch.manual_seed(seed), deterministic algorithms, one thread.
 
 Output: OUT/<name>.pt (state dict), OUT/<name>.weights.json (by
@@ -63,20 +70,28 @@ CONTENT_STD = 0.2
 # by rounding only: a few ulps of the largest terms, far below 1e-12.
 CONVERSION_TOLERANCE = 1e-12
 CHECK_SAMPLES = 3  # sampled inputs per model in the conversion check
+PROGRESS_SECONDS = 10  # a progress line on stderr at most this often while training
 
-MODELS = ([(f"softmax_s{s}", "softmax", s, "reference-code" if s < 3 else "paper", False)
+# (name, attention, seed, trigger range, content init, layers, heads)
+MODELS = ([(f"softmax_s{s}", "softmax", s, "reference-code" if s < 3 else "paper", False, 1, 1)
            for s in range(5)] +
-          [(f"relu_s{s}", "relu", s, "reference-code" if s < 3 else "paper", False)
+          [(f"relu_s{s}", "relu", s, "reference-code" if s < 3 else "paper", False, 1, 1)
            for s in range(5)] +
-          [("softmax_content_s5", "softmax", 5, "paper", True),
-           ("softmax_content_s6", "softmax", 6, "reference-code", True)])
+          [("softmax_content_s5", "softmax", 5, "paper", True, 1, 1),
+           ("softmax_content_s6", "softmax", 6, "reference-code", True, 1, 1)] +
+          [(f"softmax_2x2_s{s}", "softmax", s, "paper", False, 2, 2) for s in (7, 8)])
+# Adam's learning rate for residual models of more than one layer (the
+# paper's recipe as sinkcert's search/paper_recipe.h runs it)
+DEEP_LR = 1e-4
 
 
 README_TEXT = f"""# Models trained by the paper's PyTorch recipe
 
-Single layer, single head, n = L = {N}, written by `scripts/train_pytorch_models.py`
+Single layer, single head, and residual 2 x 2 (`softmax_2x2_*`), n = L = {N},
+written by `scripts/train_pytorch_models.py`
 (its docstring gives the recipe: fused layout, causal attention without
-1/sqrt(d) scaling, MSE loss, Adam betas (0.9, 0.95), eps 1e-8, lr {LR:g},
+1/sqrt(d) scaling, MSE loss, Adam betas (0.9, 0.95), eps 1e-8, lr {LR:g}
+(residual: {DEEP_LR:g}, residual target),
 batch {BATCH}, stop at batch l_inf < {STOP_LINF:g}) and converted by
 `scripts/convert_pytorch.py --layout fused --score-scale 1`. Each
 `<model>.weights.json` denotes exactly the float32 weights torch trained;
@@ -94,20 +109,25 @@ float32 weights over {CHECK_SAMPLES} sampled inputs (tolerance {CONVERSION_TOLER
 
 
 class Attention(torch.nn.Module):
-    """One layer, one head, fused layout of the paper's code."""
+    """One layer of H heads of width n, fused layout of the paper's code:
+    W_Q, W_K, W_V of shape (H n) x n, W_O of shape n x (H n); head h reads
+    rows h n .. (h+1) n - 1 of W_Q, W_K, W_V and those columns of W_O."""
 
-    def __init__(self, n, attention):
+    def __init__(self, n, attention, heads=1):
         super().__init__()
         self.attention = attention
-        self.W_Q = torch.nn.Linear(n, n, bias=False)
-        self.W_K = torch.nn.Linear(n, n, bias=False)
-        self.W_V = torch.nn.Linear(n, n, bias=False)
-        self.W_O = torch.nn.Linear(n, n, bias=False)
+        self.heads = heads
+        self.W_Q = torch.nn.Linear(n, heads * n, bias=False)
+        self.W_K = torch.nn.Linear(n, heads * n, bias=False)
+        self.W_V = torch.nn.Linear(n, heads * n, bias=False)
+        self.W_O = torch.nn.Linear(heads * n, n, bias=False)
 
     def forward(self, x):
-        Lx = x.shape[-2]
-        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)
-        # S_ik = Q_i . K_k, causal, no scaling
+        Lx, n = x.shape[-2], x.shape[-1]
+        # (..., L, H n) -> (..., H, L, n)
+        split = lambda t: t.reshape(*t.shape[:-1], self.heads, n).transpose(-2, -3)
+        q, k, v = split(self.W_Q(x)), split(self.W_K(x)), split(self.W_V(x))
+        # S^h_ik = Q^h_i . K^h_k, causal, no scaling
         s = q @ k.transpose(-1, -2)
         mask = torch.tril(torch.ones(Lx, Lx, dtype=torch.bool))
         if self.attention == "softmax":
@@ -116,14 +136,43 @@ class Attention(torch.nn.Module):
             # P_ik = max(S_ik, 0) / max(i, 1)
             div = torch.clamp(torch.arange(Lx, dtype=x.dtype), min=1).unsqueeze(-1)
             p = torch.relu(s).masked_fill(~mask, 0.0) / div
-        return self.W_O(p @ v)
+        # sum_h W_O^h (P^h V^h): the heads side by side, then W_O
+        o = (p @ v).transpose(-2, -3)
+        return self.W_O(o.reshape(*o.shape[:-2], self.heads * n))
+
+
+class Residual(torch.nn.Module):
+    """Layers blocks.0, blocks.1, ... of Attention with the residual stream
+    x^(l+1) = x^(l) + blocks[l](x^(l)); the output is the last stream."""
+
+    def __init__(self, n, attention, layers, heads):
+        super().__init__()
+        self.attention = attention
+        self.layers, self.heads = layers, heads
+        self.blocks = torch.nn.ModuleList(Attention(n, attention, heads) for _ in range(layers))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return x
+
+
+def make_model(attention, layers, heads):
+    return (Attention(N, attention) if layers == 1 and heads == 1
+            else Residual(N, attention, layers, heads))
+
+
+def linears(model):
+    if isinstance(model, Residual):
+        return [lin for b in model.blocks for lin in (b.W_Q, b.W_K, b.W_V, b.W_O)]
+    return [model.W_Q, model.W_K, model.W_V, model.W_O]
 
 
 def trigger_range(convention):
     return (1 if convention == "paper" else 2, L - 1)
 
 
-def sample_batch(gen, convention, batch=BATCH, dtype=torch.float32):
+def sample_batch(gen, convention, batch=BATCH, dtype=torch.float32, residual=False):
     lo, hi = trigger_range(convention)
     X = torch.zeros(batch, L, N, dtype=dtype)
     X[:, 0, 0] = 1.0
@@ -134,38 +183,45 @@ def sample_batch(gen, convention, batch=BATCH, dtype=torch.float32):
     rows = torch.arange(batch)
     X[rows, j, N - 1] = 0.0
     X[rows, j, 1] = 1.0
-    Y = torch.zeros_like(X)
-    # y_j = (1/j) sum_{k=1..j} x_k
+    # y_j = (1/j) sum_{k=1..j} x_k, y_i = 0 otherwise; residual: y = x + that
+    Y = X.clone() if residual else torch.zeros_like(X)
     csum = torch.cumsum(X[:, 1:, :], dim=1)
-    Y[rows, j, :] = csum[rows, j - 1, :] / j.unsqueeze(-1).to(dtype)
+    Y[rows, j, :] += csum[rows, j - 1, :] / j.unsqueeze(-1).to(dtype)
     return X, Y, j
 
 
 def init_model(model, seed, content):
     torch.manual_seed(seed)
     with torch.no_grad():
-        for lin in (model.W_Q, model.W_K, model.W_V, model.W_O):
+        for lin in linears(model):
             lin.weight.normal_(0.0, INIT_STD)
         if content:
-            for lin in (model.W_Q, model.W_K, model.W_V, model.W_O):
+            for lin in linears(model):
                 lin.weight[2:N - 1, 2:N - 1].normal_(0.0, CONTENT_STD)
 
 
-def train(name, attention, seed, convention, content, max_steps):
+def train(name, attention, seed, convention, content, max_steps, layers=1, heads=1):
     torch.manual_seed(seed)
-    model = Attention(N, attention)
+    model = make_model(attention, layers, heads)
     init_model(model, seed, content)
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.95), eps=1e-8)
+    residual = isinstance(model, Residual)
+    opt = torch.optim.Adam(model.parameters(), lr=DEEP_LR if layers > 1 else LR,
+                           betas=(0.9, 0.95), eps=1e-8)
     start = time.time()
+    said = start
     steps, linf = 0, float("inf")
     while steps < max_steps:
-        X, Y, _ = sample_batch(gen, convention)
+        X, Y, _ = sample_batch(gen, convention, residual=residual)
         out = model(X)
         r = out - Y
         linf = r.abs().max().item()
         if linf < STOP_LINF:
             break
+        if time.time() - said >= PROGRESS_SECONDS:
+            said = time.time()
+            print(f"{name}: step {steps}, batch l_inf {linf:.3e}, {said - start:.0f} s",
+                  file=sys.stderr, flush=True)
         loss = torch.mean(r * r)
         opt.zero_grad()
         loss.backward()
@@ -176,7 +232,8 @@ def train(name, attention, seed, convention, content, max_steps):
 
 def forward64(model, X):
     """The torch forward in float64 on the float32 weights (widened exactly)."""
-    m64 = Attention(N, model.attention)
+    m64 = (Residual(N, model.attention, model.layers, model.heads)
+           if isinstance(model, Residual) else Attention(N, model.attention))
     m64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
     m64 = m64.double()
     with torch.no_grad():
@@ -226,23 +283,24 @@ def main(argv):
     command = "/usr/bin/python3 scripts/train_pytorch_models.py " + " ".join(shown)
     lines = []
     failed = False
-    for name, attention, seed, convention, content in MODELS:
+    for name, attention, seed, convention, content, layers, heads in MODELS:
         if args.only and name not in args.only:
             continue
         pt = os.path.join(args.out, f"{name}.pt")
         info_path = os.path.join(args.out, f"{name}.train.json")
         if args.reuse and os.path.exists(pt) and os.path.exists(info_path):
-            model = Attention(N, attention)
+            model = make_model(attention, layers, heads)
             model.load_state_dict(torch.load(pt))
             with open(info_path) as f:
                 info = json.load(f)
             steps, linf, secs = info["steps"], info["final_batch_linf"], info["seconds"]
         else:
             model, steps, linf, secs = train(name, attention, seed, convention, content,
-                                             args.max_steps)
+                                             args.max_steps, layers, heads)
             torch.save(model.state_dict(), pt)
             with open(info_path, "w") as f:
                 json.dump({"name": name, "attention": attention, "seed": seed,
+                           "layers": layers, "heads": heads,
                            "trigger_range": convention, "content_init": content,
                            "steps": steps, "final_batch_linf": linf, "seconds": secs,
                            "max_steps": args.max_steps}, f, indent=1)
@@ -253,12 +311,14 @@ def main(argv):
                        stdout=subprocess.DEVNULL)
         # std of the content block (rows and columns 2..n-2) of W_Q and W_K after training:
         # how much the scores read the content
+        first = model.blocks[0] if isinstance(model, Residual) else model
         qk_std = "/".join(f"{lin.weight.detach()[2:N - 1, 2:N - 1].double().std().item():.3f}"
-                          for lin in (model.W_Q, model.W_K))
+                          for lin in (first.W_Q, first.W_K))
         stopped = "stop rule" if linf < STOP_LINF else f"step cap {args.max_steps}"
         init = (f"init normal std {INIT_STD}, content block std {CONTENT_STD}" if content
                 else f"init normal std {INIT_STD}")
-        line = (f"| {name} | {attention} | {convention} | {seed} | {steps} | {linf:.3e} | "
+        line = (f"| {name} | {attention} {layers} x {heads} | {convention} | {seed} | {steps} | "
+                f"{linf:.3e} | "
                 f"{stopped} | {init} | {qk_std} |")
         if args.sinkcert:
             rel = check_conversion(model, convention, weights, args.sinkcert)

@@ -26,7 +26,8 @@ are about that model.
 
 Layouts (`layout=`), recognized by key pattern under any common prefix
 (`P` below: "", "model.", "blocks.", ...), one block per layer numbered by
-the last integer in its prefix, 0, 1, ... without gaps (a single block may
+the last integer in its prefix that stands between dots ("layers.0.",
+"h.3.attn."; "P0." has none), 0, 1, ... without gaps (a single block may
 have no number):
 
 fused   P{l}.W_Q.weight, W_K, W_V: (H d_k) x n, head h = rows h d_k ..
@@ -295,7 +296,8 @@ def _layers_from_blocks(source, blocks):
         numbers = list(_LAYER_NUMBER.finditer(b))
         if not numbers:
             raise ConvertError(f"{source.name}: {b or '(top level)'}: expected one attention block "
-                               "per layer, numbered; this block has no layer number")
+                               "per layer, numbered by a dotted integer component of its "
+                               "prefix (as layers.0.); this block has none")
         last = numbers[-1]
         t = b[:last.start()] + "{l}" + b[last.end():]
         if template is None:

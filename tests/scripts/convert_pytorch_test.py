@@ -221,6 +221,12 @@ def main():
         normed["layers.0.ln_1.weight"] = np.ones(5)
         expect_error(tmp, normed, "layer_norm", "layers.0.ln_1.weight: a normalization layer")
         expect_error(tmp, base, "no-scale", "score_scale: required for the fused layout")
+        # blocks named P0., P1.: the number is not a dotted component
+        glued = {k.replace("layers.", "P"): v for k, v in base.items()}
+        expect_error(tmp, glued, "glued_number",
+                     "P0.: expected one attention block per layer, numbered by a dotted "
+                     "integer component of its prefix (as layers.0.); this block has none",
+                     "--score-scale", "1")
         # a zero bias changes nothing: accepted, and said so
         zero = dict(base)
         zero["layers.0.W_Q.bias"] = np.zeros(10)
