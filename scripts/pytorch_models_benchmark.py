@@ -54,6 +54,11 @@ def fmt(x, spec=".4e"):
     return format(x, spec)
 
 
+def read_kind(path):
+    with open(path) as f:
+        return json.load(f).get("kind", "single-layer")
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
@@ -70,6 +75,9 @@ def main(argv):
                         "(64 x 200) instead of running it (its seconds are then that run's)")
     args = p.parse_args(argv)
     files = sorted(glob.glob(os.path.join(args.models, "*.weights.json")))
+    # single-layer models only: scripts/pgd_attack.py runs one layer; the
+    # residual ones (softmax_2x2_*) are scripts/deep_heldout_benchmark.py's
+    files = [f for f in files if read_kind(f) == "single-layer"]
     if args.only:
         files = [f for f in files if os.path.basename(f).split(".")[0] in args.only]
     if not files:

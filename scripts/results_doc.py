@@ -37,7 +37,8 @@ TABLES = [
     ("The certified path: loss and BOS deficit over the whole box",
      ["c1_certified_path"]),
     ("Theorem 1 at the hypothesis edges", ["t1_hypothesis_edges"]),
-    ("Theorem 2 in residual models", ["t2_theorem2_study", "t2c_theorem2_certified"]),
+    ("Theorem 2 in residual models",
+     ["t2_theorem2_study", "t2b_theorem2_every_head", "t2c_theorem2_certified"]),
     ("Which normalizations need a sink",
      ["normalizations_n5_L4", "normalizations_n16_L16"]),
 ]
@@ -324,6 +325,19 @@ def theorem2_section(root):
                          deficit(h["overall"]["mean"]),
                          deficit(h["overall"]["min"])])
     out += markdown_table(["start", "layer", "head", "mean BOS", "min BOS"], rows)
+    out += ["", "Frontiers (the kept model's worst case, SEARCH(lower bound) on that "
+            "model's E; its capped heads' largest BOS mass at the worst case's witness, "
+            "CERTIFIED at that input; `start`: which start's model was kept; "
+            "`theorem2.json` lists every start):", ""]
+    rows = []
+    for p in d["frontier"]["points"]:
+        head = p["capped_head"]
+        rows.append([p["capped"] + ("" if head is None else " (layer %s, head %s)" % (
+                         head["layer"], head["head"])),
+                     fmt(p["delta"]), fmt(p["eps"]), fmt(p["witness_capped_bos"], 6),
+                     p["start"], "yes" if p["feasible"] else "no"])
+    out += markdown_table(["capped", "delta", "eps [SEARCH(lower bound)]",
+                           "capped BOS at the witness [CERTIFIED]", "start", "feasible"], rows)
     every = d["every_head"]
     out += ["", "The every-head question (%s): %s" % (
         every["evidence"] if isinstance(every["evidence"], str) else "SEARCH",
@@ -454,6 +468,17 @@ def summary_section(root):
                "(SEARCH; `t2_theorem2_study`)." % (
                    t2["model"]["layers"], t2["model"]["heads"],
                    t2["task"]["n"], t2["verdict"], t2["verdict_reason"]))
+    big = [p for p in t2["frontier"]["points"] if p["feasible"]]
+    big_one = [p for p in big if p["capped"] == "one"]
+    big_all = [p for p in big if p["capped"] == "all"]
+    if big_one and big_all:
+        out.append("- **Theorem 2, frontiers** (%s layers x %s heads, n = L = %s): eps_one(delta) "
+                   "from %s to %s and eps_all(delta) from %s to %s at delta = %s, all "
+                   "SEARCH(lower bound) on the kept models' E (the Theorem 2 study below)." % (
+                       t2["model"]["layers"], t2["model"]["heads"], t2["task"]["n"],
+                       fmt(min(p["eps"] for p in big_one)), fmt(max(p["eps"] for p in big_one)),
+                       fmt(min(p["eps"] for p in big_all)), fmt(max(p["eps"] for p in big_all)),
+                       ", ".join(fmt(x) for x in sorted({p["delta"] for p in big}, reverse=True))))
     small = read_json(os.path.join(root, "results", "theorem2", "n5_L4", "theorem2.json"))
     points = small["frontier"]["points"]
     one = [p for p in points if p["capped"] == "one"]
