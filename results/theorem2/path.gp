@@ -1,10 +1,10 @@
 # sinkcert figure script path
-# command_line: build/sinkcert theorem2 --layers 2 --heads 2 --n 16 --L 16 --seed 0 --threads 2 --out results/theorem2
-# revision: 7be11a0d5e2e
-# time_utc: 2026-12-01T19:48:28Z
+# command_line: build/sinkcert theorem2 --layers 2 --heads 2 --n 16 --L 16 --seed 0 --threads 2 --init-stds 0.02 --out results/theorem2 --force
+# revision: 47c069015cc5
+# time_utc: 2026-12-03T13:26:26Z
 # seed: 0
 # precision: double
-# caption: Descent path (Theorem 2 study, residual softmax 2 x 2, n = 16, L = 16, triggers paper): per optimizer round and start, the worst-case loss the adversary finds on the current model (solid) and 1 - its sink score sigma (dashed). Theorem 2 predicts that 1 - sigma falls as the worst case falls. Evidence: worst case SEARCH(lower bound on that model's E, certified at the adversary's witness); sink score NUMERIC(53).
+# caption: Descent path (Theorem 2 study, residual softmax 2 x 2, n = 16, L = 16, triggers paper): per optimizer round and start, the worst-case loss the adversary finds on the current model (solid) and 1 - its sink score sigma (dashed, the same colour for the same start). Theorem 2 predicts that 1 - sigma falls as the worst case falls. Evidence: worst case SEARCH(lower bound on that model's E, certified at the adversary's witness); sink score NUMERIC(53).
 # gnuplot path.gp renders path.pdf; gnuplot -e "format='png'" path.gp renders path.png
 data = 'path.dat'
 if (!exists("format")) format = 'pdf'
@@ -15,12 +15,20 @@ if (format eq 'png') {
 }
 set output 'path.'.format
 set datafile missing '?'
+set linetype 1 linecolor rgb '#0072B2' linewidth 1.5
+set linetype 2 linecolor rgb '#D55E00' linewidth 1.5
+set linetype 3 linecolor rgb '#009E73' linewidth 1.5
+set linetype 4 linecolor rgb '#CC79A7' linewidth 1.5
+set linetype 5 linecolor rgb '#E69F00' linewidth 1.5
+set linetype 6 linecolor rgb '#56B4E9' linewidth 1.5
+set linetype 7 linecolor rgb '#000000' linewidth 1.5
+set linetype cycle 7
 set key bottom left
 set grid
 set logscale y
 set format y '10^{%T}'
-set xlabel 'round'
-set ylabel 'value'
-set title 'Theorem 2 descent path: worst case (SEARCH, lower bound) and 1 - sink score (NUMERIC(53))'
-plot for [s=0:2] data using ($1==s ? $2 : 1/0):3 with linespoints title sprintf('worst case, start %d', s), \
-  for [s=0:2] data using ($1==s ? $2 : 1/0):(1-$4) with lines dashtype 2 title sprintf('1 - sink score, start %d', s)
+set xlabel 'optimizer round'
+set ylabel 'worst case E (solid); 1 - sink score {/Symbol s} (dashed)'
+set title 'Theorem 2 descent path: worst case (SEARCH, lower bound) and 1 - sink score (NUMERIC(53))' noenhanced
+plot for [s=0:0] data using ($1==s ? $2 : 1/0):3 with linespoints linecolor s+1 pointtype 7 pointsize 0.6 title sprintf('worst case, start %d', s), \
+  for [s=0:0] data using ($1==s ? $2 : 1/0):(1-$4) with lines linecolor s+1 dashtype 2 title sprintf('1 - sink score, start %d', s)
