@@ -344,8 +344,10 @@ Figure theorem2_frontier_figure(const Theorem2Study& st) {
   // certified: the upper end on E of a model whose two claims hold
   // (FrontierCertificate), NaN (no point) otherwise
   f.columns = {"all", "delta", "eps", "certified"};
+  bool any_certified = false;
   for (const Theorem2FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
+    any_certified |= p.certificate.certified();
     f.rows.push_back({p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta),
                       format_double(p.eps),
                       p.certificate.certified() ? format_double(p.certificate.loss_upper) : "NaN"});
@@ -357,9 +359,14 @@ Figure theorem2_frontier_figure(const Theorem2Study& st) {
            "set title 'Theorem 2 frontiers'\n"
            "plot data using ($1==1 ? $2 : 1/0):3 with linespoints linecolor 1 pointtype 7 title "
            "'{/Symbol e}_{all} (every head capped)', \\\n  data using ($1==0 ? $2 : 1/0):3 with "
-           "linespoints linecolor 2 pointtype 5 title '{/Symbol e}_{one} (one head capped)', \\\n"
-           "  data using ($1==0 ? $2 : 1/0):4 with points linecolor 3 pointtype 9 pointsize 1.5 "
-           "title 'upper bound on E of the {/Symbol e}_{one} model (CERTIFIED)'\n";
+           "linespoints linecolor 2 pointtype 5 title '{/Symbol e}_{one} (one head capped)'";
+  // the certified upper ends only where some point has one (no empty legend entry)
+  if (any_certified) {
+    f.plot +=
+        ", \\\n  data using ($1==0 ? $2 : 1/0):4 with points linecolor 3 pointtype 9 "
+        "pointsize 1.5 title 'upper bound on E of the {/Symbol e}_{one} model (CERTIFIED)'";
+  }
+  f.plot += "\n";
   return f;
 }
 

@@ -35,6 +35,16 @@ TEST_CASE("Theorem 2 frontier figure: eps_all and eps_one as subscripts, not a s
   CHECK(f.caption.find("(eps_all)") != std::string::npos);
   CHECK(f.caption_latex.find("($\\varepsilon_{\\mathrm{all}}$)") != std::string::npos);
   CHECK(f.caption_latex.find("capped at $1-\\delta$") != std::string::npos);
+  // no point certified: no legend entry for certified upper ends
+  CHECK(f.plot.find("(CERTIFIED)") == std::string::npos);
+  Theorem2Study st = made_up_study();
+  st.frontier[1].certificate.loss = Verdict::kVerified;
+  st.frontier[1].certificate.cap = Verdict::kVerified;
+  st.frontier[1].certificate.loss_upper = 1e-7;
+  const Figure g = theorem2_frontier_figure(st);
+  CHECK(g.plot.find("title 'upper bound on E of the {/Symbol e}_{one} model (CERTIFIED)'\n") !=
+        std::string::npos);
+  CHECK(g.rows[1][3] == format_double(1e-7));
 }
 
 TEST_CASE("Theorem 2 path figure: each start's sink-score curve in its worst case's colour") {
