@@ -323,7 +323,7 @@ Table theorem2_targeted_table(const Theorem2Study& st) {
       if (x.layer == k.capped_layer && x.head == k.capped_head) n = &x;
     }
     const bool low = k.worst_case <= kEveryHeadLoss;
-    const bool found = low && n && n->necessary && pr.max <= kNoSinkScore;
+    const bool found = n && answers_every_head(k.worst_case, n->necessary, pr.max);
     std::string role = !std::isfinite(k.worst_case) ? "no feasible model"
                        : !low ? "worst case above " + format_double(kEveryHeadLoss)
                        : n    ? head_role(*n, pr)
@@ -525,7 +525,7 @@ Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
     const bool necessary = field(h, "necessary").get<bool>();
     const double max_bos = number(h, "max_bos");
     const bool low = worst <= kEveryHeadLoss;
-    const bool found = low && necessary && max_bos <= kNoSinkScore;
+    const bool found = answers_every_head(worst, necessary, max_bos);
     const std::string role = field(h, "role").get<std::string>();
     std::string answer = "FOUND";
     if (!found && !low) {

@@ -315,6 +315,10 @@ double max_probe_bos(const BosStatistics& stats, int layer, int head) {
   return stats.heads[layer][head].overall.quantiles.back();
 }
 
+bool answers_every_head(double worst_case, bool necessary, double max_bos) {
+  return worst_case <= kEveryHeadLoss && necessary && max_bos <= kNoSinkScore;
+}
+
 void decide_every_head(EveryHeadAnswer& a, int heads) {
   a.head_found = a.layer_found = false;
   for (std::size_t c = 0; c < a.candidates.size(); ++c) {
@@ -322,7 +326,7 @@ void decide_every_head(EveryHeadAnswer& a, int heads) {
     if (!(k.worst_case <= kEveryHeadLoss)) continue;
     for (const Necessity& nc : k.heads) {
       const double bos = k.head_max_bos[nc.layer * heads + nc.head];
-      if (!a.head_found && nc.necessary && bos <= kNoSinkScore) {
+      if (!a.head_found && answers_every_head(k.worst_case, nc.necessary, bos)) {
         a.head_found = true;
         a.head_candidate = static_cast<int>(c);
         a.head_layer = nc.layer;

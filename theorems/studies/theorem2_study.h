@@ -368,6 +368,10 @@ struct EveryHeadCandidate {
   int capped_layer = -1, capped_head = -1;
   Model<double> model;
 };
+// Whether a head answers the every-head question (header comment): its
+// model's worst case <= kEveryHeadLoss, the head necessary, and its largest
+// BOS mass over the probes <= kNoSinkScore.
+bool answers_every_head(double worst_case, bool necessary, double max_bos);
 // What a head of a low-loss candidate is, in words: "not necessary";
 // "necessary, no sink" (max BOS <= kNoSinkScore: the every-head question's
 // hit); "necessary but not sinking on average" (mean <= kNoSinkScore, max

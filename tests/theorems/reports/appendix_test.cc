@@ -143,9 +143,9 @@ TEST_CASE("appendix document: every table, every figure with its caption, two fo
   info.precision = "see each table";
   const std::vector<DocumentFigure> figures{
       {"figures/f1_sink_precision.pdf", "f1_sink_precision",
-       "F1: 1 - min BOS mass. Evidence: CERTIFIED.", ""},
+       "F1: 1 - min BOS mass. Evidence: CERTIFIED.", "", ""},
       {"", "theorem1_path", "Descent path. Evidence: SEARCH(lower bound).",
-       "path.pdf (gnuplot: exit status 1)"},
+       "path.pdf (gnuplot: exit status 1)", ""},
       // a caption with a LaTeX form: the document takes it as it is
       {"figures/f2.pdf", "f2", "F2: 1 - min a_i0 against E. Evidence: CERTIFIED.", "",
        "F2: $1-\\min a_{i0}$ against $E$. Evidence: CERTIFIED."}};
