@@ -128,15 +128,25 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
     for (int h = 0; h < H; ++h) {
       if (p.stop(p.done++, p.head_rows)) return false;
       const std::vector<SymbolicForm> s = scores(p, query(p, heads[h].A, x, i), x, i);
-      // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), denominator >= 1
+      // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), and the denominator
+      //   >= 1 + sum_{m != k} exp(lo(s_m - s_k)),   lo: the lower end of the form's range
+      // (summed in MPFI, rounded down). The form's own range, a centre and a radius in
+      // double, cannot hold that lower end once its terms span more than 2^53 (a sink's
+      // margin s_0 - s_k in [26, 73]: e^26 lies below the rounding of e^73), and the
+      // floor 1 alone would leave a_k in [0, 1].
       a[h].resize(i + 1);
       for (int k = 0; k <= i; ++k) {
         SymbolicForm denominator = p.sa.constant(1.0);
+        Mpfi floor(1);
+        const auto term = [&](const SymbolicForm& exponent) {
+          p.sa.add(denominator, p.sa.exp(exponent));
+          floor += exp_of(point_interval(Mpfr(symbolic_range(exponent).lo)));
+        };
         for (int m = 0; m <= i; ++m) {
-          if (m != k) p.sa.add(denominator, p.sa.exp(p.sa.difference(s[m], s[k])));
+          if (m != k) term(p.sa.difference(s[m], s[k]));
         }
-        if (p.off_by_one) p.sa.add(denominator, p.sa.exp(p.sa.difference(SymbolicForm{}, s[k])));
-        a[h][k] = p.sa.reciprocal_at_least(denominator, 1.0);
+        if (p.off_by_one) term(p.sa.difference(SymbolicForm{}, s[k]));
+        a[h][k] = p.sa.reciprocal_at_least(denominator, std::max(1.0, lower_double(floor)));
       }
     }
     // per head: delta = sum_h o^h

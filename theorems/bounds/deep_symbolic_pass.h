@@ -11,7 +11,8 @@
 //   s_k  = sum_e q_e x_ke                   (products: the query and the key both vary)
 //   a_k  = 1 / (1 + sum_{m != k} exp(s_m - s_k))   (softmax; differences first,
 //          so that what all scores of the row share cancels in s_m - s_k;
-//          the denominator is >= 1, which clips its range)
+//          the denominator is >= 1 + sum_{m != k} exp(lo(s_m - s_k)), lo the
+//          lower end of the difference's range, which clips its range)
 //          off-by-one softmax: the denominator also has exp(-s_k)
 //   W_k  = M x_k   (the values: exact in the symbols)
 //   o    = W_0 + sum_{k>=1} a_k (W_k - W_0)   (softmax: sum_k a_k = 1, so a

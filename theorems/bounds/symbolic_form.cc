@@ -30,11 +30,6 @@ double rounding(double magnitude, int vars) {
   return add_up(mul_up(kRound, magnitude), mul_up(2.0 * (vars + 1), kTwoEta));
 }
 
-double lower_double(const Mpfi& x) {
-  if (interval_is_nan(x)) return -kInf;
-  return down(to_double(Mpfr(bmp::lower(x))));
-}
-
 bool is_exact_zero(const SymbolicForm& a) { return a.c == 0 && a.g.empty() && a.r == 0; }
 
 // The form of an interval [lo, hi] (MPFI): its midpoint and radius.
@@ -48,6 +43,11 @@ SymbolicForm constant_of(const Mpfi& x) {
 double upper_double(const Mpfi& x) {
   if (interval_is_nan(x)) return kInf;
   return up(to_double(Mpfr(bmp::upper(x))));
+}
+
+double lower_double(const Mpfi& x) {
+  if (interval_is_nan(x)) return -kInf;
+  return down(to_double(Mpfr(bmp::lower(x))));
 }
 
 SymbolicRange symbolic_range(const SymbolicForm& a) {

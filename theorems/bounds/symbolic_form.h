@@ -76,6 +76,8 @@ SymbolicRange symbolic_range(const SymbolicForm& a);
 
 // An MPFI value's upper end as a double at or above it (+inf for NaN).
 double upper_double(const Mpfi& x);
+// Its lower end as a double at or below it (-inf for NaN).
+double lower_double(const Mpfi& x);
 
 // A double with its radius: the enclosure [mid - rad, mid + rad] of an MPFI
 // value (a model entry, 1/j).

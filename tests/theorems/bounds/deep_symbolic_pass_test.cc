@@ -192,6 +192,39 @@ TEST_CASE("fused heads without the weight-difference term: the enclosure breaks"
   CHECK(worst > kBrokenExcess);
 }
 
+// A sink whose margin spans many orders of magnitude: one residual layer,
+// one head, n = 5, L = 4; the non-trigger query's score on BOS is
+//   s_0 = 50 + 11.5 (c_2 + c_3)  in [27, 73]   (A_{4,0} = 50, A_{2,0} = A_{3,0} = 11.5),
+// every other score 0, and M copies content coordinate 2. At a non-trigger
+// row phi = o = sum_{k>=1} a_k c_{k,2}, |phi| <= 3 e^-27 < 1e-11.
+constexpr double kWideSinkPhi = 1e-9;  // well above 3 e^-27, far below the values (1)
+
+TEST_CASE("a sink whose margin spans e^27 to e^73: the weights' floor keeps a_k tiny") {
+  PrecisionScope scope(128);
+  Model<double> m;
+  m.kind = ModelKind::kResidual;
+  m.attention = AttentionKind::kSoftmax;
+  m.n = 5;
+  Matrix<double> A = Matrix<double>::Zero(5, 5), M = Matrix<double>::Zero(5, 5);
+  A(4, 0) = 50;
+  A(2, 0) = A(3, 0) = 11.5;
+  M(2, 2) = 1;
+  m.layers.assign(1, std::vector<Head<double>>{Head<double>{A, M}});
+  const Model<Mpfi> mi = m.cast<Mpfi>();
+  for (int trigger = 1; trigger < kTask.L; ++trigger) {
+    const ContentBox full = full_content_box(kTask, trigger);
+    const std::vector<SymbolicForm> phi = deep_symbolic_error(mi, kTask, full, kNever);
+    CHECK(worst_excess(m, full, phi, 200) <= kDoubleSlack);
+    for (int i = 1; i < kTask.L; ++i) {
+      if (i == trigger) continue;
+      for (int d = 0; d < kTask.n; ++d) {
+        const SymbolicRange r = symbolic_range(phi[i * kTask.n + d]);
+        CHECK(std::max(std::fabs(r.lo), std::fabs(r.hi)) <= kWideSinkPhi);
+      }
+    }
+  }
+}
+
 TEST_CASE("the symbolic box bound lies above e(X) at samples and below the plain one") {
   PrecisionScope scope(128);
   std::mt19937_64 eng(13);
