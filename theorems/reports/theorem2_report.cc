@@ -372,6 +372,16 @@ Figure theorem2_frontier_figure(const Theorem2Study& st) {
 
 namespace {
 
+// at[key] of the theorem2.json at json_path; an InputError naming the file
+// and the key when it is missing.
+const nlohmann::json& study_field(const std::string& json_path, const nlohmann::json& at,
+                                  const char* key) {
+  if (!at.is_object() || !at.contains(key)) {
+    throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
+  }
+  return at[key];
+}
+
 Table theorem2_appendix_table_of(const std::string& json_path) {
   Table t;
   t.name = "t2_theorem2_study";
@@ -385,10 +395,7 @@ Table theorem2_appendix_table_of(const std::string& json_path) {
   }
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   const auto field = [&](const nlohmann::json& at, const char* key) -> const nlohmann::json& {
-    if (!at.is_object() || !at.contains(key)) {
-      throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
-    }
-    return at[key];
+    return study_field(json_path, at, key);
   };
   if (j.is_discarded()) throw InputError(json_path, "file", "JSON written by sinkcert theorem2");
   const nlohmann::json& task = field(j, "task");
@@ -473,10 +480,7 @@ Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) throw InputError(json_path, "file", "JSON written by sinkcert theorem2");
   const auto field = [&](const nlohmann::json& at, const char* key) -> const nlohmann::json& {
-    if (!at.is_object() || !at.contains(key)) {
-      throw InputError(json_path, key, "present (a theorem2.json written by sinkcert theorem2)");
-    }
-    return at[key];
+    return study_field(json_path, at, key);
   };
   // a number, or null for a value JSON cannot hold (an infeasible search's
   // worst case is +inf)
