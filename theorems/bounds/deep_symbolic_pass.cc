@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "src/interval.h"
+#include "theorems/bounds/second_order_row.h"
 
 namespace sinkcert::theorems {
 
@@ -124,10 +125,12 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
     }
   }
   for (int i = 0; i < p.rows; ++i) {
-    std::vector<std::vector<SymbolicForm>> a(H);
+    std::vector<std::vector<SymbolicForm>> a(H), queries(H), all_scores(H);
     for (int h = 0; h < H; ++h) {
       if (p.stop(p.done++, p.head_rows)) return false;
-      const std::vector<SymbolicForm> s = scores(p, query(p, heads[h].A, x, i), x, i);
+      queries[h] = query(p, heads[h].A, x, i);
+      all_scores[h] = scores(p, queries[h], x, i);
+      const std::vector<SymbolicForm>& s = all_scores[h];
       // a_k = 1 / (1 + sum_{m != k} exp(s_m - s_k) [+ exp(-s_k)]), and the denominator
       //   >= 1 + sum_{m != k} exp(lo(s_m - s_k)),   lo: the lower end of the form's range
       // (summed in MPFI, rounded down). The form's own range, a centre and a radius in
@@ -154,8 +157,23 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
     for (int h = 0; h < H; ++h) {
       for (int d = 0; d < n; ++d) p.sa.add(separate[d], weighted_value(p, a[h], W[h], i, d));
     }
+    // the second-order expansion across heads (second_order_row.h), where narrower
+    const auto add_narrowest = [&](std::vector<SymbolicForm>& best) {
+      if (!p.off_by_one && p.variant != SymbolicVariant::kNoSecondOrder) {
+        std::vector<SecondOrderHead> expansion(H);
+        std::vector<double> widths(n);
+        for (int h = 0; h < H; ++h) expansion[h] = {&heads[h].M, &queries[h], &all_scores[h]};
+        for (int d = 0; d < n; ++d) widths[d] = width(best[d]);
+        const std::vector<SymbolicForm> second = second_order_row(
+            p.sa, n, i, x, expansion, widths, p.variant == SymbolicVariant::kNoSecondOrderTerm);
+        for (int d = 0; d < n; ++d) {
+          if (width(second[d]) < width(best[d])) best[d] = second[d];
+        }
+      }
+      for (int d = 0; d < n; ++d) p.sa.add(delta[i * n + d], best[d]);
+    };
     if (!fuse || i == 0) {
-      for (int d = 0; d < n; ++d) p.sa.add(delta[i * n + d], separate[d]);
+      add_narrowest(separate);
       continue;
     }
     // fused, with the first head's weights a = a^r:
@@ -211,8 +229,9 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       }
     }
     for (int d = 0; d < n; ++d) {
-      p.sa.add(delta[i * n + d], width(fused[d]) < width(separate[d]) ? fused[d] : separate[d]);
+      if (width(fused[d]) < width(separate[d])) separate[d] = fused[d];
     }
+    add_narrowest(separate);
   }
   return true;
 }

@@ -37,8 +37,13 @@
 // form) and any c_d (the weights of both heads sum to 1; c_d the middle of
 // the values' hull; the second bound since the a_k >= 0 sum to 1, the
 // first narrower where the keys of wide values have small weights, as at a
-// sink); sup a_0 <= 1 - sum_{k>=1} inf a_k. Per term (i, d) the
-// narrower of the fused and the per-head form is kept (both enclose it).
+// sink); sup a_0 <= 1 - sum_{k>=1} inf a_k. A third enclosure expands
+// every head's weights to second order around the softmax of its scores'
+// centres and sums the heads' first-order terms coefficient by coefficient
+// (second_order_row.h): heads whose weight deviations differ but whose
+// effects on the output cancel (the path models' layer-1 trigger row) then
+// cost only the second-order term. Per term (i, d) the narrowest of the
+// per-head, fused and second-order forms is kept (each encloses it).
 // phi starting from the mean term -[i = j] (1/j) sum_{k=1..j} x_k (the
 // residual's x_i is left out of both sides, so it cannot fail to cancel).
 // Each layer's output delta but the last has its remainder turned into a
@@ -68,11 +73,19 @@ namespace sinkcert::theorems {
 bool symbolic_pass_supported(AttentionKind kind);
 
 // Which pass deep_symbolic_error runs: the sound one; the sound one
-// without head fusion (the tests compare); or, tests only, a deliberately
-// UNSOUND one that drops the products' quadratic remainder
-// (SymbolicArithmetic) or the fused heads' weight-difference term, to show
-// that the tests catch a missing term.
-enum class SymbolicVariant { kSound, kNoFusion, kNoProductRemainder, kNoFusionDifference };
+// without head fusion or without the second-order expansion (the tests
+// compare); or, tests only, a deliberately UNSOUND one that drops the
+// products' quadratic remainder (SymbolicArithmetic), the fused heads'
+// weight-difference term or the expansion's second-order term E2
+// (second_order_row.h), to show that the tests catch a missing term.
+enum class SymbolicVariant {
+  kSound,
+  kNoFusion,
+  kNoSecondOrder,
+  kNoProductRemainder,
+  kNoFusionDifference,
+  kNoSecondOrderTerm
+};
 
 // phi_{i,d} over the box as forms (L x n, row-major); empty when
 // stop() (checked per head row) says the deadline passed.

@@ -782,8 +782,9 @@ std::string with_method_lines(const Model<T>& model, const WorstCaseBound& bound
        << model.num_heads() << " head(s), " << to_string(model.attention)
        << (symbolic_pass_supported(model.attention)
                ? " attention; upper bounds by symbolic first-order forms through the layers "
-                 "(one symbol per content variable) and, for L n <= 64, centred (mean-value) "
-                 "forms, intersected with plain interval evaluation\n"
+                 "(one symbol per content variable; each layer's heads also expanded to "
+                 "second order in their weights, summed before bounding) and, for L n <= 64, "
+                 "centred (mean-value) forms, intersected with plain interval evaluation\n"
                : " attention; upper bounds by centred (mean-value) forms through the layers, "
                  "intersected with plain interval evaluation\n");
   std::string text = head.str() + summary;

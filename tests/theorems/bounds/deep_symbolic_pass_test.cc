@@ -10,6 +10,7 @@
 
 #include "src/forward.h"
 #include "tests/test_util.h"
+#include "tests/theorems/bounds/symbolic_check.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -29,65 +30,15 @@ Model<double> model(double std, std::uint64_t seed, AttentionKind kind = Attenti
   return testing::random_model(5, kind, std, seed, layers, 2, ModelKind::kResidual);
 }
 
-// The content at eps: x_m = centre_m + radius_m eps_m, as the forms' variables.
-std::vector<double> content_at(const ContentBox& box, const std::vector<double>& eps) {
-  std::vector<double> x(eps.size());
-  for (std::size_t m = 0; m < x.size(); ++m) {
-    const double c = 0.5 * (box.lo[m] + box.hi[m]);
-    x[m] = std::clamp(c + (box.hi[m] - c) * eps[m], box.lo[m], box.hi[m]);
-  }
-  return x;
-}
-
-// max over samples and terms of |phi(x(eps)) - (c + g . eps)| - r - sum of
-// the fresh symbols' |g| (<= kDoubleSlack: sound at the samples), vertices
-// among the samples.
-double worst_excess(const Model<double>& m, const ContentBox& box,
-                    const std::vector<SymbolicForm>& phi, int samples) {
-  std::mt19937_64 eng(5);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const int vars = static_cast<int>(box.lo.size());
-  double worst = -INFINITY;
-  for (int s = 0; s < samples; ++s) {
-    std::vector<double> eps(vars);
-    for (double& e : eps) e = s % 2 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
-    const std::vector<double> x = content_at(box, eps);
-    // eps of the clamped point (the same unless an end rounded)
-    for (int v = 0; v < vars; ++v) {
-      const double c = 0.5 * (box.lo[v] + box.hi[v]), h = box.hi[v] - c;
-      eps[v] = h > 0 ? (x[v] - c) / h : 0.0;
-    }
-    const Matrix<double> X = make_input<double>(kTask, box.trigger, unflatten_content(kTask, x));
-    const Matrix<double> e =
-        forward(m, X, false).output - make_target(X, box.trigger, TargetKind::kResidual);
-    for (int i = 0; i < kTask.L; ++i) {
-      for (int d = 0; d < kTask.n; ++d) {
-        const SymbolicForm& f = phi[i * kTask.n + d];
-        double lin = f.c, fresh = 0;
-        for (std::size_t v = 0; v < f.g.size(); ++v) {
-          if (v < eps.size()) {
-            lin += f.g[v] * eps[v];
-          } else {
-            fresh += std::fabs(f.g[v]);
-          }
-        }
-        worst = std::max(worst, std::fabs(e(i, d) - lin) - f.r - fresh);
-      }
-    }
-  }
-  return worst;
-}
-
 const auto kNever = [](int, int) { return false; };
 
 ContentBox random_box(std::mt19937_64& eng, int trigger, double width) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  ContentBox box = full_content_box(kTask, trigger);
-  for (std::size_t v = 0; v < box.lo.size(); ++v) {
-    box.lo[v] = -1.0 + (2.0 - width) * std::floor(u(eng) * 4) / 4;
-    box.hi[v] = box.lo[v] + width;
-  }
-  return box;
+  return testing_symbolic::random_box(kTask, eng, trigger, width);
+}
+
+double worst_excess(const Model<double>& m, const ContentBox& box,
+                    const std::vector<SymbolicForm>& phi, int samples) {
+  return testing_symbolic::worst_excess(m, kTask, box, phi, samples);
 }
 
 TEST_CASE("the forms of phi enclose phi pointwise over boxes, softmax and off-by-one") {
@@ -133,15 +84,8 @@ Model<double> twin_model(double noise, std::uint64_t seed) {
   return testing::twin_head_model(kTask.n, noise, seed);
 }
 
-// The largest sup |phi_{i,d}| the forms give.
-double form_sup(const std::vector<SymbolicForm>& phi) {
-  double worst = 0.0;
-  for (const SymbolicForm& f : phi) {
-    const SymbolicRange r = symbolic_range(f);
-    worst = std::max({worst, std::fabs(r.lo), std::fabs(r.hi)});
-  }
-  return worst;
-}
+using testing_symbolic::content_at;
+using testing_symbolic::form_sup;
 
 TEST_CASE("fused heads: the forms enclose phi, and beat the per-head forms on twin heads") {
   PrecisionScope scope(128);

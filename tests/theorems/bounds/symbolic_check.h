@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+//
+// Checks shared by the tests of the symbolic forms through the layers: the
+// content at the forms' symbols, and how far outside its form phi falls at
+// sampled points (vertices among them).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "src/forward.h"
+#include "theorems/bounds/symbolic_form.h"
+#include "theorems/bounds/worst_case_bound.h"
+
+namespace sinkcert::theorems::testing_symbolic {
+
+// The content at eps: x_m = centre_m + radius_m eps_m, as the forms' variables.
+inline std::vector<double> content_at(const ContentBox& box, const std::vector<double>& eps) {
+  std::vector<double> x(eps.size());
+  for (std::size_t m = 0; m < x.size(); ++m) {
+    const double c = 0.5 * (box.lo[m] + box.hi[m]);
+    x[m] = std::clamp(c + (box.hi[m] - c) * eps[m], box.lo[m], box.hi[m]);
+  }
+  return x;
+}
+
+// max over samples and terms of |phi(x(eps)) - (c + g . eps)| - r - sum of
+// the fresh symbols' |g| (at most the double rounding of phi: sound at the
+// samples), vertices among the samples.
+inline double worst_excess(const Model<double>& m, const Task& task, const ContentBox& box,
+                           const std::vector<SymbolicForm>& phi, int samples) {
+  std::mt19937_64 eng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int vars = static_cast<int>(box.lo.size());
+  double worst = -INFINITY;
+  for (int s = 0; s < samples; ++s) {
+    std::vector<double> eps(vars);
+    for (double& e : eps) e = s % 2 == 0 ? (u(eng) < 0 ? -1.0 : 1.0) : u(eng);
+    const std::vector<double> x = content_at(box, eps);
+    // eps of the clamped point (the same unless an end rounded)
+    for (int v = 0; v < vars; ++v) {
+      const double c = 0.5 * (box.lo[v] + box.hi[v]), h = box.hi[v] - c;
+      eps[v] = h > 0 ? (x[v] - c) / h : 0.0;
+    }
+    const Matrix<double> X = make_input<double>(task, box.trigger, unflatten_content(task, x));
+    const Matrix<double> e =
+        forward(m, X, false).output - make_target(X, box.trigger, TargetKind::kResidual);
+    for (int i = 0; i < task.L; ++i) {
+      for (int d = 0; d < task.n; ++d) {
+        const SymbolicForm& f = phi[i * task.n + d];
+        double lin = f.c, fresh = 0;
+        for (std::size_t v = 0; v < f.g.size(); ++v) {
+          if (v < eps.size()) {
+            lin += f.g[v] * eps[v];
+          } else {
+            fresh += std::fabs(f.g[v]);
+          }
+        }
+        worst = std::max(worst, std::fabs(e(i, d) - lin) - f.r - fresh);
+      }
+    }
+  }
+  return worst;
+}
+
+// A box of the given width in every variable, at one of four offsets.
+inline ContentBox random_box(const Task& task, std::mt19937_64& eng, int trigger, double width) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  ContentBox box = full_content_box(task, trigger);
+  for (std::size_t v = 0; v < box.lo.size(); ++v) {
+    box.lo[v] = -1.0 + (2.0 - width) * std::floor(u(eng) * 4) / 4;
+    box.hi[v] = box.lo[v] + width;
+  }
+  return box;
+}
+
+// The largest sup |phi_{i,d}| the forms give.
+inline double form_sup(const std::vector<SymbolicForm>& phi) {
+  double worst = 0.0;
+  for (const SymbolicForm& f : phi) {
+    const SymbolicRange r = symbolic_range(f);
+    worst = std::max({worst, std::fabs(r.lo), std::fabs(r.hi)});
+  }
+  return worst;
+}
+
+}  // namespace sinkcert::theorems::testing_symbolic

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/second_order_row.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "src/interval.h"
+
+namespace sinkcert::theorems {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// u = 2^-53, the unit roundoff of double
+constexpr double kUnitRoundoff = 0x1p-53;
+// the absolute (subnormal) part of every rounding, generously: 2^-1000
+constexpr double kTiny = 0x1p-1000;
+
+double up(double x) { return std::nextafter(x, kInf); }
+double add_up(double a, double b) { return up(a + b); }
+double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+
+double coef(const SymbolicForm& f, int m) { return f.g.empty() ? 0.0 : f.g[m]; }
+// |c| + norm: sup |c + g . e| over the box
+double linear_sup(const SymbolicForm& f) { return add_up(std::fabs(f.c), f.norm); }
+// |c| + norm + r
+double form_sup(const SymbolicForm& f) { return add_up(linear_sup(f), f.r); }
+
+// rho(x) = e^x - 1 - x at a point, enclosed
+Mpfi rho_of(double x) {
+  const Mpfi X = point_interval(Mpfr(x));
+  return exp_of(X) - Mpfi(1) - X;
+}
+
+// What one head contributes: reference weights, centred stream, values, and
+// the second-order term's bound per output coordinate.
+struct HeadExpansion {
+  std::vector<RadiusDouble> alpha;   // enclosures of the exact alpha_k
+  std::vector<double> alpha_up;      // their upper ends
+  std::vector<SymbolicForm> z;       // z_{k,e}, (i + 1) x n
+  std::vector<SymbolicForm> V;       // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
+  std::vector<SymbolicForm> affine;  // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
+  std::vector<double> e2;            // bound on |E2_d|, n
+};
+
+// The head's expansion; false when it does not apply (non-finite values).
+bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<SymbolicForm>& y,
+                 const SecondOrderHead& head, bool drop_second_order, HeadExpansion& out) {
+  const std::vector<SymbolicForm>& s = *head.s;
+  const std::vector<RadiusDouble>& M = *head.M;
+  const int K = i + 1;
+  double cmax = -kInf;
+  for (int k = 0; k < K; ++k) {
+    if (!std::isfinite(s[k].c)) return false;
+    cmax = std::max(cmax, s[k].c);
+  }
+  // alpha_k = e^{c_k - cmax} / sum_m e^{c_m - cmax} (exact reals, enclosed),
+  // log alpha_k = c_k - cmax - log(sum)
+  std::vector<Mpfi> ex(K), alpha(K), log_alpha(K);
+  Mpfi sum(0);
+  for (int k = 0; k < K; ++k) {
+    ex[k] = exp_of(point_interval(Mpfr(s[k].c)) - point_interval(Mpfr(cmax)));
+    sum += ex[k];
+  }
+  using std::log;
+  const Mpfi log_sum = log(sum);
+  Mpfi mean_log(0);  // sum_m alpha_m log alpha_m
+  out.alpha.resize(K);
+  out.alpha_up.resize(K);
+  for (int k = 0; k < K; ++k) {
+    alpha[k] = ex[k] / sum;
+    log_alpha[k] = point_interval(Mpfr(s[k].c)) - point_interval(Mpfr(cmax)) - log_sum;
+    mean_log += alpha[k] * log_alpha[k];
+    out.alpha[k] = radius_double(alpha[k]);
+    out.alpha_up[k] = upper_double(alpha[k]);
+  }
+  // ybar_e = sum_k alpha_k y_{k,e}, z_{k,e} = y_{k,e} - ybar_e
+  std::vector<SymbolicForm> ybar(n);
+  for (int k = 0; k < K; ++k) {
+    for (int e = 0; e < n; ++e) sa.add_scaled(ybar[e], out.alpha[k], y[k * n + e]);
+  }
+  out.z.resize(static_cast<std::size_t>(K) * n);
+  for (int k = 0; k < K; ++k) {
+    for (int e = 0; e < n; ++e) out.z[k * n + e] = sa.difference(y[k * n + e], ybar[e]);
+  }
+  // V_{k,d} = sum_e M_de z_{k,e};  What_d = sum_e M_de ybar_e
+  out.V.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
+  out.affine.assign(n, SymbolicForm{});
+  for (int d = 0; d < n; ++d) {
+    for (int e = 0; e < n; ++e) {
+      const RadiusDouble& m = M[d * n + e];
+      if (m.mid == 0 && m.rad == 0) continue;
+      sa.add_scaled(out.affine[d], m, ybar[e]);
+      for (int k = 0; k < K; ++k) sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
+    }
+  }
+  // - sum_k alpha_k log(alpha_k) V_{k,d}
+  for (int k = 0; k < K; ++k) {
+    const RadiusDouble weight = radius_double(-(alpha[k] * log_alpha[k]));
+    for (int d = 0; d < n; ++d) sa.add_scaled(out.affine[d], weight, out.V[k * n + d]);
+  }
+  // delta_k = s_k - sum_m alpha_m s_m - (log alpha_k - sum_m alpha_m log alpha_m)
+  SymbolicForm sbar;
+  for (int k = 0; k < K; ++k) sa.add_scaled(sbar, out.alpha[k], s[k]);
+  std::vector<double> delta_abs(K), delta_hi(K), rho_lo(K), rho_hi(K);
+  Mpfi P(0);  // P <= sum_k alpha_k sup rho(delta_k)
+  for (int k = 0; k < K; ++k) {
+    SymbolicForm delta = sa.difference(s[k], sbar);
+    sa.add_scaled(delta, radius_double(mean_log - log_alpha[k]), sa.constant(1.0));
+    const SymbolicRange r = symbolic_range(delta);
+    if (!std::isfinite(r.lo) || !std::isfinite(r.hi)) return false;
+    delta_abs[k] = std::max(std::fabs(r.lo), std::fabs(r.hi));
+    delta_hi[k] = r.hi;
+    // rho is convex with its minimum 0 at 0: decreasing below, increasing above
+    if (r.lo <= 0 && r.hi >= 0) {
+      rho_lo[k] = 0.0;
+      rho_hi[k] = std::max(upper_double(rho_of(r.lo)), upper_double(rho_of(r.hi)));
+    } else if (r.lo > 0) {
+      rho_lo[k] = std::max(0.0, lower_double(rho_of(r.lo)));
+      rho_hi[k] = upper_double(rho_of(r.hi));
+    } else {
+      rho_lo[k] = std::max(0.0, lower_double(rho_of(r.hi)));
+      rho_hi[k] = upper_double(rho_of(r.lo));
+    }
+    if (!std::isfinite(rho_hi[k])) return false;
+    P += alpha[k] * point_interval(Mpfr(rho_hi[k]));
+  }
+  double P_up = upper_double(P);
+  // The variance form: for the core keys rho(delta) <= delta^2 e^{max(delta, 0)} / 2,
+  // and sum_core alpha_k delta_k^2 <= sum_k alpha_k (tau_k - c)^2 for every c (the alpha-mean
+  // tau^ minimizes it); with c the middle of the core's tau values at the point,
+  //   S2 = (W / 2)^2 sum_core alpha_k + sum_out alpha_k max_{m in core} sup (tau_k - tau_m)^2,
+  // W = max_{k, m in core} sup |tau_k - tau_m|, bounds it. Then
+  //   P <= e^D S2 / 2 + sum_out alpha_k sup rho(delta_k),
+  //   |R| <= (kappa = 0) max_core sup|V_k| e^D S2 / 2 + sum_out alpha_k sup rho(delta_k) sup|V_k|,
+  // D the largest upper end of the core's delta ranges (at least 0).
+  // The core: keys whose deviation is at most 1 and at most 4 times that of
+  // the key of largest weight (a choice; the bound holds for any split).
+  std::vector<char> core(K, 0);
+  double D = 0.0;
+  const int heaviest = static_cast<int>(
+      std::max_element(out.alpha.begin(), out.alpha.end(),
+                       [](const RadiusDouble& a, const RadiusDouble& b) { return a.mid < b.mid; }) -
+      out.alpha.begin());
+  const double core_limit = std::min(1.0, 4.0 * delta_abs[heaviest]);
+  for (int k = 0; k < K; ++k) {
+    core[k] = delta_abs[k] <= core_limit;
+    if (core[k]) D = std::max(D, delta_hi[k]);
+  }
+  // sup |tau_k - tau_m| = sup |s_k - s_m - (log alpha_k - log alpha_m)|
+  std::vector<double> reach(K, 0.0);  // max over core m of sup |tau_k - tau_m|
+  double W = 0.0, core_alpha = 0.0;
+  bool any_core = false;
+  for (int k = 0; k < K; ++k) {
+    for (int m = 0; m < K; ++m) {
+      if (!core[m] || m == k || (core[k] && m < k)) continue;
+      SymbolicForm t = sa.difference(s[k], s[m]);
+      sa.add_scaled(t, radius_double(log_alpha[m] - log_alpha[k]), sa.constant(1.0));
+      const SymbolicRange r = symbolic_range(t);
+      const double sup = std::max(std::fabs(r.lo), std::fabs(r.hi));
+      if (core[k]) W = std::max(W, sup);
+      reach[k] = std::max(reach[k], sup);
+    }
+    if (core[k]) {
+      any_core = true;
+      core_alpha = add_up(core_alpha, out.alpha_up[k]);
+    }
+  }
+  // S2 e^D / 2 (rounded up), and the outliers' sum_out alpha_k sup rho(delta_k)
+  double S2 = mul_up(mul_up(0.5 * W, 0.5 * W), core_alpha), out_rho = 0.0;
+  for (int k = 0; k < K; ++k) {
+    if (core[k]) continue;
+    S2 = add_up(S2, mul_up(out.alpha_up[k], mul_up(reach[k], reach[k])));
+    out_rho = add_up(out_rho, mul_up(out.alpha_up[k], rho_hi[k]));
+  }
+  const double half_S2 =
+      upper_double(exp_of(point_interval(Mpfr(D))) * point_interval(Mpfr(S2)) / Mpfi(2));
+  const bool variance = any_core && std::isfinite(half_S2);
+  if (variance) P_up = std::min(P_up, add_up(half_S2, out_rho));
+  // kappa: 0 or the middle of one key's rho range (the least bound of R wins)
+  std::vector<double> kappas{0.0};
+  for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (rho_lo[k] + rho_hi[k]));
+  out.e2.assign(n, 0.0);
+  if (drop_second_order) return true;
+  for (int d = 0; d < n; ++d) {
+    // |F| <= sum_k alpha_k sup|delta_k| sup|V_{k,d}|
+    double F = 0.0;
+    for (int k = 0; k < K; ++k) {
+      F = add_up(F, mul_up(out.alpha_up[k], mul_up(delta_abs[k], form_sup(out.V[k * n + d]))));
+    }
+    // |R| <= sum_k alpha_k max(rho_hi_k - kappa, kappa - rho_lo_k) sup|V_{k,d}|
+    double R = kInf;
+    for (double kappa : kappas) {
+      double t = 0.0;
+      for (int k = 0; k < K; ++k) {
+        const double spread = std::max(up(rho_hi[k] - kappa), up(kappa - rho_lo[k]));
+        t = add_up(
+            t, mul_up(out.alpha_up[k], mul_up(std::max(0.0, spread), form_sup(out.V[k * n + d]))));
+      }
+      R = std::min(R, t);
+    }
+    // |E2| <= |R| + P |F|
+    if (variance) {
+      double vmax = 0.0, outliers = 0.0;
+      for (int k = 0; k < K; ++k) {
+        const double v = form_sup(out.V[k * n + d]);
+        if (core[k]) {
+          vmax = std::max(vmax, v);
+        } else {
+          outliers = add_up(outliers, mul_up(out.alpha_up[k], mul_up(rho_hi[k], v)));
+        }
+      }
+      R = std::min(R, add_up(mul_up(vmax, half_S2), outliers));
+    }
+    out.e2[d] = add_up(R, mul_up(P_up, F));
+  }
+  return true;
+}
+
+// sum_{a<b} |X_ab + X_ba| + sum_a |X_aa| / 2 (quadratic: centre shift sum_a X_aa / 2
+// returned in `shift`) or sum_ab |X_ab| (cubic, shift ignored), raised for rounding.
+// A naive sum of N nonnegative doubles is within (N - 1) u of its value
+// (relative), and each |X_ab + X_ba| within u: raised by (V^2 + 2) 2u.
+double quadratic_bound(const std::vector<double>& X, int V, bool quadratic, double* shift) {
+  double sum = 0.0, diagonal = 0.0;
+  for (int a = 0; a < V; ++a) {
+    const double* row = &X[static_cast<std::size_t>(a) * V];
+    if (quadratic) {
+      diagonal += 0.5 * row[a];
+      sum += 0.5 * std::fabs(row[a]);
+      for (int b = a + 1; b < V; ++b)
+        sum += std::fabs(row[b] + X[static_cast<std::size_t>(b) * V + a]);
+    } else {
+      for (int b = 0; b < V; ++b) sum += std::fabs(row[b]);
+    }
+  }
+  if (shift != nullptr) *shift = diagonal;
+  const double raise = (static_cast<double>(V) * V + 2.0) * 2.0 * kUnitRoundoff;
+  return add_up(mul_up(sum, 1.0 + raise), kTiny);
+}
+
+}  // namespace
+
+std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, int i,
+                                           const std::vector<SymbolicForm>& y,
+                                           const std::vector<SecondOrderHead>& heads,
+                                           const std::vector<double>& skip_at_least,
+                                           bool drop_second_order) {
+  const int K = i + 1, H = static_cast<int>(heads.size()), V = sa.vars();
+  std::vector<SymbolicForm> out(n, SymbolicForm{0.0, {}, kInf, 0.0, {}});
+  std::vector<HeadExpansion> ex(H);
+  for (int h = 0; h < H; ++h) {
+    if (!expand_head(sa, n, i, y, heads[h], drop_second_order, ex[h])) return out;
+  }
+  // per head and key: pi_k, PP_k = Pi_k + phi_k, and the remainder factors
+  //   Usup_k >= sup|U~_k| = sum_e (|q0_e| + |Q_e|_1)(|zeta_ke| + |Z_ke|_1),
+  //   eU_k >= |U_k - U~_k| = sum_e r_qe (|zeta_ke| + |Z_ke|_1 + r_zke) + r_zke (|q0_e| + |Q_e|_1)
+  std::vector<std::vector<double>> pi(H, std::vector<double>(K)), Usup = pi, eU = pi;
+  std::vector<std::vector<std::vector<double>>> PP(H, std::vector<std::vector<double>>(K));
+  // symbols the query reads most: |Q|_1 per symbol over heads and coordinates
+  std::vector<double> reads(V, 0.0);
+  for (int h = 0; h < H; ++h) {
+    const std::vector<SymbolicForm>& q = *heads[h].q;
+    for (int e = 0; e < n; ++e) {
+      for (int m = 0; m < V && !q[e].g.empty(); ++m) reads[m] += std::fabs(q[e].g[m]);
+    }
+    for (int k = 0; k < K; ++k) {
+      std::vector<double>& pp = PP[h][k];
+      pp.assign(V, 0.0);
+      double p = 0.0, us = 0.0, eu = 0.0;
+      for (int e = 0; e < n; ++e) {
+        const SymbolicForm& z = ex[h].z[k * n + e];
+        // pi_k = sum_e q0_e zeta_ke; Pi_k = sum_e q0_e Z_ke; phi_k = sum_e zeta_ke Q_e
+        p += q[e].c * z.c;
+        for (int m = 0; m < V; ++m) pp[m] += q[e].c * coef(z, m) + z.c * coef(q[e], m);
+        us = add_up(us, mul_up(linear_sup(q[e]), linear_sup(z)));
+        eu = add_up(eu, add_up(mul_up(q[e].r, form_sup(z)), mul_up(z.r, linear_sup(q[e]))));
+      }
+      pi[h][k] = p;
+      Usup[h][k] = us;
+      eU[h][k] = eu;
+    }
+  }
+  std::vector<int> major(V);
+  std::iota(major.begin(), major.end(), 0);
+  std::stable_sort(major.begin(), major.end(), [&](int a, int b) { return reads[a] > reads[b]; });
+  major.resize(std::min(V, kMajorSymbols));
+  while (!major.empty() && reads[major.back()] == 0) major.pop_back();
+  std::vector<char> is_major(V, 0);
+  for (int m : major) is_major[m] = 1;
+  // per head and coordinate e: sum over the minor symbols of |Q_em|, rounded up
+  std::vector<std::vector<double>> minor(H, std::vector<double>(n, 0.0));
+  for (int h = 0; h < H; ++h) {
+    const std::vector<SymbolicForm>& q = *heads[h].q;
+    for (int e = 0; e < n; ++e) {
+      double t = 0.0;
+      for (int m = 0; m < V && !q[e].g.empty(); ++m) {
+        if (!is_major[m]) t = add_up(t, std::fabs(q[e].g[m]));
+      }
+      minor[h][e] = t;
+    }
+  }
+  // 2 N u, N = 2 (n + H K) + 16 rounded operations per coefficient
+  const double gamma = 2.0 * (2.0 * (n + H * K) + 16.0) * kUnitRoundoff;
+  std::vector<double> Qd, Cm, Phi(V), lin(V);
+  for (int d = 0; d < n; ++d) {
+    // the affine part: sum_h (What_d - sum_k alpha log(alpha) V_{k,d}), then C + L . e
+    SymbolicForm form;
+    double e2 = 0.0;
+    for (int h = 0; h < H; ++h) {
+      sa.add(form, ex[h].affine[d]);
+      e2 = add_up(e2, ex[h].e2[d]);
+    }
+    double C = 0.0, mass = 0.0, extra = 0.0, crude_quad = 0.0, crude_cubic = 0.0;
+    double minor_cubic = 0.0;
+    std::fill(lin.begin(), lin.end(), 0.0);
+    for (int h = 0; h < H; ++h) {
+      const std::vector<SymbolicForm>& q = *heads[h].q;
+      for (int k = 0; k < K; ++k) {
+        const double a = ex[h].alpha[k].mid, a_up = ex[h].alpha_up[k];
+        const SymbolicForm& w = ex[h].V[k * n + d];
+        const double wsup = linear_sup(w),
+                     pp_norm = std::accumulate(
+                         PP[h][k].begin(), PP[h][k].end(), 0.0,
+                         [](double s, double v) { return add_up(s, std::fabs(v)); });
+        // C += alpha pi omega;  L += alpha (pi Omega + omega PP)
+        C += a * pi[h][k] * w.c;
+        for (int m = 0; m < V; ++m) lin[m] += a * (pi[h][k] * coef(w, m) + w.c * PP[h][k][m]);
+        // every product of the expansion, in absolute value
+        mass = add_up(mass, mul_up(a_up, mul_up(Usup[h][k], wsup)));
+        // |U V - U~ V~| and (alpha - abar) U V
+        const double uv = mul_up(add_up(Usup[h][k], eU[h][k]), form_sup(w));
+        extra = add_up(
+            extra, mul_up(a_up, add_up(mul_up(eU[h][k], form_sup(w)), mul_up(Usup[h][k], w.r))));
+        extra = add_up(extra, mul_up(ex[h].alpha[k].rad, uv));
+        // sum_e |Q_e|_1 |Z_ke|_1, and its minor-symbol part
+        double qz = 0.0, qz_minor = 0.0;
+        for (int e = 0; e < n; ++e) {
+          qz = add_up(qz, mul_up(q[e].norm, ex[h].z[k * n + e].norm));
+          qz_minor = add_up(qz_minor, mul_up(minor[h][e], ex[h].z[k * n + e].norm));
+        }
+        // crude: |e^T Qd e| <= sum alpha (|PP|_1 |Omega|_1 + |omega| qz),
+        // |sum_m e_m e^T C_m e| <= sum alpha qz |Omega|_1
+        crude_quad = add_up(
+            crude_quad, mul_up(a_up, add_up(mul_up(pp_norm, w.norm), mul_up(std::fabs(w.c), qz))));
+        crude_cubic = add_up(crude_cubic, mul_up(a_up, mul_up(qz, w.norm)));
+        minor_cubic = add_up(minor_cubic, mul_up(a_up, mul_up(qz_minor, w.norm)));
+      }
+    }
+    SymbolicForm poly{C, lin, 0.0, 0.0, {}};
+    double norm = 0.0;
+    for (double v : lin) norm = add_up(norm, std::fabs(v));
+    poly.norm = norm;
+    // rounding of every coefficient, 2 N u mass
+    poly.r = add_up(add_up(mul_up(gamma, mass), extra), add_up(e2, kTiny));
+    sa.add(form, poly);
+    // the cheap parts alone are too wide: an enclosure at least as narrow is known
+    if (!(add_up(form.norm, form.r) < skip_at_least[d])) continue;
+    // the crude bounds when they do not dominate the remainder, else the
+    // coefficient sums (V^2 work per coordinate for Qd, and per major symbol
+    // for the cubic part, tried only while the result can still be narrower)
+    const double crude = add_up(crude_quad, crude_cubic);
+    if (crude <= form.r || V == 0) {
+      form.r = add_up(form.r, crude);
+      out[d] = form;
+      continue;
+    }
+    // Qd = sum alpha (PP Omega^T + omega Phi),  Phi_{k,a} = sum_e Q_ea Z_ke
+    Qd.assign(static_cast<std::size_t>(V) * V, 0.0);
+    for (int h = 0; h < H; ++h) {
+      const std::vector<SymbolicForm>& q = *heads[h].q;
+      // Xi_e = sum_k alpha omega_k Z_ke;  Qd += sum_e Q_e Xi_e^T
+      std::vector<std::vector<double>> Xi(n, std::vector<double>(V, 0.0));
+      for (int k = 0; k < K; ++k) {
+        const double a = ex[h].alpha[k].mid;
+        const SymbolicForm& w = ex[h].V[k * n + d];
+        if (!w.g.empty()) {
+          for (int m = 0; m < V; ++m) {
+            const double u = a * PP[h][k][m];
+            if (u == 0) continue;
+            double* row = &Qd[static_cast<std::size_t>(m) * V];
+            for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+          }
+        }
+        for (int e = 0; e < n; ++e) {
+          const SymbolicForm& z = ex[h].z[k * n + e];
+          if (z.g.empty()) continue;
+          for (int b = 0; b < V; ++b) Xi[e][b] += a * w.c * z.g[b];
+        }
+      }
+      for (int e = 0; e < n; ++e) {
+        if (q[e].g.empty()) continue;
+        for (int m = 0; m < V; ++m) {
+          const double u = q[e].g[m];
+          if (u == 0) continue;
+          double* row = &Qd[static_cast<std::size_t>(m) * V];
+          for (int b = 0; b < V; ++b) row[b] += u * Xi[e][b];
+        }
+      }
+    }
+    double shift = 0.0;
+    const double quad = quadratic_bound(Qd, V, true, &shift);
+    const bool exact_quad = quad < crude_quad;
+    const double cheap = add_up(add_up(form.norm, form.r), exact_quad ? quad : crude_quad);
+    if (!(cheap < skip_at_least[d])) continue;
+    // cubic: C_m = sum alpha Phi_m Omega^T per major symbol m
+    double cubic = crude_cubic, exact_cubic = minor_cubic;
+    for (int m : crude_cubic > form.r ? major : std::vector<int>{}) {
+      Cm.assign(static_cast<std::size_t>(V) * V, 0.0);
+      for (int h = 0; h < H; ++h) {
+        const std::vector<SymbolicForm>& q = *heads[h].q;
+        for (int k = 0; k < K; ++k) {
+          const SymbolicForm& w = ex[h].V[k * n + d];
+          if (w.g.empty()) continue;
+          std::fill(Phi.begin(), Phi.end(), 0.0);
+          bool any = false;
+          for (int e = 0; e < n; ++e) {
+            const double qm = coef(q[e], m);
+            const SymbolicForm& z = ex[h].z[k * n + e];
+            if (qm == 0 || z.g.empty()) continue;
+            any = true;
+            for (int a = 0; a < V; ++a) Phi[a] += qm * z.g[a];
+          }
+          if (!any) continue;
+          const double al = ex[h].alpha[k].mid;
+          for (int a = 0; a < V; ++a) {
+            const double u = al * Phi[a];
+            if (u == 0) continue;
+            double* row = &Cm[static_cast<std::size_t>(a) * V];
+            for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+          }
+        }
+      }
+      exact_cubic = add_up(exact_cubic, quadratic_bound(Cm, V, false, nullptr));
+    }
+    if (crude_cubic > form.r) cubic = std::min(cubic, exact_cubic);
+    if (exact_quad) {
+      // e^T Qd e = sum_a Qd_aa / 2 + ...: the centre moves by the shift, whose
+      // own sum (V terms) and the addition round by at most (V + 2) u (|c| + |shift|)
+      const double moved = add_up(std::fabs(form.c), std::fabs(shift));
+      form.c += shift;
+      form.r = add_up(form.r, add_up(quad, mul_up(moved, (V + 2.0) * 2.0 * kUnitRoundoff)));
+    } else {
+      form.r = add_up(form.r, crude_quad);
+    }
+    form.r = add_up(form.r, cubic);
+    out[d] = form;
+  }
+  return out;
+}
+
+}  // namespace sinkcert::theorems
