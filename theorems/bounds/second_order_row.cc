@@ -18,6 +18,17 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // the absolute (subnormal) part of every rounding, generously: 2^-1000
 constexpr double kTiny = 0x1p-1000;
 
+// The vertex spreads: only where the score forms already bound the spread
+// below this (the expansion is for weights near their reference; larger
+// spreads leave E2 wide either way), and at most this many steps of
+// O(1) work (2^26: about 0.05 s).
+constexpr double kVertexSpreadBelow = 0.1;
+// The share of a key's coefficient mass left out of the per-vertex norms
+// (bounded once instead): 1e-4 keeps the key's own content and fresh
+// symbols on the path models, about 30 of 464.
+constexpr double kSpreadDropShare = 1e-4;
+constexpr double kVertexWork = 0x1p26;
+
 double up(double x) { return std::nextafter(x, kInf); }
 double add_up(double a, double b) { return up(a + b); }
 double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
@@ -34,6 +45,184 @@ Mpfi rho_of(double x) {
   return exp_of(X) - Mpfi(1) - X;
 }
 
+// The spread of tau_k = s_k - log alpha_k over the keys, with the query's
+// symbols S (those it reads most) at the vertices of their box. With ref a
+// constant vector (the heaviest key's centre), t_k = q . (y_k - ref) - log alpha_k
+// differs from tau_k by q . ref, the same for every key. Split
+//   q_e = qv_e(sigma) + rest_e,   qv_e = q0_e + sum_{s in S} Q_es sigma_s,
+//   |rest_e| <= rq_e = sum_{m not in S} |Q_em| + r_qe,
+//   y_ke - ref_e = d0_ke + G'_ke . e' + restD_ke,   |restD_ke| <= rD_ke = sum_{s in S} |G_ke,s| +
+//   r_yke
+// (G' the coefficients off S); then for sigma fixed
+//   t_k = c_k(sigma) + g_k(sigma) . e' + E_k,   c_k = sum_e qv_e d0_ke - log alpha_k,
+//   g_k = sum_e qv_e G'_ke,   |E_k| <= sum_e |qv_e| rD_ke + rq_e (|d0_ke| + |G'_ke|_1 + rD_ke),
+// so hi_k(sigma) = c_k + |g_k|_1 + E_k and lo_k = c_k - |g_k|_1 - E_k bound t_k.
+// Both max_k hi_k and max_k (-lo_k) are convex in sigma (an affine function's
+// absolute value summed, maximized), so the largest spread over the box,
+//   W = max_sigma (max_core hi_k - min_core lo_k),
+// and each key's reach max(hi_k - min_core lo, max_core hi - lo_k) are taken at
+// the vertices: 2^|S| of them, visited in Gray-code order (one coordinate of
+// sigma changes per step, c_k and g_k updated by 2 sigma_s times their
+// sigma_s parts). Rounding: every value is a sum of at most
+// 2^|S| + n + V + 8 rounded terms bounded by
+//   mass_k = sum_e (|q0_e| + sum_s |Q_es|)(|d0_ke| + |G'_ke|_1),
+// so each end is moved out by that many 2u times mass_k.
+struct VertexSpread {
+  double W = std::numeric_limits<double>::infinity();
+  std::vector<double> reach;
+};
+VertexSpread vertex_spread(int n, int K, int V, const std::vector<SymbolicForm>& y,
+                           const std::vector<SymbolicForm>& q, const std::vector<Mpfi>& log_alpha,
+                           const std::vector<char>& core, int reference,
+                           const std::vector<int>& S) {
+  const int NS = static_cast<int>(S.size());
+  VertexSpread out;
+  out.reach.assign(K, std::numeric_limits<double>::infinity());
+  std::vector<char> in_S(V, 0);
+  for (int m : S) in_S[m] = 1;
+  // the query's parts: q0_e, Q_es, rq_e
+  std::vector<double> q0(n), rq(n), QS(static_cast<std::size_t>(n) * NS, 0.0), qabs(n);
+  for (int e = 0; e < n; ++e) {
+    q0[e] = q[e].c;
+    double rest = q[e].r, on_S = 0.0;
+    for (int m = 0; m < V && !q[e].g.empty(); ++m) {
+      if (!in_S[m]) rest = add_up(rest, std::fabs(q[e].g[m]));
+    }
+    for (int t = 0; t < NS; ++t) {
+      QS[e * NS + t] = coef(q[e], S[t]);
+      on_S = add_up(on_S, std::fabs(QS[e * NS + t]));
+    }
+    rq[e] = rest;
+    qabs[e] = add_up(std::fabs(q0[e]), on_S);
+  }
+  const double gamma = (std::ldexp(1.0, NS) + n + V + 8.0) * 2.0 * kUnitRoundoff;
+  // per key: c0, g0 (V), cs (NS), Gs (NS x V), the sigma-free part of E, rD, allowance
+  std::vector<double> c(K), fixed(K), allowance(K);
+  std::vector<std::vector<double>> g(K, std::vector<double>(V, 0.0)),
+      cs(K, std::vector<double>(NS));
+  std::vector<std::vector<double>> Gs(K,
+                                      std::vector<double>(static_cast<std::size_t>(NS) * V, 0.0));
+  std::vector<std::vector<double>> rD(K, std::vector<double>(n));
+  std::vector<std::vector<int>> kept(K);
+  for (int k = 0; k < K; ++k) {
+    const RadiusDouble la = radius_double(log_alpha[k]);
+    double c0 = -la.mid, fix = la.rad, mass = 0.0;
+    for (int e = 0; e < n; ++e) {
+      const SymbolicForm& f = y[k * n + e];
+      const double ref = y[reference * n + e].c;
+      const double d0 = f.c - ref;
+      // rD: the symbols of S, the form's remainder, the rounding of d0
+      double r = add_up(f.r, mul_up(2.0 * kUnitRoundoff, add_up(std::fabs(f.c), std::fabs(ref))));
+      double gnorm = 0.0;
+      for (int m = 0; m < V && !f.g.empty(); ++m) {
+        if (in_S[m]) {
+          r = add_up(r, std::fabs(f.g[m]));
+          continue;
+        }
+        const double v = f.g[m];
+        if (v == 0) continue;
+        gnorm = add_up(gnorm, std::fabs(v));
+        g[k][m] += q0[e] * v;
+        for (int t = 0; t < NS; ++t)
+          Gs[k][static_cast<std::size_t>(t) * V + m] += QS[e * NS + t] * v;
+      }
+      rD[k][e] = r;
+      c0 += q0[e] * d0;
+      for (int t = 0; t < NS; ++t) cs[k][t] += QS[e * NS + t] * d0;
+      fix = add_up(fix, mul_up(rq[e], add_up(add_up(std::fabs(d0), gnorm), r)));
+      mass = add_up(mass, mul_up(qabs[e], add_up(std::fabs(d0), gnorm)));
+    }
+    // Keep the symbols that carry all but kSpreadDropShare of the bound on
+    // |g_k(sigma)|_1: B_a = |g0_a| + sum_t |Gs_ta| >= |g_ka(sigma)| at every
+    // sigma, so the others cost at most their sum of B_a, added to E_k.
+    std::vector<double> B(V);
+    double total = 0.0;
+    for (int m = 0; m < V; ++m) {
+      double b = std::fabs(g[k][m]);
+      for (int t = 0; t < NS; ++t) b += std::fabs(Gs[k][static_cast<std::size_t>(t) * V + m]);
+      B[m] = b;
+      total += b;
+    }
+    std::vector<int> order(V);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return B[a] < B[b]; });
+    double dropped = 0.0;
+    std::size_t first_kept = 0;
+    while (first_kept < order.size() &&
+           dropped + B[order[first_kept]] <= kSpreadDropShare * total) {
+      dropped += B[order[first_kept++]];
+    }
+    // dropped's own rounding: at most V terms, raised by (V + 1) u
+    fix = add_up(fix, mul_up(dropped, 1.0 + (V + 1.0) * kUnitRoundoff));
+    std::vector<int>& keep = kept[k];
+    keep.assign(order.begin() + static_cast<std::ptrdiff_t>(first_kept), order.end());
+    const int KV = static_cast<int>(keep.size());
+    std::vector<double> gk(KV), Gk(static_cast<std::size_t>(NS) * KV);
+    for (int j = 0; j < KV; ++j) {
+      gk[j] = g[k][keep[j]];
+      for (int t = 0; t < NS; ++t) {
+        Gk[static_cast<std::size_t>(t) * KV + j] = Gs[k][static_cast<std::size_t>(t) * V + keep[j]];
+      }
+    }
+    g[k] = std::move(gk);
+    Gs[k] = std::move(Gk);
+    // start at sigma = (-1, ..., -1)
+    for (int t = 0; t < NS; ++t) {
+      c0 -= cs[k][t];
+      for (int j = 0; j < KV; ++j) g[k][j] -= Gs[k][static_cast<std::size_t>(t) * KV + j];
+    }
+    c[k] = c0;
+    fixed[k] = fix;
+    allowance[k] = mul_up(gamma, mass);
+  }
+  std::vector<double> qv(n), sigma(NS, -1.0);
+  for (int e = 0; e < n; ++e) {
+    qv[e] = q0[e];
+    for (int t = 0; t < NS; ++t) qv[e] -= QS[e * NS + t];
+  }
+  std::vector<double> hi(K), lo(K);
+  double W = 0.0;
+  std::vector<double> reach(K, 0.0);
+  const long vertices = 1L << NS;
+  for (long step = 0; step < vertices; ++step) {
+    if (step > 0) {
+      // flip the lowest set bit's coordinate (Gray code)
+      int t = 0;
+      while (((step >> t) & 1L) == 0) ++t;
+      sigma[t] = -sigma[t];
+      const double twice = 2.0 * sigma[t];
+      for (int e = 0; e < n; ++e) qv[e] += twice * QS[e * NS + t];
+      for (int k = 0; k < K; ++k) {
+        c[k] += twice * cs[k][t];
+        const int KV = static_cast<int>(g[k].size());
+        const double* G = &Gs[k][static_cast<std::size_t>(t) * KV];
+        for (int j = 0; j < KV; ++j) g[k][j] += twice * G[j];
+      }
+    }
+    double core_hi = -kInf, core_lo = kInf;
+    for (int k = 0; k < K; ++k) {
+      double norm = 0.0, E = fixed[k];
+      for (const double v : g[k]) norm += std::fabs(v);
+      for (int e = 0; e < n; ++e) E += std::fabs(qv[e]) * rD[k][e];
+      const double width = (norm + E) * (1.0 + gamma) + allowance[k];
+      hi[k] = up(c[k] + width);
+      lo[k] = -up(-c[k] + width);
+      if (core[k]) {
+        core_hi = std::max(core_hi, hi[k]);
+        core_lo = std::min(core_lo, lo[k]);
+      }
+    }
+    if (!(core_hi >= core_lo)) return VertexSpread{};
+    W = std::max(W, up(core_hi - core_lo));
+    for (int k = 0; k < K; ++k) {
+      reach[k] = std::max(reach[k], std::max(up(hi[k] - core_lo), up(core_hi - lo[k])));
+    }
+  }
+  out.W = W;
+  out.reach = reach;
+  return out;
+}
+
 // What one head contributes: reference weights, centred stream, values, and
 // the second-order term's bound per output coordinate.
 struct HeadExpansion {
@@ -43,6 +232,14 @@ struct HeadExpansion {
   std::vector<SymbolicForm> V;       // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
   std::vector<SymbolicForm> affine;  // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
   std::vector<double> e2;            // bound on |E2_d|, n
+  // what E2's bound is made of (bound_e2), per key: the ranges of delta and
+  // rho(delta), the core, each key's reach, and W
+  std::vector<Mpfi> log_alpha;
+  std::vector<double> delta_abs, rho_lo, rho_hi, reach;
+  std::vector<char> core;
+  double P_rho = 0.0, D = 0.0, W = 0.0, core_alpha = 0.0;
+  int heaviest = 0;
+  bool any_core = false, refined = false, drop = false;
 };
 
 // The head's expansion; false when it does not apply (non-finite values).
@@ -168,55 +365,97 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
       core_alpha = add_up(core_alpha, out.alpha_up[k]);
     }
   }
+  out.log_alpha = log_alpha;
+  out.delta_abs = delta_abs;
+  out.rho_lo = rho_lo;
+  out.rho_hi = rho_hi;
+  out.reach = reach;
+  out.core = core;
+  out.P_rho = P_up;
+  out.D = D;
+  out.W = W;
+  out.core_alpha = core_alpha;
+  out.heaviest = heaviest;
+  out.any_core = any_core;
+  out.drop = drop_second_order;
+  return true;
+}
+
+// E2's bound per output coordinate from the head's state (header, and the
+// variance form above).
+void bound_e2(int n, HeadExpansion& out) {
+  const int K = static_cast<int>(out.alpha.size());
+  out.e2.assign(n, 0.0);
+  if (out.drop) return;
   // S2 e^D / 2 (rounded up), and the outliers' sum_out alpha_k sup rho(delta_k)
-  double S2 = mul_up(mul_up(0.5 * W, 0.5 * W), core_alpha), out_rho = 0.0;
+  double S2 = mul_up(mul_up(0.5 * out.W, 0.5 * out.W), out.core_alpha), out_rho = 0.0;
   for (int k = 0; k < K; ++k) {
-    if (core[k]) continue;
-    S2 = add_up(S2, mul_up(out.alpha_up[k], mul_up(reach[k], reach[k])));
-    out_rho = add_up(out_rho, mul_up(out.alpha_up[k], rho_hi[k]));
+    if (out.core[k]) continue;
+    S2 = add_up(S2, mul_up(out.alpha_up[k], mul_up(out.reach[k], out.reach[k])));
+    out_rho = add_up(out_rho, mul_up(out.alpha_up[k], out.rho_hi[k]));
   }
   const double half_S2 =
-      upper_double(exp_of(point_interval(Mpfr(D))) * point_interval(Mpfr(S2)) / Mpfi(2));
-  const bool variance = any_core && std::isfinite(half_S2);
-  if (variance) P_up = std::min(P_up, add_up(half_S2, out_rho));
+      upper_double(exp_of(point_interval(Mpfr(out.D))) * point_interval(Mpfr(S2)) / Mpfi(2));
+  const bool variance = out.any_core && std::isfinite(half_S2);
+  const double P = variance ? std::min(out.P_rho, add_up(half_S2, out_rho)) : out.P_rho;
   // kappa: 0 or the middle of one key's rho range (the least bound of R wins)
   std::vector<double> kappas{0.0};
-  for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (rho_lo[k] + rho_hi[k]));
-  out.e2.assign(n, 0.0);
-  if (drop_second_order) return true;
+  for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (out.rho_lo[k] + out.rho_hi[k]));
   for (int d = 0; d < n; ++d) {
     // |F| <= sum_k alpha_k sup|delta_k| sup|V_{k,d}|
     double F = 0.0;
     for (int k = 0; k < K; ++k) {
-      F = add_up(F, mul_up(out.alpha_up[k], mul_up(delta_abs[k], form_sup(out.V[k * n + d]))));
+      F = add_up(F, mul_up(out.alpha_up[k], mul_up(out.delta_abs[k], form_sup(out.V[k * n + d]))));
     }
     // |R| <= sum_k alpha_k max(rho_hi_k - kappa, kappa - rho_lo_k) sup|V_{k,d}|
     double R = kInf;
     for (double kappa : kappas) {
       double t = 0.0;
       for (int k = 0; k < K; ++k) {
-        const double spread = std::max(up(rho_hi[k] - kappa), up(kappa - rho_lo[k]));
+        const double spread = std::max(up(out.rho_hi[k] - kappa), up(kappa - out.rho_lo[k]));
         t = add_up(
             t, mul_up(out.alpha_up[k], mul_up(std::max(0.0, spread), form_sup(out.V[k * n + d]))));
       }
       R = std::min(R, t);
     }
-    // |E2| <= |R| + P |F|
     if (variance) {
       double vmax = 0.0, outliers = 0.0;
       for (int k = 0; k < K; ++k) {
         const double v = form_sup(out.V[k * n + d]);
-        if (core[k]) {
+        if (out.core[k]) {
           vmax = std::max(vmax, v);
         } else {
-          outliers = add_up(outliers, mul_up(out.alpha_up[k], mul_up(rho_hi[k], v)));
+          outliers = add_up(outliers, mul_up(out.alpha_up[k], mul_up(out.rho_hi[k], v)));
         }
       }
       R = std::min(R, add_up(mul_up(vmax, half_S2), outliers));
     }
-    out.e2[d] = add_up(R, mul_up(P_up, F));
+    // |E2| <= |R| + P |F|
+    out.e2[d] = add_up(R, mul_up(P, F));
   }
-  return true;
+}
+
+// The spreads again with the query's symbols at the vertices of their box
+// (vertex_spread), kept where narrower, and E2's bound with them: tried
+// where the deviations are small (W < kVertexSpreadBelow), with at most
+// kVertexWork vertex-key-symbol steps (fewer query symbols on longer rows).
+void refine_spread(const SymbolicArithmetic& sa, int n, const std::vector<SymbolicForm>& y,
+                   const SecondOrderHead& head, const std::vector<int>& query_symbols,
+                   HeadExpansion& out) {
+  if (out.refined) return;
+  out.refined = true;
+  const int K = static_cast<int>(out.alpha.size());
+  std::vector<int> S = query_symbols;
+  while (!S.empty() &&
+         std::ldexp(static_cast<double>(K) * sa.vars(), static_cast<int>(S.size())) > kVertexWork) {
+    S.pop_back();
+  }
+  if (!out.any_core || !(out.W < kVertexSpreadBelow) || S.empty()) return;
+  const VertexSpread vs =
+      vertex_spread(n, K, sa.vars(), y, *head.q, out.log_alpha, out.core, out.heaviest, S);
+  out.W = std::min(out.W, vs.W);
+  for (int k = 0; k < K; ++k) out.reach[k] = std::min(out.reach[k], vs.reach[k]);
+  bound_e2(n, out);
 }
 
 // sum_{a<b} |X_ab + X_ba| + sum_a |X_aa| / 2 (quadratic: centre shift sum_a X_aa / 2
@@ -250,22 +489,39 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
                                            bool drop_second_order) {
   const int K = i + 1, H = static_cast<int>(heads.size()), V = sa.vars();
   std::vector<SymbolicForm> out(n, SymbolicForm{0.0, {}, kInf, 0.0, {}});
-  std::vector<HeadExpansion> ex(H);
-  for (int h = 0; h < H; ++h) {
-    if (!expand_head(sa, n, i, y, heads[h], drop_second_order, ex[h])) return out;
-  }
-  // per head and key: pi_k, PP_k = Pi_k + phi_k, and the remainder factors
-  //   Usup_k >= sup|U~_k| = sum_e (|q0_e| + |Q_e|_1)(|zeta_ke| + |Z_ke|_1),
-  //   eU_k >= |U_k - U~_k| = sum_e r_qe (|zeta_ke| + |Z_ke|_1 + r_zke) + r_zke (|q0_e| + |Q_e|_1)
-  std::vector<std::vector<double>> pi(H, std::vector<double>(K)), Usup = pi, eU = pi;
-  std::vector<std::vector<std::vector<double>>> PP(H, std::vector<std::vector<double>>(K));
-  // symbols the query reads most: |Q|_1 per symbol over heads and coordinates
+  // symbols the queries read most: |Q|_1 per symbol over heads and coordinates
   std::vector<double> reads(V, 0.0);
   for (int h = 0; h < H; ++h) {
     const std::vector<SymbolicForm>& q = *heads[h].q;
     for (int e = 0; e < n; ++e) {
       for (int m = 0; m < V && !q[e].g.empty(); ++m) reads[m] += std::fabs(q[e].g[m]);
     }
+  }
+  std::vector<int> major(V);
+  std::iota(major.begin(), major.end(), 0);
+  std::stable_sort(major.begin(), major.end(), [&](int a, int b) { return reads[a] > reads[b]; });
+  major.resize(std::min(V, kMajorSymbols));
+  while (!major.empty() && reads[major.back()] == 0) major.pop_back();
+  // the vertex spreads' symbols: the major ones read at least 1e-3 times the most
+  std::vector<int> vertex_symbols;
+  for (int m : major) {
+    if (static_cast<int>(vertex_symbols.size()) < kVertexSymbols &&
+        reads[m] >= kVertexShare * reads[major.front()]) {
+      vertex_symbols.push_back(m);
+    }
+  }
+  std::vector<HeadExpansion> ex(H);
+  for (int h = 0; h < H; ++h) {
+    if (!expand_head(sa, n, i, y, heads[h], drop_second_order, ex[h])) return out;
+    bound_e2(n, ex[h]);
+  }
+  // per head and key: pi_k, PP_k = Pi_k + phi_k, and the remainder factors
+  //   Usup_k >= sup|U~_k| = sum_e (|q0_e| + |Q_e|_1)(|zeta_ke| + |Z_ke|_1),
+  //   eU_k >= |U_k - U~_k| = sum_e r_qe (|zeta_ke| + |Z_ke|_1 + r_zke) + r_zke (|q0_e| + |Q_e|_1)
+  std::vector<std::vector<double>> pi(H, std::vector<double>(K)), Usup = pi, eU = pi, PPn = pi;
+  std::vector<std::vector<std::vector<double>>> PP(H, std::vector<std::vector<double>>(K));
+  for (int h = 0; h < H; ++h) {
+    const std::vector<SymbolicForm>& q = *heads[h].q;
     for (int k = 0; k < K; ++k) {
       std::vector<double>& pp = PP[h][k];
       pp.assign(V, 0.0);
@@ -281,13 +537,12 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
       pi[h][k] = p;
       Usup[h][k] = us;
       eU[h][k] = eu;
+      // |PP_k|_1, summed plainly and raised by V u (at most V - 1 roundings)
+      double ppn = 0.0;
+      for (int m = 0; m < V; ++m) ppn += std::fabs(pp[m]);
+      PPn[h][k] = mul_up(ppn, 1.0 + (V + 1.0) * kUnitRoundoff);
     }
   }
-  std::vector<int> major(V);
-  std::iota(major.begin(), major.end(), 0);
-  std::stable_sort(major.begin(), major.end(), [&](int a, int b) { return reads[a] > reads[b]; });
-  major.resize(std::min(V, kMajorSymbols));
-  while (!major.empty() && reads[major.back()] == 0) major.pop_back();
   std::vector<char> is_major(V, 0);
   for (int m : major) is_major[m] = 1;
   // per head and coordinate e: sum over the minor symbols of |Q_em|, rounded up
@@ -308,11 +563,7 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
   for (int d = 0; d < n; ++d) {
     // the affine part: sum_h (What_d - sum_k alpha log(alpha) V_{k,d}), then C + L . e
     SymbolicForm form;
-    double e2 = 0.0;
-    for (int h = 0; h < H; ++h) {
-      sa.add(form, ex[h].affine[d]);
-      e2 = add_up(e2, ex[h].e2[d]);
-    }
+    for (int h = 0; h < H; ++h) sa.add(form, ex[h].affine[d]);
     double C = 0.0, mass = 0.0, extra = 0.0, crude_quad = 0.0, crude_cubic = 0.0;
     double minor_cubic = 0.0;
     std::fill(lin.begin(), lin.end(), 0.0);
@@ -321,10 +572,7 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
       for (int k = 0; k < K; ++k) {
         const double a = ex[h].alpha[k].mid, a_up = ex[h].alpha_up[k];
         const SymbolicForm& w = ex[h].V[k * n + d];
-        const double wsup = linear_sup(w),
-                     pp_norm = std::accumulate(
-                         PP[h][k].begin(), PP[h][k].end(), 0.0,
-                         [](double s, double v) { return add_up(s, std::fabs(v)); });
+        const double wsup = linear_sup(w), pp_norm = PPn[h][k];
         // C += alpha pi omega;  L += alpha (pi Omega + omega PP)
         C += a * pi[h][k] * w.c;
         for (int m = 0; m < V; ++m) lin[m] += a * (pi[h][k] * coef(w, m) + w.c * PP[h][k][m]);
@@ -354,98 +602,114 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
     for (double v : lin) norm = add_up(norm, std::fabs(v));
     poly.norm = norm;
     // rounding of every coefficient, 2 N u mass
-    poly.r = add_up(add_up(mul_up(gamma, mass), extra), add_up(e2, kTiny));
+    poly.r = add_up(add_up(mul_up(gamma, mass), extra), kTiny);
     sa.add(form, poly);
-    // the cheap parts alone are too wide: an enclosure at least as narrow is known
-    if (!(add_up(form.norm, form.r) < skip_at_least[d])) continue;
-    // the crude bounds when they do not dominate the remainder, else the
-    // coefficient sums (V^2 work per coordinate for Qd, and per major symbol
-    // for the cubic part, tried only while the result can still be narrower)
+    const auto e2_of = [&]() {
+      double e2 = 0.0;
+      for (int h = 0; h < H; ++h) e2 = add_up(e2, ex[h].e2[d]);
+      return e2;
+    };
+    // r0: rounding and the forms' remainders; base: what every variant costs
+    const double r0 = form.r, base = add_up(form.norm, form.r), skip = skip_at_least[d];
+    if (!(base < skip)) continue;
+    // the quadratic and cubic parts: the crude bounds when they do not dominate
+    // the rest, else the coefficient sums (V^2 work per coordinate for Qd, and
+    // per major symbol for the cubic part, each tried only while the result can
+    // still be the narrowest)
+    const double rest = add_up(r0, e2_of());
     const double crude = add_up(crude_quad, crude_cubic);
-    if (crude <= form.r || V == 0) {
-      form.r = add_up(form.r, crude);
-      out[d] = form;
-      continue;
-    }
-    // Qd = sum alpha (PP Omega^T + omega Phi),  Phi_{k,a} = sum_e Q_ea Z_ke
-    Qd.assign(static_cast<std::size_t>(V) * V, 0.0);
-    for (int h = 0; h < H; ++h) {
-      const std::vector<SymbolicForm>& q = *heads[h].q;
-      // Xi_e = sum_k alpha omega_k Z_ke;  Qd += sum_e Q_e Xi_e^T
-      std::vector<std::vector<double>> Xi(n, std::vector<double>(V, 0.0));
-      for (int k = 0; k < K; ++k) {
-        const double a = ex[h].alpha[k].mid;
-        const SymbolicForm& w = ex[h].V[k * n + d];
-        if (!w.g.empty()) {
-          for (int m = 0; m < V; ++m) {
-            const double u = a * PP[h][k][m];
-            if (u == 0) continue;
-            double* row = &Qd[static_cast<std::size_t>(m) * V];
-            for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+    double qc = crude, shift = 0.0;
+    bool exact_quad = false;
+    if (crude > rest && V > 0) {
+      // Qd = sum alpha (PP Omega^T + omega Phi),  Phi_{k,a} = sum_e Q_ea Z_ke
+      Qd.assign(static_cast<std::size_t>(V) * V, 0.0);
+      for (int h = 0; h < H; ++h) {
+        const std::vector<SymbolicForm>& q = *heads[h].q;
+        // Xi_e = sum_k alpha omega_k Z_ke;  Qd += sum_e Q_e Xi_e^T
+        std::vector<std::vector<double>> Xi(n, std::vector<double>(V, 0.0));
+        for (int k = 0; k < K; ++k) {
+          const double a = ex[h].alpha[k].mid;
+          const SymbolicForm& w = ex[h].V[k * n + d];
+          if (!w.g.empty()) {
+            for (int m = 0; m < V; ++m) {
+              const double u = a * PP[h][k][m];
+              if (u == 0) continue;
+              double* row = &Qd[static_cast<std::size_t>(m) * V];
+              for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+            }
+          }
+          for (int e = 0; e < n; ++e) {
+            const SymbolicForm& z = ex[h].z[k * n + e];
+            if (z.g.empty()) continue;
+            for (int b = 0; b < V; ++b) Xi[e][b] += a * w.c * z.g[b];
           }
         }
         for (int e = 0; e < n; ++e) {
-          const SymbolicForm& z = ex[h].z[k * n + e];
-          if (z.g.empty()) continue;
-          for (int b = 0; b < V; ++b) Xi[e][b] += a * w.c * z.g[b];
-        }
-      }
-      for (int e = 0; e < n; ++e) {
-        if (q[e].g.empty()) continue;
-        for (int m = 0; m < V; ++m) {
-          const double u = q[e].g[m];
-          if (u == 0) continue;
-          double* row = &Qd[static_cast<std::size_t>(m) * V];
-          for (int b = 0; b < V; ++b) row[b] += u * Xi[e][b];
-        }
-      }
-    }
-    double shift = 0.0;
-    const double quad = quadratic_bound(Qd, V, true, &shift);
-    const bool exact_quad = quad < crude_quad;
-    const double cheap = add_up(add_up(form.norm, form.r), exact_quad ? quad : crude_quad);
-    if (!(cheap < skip_at_least[d])) continue;
-    // cubic: C_m = sum alpha Phi_m Omega^T per major symbol m
-    double cubic = crude_cubic, exact_cubic = minor_cubic;
-    for (int m : crude_cubic > form.r ? major : std::vector<int>{}) {
-      Cm.assign(static_cast<std::size_t>(V) * V, 0.0);
-      for (int h = 0; h < H; ++h) {
-        const std::vector<SymbolicForm>& q = *heads[h].q;
-        for (int k = 0; k < K; ++k) {
-          const SymbolicForm& w = ex[h].V[k * n + d];
-          if (w.g.empty()) continue;
-          std::fill(Phi.begin(), Phi.end(), 0.0);
-          bool any = false;
-          for (int e = 0; e < n; ++e) {
-            const double qm = coef(q[e], m);
-            const SymbolicForm& z = ex[h].z[k * n + e];
-            if (qm == 0 || z.g.empty()) continue;
-            any = true;
-            for (int a = 0; a < V; ++a) Phi[a] += qm * z.g[a];
-          }
-          if (!any) continue;
-          const double al = ex[h].alpha[k].mid;
-          for (int a = 0; a < V; ++a) {
-            const double u = al * Phi[a];
+          if (q[e].g.empty()) continue;
+          for (int m = 0; m < V; ++m) {
+            const double u = q[e].g[m];
             if (u == 0) continue;
-            double* row = &Cm[static_cast<std::size_t>(a) * V];
-            for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+            double* row = &Qd[static_cast<std::size_t>(m) * V];
+            for (int b = 0; b < V; ++b) row[b] += u * Xi[e][b];
           }
         }
       }
-      exact_cubic = add_up(exact_cubic, quadratic_bound(Cm, V, false, nullptr));
+      const double quad = quadratic_bound(Qd, V, true, &shift);
+      exact_quad = quad < crude_quad;
+      const double quad_part = exact_quad ? quad : crude_quad;
+      if (!(add_up(base, quad_part) < skip)) continue;
+      // cubic: C_m = sum alpha Phi_m Omega^T per major symbol m
+      double cubic = crude_cubic, exact_cubic = minor_cubic;
+      for (int m : crude_cubic > rest ? major : std::vector<int>{}) {
+        Cm.assign(static_cast<std::size_t>(V) * V, 0.0);
+        for (int h = 0; h < H; ++h) {
+          const std::vector<SymbolicForm>& q = *heads[h].q;
+          for (int k = 0; k < K; ++k) {
+            const SymbolicForm& w = ex[h].V[k * n + d];
+            if (w.g.empty()) continue;
+            std::fill(Phi.begin(), Phi.end(), 0.0);
+            bool any = false;
+            for (int e = 0; e < n; ++e) {
+              const double qm = coef(q[e], m);
+              const SymbolicForm& z = ex[h].z[k * n + e];
+              if (qm == 0 || z.g.empty()) continue;
+              any = true;
+              for (int a = 0; a < V; ++a) Phi[a] += qm * z.g[a];
+            }
+            if (!any) continue;
+            const double al = ex[h].alpha[k].mid;
+            for (int a = 0; a < V; ++a) {
+              const double u = al * Phi[a];
+              if (u == 0) continue;
+              double* row = &Cm[static_cast<std::size_t>(a) * V];
+              for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+            }
+          }
+        }
+        exact_cubic = add_up(exact_cubic, quadratic_bound(Cm, V, false, nullptr));
+      }
+      if (crude_cubic > rest) cubic = std::min(cubic, exact_cubic);
+      qc = add_up(quad_part, cubic);
     }
-    if (crude_cubic > form.r) cubic = std::min(cubic, exact_cubic);
+    if (!(add_up(base, qc) < skip)) continue;
+    // E2: the spreads at the query's vertices (once per row), where E2 is the
+    // larger part of the remainder or keeps the expansion from being the
+    // narrowest, and a sixteenth of it would not (the vertices have narrowed W
+    // by about 2, E2 by 4, on the path models; a heuristic for the cost only)
+    double e2 = e2_of();
+    if (add_up(add_up(base, qc), e2 / 16) < skip &&
+        (e2 > add_up(r0, qc) || !(add_up(add_up(base, qc), e2) < skip))) {
+      for (int h = 0; h < H; ++h) refine_spread(sa, n, y, heads[h], vertex_symbols, ex[h]);
+      e2 = e2_of();
+    }
+    form.r = add_up(add_up(r0, e2), qc);
     if (exact_quad) {
       // e^T Qd e = sum_a Qd_aa / 2 + ...: the centre moves by the shift, whose
       // own sum (V terms) and the addition round by at most (V + 2) u (|c| + |shift|)
       const double moved = add_up(std::fabs(form.c), std::fabs(shift));
       form.c += shift;
-      form.r = add_up(form.r, add_up(quad, mul_up(moved, (V + 2.0) * 2.0 * kUnitRoundoff)));
-    } else {
-      form.r = add_up(form.r, crude_quad);
+      form.r = add_up(form.r, mul_up(moved, (V + 2.0) * 2.0 * kUnitRoundoff));
     }
-    form.r = add_up(form.r, cubic);
     out[d] = form;
   }
   return out;

@@ -17,7 +17,17 @@
 //   o = sum_k a_k W_k = What + (F + R) / (1 + P),
 //   F = sum_k alpha_k delta_k V_k = sum_k alpha_k tau_k V_k,
 //   R = sum_k alpha_k rho(delta_k) V_k = sum_k alpha_k (rho(delta_k) - kappa) V_k  (any kappa),
-// so   o = What + F + E2,   |E2| = |R - P F| / (1 + P) <= |R| + P |F|.
+// so   o = What + F + E2,   |E2| = |R - P F| / (1 + P) <= |R| + P |F|,
+// with |F| <= sum_k alpha_k sup|delta_k| sup|V_k| and P, R bounded per key
+// from the ranges of delta_k (rho is convex, 0 at 0) or, the smaller, from
+// the alpha-variance of tau over the keys whose deviations are small (the
+// core): sum_core alpha_k delta_k^2 <= sum_k alpha_k (tau_k - c)^2 for any c
+// (the alpha-mean minimizes it), c the middle of the core's tau at the point,
+// so with W the largest spread of tau over the core (taken at the vertices
+// of the query's most-read symbols, where the spread is convex in them) and
+// rho(x) <= x^2 e^{max(x, 0)} / 2,
+//   P <= e^D ((W/2)^2 sum_core alpha + sum_out alpha reach^2) / 2 + sum_out alpha sup rho,
+//   |R| <= max_core sup|V_k| (the same e^D (...) / 2) + sum_out alpha sup rho sup|V_k|.
 // F is a polynomial in the symbols: with y the stream, q = A^T y_i (so
 // s_k = q . y_k), ybar = sum_k alpha_k y_k, z_k = y_k - ybar and w row d of M,
 //   F_d = sum_k alpha_k (q . z_k)(w . z_k) - sum_k alpha_k log(alpha_k) (w . z_k)
@@ -67,6 +77,12 @@ struct SecondOrderHead {
 // Symbols whose cubic terms are bounded coefficient by coefficient (the
 // rest by norms): the query's own content is at most 61 of them at n = 64.
 constexpr int kMajorSymbols = 16;
+// Of those, the ones at whose vertices the scores' spread over the keys is
+// taken (2^14 vertices at most, each O(L V) work; the query's own content at
+// n = 16 is 13 symbols), when the query reads them at least kVertexShare
+// times the symbol it reads most (weaker ones stay in the remainder).
+constexpr int kVertexSymbols = 14;
+constexpr double kVertexShare = 1e-3;
 
 // The forms of sum_h o^h_{i,d}, d = 0..n-1, by the expansion of the header,
 // over the stream y (forms, rows x n, row-major); a form with r = +inf
