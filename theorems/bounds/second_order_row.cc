@@ -301,7 +301,12 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   // delta_k = s_k - sum_m alpha_m s_m - (log alpha_k - sum_m alpha_m log alpha_m)
   SymbolicForm sbar;
   for (int k = 0; k < K; ++k) sa.add_scaled(sbar, out.alpha[k], s[k]);
-  std::vector<double> delta_abs(K), delta_hi(K), rho_lo(K), rho_hi(K);
+  // the state bound_e2 reads, filled in place
+  std::vector<double>&delta_abs = out.delta_abs, &rho_lo = out.rho_lo, &rho_hi = out.rho_hi;
+  delta_abs.assign(K, 0.0);
+  rho_lo.assign(K, 0.0);
+  rho_hi.assign(K, 0.0);
+  std::vector<double> delta_hi(K);
   Mpfi P(0);  // P <= sum_k alpha_k sup rho(delta_k)
   for (int k = 0; k < K; ++k) {
     SymbolicForm delta = sa.difference(s[k], sbar);
@@ -324,7 +329,7 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
     if (!std::isfinite(rho_hi[k])) return false;
     P += alpha[k] * point_interval(Mpfr(rho_hi[k]));
   }
-  double P_up = upper_double(P);
+  out.P_rho = upper_double(P);
   // The variance form: for the core keys rho(delta) <= delta^2 e^{max(delta, 0)} / 2,
   // and sum_core alpha_k delta_k^2 <= sum_k alpha_k (tau_k - c)^2 for every c (the alpha-mean
   // tau^ minimizes it); with c the middle of the core's tau values at the point,
@@ -335,9 +340,11 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   // D the largest upper end of the core's delta ranges (at least 0).
   // The core: keys whose deviation is at most 1 and at most 4 times that of
   // the key of largest weight (a choice; the bound holds for any split).
-  std::vector<char> core(K, 0);
-  double D = 0.0;
-  const int heaviest = static_cast<int>(
+  std::vector<char>& core = out.core;
+  core.assign(K, 0);
+  double& D = out.D;
+  D = 0.0;
+  const int heaviest = out.heaviest = static_cast<int>(
       std::max_element(out.alpha.begin(), out.alpha.end(),
                        [](const RadiusDouble& a, const RadiusDouble& b) { return a.mid < b.mid; }) -
       out.alpha.begin());
@@ -347,9 +354,12 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
     if (core[k]) D = std::max(D, delta_hi[k]);
   }
   // sup |tau_k - tau_m| = sup |s_k - s_m - (log alpha_k - log alpha_m)|
-  std::vector<double> reach(K, 0.0);  // max over core m of sup |tau_k - tau_m|
-  double W = 0.0, core_alpha = 0.0;
-  bool any_core = false;
+  std::vector<double>& reach = out.reach;  // max over core m of sup |tau_k - tau_m|
+  reach.assign(K, 0.0);
+  double &W = out.W, &core_alpha = out.core_alpha;
+  W = core_alpha = 0.0;
+  bool& any_core = out.any_core;
+  any_core = false;
   for (int k = 0; k < K; ++k) {
     for (int m = 0; m < K; ++m) {
       if (!core[m] || m == k || (core[k] && m < k)) continue;
@@ -366,17 +376,6 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
     }
   }
   out.log_alpha = log_alpha;
-  out.delta_abs = delta_abs;
-  out.rho_lo = rho_lo;
-  out.rho_hi = rho_hi;
-  out.reach = reach;
-  out.core = core;
-  out.P_rho = P_up;
-  out.D = D;
-  out.W = W;
-  out.core_alpha = core_alpha;
-  out.heaviest = heaviest;
-  out.any_core = any_core;
   out.drop = drop_second_order;
   return true;
 }
