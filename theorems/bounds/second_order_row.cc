@@ -195,7 +195,7 @@ VertexSpread vertex_spread(int n, int K, int V, const std::vector<SymbolicForm>&
       for (int k = 0; k < K; ++k) {
         c[k] += twice * cs[k][t];
         const int KV = static_cast<int>(g[k].size());
-        const double* G = &Gs[k][static_cast<std::size_t>(t) * KV];
+        const double* G = Gs[k].data() + static_cast<std::size_t>(t) * KV;
         for (int j = 0; j < KV; ++j) g[k][j] += twice * G[j];
       }
     }
