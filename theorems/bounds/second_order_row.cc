@@ -212,7 +212,7 @@ VertexSpread vertex_spread(int n, int K, int V, const std::vector<SymbolicForm>&
         core_lo = std::min(core_lo, lo[k]);
       }
     }
-    if (!(core_hi >= core_lo)) return VertexSpread{};
+    if (!(core_hi >= core_lo)) return out;  // NaN: W and every reach stay +inf
     W = std::max(W, up(core_hi - core_lo));
     for (int k = 0; k < K; ++k) {
       reach[k] = std::max(reach[k], std::max(up(hi[k] - core_lo), up(core_hi - lo[k])));
