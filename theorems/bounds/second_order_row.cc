@@ -29,10 +29,6 @@ constexpr double kVertexSpreadBelow = 0.1;
 constexpr double kSpreadDropShare = 1e-4;
 constexpr double kVertexWork = 0x1p26;
 
-double up(double x) { return std::nextafter(x, kInf); }
-double add_up(double a, double b) { return up(a + b); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
-
 double coef(const SymbolicForm& f, int m) { return f.g.empty() ? 0.0 : f.g[m]; }
 // |c| + norm: sup |c + g . e| over the box
 double linear_sup(const SymbolicForm& f) { return add_up(std::fabs(f.c), f.norm); }
@@ -205,17 +201,17 @@ VertexSpread vertex_spread(int n, int K, int V, const std::vector<SymbolicForm>&
       for (const double v : g[k]) norm += std::fabs(v);
       for (int e = 0; e < n; ++e) E += std::fabs(qv[e]) * rD[k][e];
       const double width = (norm + E) * (1.0 + gamma) + allowance[k];
-      hi[k] = up(c[k] + width);
-      lo[k] = -up(-c[k] + width);
+      hi[k] = next_up(c[k] + width);
+      lo[k] = -next_up(-c[k] + width);
       if (core[k]) {
         core_hi = std::max(core_hi, hi[k]);
         core_lo = std::min(core_lo, lo[k]);
       }
     }
     if (!(core_hi >= core_lo)) return out;  // NaN: W and every reach stay +inf
-    W = std::max(W, up(core_hi - core_lo));
+    W = std::max(W, next_up(core_hi - core_lo));
     for (int k = 0; k < K; ++k) {
-      reach[k] = std::max(reach[k], std::max(up(hi[k] - core_lo), up(core_hi - lo[k])));
+      reach[k] = std::max(reach[k], std::max(next_up(hi[k] - core_lo), next_up(core_hi - lo[k])));
     }
   }
   out.W = W;
@@ -411,7 +407,8 @@ void bound_e2(int n, HeadExpansion& out) {
     for (double kappa : kappas) {
       double t = 0.0;
       for (int k = 0; k < K; ++k) {
-        const double spread = std::max(up(out.rho_hi[k] - kappa), up(kappa - out.rho_lo[k]));
+        const double spread =
+            std::max(next_up(out.rho_hi[k] - kappa), next_up(kappa - out.rho_lo[k]));
         t = add_up(
             t, mul_up(out.alpha_up[k], mul_up(std::max(0.0, spread), form_sup(out.V[k * n + d]))));
       }

@@ -17,12 +17,8 @@ constexpr double kRound = 0x1p-51;
 constexpr double kTwoEta = 0x1p-1074;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// One step away from a computed result: beyond the exact value of the
-// operation (|fl(z) - z| is at most half the gap to the next double).
-double up(double x) { return std::nextafter(x, kInf); }
+// One step below a computed result (next_up's twin, symbolic_form.h).
 double down(double x) { return std::nextafter(x, -kInf); }
-double add_up(double a, double b) { return up(a + b); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
 
 // kRound magnitude + 2 (vars + 1) eta, rounded up: the rounding errors of
 // one operation over the centre and every coefficient.
@@ -42,7 +38,7 @@ SymbolicForm constant_of(const Mpfi& x) {
 
 double upper_double(const Mpfi& x) {
   if (interval_is_nan(x)) return kInf;
-  return up(to_double(Mpfr(bmp::upper(x))));
+  return next_up(to_double(Mpfr(bmp::upper(x))));
 }
 
 double lower_double(const Mpfi& x) {
@@ -53,7 +49,7 @@ double lower_double(const Mpfi& x) {
 SymbolicRange symbolic_range(const SymbolicForm& a) {
   // [c - (norm + r), c + (norm + r)], outward
   const double w = add_up(a.norm, a.r);
-  const double lo = down(a.c - w), hi = up(a.c + w);
+  const double lo = down(a.c - w), hi = next_up(a.c + w);
   if (std::isnan(lo) || std::isnan(hi)) return {-kInf, kInf};
   return {lo, hi};
 }
@@ -74,7 +70,7 @@ void SymbolicArithmetic::finish(SymbolicForm& a) const {
 
 SymbolicForm SymbolicArithmetic::variable(int m, double lo, double hi) const {
   const double centre = 0.5 * (lo + hi);
-  const double radius = std::max(up(hi - centre), up(centre - lo));
+  const double radius = std::max(next_up(hi - centre), next_up(centre - lo));
   SymbolicForm a{centre, std::vector<double>(vars_, 0.0), 0.0, radius, {}};
   a.g[m] = radius;
   return a;

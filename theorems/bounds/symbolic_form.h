@@ -53,11 +53,22 @@
 // |a_m| + share_m.
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "src/scalar_traits.h"
 
 namespace sinkcert::theorems {
+
+// One step away from a computed double result: beyond the exact value of the
+// operation (|fl(z) - z| is at most half the gap to the next double), so
+// these bound a sum or product of nonnegative doubles from above.
+inline double next_up(double x) {
+  return std::nextafter(x, std::numeric_limits<double>::infinity());
+}
+inline double add_up(double a, double b) { return next_up(a + b); }
+inline double mul_up(double a, double b) { return next_up(a * b); }  // a, b >= 0
 
 struct SymbolicForm {
   double c = 0.0;
