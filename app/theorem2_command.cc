@@ -6,6 +6,7 @@
 //                   [--active-per-trigger K] [--threads T] [--rounds R]
 //                   [--certify-boxes B] [--init-stds S1,S2,...]
 //                   [--every-head-searches K] [--cap-fresh-all]
+//                   [--dense-kernels baseline|avx2|auto]
 // Theorem 2 studied by search (theorems/studies/theorem2_study.h): the descent path
 // of a residual softmax model, its sink score sigma and each head's BOS
 // mass, the frontiers eps_all(delta) and eps_one(delta), the every-head
@@ -54,6 +55,7 @@ struct Theorem2CliOptions {
   std::string init_stds;  // "": the study's; else comma-separated stds, one path start each
   int every_head_searches = -1;  // -1: the study's
   bool cap_fresh_all = false;
+  std::string dense_kernels = "baseline";
 };
 
 // "0.02,0.1" -> {0.02, 0.1}, each a number in (0, 10]
@@ -88,6 +90,11 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   }
   if (opt.time_limit > 0) o.path_time_limit = opt.time_limit;
   o.threads = opt.threads;
+  try {
+    o.dense_isa = search::resolve_dense_isa(search::parse_dense_isa(opt.dense_kernels));
+  } catch (const std::invalid_argument& e) {
+    throw InputError("command line", "--dense-kernels", e.what());
+  }
   if (opt.rounds > 0) {
     // every search's round budget capped (reproducible, unlike --seconds)
     for (int* r : {&o.path_rounds, &o.frontier_rounds, &o.every_head_rounds, &o.cap_descent_rounds})
@@ -250,6 +257,9 @@ void add_theorem2_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--cap-fresh-all", opt->cap_fresh_all,
                 "eps_all from a fresh init too (default: warm start only; the fresh start lost "
                 "at every delta at n = L = 16 and took most of the time)");
+  add_text_option(sub, "--dense-kernels", &opt->dense_kernels, "baseline, avx2 or auto",
+                  "the least-squares solves' dense kernels: baseline (default; the same bits on "
+                  "every x86-64 CPU) or avx2 (AVX2 + FMA, about half their time; other bits)");
   sub->callback([opt, &ctx] { run_theorem2(*opt, ctx); });
 }
 

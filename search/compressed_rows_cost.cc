@@ -20,10 +20,11 @@ constexpr int kChunkRows = 256;
 }  // namespace
 
 CompressedRowsCost::CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFunction>> rows,
-                                       int threads, const RankGroup* ranks)
+                                       int threads, const RankGroup* ranks, DenseIsa isa)
     : rows_(std::move(rows)),
       threads_(std::max(1, threads)),
       ranks_(ranks),
+      kernel_(&dense_kernel(isa)),
       parts_(kParts),
       packed_(kParts) {
   if (rows_.empty()) throw std::invalid_argument("CompressedRowsCost: no rows");
@@ -67,11 +68,7 @@ bool CompressedRowsCost::normal_equations(double const* const* p, const std::vec
     // G += J_c^T J_c (upper triangle), g += J_c^T r_c, S += |r_c|^2 for the chunk c
     const auto flush = [&] {
       if (filled == 0) return;
-      const auto Jc = part.J.topRows(filled);
-      const auto rc = part.r.head(filled);
-      ne.G.selfadjointView<Eigen::Upper>().rankUpdate(Jc.transpose());
-      ne.g.noalias() += Jc.transpose() * rc;
-      ne.S += rc.squaredNorm();
+      kernel_->gram(ne.G.data(), ne.g.data(), &ne.S, part.J.data(), part.r.data(), filled, width);
       filled = 0;
     };
     std::vector<double*> jac(blocks, nullptr);
@@ -190,7 +187,7 @@ bool CompressedRowsCost::Evaluate(double const* const* p, double* r, double** J)
     r[num_residuals() - 1] = std::sqrt(ne_.S);
     return true;
   }
-  return write_compressed(ne_, sizes, free, r, J, &scratch_);
+  return write_compressed(ne_, sizes, free, r, J, &scratch_, *kernel_);
 }
 
 }  // namespace sinkcert::search

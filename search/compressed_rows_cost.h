@@ -6,7 +6,8 @@
 // and the gated kind's). With the rows' residuals r_t and Jacobians J_t
 // (over the free parameter blocks, those whose Jacobian Ceres asks for),
 //   G = sum_t J_t^T J_t,   g = sum_t J_t^T r_t,   S = sum_t |r_t|^2,
-// accumulated in chunks of rows by symmetric rank updates, and
+// accumulated in chunks of rows by symmetric rank updates (the dense kernels
+// of search/dense_kernel.h, baseline or AVX2), and
 //   r' = (U^{-T} g, sqrt(S - |U^{-T} g|^2)),   J' = (U; 0),
 //   U^T U = G + mu diag(G)   (write_compressed),
 // so that J'^T J' = G + mu diag(G), J'^T r' = g, |r'|^2 = S: Ceres' LM takes
@@ -26,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "search/dense_kernel.h"
 #include "search/normal_equations_cost.h"
 #include "search/rank_group.h"
 
@@ -47,10 +49,12 @@ class CompressedRowsCost : public ceres::CostFunction {
   // matrix (32 MB at P = 2048).
   static constexpr int kParts = 4;
   // Throws std::invalid_argument if rows is empty or the rows' parameter
-  // block sizes differ. `ranks` (null: this process alone) must outlive the
-  // cost.
+  // block sizes differ, or if `isa` is not available (resolve_dense_isa).
+  // `ranks` (null: this process alone) must outlive the cost. The sums and
+  // the compression's factor run on the dense kernels of `isa`
+  // (search/dense_kernel.h).
   CompressedRowsCost(std::vector<std::unique_ptr<ceres::CostFunction>> rows, int threads,
-                     const RankGroup* ranks = nullptr);
+                     const RankGroup* ranks = nullptr, DenseIsa isa = DenseIsa::kBaseline);
   bool Evaluate(double const* const* p, double* r, double** J) const override;
 
   // The normal equations over the free blocks (free[b]: block b's columns
@@ -63,6 +67,7 @@ class CompressedRowsCost : public ceres::CostFunction {
   std::vector<std::unique_ptr<ceres::CostFunction>> rows_;
   int threads_;
   const RankGroup* ranks_;
+  const DenseKernel* kernel_;
   int widest_row_ = 0;  // the largest residual count of a row
   mutable NormalEquations ne_;
   mutable NormalEquationsScratch scratch_;

@@ -7,13 +7,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "search/compressed_rows_cost.h"
 #include "search/linf_surrogate.h"
+#include "search/minimax_checkpoint.h"
 #include "search/normal_equations_cost.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
@@ -483,6 +487,38 @@ double max_position_mean_probe_bos(const Model<double>& model, const ProbeSet& p
   return best;
 }
 
+namespace {
+
+// The sizes and options that change a run's iterates, as one text: a
+// checkpoint continues only the run that wrote it. (Budgets, threads and
+// ranks change no iterate and are left out.)
+std::string checkpoint_identity(const Model<double>& init, const Task& task,
+                                const MinimaxOptions& o, const std::vector<int>& triggers) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "n=" << task.n << " L=" << task.L << " layers=" << init.num_layers()
+    << " heads=" << init.num_heads() << " attention=" << to_string(init.attention)
+    << " kind=" << to_string(init.kind) << " seed=" << o.seed
+    << " surrogate=" << to_string(o.surrogate) << " lm_iterations=" << o.lm_iterations
+    << " initial_per_trigger=" << o.initial_per_trigger << " max_per_trigger=" << o.max_per_trigger
+    << " adversary_seed=" << o.adversary.seed
+    << " solver=" << (o.deep_solver == DeepLinearSolver::kDenseNormal ? "dense" : "cg")
+    << " compressed=" << o.compressed_rows
+    << " dense_kernels=" << to_string(resolve_dense_isa(o.dense_isa)) << " ceiling=";
+  if (o.bos_ceiling) {
+    s << *o.bos_ceiling;
+  } else {
+    s << "none";
+  }
+  if (o.bos_ceiling_head)
+    s << " ceiling_head=" << o.bos_ceiling_head->first << "," << o.bos_ceiling_head->second;
+  s << " frozen_m=" << o.frozen_m.size() << " triggers=";
+  for (int j : triggers) s << j << ",";
+  return s.str();
+}
+
+}  // namespace
+
 MinimaxResult minimax(const Model<double>& init, const Task& task, const MinimaxOptions& o,
                       const MinimaxProgress& progress) {
   task.validate();
@@ -548,25 +584,84 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   MinimaxResult result;
   AdversaryOptions adv = o.adversary;
   if (!adv.ranks) adv.ranks = o.ranks;
-  Model<double> current = to_model(init, single, P);
-  AdversaryResult worst = maximize_error(current, task, adv);
-  result.model = current;
-  result.worst = worst.best;
-  // best_worst: the best worst case so far (trust control); best_feasible:
-  // the best among models meeting the BOS ceiling (the result)
-  double best_worst = worst.best.value;
   // the ceiling's statistic (single: the pooled mean; otherwise per position)
   const auto ceiling_statistic = [&](const Model<double>& m) {
     return single ? mean_probe_bos(m, *o.probes)
                   : max_position_mean_probe_bos(m, *o.probes, o.bos_ceiling_head);
   };
-  const bool init_feasible = !o.bos_ceiling || ceiling_statistic(current) <= *o.bos_ceiling;
-  double best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
+  const std::string identity = checkpoint_identity(init, task, o, triggers);
+  const std::string init_hash = parameter_hash(P);
+  const std::optional<MinimaxCheckpoint> resumed =
+      o.resume && !o.checkpoint.empty() && std::ifstream(o.checkpoint).good()
+          ? std::optional<MinimaxCheckpoint>(read_checkpoint(o.checkpoint))
+          : std::nullopt;
+  Model<double> current = to_model(init, single, P);
+  AdversaryResult worst;
+  // best_worst: the best worst case so far (trust control); best_feasible:
+  // the best among models meeting the BOS ceiling (the result)
+  double best_worst = 0, best_feasible = 0;
   double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
+  double elapsed_before = 0;  // seconds of the run before it was resumed
+  int first_round = 1;
+  if (resumed) {
+    // the state after round resumed->round, as the uninterrupted run held it
+    const MinimaxCheckpoint& c = *resumed;
+    if (c.identity != identity) {
+      throw std::invalid_argument("checkpoint " + o.checkpoint +
+                                  ": field identity: expected this run's \"" + identity +
+                                  "\", got \"" + c.identity + "\"");
+    }
+    if (c.init_hash != init_hash) {
+      throw std::invalid_argument("checkpoint " + o.checkpoint + ": field init_hash: expected " +
+                                  init_hash + " (this run's init), got " + c.init_hash);
+    }
+    if (c.theta.size() != P.size() || c.best_theta.size() != P.size()) {
+      throw std::invalid_argument("checkpoint " + o.checkpoint + ": field theta: expected " +
+                                  std::to_string(P.size()) + " parameter blocks");
+    }
+    for (std::size_t b = 0; b < P.size(); ++b) {
+      if (c.theta[b].size() != P[b].size() || c.best_theta[b].size() != P[b].size()) {
+        throw std::invalid_argument("checkpoint " + o.checkpoint + ": field theta[" +
+                                    std::to_string(b) + "]: expected " +
+                                    std::to_string(P[b].size()) + " entries");
+      }
+    }
+    P = c.theta;
+    set.clear();
+    for (const MinimaxCheckpoint::Input& a : c.active) {
+      set.push_back(make_active(task, a.trigger, a.content, a.initial, target));
+      if (a.w.size() != set.back().w.size()) {
+        throw std::invalid_argument("checkpoint " + o.checkpoint +
+                                    ": field active[].w: expected L n = " +
+                                    std::to_string(set.back().w.size()) + " weights");
+      }
+      set.back().w = a.w;
+    }
+    current = to_model(init, single, P);
+    result.model = to_model(init, single, c.best_theta);
+    result.worst = c.best_witness;
+    worst.per_trigger = c.warm;
+    result.history = c.history;
+    result.jacobian_evaluations = c.jacobian_evaluations;
+    best_worst = c.best_worst;
+    best_feasible = c.best_feasible;
+    radius = c.radius;
+    rho = c.rho;
+    prev_objective = c.prev_objective;
+    elapsed_before = c.elapsed;
+    first_round = c.round + 1;
+  } else {
+    worst = maximize_error(current, task, adv);
+    result.model = current;
+    result.worst = worst.best;
+    best_worst = worst.best.value;
+    const bool init_feasible = !o.bos_ceiling || ceiling_statistic(current) <= *o.bos_ceiling;
+    best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
+  }
   std::vector<std::vector<double>> saved = P;
   result.stop_reason = "max rounds";
 
-  for (int round = 1; round <= o.max_rounds; ++round) {
+  for (int round = first_round; round <= o.max_rounds; ++round) {
     MinimaxRecord rec;
     rec.round = round;
     rec.event = "lm";
@@ -607,8 +702,8 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     }
     if (compress_generic) {
       problem.AddResidualBlock(
-          new CompressedRowsCost(std::move(generic_rows), o.deep_threads, o.ranks), nullptr,
-          blocks);
+          new CompressedRowsCost(std::move(generic_rows), o.deep_threads, o.ranks, o.dense_isa),
+          nullptr, blocks);
     }
     if (o.bos_ceiling && single) {
       problem.AddResidualBlock(new BosCeilingCost(o.probes, *o.bos_ceiling, rho, n, kind), nullptr,
@@ -716,7 +811,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       set.push_back(make_active(task, w.trigger, w.content, false, target));
     }
     rec.active_size = static_cast<int>(set.size());
-    rec.elapsed = seconds_since(t0);
+    rec.elapsed = elapsed_before + seconds_since(t0);
     result.history.push_back(rec);
     if (progress) progress(rec, current);
 
@@ -735,6 +830,27 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       break;
     }
     prev_objective = objective;
+    // the state the next round reads, for a run continued from here
+    if (!o.checkpoint.empty() && ranks_or_local(o.ranks).rank() == 0) {
+      MinimaxCheckpoint c;
+      c.identity = identity;
+      c.init_hash = init_hash;
+      c.round = round;
+      c.elapsed = rec.elapsed;
+      c.theta = P;
+      for (const ActiveInput& a : set) c.active.push_back({a.trigger, a.initial, a.content, a.w});
+      c.radius = radius;
+      c.rho = rho;
+      c.prev_objective = prev_objective;
+      c.best_worst = best_worst;
+      c.best_feasible = best_feasible;
+      c.best_theta = parameter_blocks(result.model);
+      c.best_witness = result.worst;
+      c.warm = worst.per_trigger;
+      c.history = result.history;
+      c.jacobian_evaluations = result.jacobian_evaluations;
+      write_checkpoint(o.checkpoint, c);
+    }
     // the one decision that reads a clock: rank 0's, so that every rank
     // stops at the same round
     std::vector<std::vector<double>> over = {{rec.elapsed > o.time_limit_seconds ? 1.0 : 0.0}};
@@ -745,7 +861,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     }
   }
   result.feasible = std::isfinite(best_feasible);
-  result.seconds = seconds_since(t0);
+  result.seconds = elapsed_before + seconds_since(t0);
   return result;
 }
 

@@ -79,6 +79,7 @@
 #include <vector>
 
 #include "search/adversary.h"
+#include "search/dense_kernel.h"
 #include "src/bos_statistics.h"
 #include "src/evidence.h"
 #include "src/model.h"
@@ -137,6 +138,12 @@ struct MinimaxOptions {
   // forming J^T J from the dense Jacobian (the same steps up to rounding;
   // the benchmarks' baseline).
   bool compressed_rows = true;
+  // The dense kernels of the generic compressed block (its sums and its
+  // factor; search/dense_kernel.h). The baseline by default, so that a
+  // study's iterates are the same bits on every x86-64 CPU; kAvx2 (or kAuto)
+  // takes about half the time of those kernels where the CPU has AVX2 and
+  // FMA, and its iterates differ beyond the last bits.
+  DenseIsa dense_isa = DenseIsa::kBaseline;
   // Ranks that share the compressed block's sums (search/compressed_rows_cost.h)
   // and, unless adversary.ranks is set, the adversary's refinements
   // (search/rank_group.h). Every rank runs the same minimax in lockstep and
@@ -144,6 +151,15 @@ struct MinimaxOptions {
   // process alone.
   const RankGroup* ranks = nullptr;
   AdversaryOptions adversary;
+  // A checkpoint file (empty: none; search/minimax_checkpoint.h), written
+  // atomically by rank 0 after every round with everything the next round
+  // reads. With `resume` and the file present, the run starts from it
+  // instead of the init (the same init, sizes and options required, else
+  // std::invalid_argument naming the field) and continues as the
+  // uninterrupted run would, bit for bit; its time limit and `seconds` count
+  // the time before the interruption too.
+  std::string checkpoint;
+  bool resume = false;
 };
 
 struct MinimaxRecord {

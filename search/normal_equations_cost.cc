@@ -177,7 +177,7 @@ NormalEquationsCost::NormalEquationsCost(std::vector<ResidualRow> rows, Attentio
 
 bool write_compressed(const NormalEquations& ne, const std::vector<int32_t>& block_sizes,
                       const std::vector<bool>& free, double* r, double** J,
-                      NormalEquationsScratch* scratch) {
+                      NormalEquationsScratch* scratch, const DenseKernel& kernel) {
   NormalEquationsScratch& b = *scratch;
   int total = 0;
   for (int s : block_sizes) total += s;
@@ -196,14 +196,12 @@ bool write_compressed(const NormalEquations& ne, const std::vector<int32_t>& blo
   for (double mu = kDamping; !factored && mu <= kMaxDamping; mu *= 10) {
     b.C.noalias() = b.scale.asDiagonal() * ne.G * b.scale.asDiagonal();
     b.C.diagonal().array() += mu;
-    Eigen::LLT<Eigen::Ref<Matrix<double>>> llt(b.C);
-    factored = llt.info() == Eigen::Success;
+    factored = kernel.cholesky(b.C.data(), size);
   }
   if (!factored) return false;
-  const auto L = b.C.triangularView<Eigen::Lower>();
   // y = U^{-T} g: L y = D g
   b.y = b.scale.cwiseProduct(ne.g);
-  L.solveInPlace(b.y);
+  kernel.lower_solve(b.C.data(), size, b.y.data());
   std::fill(r, r + total + 1, 0.0);
   for (int k = 0; k < size; ++k) r[k] = b.y(k);
   // the part of r outside J's range: sqrt(S - |y|^2)
@@ -238,7 +236,8 @@ bool NormalEquationsCost::Evaluate(double const* const* p, double* r, double** J
     return true;
   }
   normal_equations(kind_, p[0], p[1], n, rows_, with_a, with_m, &ne_, &scratch_);
-  return write_compressed(ne_, {n2, n2}, {with_a, with_m}, r, J, &scratch_);
+  return write_compressed(ne_, {n2, n2}, {with_a, with_m}, r, J, &scratch_,
+                          dense_kernel(DenseIsa::kBaseline));
 }
 
 }  // namespace sinkcert::search

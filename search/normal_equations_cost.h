@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "search/dense_kernel.h"
 #include "src/attention.h"
 #include "src/forward_vjp.h"
 #include "src/model.h"
@@ -93,10 +94,11 @@ NormalEquations normal_equations(AttentionKind kind, const double* A, const doub
 // entries) and, for each free block b, J[b] = its columns of (U; 0)
 // (row-major, block_sizes[b] columns). Returns false when G + mu diag(G)
 // has no Cholesky factor for any damping mu up to 1e-6 (the point is then
-// rejected). Used by NormalEquationsCost and CompressedRowsCost.
+// rejected). The factor and its solve run on `kernel` (search/dense_kernel.h).
+// Used by NormalEquationsCost (the baseline kernels) and CompressedRowsCost.
 bool write_compressed(const NormalEquations& ne, const std::vector<int32_t>& block_sizes,
                       const std::vector<bool>& free, double* r, double** J,
-                      NormalEquationsScratch* scratch);
+                      NormalEquationsScratch* scratch, const DenseKernel& kernel);
 
 // The compressed residual block: parameters A and M (row-major n x n each),
 // 2 n^2 + 1 residuals. Not for concurrent Evaluate calls on one object

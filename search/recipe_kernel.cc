@@ -4,7 +4,7 @@
 // compiled twice: with the project's flags into sinkcert_search, where it
 // also holds the choice of instruction set, and with
 // SINKCERT_RECIPE_KERNEL_AVX2 defined, -mavx2 -mfma and hidden symbols into
-// the shared library sinkcert_recipe_avx2, where it defines only
+// the shared library sinkcert_avx2, where it defines only
 // batched_chunk_avx2. Each compilation's Eigen keeps its own alignment
 // (16 bytes in the baseline, 32 with AVX): the kernel reads and writes the
 // caller's memory through unaligned maps only, and its buffers are its own

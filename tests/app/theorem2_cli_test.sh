@@ -5,8 +5,8 @@
 # score and every head's statistics printed; every file of the study (JSON,
 # CSV tables, weight file, figure data and gnuplot script, renders when
 # gnuplot runs), each stamped with the one provenance header; the weight
-# file re-evaluated by eval; bad --layers / --heads and a task without
-# trigger positions refused (exit 2, nothing written).
+# file re-evaluated by eval; bad --layers / --heads / --dense-kernels and a
+# task without trigger positions refused (exit 2, nothing written).
 # Usage: theorem2_cli_test.sh SINKCERT (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -20,6 +20,7 @@ case "$verdict:$rc" in
   *) fail "verdict '$verdict' with exit code $rc"; head -20 "$tmp/run.out" ;;
 esac
 grep -q "\"verdict\": \"$verdict\"" "$tmp/t/theorem2.json" || fail "theorem2.json: verdict differs"
+grep -q '"dense_kernels": "baseline"' "$tmp/t/theorem2.json" || fail "theorem2.json: dense kernels not recorded"
 grep -q '^path start 0 (normal std 0.02): worst case [0-9.e-]* SEARCH(lower bound), sink score [01]\.[0-9]* NUMERIC(53) (layer [01], head [01], position [1-3])' "$tmp/run.out" ||
   fail "no labelled path summary"
 [ "$(grep -c '^  layer [01] head [01]: mean BOS [01]\.[0-9]*, min BOS' "$tmp/run.out")" -eq 4 ] ||
@@ -50,6 +51,7 @@ expect 2 'layers.*1, 2 or 4' theorem2 --quick --layers 3 --n 5 --L 4 --out "$tmp
 expect 2 'heads' theorem2 --quick --heads 0 --n 5 --L 4 --out "$tmp/u"
 expect 2 'rounds' theorem2 --quick --rounds 0 --n 5 --L 4 --out "$tmp/u"
 expect 2 'trigger' theorem2 --quick --n 5 --L 2 --trigger-range reference-code --out "$tmp/u"
+expect 2 'dense-kernels.*"baseline"' theorem2 --quick --dense-kernels sse --n 5 --L 4 --out "$tmp/u"
 # 4 x 4 at n = 20: P = 12800 parameters, nine P x P matrices = 11.1 GiB
 expect 2 '^sinkcert: error: command line: --layers: the least-squares solve \(nine P x P matrices, P = 2 n\^2 layers heads\) needs about 11.1[0-9]* GiB, more than the 4 GiB limit' \
   theorem2 --layers 4 --heads 4 --n 20 --L 4 --out "$tmp/u"

@@ -6,6 +6,8 @@
 //   deep_descent_benchmark [--n N] [--L L] [--layers Y] [--heads H]
 //                          [--solver compressed|dense|cg] [--threads K]
 //                          [--std S] [--seed S] [--seconds T] [--baseline dense|cg]
+//                          [--isa baseline|avx2] [--baseline-isa baseline|avx2]
+//                          [--checkpoint FILE] [--resume]
 //
 // From a normal init (std S, seed S; tests/test_util.h random_model) the
 // least-squares exchange method (search/minimax.h) runs until the worst case
@@ -18,13 +20,20 @@
 // block per row, Ceres forming J^T J; Ceres on K threads) and cg (CGNR on
 // the per-row blocks). --baseline B then runs solver B with the same
 // options in the same process and prints, at the last round both reached,
-// the ratio of their wall times to that round (B over the first). Defaults:
-// n = L = 16, 2 x 2, std 0.02, seed 0, 1200 s, compressed, 1 thread.
+// the ratio of their wall times to that round (B over the first).
+// --isa picks the compressed block's dense kernels (search/dense_kernel.h);
+// --baseline-isa I runs the same solver once more with kernels I in the same
+// process and prints the same ratio. Defaults: n = L = 16, 2 x 2, std 0.02,
+// seed 0, 1200 s, compressed, 1 thread, baseline kernels. --checkpoint FILE
+// writes the descent's state after every round (search/minimax_checkpoint.h);
+// with --resume a descent interrupted at round k continues from that file
+// (rounds k + 1, ... are printed; the time limit counts the earlier time).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,15 +66,17 @@ struct RoundTime {
 // One descent with `solver`; prints its rounds and returns their wall times.
 std::vector<RoundTime> descend(const Model<double>& init, const Task& task, MinimaxOptions o,
                                const std::string& solver, int threads, double std,
-                               std::uint64_t seed) {
+                               std::uint64_t seed, DenseIsa isa) {
   o.deep_solver =
       solver == "cg" ? DeepLinearSolver::kConjugateGradients : DeepLinearSolver::kDenseNormal;
   o.compressed_rows = solver == "compressed";
   o.deep_threads = threads;
+  o.dense_isa = isa;
   const double cpu0 = cpu_seconds();
-  std::printf("n = %d, L = %d, %d x %d, std %g, seed %llu, solver %s, %d threads\n", task.n, task.L,
-              init.num_layers(), init.num_heads(), std, static_cast<unsigned long long>(seed),
-              solver.c_str(), threads);
+  std::printf("n = %d, L = %d, %d x %d, std %g, seed %llu, solver %s, %s kernels, %d threads\n",
+              task.n, task.L, init.num_layers(), init.num_heads(), std,
+              static_cast<unsigned long long>(seed), solver.c_str(), to_string(isa).c_str(),
+              threads);
   std::printf("round  worst_case(SEARCH,lower bound)  event   active  cpu_s  wall_s\n");
   std::vector<RoundTime> times;
   const MinimaxResult r =
@@ -91,11 +102,24 @@ int main(int argc, char** argv) {
   double std = 0.02, seconds = 1200;
   std::uint64_t seed = 0;
   std::string solver = "compressed", baseline;
+  DenseIsa isa = DenseIsa::kBaseline;
+  std::optional<DenseIsa> baseline_isa;
+  std::string checkpoint;
+  bool resume = false;
   int threads = 1;
   const auto is_solver = [](const std::string& v) {
     return v == "compressed" || v == "dense" || v == "cg";
   };
-  for (int k = 1; k + 1 < argc; k += 2) {
+  for (int k = 1; k < argc; k += 2) {
+    if (std::string(argv[k]) == "--resume") {
+      resume = true;
+      --k;
+      continue;
+    }
+    if (k + 1 >= argc) {
+      std::fprintf(stderr, "deep_descent_benchmark: option %s needs a value\n", argv[k]);
+      return 2;
+    }
     const std::string a = argv[k], v = argv[k + 1];
     if (a == "--n") {
       n = std::stoi(v);
@@ -115,6 +139,12 @@ int main(int argc, char** argv) {
       solver = v;
     } else if (a == "--baseline" && is_solver(v)) {
       baseline = v;
+    } else if (a == "--checkpoint") {
+      checkpoint = v;
+    } else if (a == "--isa") {
+      isa = parse_dense_isa(v);
+    } else if (a == "--baseline-isa") {
+      baseline_isa = parse_dense_isa(v);
     } else if (a == "--threads") {
       threads = std::stoi(v);
     } else {
@@ -130,17 +160,32 @@ int main(int argc, char** argv) {
   o.target_loss = 1e-6;
   o.max_rounds = 100000;
   o.time_limit_seconds = seconds;
-  const std::vector<RoundTime> first = descend(init, task, o, solver, threads, std, seed);
-  if (baseline.empty()) return 0;
-  const std::vector<RoundTime> base = descend(init, task, o, baseline, threads, std, seed);
+  o.checkpoint = checkpoint;
+  o.resume = resume;
+  if (resume && checkpoint.empty()) {
+    std::fprintf(stderr, "deep_descent_benchmark: --resume needs --checkpoint FILE\n");
+    return 2;
+  }
+  if (!checkpoint.empty() && (!baseline.empty() || baseline_isa)) {
+    std::fprintf(stderr, "deep_descent_benchmark: --checkpoint is for one descent (no baseline)\n");
+    return 2;
+  }
+  isa = resolve_dense_isa(isa);
+  const std::vector<RoundTime> first = descend(init, task, o, solver, threads, std, seed, isa);
+  if (baseline.empty() && !baseline_isa) return 0;
+  if (baseline.empty()) baseline = solver;
+  const DenseIsa second_isa = resolve_dense_isa(baseline_isa.value_or(isa));
+  const std::vector<RoundTime> base =
+      descend(init, task, o, baseline, threads, std, seed, second_isa);
   const std::size_t common = std::min(first.size(), base.size());
   if (common == 0) {
     std::printf("no round completed by both\n");
     return 0;
   }
   const RoundTime &a = first[common - 1], &b = base[common - 1];
+  const std::string one = solver + " (" + to_string(isa) + ")";
+  const std::string two = baseline + " (" + to_string(second_isa) + ")";
   std::printf("wall time to round %d: %s %.1f s, %s %.1f s, ratio %s / %s = %.2f\n", a.round,
-              solver.c_str(), a.wall, baseline.c_str(), b.wall, baseline.c_str(), solver.c_str(),
-              b.wall / a.wall);
+              one.c_str(), a.wall, two.c_str(), b.wall, two.c_str(), one.c_str(), b.wall / a.wall);
   return 0;
 }

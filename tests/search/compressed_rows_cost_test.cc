@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "search/minimax.h"
+#include "search/recipe_kernel.h"
 #include "tests/test_util.h"
 #include "tests/thread_rank_group.h"
 
@@ -66,13 +67,14 @@ std::vector<RowFunctor> make_rows(int count, std::uint64_t seed) {
 }
 
 std::unique_ptr<CompressedRowsCost> make_cost(const std::vector<RowFunctor>& rows, int threads,
-                                              const RankGroup* ranks = nullptr) {
+                                              const RankGroup* ranks = nullptr,
+                                              DenseIsa isa = DenseIsa::kBaseline) {
   std::vector<std::unique_ptr<ceres::CostFunction>> costs;
   for (const RowFunctor& f : rows) {
     costs.emplace_back(new ceres::AutoDiffCostFunction<RowFunctor, kResiduals, kBlockA, kBlockB>(
         new RowFunctor(f)));
   }
-  return std::make_unique<CompressedRowsCost>(std::move(costs), threads, ranks);
+  return std::make_unique<CompressedRowsCost>(std::move(costs), threads, ranks, isa);
 }
 
 // G, g, S from the rows one by one (free_a, free_b: which blocks' columns).
@@ -112,23 +114,28 @@ constexpr int kRows = 300;
 
 TEST_CASE("compressed rows: G, g, S equal the rows' own sums, one block free or both") {
   const std::vector<RowFunctor> rows = make_rows(kRows, 1);
-  const auto cost = make_cost(rows, 2);
-  CHECK(cost->num_residuals() == kBlockA + kBlockB + 1);
-  const std::vector<double> a = {0.3, -0.2, 0.5, 0.1}, b = {1.0, -0.4, 0.7};
-  const double* p[2] = {a.data(), b.data()};
-  for (const auto& free : {std::vector<bool>{true, true}, std::vector<bool>{false, true},
-                           std::vector<bool>{true, false}}) {
-    NormalEquations got;
-    REQUIRE(cost->normal_equations(p, free, &got));
-    const NormalEquations want = dense_sums(rows, p, free[0], free[1]);
-    REQUIRE(got.G.rows() == want.G.rows());
-    CHECK(relative_difference(got.G, want.G) < kAgreement);
-    CHECK(relative_difference(got.g, want.g) < kAgreement);
-    CHECK(std::abs(got.S - want.S) < kAgreement * want.S);
-    // a wrong sum is told apart: one row left out
-    const std::vector<RowFunctor> fewer(rows.begin() + 1, rows.end());
-    const NormalEquations other = dense_sums(fewer, p, free[0], free[1]);
-    CHECK(relative_difference(got.G, other.G) > 1e3 * kAgreement);
+  std::vector<DenseIsa> isas{DenseIsa::kBaseline};
+  if (avx2_kernel_available()) isas.push_back(DenseIsa::kAvx2);
+  for (const DenseIsa isa : isas) {
+    CAPTURE(to_string(isa));
+    const auto cost = make_cost(rows, 2, nullptr, isa);
+    CHECK(cost->num_residuals() == kBlockA + kBlockB + 1);
+    const std::vector<double> a = {0.3, -0.2, 0.5, 0.1}, b = {1.0, -0.4, 0.7};
+    const double* p[2] = {a.data(), b.data()};
+    for (const auto& free : {std::vector<bool>{true, true}, std::vector<bool>{false, true},
+                             std::vector<bool>{true, false}}) {
+      NormalEquations got;
+      REQUIRE(cost->normal_equations(p, free, &got));
+      const NormalEquations want = dense_sums(rows, p, free[0], free[1]);
+      REQUIRE(got.G.rows() == want.G.rows());
+      CHECK(relative_difference(got.G, want.G) < kAgreement);
+      CHECK(relative_difference(got.g, want.g) < kAgreement);
+      CHECK(std::abs(got.S - want.S) < kAgreement * want.S);
+      // a wrong sum is told apart: one row left out
+      const std::vector<RowFunctor> fewer(rows.begin() + 1, rows.end());
+      const NormalEquations other = dense_sums(fewer, p, free[0], free[1]);
+      CHECK(relative_difference(got.G, other.G) > 1e3 * kAgreement);
+    }
   }
 }
 
@@ -236,14 +243,22 @@ TEST_CASE("compressed rows: rows over different parameter blocks are refused") {
 constexpr double kSameSteps = 1e-3;
 constexpr int kDeepIterations = 4;
 
-void same_steps(const Model<double>& init, const Task& task, int rounds, int lm_iterations) {
+// Against the per-row blocks, or (avx2) against the compressed block on the
+// baseline dense kernels.
+void same_steps(const Model<double>& init, const Task& task, int rounds, int lm_iterations,
+                bool avx2 = false) {
   MinimaxOptions o;
   o.max_rounds = rounds;
   o.target_loss = 0;
   o.deep_threads = 2;
   o.lm_iterations = lm_iterations;
+  if (avx2) o.dense_isa = DenseIsa::kAvx2;
   const MinimaxResult compressed = minimax(init, task, o);
-  o.compressed_rows = false;
+  if (avx2) {
+    o.dense_isa = DenseIsa::kBaseline;
+  } else {
+    o.compressed_rows = false;
+  }
   const MinimaxResult per_row = minimax(init, task, o);
   REQUIRE(compressed.history.size() == per_row.history.size());
   for (std::size_t k = 0; k < compressed.history.size(); ++k) {
@@ -259,6 +274,14 @@ TEST_CASE("the deep minimax with the compressed block takes the per-row steps") 
   same_steps(
       testing::random_model(task.n, AttentionKind::kSoftmax, 0.02, 0, 2, 2, ModelKind::kResidual),
       task, 6, kDeepIterations);
+}
+
+TEST_CASE("the deep minimax on the AVX2 dense kernels takes the baseline kernels' steps") {
+  if (!avx2_kernel_available()) return;
+  const Task task{5, 4, TriggerRange::kPaper};
+  same_steps(
+      testing::random_model(task.n, AttentionKind::kSoftmax, 0.02, 0, 2, 2, ModelKind::kResidual),
+      task, 6, kDeepIterations, true);
 }
 
 TEST_CASE("the gated minimax with the compressed block takes the per-row steps") {

@@ -405,6 +405,7 @@ MinimaxOptions study_minimax_options(const Theorem2Options& o) {
   mo.max_per_trigger = o.max_per_trigger;
   mo.lm_iterations = o.lm_iterations;
   mo.deep_threads = o.threads;
+  mo.dense_isa = o.dense_isa;
   mo.ranks = o.ranks;
   mo.adversary.ranks = o.ranks;
   return mo;
@@ -868,6 +869,7 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
                   {"cap_fresh_std", st.options.cap_fresh_std},
                   {"cap_descent_rounds", st.options.cap_descent_rounds},
                   {"certify_boxes", st.options.certify_boxes},
+                  {"dense_kernels", search::to_string(st.options.dense_isa)},
                   {"certify_time_limit_seconds", st.options.certify_seconds}};
   json runs = json::array();
   for (const Theorem2Run& r : st.runs) {

@@ -168,6 +168,10 @@ struct Theorem2Options {
   // Threads of each least-squares solve's sums (MinimaxOptions::deep_threads:
   // the compressed block's parts); the result does not depend on it.
   int threads = 1;
+  // The dense kernels of each least-squares solve (MinimaxOptions::dense_isa:
+  // the baseline, the same bits on every x86-64 CPU, or AVX2, about half
+  // their time at 4 x 4 heads; recorded in the JSON's options).
+  search::DenseIsa dense_isa = search::DenseIsa::kBaseline;
   int probe_count = kDefaultProbeCount;
   // The frontiers eps_all and eps_one (empty: not run).
   std::vector<double> deltas = {0.5, 0.2, 0.1, 0.05, 0.02};
