@@ -12,7 +12,6 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "search/recipe_kernel.h"
@@ -95,18 +94,9 @@ DenseIsa parse_dense_isa(const std::string& text) {
 
 DenseIsa resolve_dense_isa(DenseIsa isa) {
   if (isa == DenseIsa::kAuto) {
-    const char* env = std::getenv("SINKCERT_DENSE_ISA");
-    const std::string value = env ? env : "";
-    if (value == "baseline") {
-      isa = DenseIsa::kBaseline;
-    } else if (value == "avx2") {
-      isa = DenseIsa::kAvx2;
-    } else if (!value.empty()) {
-      throw std::invalid_argument("SINKCERT_DENSE_ISA: expected \"baseline\" or \"avx2\", got \"" +
-                                  value + "\"");
-    } else {
-      isa = avx2_kernel_available() ? DenseIsa::kAvx2 : DenseIsa::kBaseline;
-    }
+    return avx2_by_environment("SINKCERT_DENSE_ISA", "the AVX2 dense kernels")
+               ? DenseIsa::kAvx2
+               : DenseIsa::kBaseline;
   }
   if (isa == DenseIsa::kAvx2 && !avx2_kernel_available()) {
     throw std::invalid_argument(

@@ -242,20 +242,28 @@ bool avx2_kernel_available() {
 #endif
 }
 
+bool avx2_by_environment(const char* variable, const std::string& kernels) {
+  const char* env = std::getenv(variable);
+  const std::string value = env ? env : "";
+  if (value.empty()) return avx2_kernel_available();
+  if (value != "baseline" && value != "avx2") {
+    throw std::invalid_argument(std::string(variable) +
+                                ": expected \"baseline\" or \"avx2\", got \"" + value + "\"");
+  }
+  if (value == "avx2" && !avx2_kernel_available()) {
+    throw std::invalid_argument(kernels +
+                                " is not available (not built, or this CPU lacks AVX2 or FMA); "
+                                "use the baseline (" +
+                                variable + "=baseline)");
+  }
+  return value == "avx2";
+}
+
 RecipeIsa resolve_recipe_isa(RecipeIsa isa) {
   if (isa == RecipeIsa::kAuto) {
-    const char* env = std::getenv("SINKCERT_RECIPE_ISA");
-    const std::string value = env ? env : "";
-    if (value == "baseline") {
-      isa = RecipeIsa::kBaseline;
-    } else if (value == "avx2") {
-      isa = RecipeIsa::kAvx2;
-    } else if (!value.empty()) {
-      throw std::invalid_argument("SINKCERT_RECIPE_ISA: expected \"baseline\" or \"avx2\", got \"" +
-                                  value + "\"");
-    } else {
-      isa = avx2_kernel_available() ? RecipeIsa::kAvx2 : RecipeIsa::kBaseline;
-    }
+    return avx2_by_environment("SINKCERT_RECIPE_ISA", "the recipe's AVX2 kernel")
+               ? RecipeIsa::kAvx2
+               : RecipeIsa::kBaseline;
   }
   if (isa == RecipeIsa::kAvx2 && !avx2_kernel_available()) {
     throw std::invalid_argument(

@@ -93,6 +93,13 @@ enum class RecipeIsa {
 std::string to_string(RecipeIsa isa);
 // True when the AVX2 kernel was built and this CPU has AVX2 and FMA.
 bool avx2_kernel_available();
+// The AVX2 compilation where `kernels` (a name for messages, e.g. "the
+// recipe's AVX2 kernel") is to be chosen automatically: the environment
+// variable `variable` ("baseline": false, "avx2": true) if set and not
+// empty, else avx2_kernel_available(). Throws std::invalid_argument naming
+// the variable for another value, and for "avx2" where the compilation is
+// not available (not built, or the CPU lacks AVX2 or FMA).
+bool avx2_by_environment(const char* variable, const std::string& kernels);
 // kAuto resolved: the environment variable SINKCERT_RECIPE_ISA ("baseline"
 // or "avx2") if set, else kAvx2 when available, else kBaseline. Throws
 // std::invalid_argument for kAvx2 (asked for, or by the variable) where it

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/recipe_kernel.h"
+#include "tests/test_util.h"
 
 namespace sinkcert::search {
 namespace {
@@ -39,18 +40,8 @@ RowMatrix random_rows(int rows, int width, unsigned seed) {
 }
 
 // Sets SINKCERT_DENSE_ISA for the scope of the object (unset: nullptr).
-class IsaVariable {
- public:
-  explicit IsaVariable(const char* value) {
-    if (value) {
-      setenv("SINKCERT_DENSE_ISA", value, 1);
-    } else {
-      unsetenv("SINKCERT_DENSE_ISA");
-    }
-  }
-  ~IsaVariable() { unsetenv("SINKCERT_DENSE_ISA"); }
-  IsaVariable(const IsaVariable&) = delete;
-  IsaVariable& operator=(const IsaVariable&) = delete;
+struct IsaVariable : testing::ScopedVariable {
+  explicit IsaVariable(const char* value) : ScopedVariable("SINKCERT_DENSE_ISA", value) {}
 };
 
 TEST_CASE("gram adds J^T J to the upper triangle, J^T r and |r|^2, in every compilation") {

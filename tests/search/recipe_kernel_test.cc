@@ -32,18 +32,8 @@ std::vector<RecipeIsa> runnable() {
 }
 
 // Sets SINKCERT_RECIPE_ISA for the scope of the object (unset: nullptr).
-class IsaVariable {
- public:
-  explicit IsaVariable(const char* value) {
-    if (value) {
-      setenv("SINKCERT_RECIPE_ISA", value, 1);
-    } else {
-      unsetenv("SINKCERT_RECIPE_ISA");
-    }
-  }
-  ~IsaVariable() { unsetenv("SINKCERT_RECIPE_ISA"); }
-  IsaVariable(const IsaVariable&) = delete;
-  IsaVariable& operator=(const IsaVariable&) = delete;
+struct IsaVariable : testing::ScopedVariable {
+  explicit IsaVariable(const char* value) : ScopedVariable("SINKCERT_RECIPE_ISA", value) {}
 };
 
 TEST_CASE("every compilation of the kernel gives the generic reverse pass's gradient") {
