@@ -12,6 +12,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <optional>
 #include <stdexcept>
 
 #include "search/recipe_kernel.h"
@@ -93,17 +94,11 @@ DenseIsa parse_dense_isa(const std::string& text) {
 }
 
 DenseIsa resolve_dense_isa(DenseIsa isa) {
-  if (isa == DenseIsa::kAuto) {
-    return avx2_by_environment("SINKCERT_DENSE_ISA", "the AVX2 dense kernels")
-               ? DenseIsa::kAvx2
-               : DenseIsa::kBaseline;
-  }
-  if (isa == DenseIsa::kAvx2 && !avx2_kernel_available()) {
-    throw std::invalid_argument(
-        "the AVX2 dense kernels are not available (not built, or this CPU lacks AVX2 or FMA); "
-        "use the baseline (SINKCERT_DENSE_ISA=baseline)");
-  }
-  return isa;
+  const std::optional<bool> asked =
+      isa == DenseIsa::kAuto ? std::nullopt : std::optional<bool>(isa == DenseIsa::kAvx2);
+  return choose_avx2(asked, "SINKCERT_DENSE_ISA", "the AVX2 dense kernels are not available")
+             ? DenseIsa::kAvx2
+             : DenseIsa::kBaseline;
 }
 
 const DenseKernel& dense_kernel(DenseIsa isa) {

@@ -242,35 +242,31 @@ bool avx2_kernel_available() {
 #endif
 }
 
-bool avx2_by_environment(const char* variable, const std::string& kernels) {
-  const char* env = std::getenv(variable);
-  const std::string value = env ? env : "";
-  if (value.empty()) return avx2_kernel_available();
-  if (value != "baseline" && value != "avx2") {
-    throw std::invalid_argument(std::string(variable) +
-                                ": expected \"baseline\" or \"avx2\", got \"" + value + "\"");
+bool choose_avx2(std::optional<bool> asked, const char* variable, const std::string& unavailable) {
+  if (!asked) {
+    const char* env = std::getenv(variable);
+    const std::string value = env ? env : "";
+    if (value.empty()) return avx2_kernel_available();
+    if (value != "baseline" && value != "avx2") {
+      throw std::invalid_argument(std::string(variable) +
+                                  ": expected \"baseline\" or \"avx2\", got \"" + value + "\"");
+    }
+    asked = value == "avx2";
   }
-  if (value == "avx2" && !avx2_kernel_available()) {
-    throw std::invalid_argument(kernels +
-                                " is not available (not built, or this CPU lacks AVX2 or FMA); "
-                                "use the baseline (" +
+  if (*asked && !avx2_kernel_available()) {
+    throw std::invalid_argument(unavailable +
+                                " (not built, or this CPU lacks AVX2 or FMA); use the baseline (" +
                                 variable + "=baseline)");
   }
-  return value == "avx2";
+  return *asked;
 }
 
 RecipeIsa resolve_recipe_isa(RecipeIsa isa) {
-  if (isa == RecipeIsa::kAuto) {
-    return avx2_by_environment("SINKCERT_RECIPE_ISA", "the recipe's AVX2 kernel")
-               ? RecipeIsa::kAvx2
-               : RecipeIsa::kBaseline;
-  }
-  if (isa == RecipeIsa::kAvx2 && !avx2_kernel_available()) {
-    throw std::invalid_argument(
-        "the recipe's AVX2 kernel is not available (not built, or this CPU lacks AVX2 or FMA); "
-        "use the baseline (SINKCERT_RECIPE_ISA=baseline)");
-  }
-  return isa;
+  const std::optional<bool> asked =
+      isa == RecipeIsa::kAuto ? std::nullopt : std::optional<bool>(isa == RecipeIsa::kAvx2);
+  return choose_avx2(asked, "SINKCERT_RECIPE_ISA", "the recipe's AVX2 kernel is not available")
+             ? RecipeIsa::kAvx2
+             : RecipeIsa::kBaseline;
 }
 
 KernelFunction recipe_kernel(RecipeIsa isa) {

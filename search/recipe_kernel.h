@@ -32,6 +32,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,13 +94,13 @@ enum class RecipeIsa {
 std::string to_string(RecipeIsa isa);
 // True when the AVX2 kernel was built and this CPU has AVX2 and FMA.
 bool avx2_kernel_available();
-// The AVX2 compilation where `kernels` (a name for messages, e.g. "the
-// recipe's AVX2 kernel") is to be chosen automatically: the environment
-// variable `variable` ("baseline": false, "avx2": true) if set and not
-// empty, else avx2_kernel_available(). Throws std::invalid_argument naming
-// the variable for another value, and for "avx2" where the compilation is
-// not available (not built, or the CPU lacks AVX2 or FMA).
-bool avx2_by_environment(const char* variable, const std::string& kernels);
+// Whether the AVX2 compilation runs: `asked` (true: AVX2, false: the
+// baseline) or, when it is empty, the environment variable `variable`
+// ("baseline" or "avx2") if set and not empty, else avx2_kernel_available().
+// Throws std::invalid_argument naming the variable for another value, and
+// `unavailable` + " (not built, or this CPU lacks AVX2 or FMA); use the
+// baseline (VARIABLE=baseline)" where AVX2 is chosen but not available.
+bool choose_avx2(std::optional<bool> asked, const char* variable, const std::string& unavailable);
 // kAuto resolved: the environment variable SINKCERT_RECIPE_ISA ("baseline"
 // or "avx2") if set, else kAvx2 when available, else kBaseline. Throws
 // std::invalid_argument for kAvx2 (asked for, or by the variable) where it
