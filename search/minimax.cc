@@ -501,6 +501,7 @@ std::string checkpoint_identity(const Model<double>& init, const Task& task,
     << " kind=" << to_string(init.kind) << " seed=" << o.seed
     << " surrogate=" << to_string(o.surrogate) << " lm_iterations=" << o.lm_iterations
     << " initial_per_trigger=" << o.initial_per_trigger << " max_per_trigger=" << o.max_per_trigger
+    << " fit_m_first=" << o.fit_m_first
     << " adversary_seed=" << o.adversary.seed
     << " solver=" << (o.deep_solver == DeepLinearSolver::kDenseNormal ? "dense" : "cg")
     << " compressed=" << o.compressed_rows
@@ -717,7 +718,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
     // the Jacobian are tiny and a joint first step would throw A into the
     // saturated region where softmax has no gradient
-    const bool m_only = round == 1;
+    const bool m_only = round == 1 && o.fit_m_first;
     if (m_only) rec.event = "M-only";
     // an empty active set (no initial inputs asked for): the round only
     // runs the adversary, whose witnesses fill the set

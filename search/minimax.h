@@ -114,6 +114,11 @@ struct MinimaxOptions {
   double time_limit_seconds = 600;
   int initial_per_trigger = 3;
   int max_per_trigger = 10;
+  // Round 1 fits M alone, every A held (for inits whose A-columns of the
+  // Jacobian are tiny, such as the paper's |A| ~ 0.02). A warm start whose A
+  // already carries a solution sets it false: fitting M alone to the first
+  // active set (a few inputs per trigger) undoes what the init solved.
+  bool fit_m_first = true;
   // Entries of M held at their initial values (row-major indices d * n + e).
   std::vector<int> frozen_m;
   // Frontier constraint: mean non-trigger BOS mass over `probes` <= ceiling

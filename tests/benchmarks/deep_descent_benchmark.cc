@@ -7,7 +7,8 @@
 //                          [--solver compressed|dense|cg] [--threads K]
 //                          [--std S] [--seed S] [--seconds T] [--baseline dense|cg]
 //                          [--isa baseline|avx2] [--baseline-isa baseline|avx2]
-//                          [--checkpoint FILE] [--resume]
+//                          [--checkpoint FILE] [--resume] [--init-weights FILE]
+//                          [--write-weights FILE]
 //
 // From a normal init (std S, seed S; tests/test_util.h random_model) the
 // least-squares exchange method (search/minimax.h) runs until the worst case
@@ -28,17 +29,30 @@
 // writes the descent's state after every round (search/minimax_checkpoint.h);
 // with --resume a descent interrupted at round k continues from that file
 // (rounds k + 1, ... are printed; the time limit counts the earlier time).
+// --init-weights FILE starts from a warm init instead: the residual softmax
+// model of FILE (l' layers, h' heads, the same n) placed in layers 0 .. l'-1,
+// heads 0 .. h'-1, every other head drawn as above (std S, seed S), so with
+// S = 0 the init computes exactly FILE's function (a head with M = 0 adds
+// nothing to the residual stream); the first round is then a full
+// Levenberg-Marquardt round (MinimaxOptions::fit_m_first = false), and the
+// init's worst case is printed as round 0. --write-weights FILE writes the best
+// model of the (first) descent as a weight file, its metadata naming the
+// run and the worst case found (SEARCH, lower bound).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "search/minimax.h"
+#include "src/output_files.h"
+#include "src/run_info.h"
 #include "src/table_writer.h"
+#include "src/weight_file.h"
 #include "tests/test_util.h"
 
 using namespace sinkcert;
@@ -66,7 +80,9 @@ struct RoundTime {
 // One descent with `solver`; prints its rounds and returns their wall times.
 std::vector<RoundTime> descend(const Model<double>& init, const Task& task, MinimaxOptions o,
                                const std::string& solver, int threads, double std,
-                               std::uint64_t seed, DenseIsa isa) {
+                               std::uint64_t seed, DenseIsa isa,
+                               const std::string& write_weights = "",
+                               const std::vector<std::string>& argv = {}) {
   o.deep_solver =
       solver == "cg" ? DeepLinearSolver::kConjugateGradients : DeepLinearSolver::kDenseNormal;
   o.compressed_rows = solver == "compressed";
@@ -92,7 +108,36 @@ std::vector<RoundTime> descend(const Model<double>& init, const Task& task, Mini
       "Jacobian evaluations\n",
       lower_bound_text(r.worst.certified).c_str(), r.stop_reason.c_str(), cpu_seconds() - cpu0,
       r.seconds, r.jacobian_evaluations);
+  if (!write_weights.empty()) {
+    nlohmann::json meta = {{"worst_case_search_lower_bound", lower_bound_text(r.worst.certified)},
+                           {"stop_reason", r.stop_reason},
+                           {"seconds", r.seconds}};
+    meta[kProvenanceKey] = to_json(make_run_info(argv, seed, "double"));
+    write_weight_file(write_weights, weight_file_from_model(r.model, meta));
+    std::printf("wrote %s\n", write_weights.c_str());
+  }
   return times;
+}
+
+// The random model `pad` with FILE's heads in its first layers and heads;
+// exits with a message naming the file and field when they do not fit.
+Model<double> embed_weights(const std::string& file, Model<double> pad) {
+  const Model<double> small = to_model<double>(read_weight_file(file));
+  const auto refuse = [&](const std::string& what) {
+    std::fprintf(stderr, "deep_descent_benchmark: %s: %s\n", file.c_str(), what.c_str());
+    std::exit(2);
+  };
+  if (small.kind != ModelKind::kResidual || small.attention != AttentionKind::kSoftmax)
+    refuse("\"kind\" must be a residual softmax model");
+  if (small.n != pad.n)
+    refuse("\"n\" is " + std::to_string(small.n) + ", expected " + std::to_string(pad.n));
+  if (small.num_layers() > pad.num_layers() || small.num_heads() > pad.num_heads())
+    refuse("\"layers\" is " + std::to_string(small.num_layers()) + " x " +
+           std::to_string(small.num_heads()) + " heads, expected at most " +
+           std::to_string(pad.num_layers()) + " x " + std::to_string(pad.num_heads()));
+  for (int l = 0; l < small.num_layers(); ++l)
+    for (int h = 0; h < small.num_heads(); ++h) pad.layers[l][h] = small.layers[l][h];
+  return pad;
 }
 
 }  // namespace
@@ -104,7 +149,8 @@ int main(int argc, char** argv) {
   std::string solver = "compressed", baseline;
   DenseIsa isa = DenseIsa::kBaseline;
   std::optional<DenseIsa> baseline_isa;
-  std::string checkpoint;
+  std::string checkpoint, init_weights, write_weights;
+  const std::vector<std::string> command(argv, argv + argc);
   bool resume = false;
   int threads = 1;
   const auto is_solver = [](const std::string& v) {
@@ -141,6 +187,10 @@ int main(int argc, char** argv) {
       baseline = v;
     } else if (a == "--checkpoint") {
       checkpoint = v;
+    } else if (a == "--write-weights") {
+      write_weights = v;
+    } else if (a == "--init-weights") {
+      init_weights = v;
     } else if (a == "--isa") {
       isa = parse_dense_isa(v);
     } else if (a == "--baseline-isa") {
@@ -153,8 +203,13 @@ int main(int argc, char** argv) {
     }
   }
   const Task task{n, L, TriggerRange::kPaper};
-  const Model<double> init = testing::random_model(n, AttentionKind::kSoftmax, std, seed, layers,
-                                                   heads, ModelKind::kResidual);
+  Model<double> init = testing::random_model(n, AttentionKind::kSoftmax, std, seed, layers, heads,
+                                             ModelKind::kResidual);
+  if (!init_weights.empty()) {
+    init = embed_weights(init_weights, init);
+    std::printf("init: %s in layers 0 .. and heads 0 .., the other heads std %g, seed %llu\n",
+                init_weights.c_str(), std, static_cast<unsigned long long>(seed));
+  }
   MinimaxOptions o;
   o.seed = seed;
   o.target_loss = 1e-6;
@@ -162,6 +217,7 @@ int main(int argc, char** argv) {
   o.time_limit_seconds = seconds;
   o.checkpoint = checkpoint;
   o.resume = resume;
+  o.fit_m_first = init_weights.empty();
   if (resume && checkpoint.empty()) {
     std::fprintf(stderr, "deep_descent_benchmark: --resume needs --checkpoint FILE\n");
     return 2;
@@ -171,7 +227,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   isa = resolve_dense_isa(isa);
-  const std::vector<RoundTime> first = descend(init, task, o, solver, threads, std, seed, isa);
+  if (!write_weights.empty()) check_output_file(write_weights, "--write-weights");
+  if (!init_weights.empty() && !resume) {
+    const AdversaryResult w = maximize_error(init, task, o.adversary);
+    std::printf("round 0 (the init): worst case %s (SEARCH, lower bound)\n",
+                lower_bound_text(w.best.certified).c_str());
+    std::fflush(stdout);
+  }
+  const std::vector<RoundTime> first =
+      descend(init, task, o, solver, threads, std, seed, isa, write_weights, command);
   if (baseline.empty() && !baseline_isa) return 0;
   if (baseline.empty()) baseline = solver;
   const DenseIsa second_isa = resolve_dense_isa(baseline_isa.value_or(isa));

@@ -310,6 +310,37 @@ TEST_CASE("the deep minimax drives a 2 x 2 residual model's worst case down") {
                                << max_head_mean_probe_bos(r.model, probes));
 }
 
+// A warm start (fit_m_first = false): round 1 is a full Levenberg-Marquardt
+// round that moves A too; the default round 1 fits M alone and leaves every
+// A as it was.
+TEST_CASE("round 1 fits M alone unless the init is a warm start") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> init =
+      random_model(task.n, AttentionKind::kSoftmax, 0.5, 3, 2, 2, ModelKind::kResidual);
+  MinimaxOptions o;
+  o.max_rounds = 1;
+  o.target_loss = 0;
+  const auto a_moved = [&](const Model<double>& m) {
+    double most = 0;
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 2; ++h)
+        most = std::max(most, (m.layers[l][h].A - init.layers[l][h].A).cwiseAbs().maxCoeff());
+    return most;
+  };
+  // the model after round 1, kept or not
+  Model<double> after;
+  const auto keep = [&](const MinimaxRecord&, const Model<double>& m) { after = m; };
+  const MinimaxResult fresh = minimax(init, task, o, keep);
+  REQUIRE(fresh.history.size() == 1);
+  CHECK(fresh.history[0].event == "M-only");
+  CHECK(a_moved(after) == 0);
+  o.fit_m_first = false;
+  const MinimaxResult warm = minimax(init, task, o, keep);
+  REQUIRE(warm.history.size() == 1);
+  CHECK(warm.history[0].event != "M-only");
+  CHECK(a_moved(after) > 0);
+}
+
 // Deep BOS ceilings at n = 5, L = 4, 2 x 2 from the paper's init. The
 // unconstrained search sinks some head (sigma near 1, printed above); with
 // every head capped at kDeepCeiling the returned model meets the cap up to
