@@ -105,8 +105,9 @@ BENCHMARKS = [
      "The Theorem 2 descent (2 x 2 and 4 x 4 heads, n = L = 16) with the "
      "compressed block against Ceres' per-row blocks, and (run 6, "
      "`--isa avx2 --baseline-isa baseline`) with the AVX2 dense kernels "
-     "against the baseline ones: worst case (SEARCH, lower bound) per round "
-     "and wall time."),
+     "against the baseline ones, and (run 7, `--init-weights`) a 4 x 4 "
+     "model warm-started from the committed 2 x 2 path model: worst case "
+     "(SEARCH, lower bound) per round and wall time."),
     ("benchmarks/ranks_benchmark.txt", "Threads and MPI ranks in the Theorem 2 search",
      "`build/tests/ranks_benchmark [--n N --L L --rounds R]` (it runs itself "
      "under `mpiexec -np 2` for the rows with 2 ranks)",
