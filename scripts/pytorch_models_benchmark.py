@@ -76,7 +76,7 @@ def main(argv):
     args = p.parse_args(argv)
     files = sorted(glob.glob(os.path.join(args.models, "*.weights.json")))
     # single-layer models only: scripts/pgd_attack.py runs one layer; the
-    # residual ones (softmax_2x2_*) are scripts/deep_heldout_benchmark.py's
+    # residual ones (softmax_2x2_*, softmax_4x4_*) are scripts/deep_heldout_benchmark.py's
     files = [f for f in files if read_kind(f) == "single-layer"]
     if args.only:
         files = [f for f in files if os.path.basename(f).split(".")[0] in args.only]

@@ -66,8 +66,9 @@ BENCHMARKS = [
     ("benchmarks/deep_heldout.txt", "The deep bound against two searches",
      "`/usr/bin/python3 scripts/deep_heldout_benchmark.py [--seconds T]`",
      "On the committed residual models (the Theorem 2 path models, the "
-     "ReLU constructions and two softmax 2 x 2 models trained by the "
-     "paper's PyTorch recipe, `softmax_2x2_*`, all at n = L = 16) and on "
+     "ReLU constructions, two softmax 2 x 2 models and one 4 x 4 model "
+     "trained by the paper's PyTorch recipe, `softmax_2x2_*` and "
+     "`softmax_4x4_*`, all at n = L = 16) and on "
      "random residual softmax "
      "models at n = 5, L = 4: `verify bound`'s CERTIFIED upper end of E "
      "beside the worst cases of `sinkcert attack` and of an independent "

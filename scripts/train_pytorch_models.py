@@ -29,10 +29,11 @@ draw the entries of every matrix whose row and column are both content
 coordinates (2..n-2 within each head block) from normal(0, 0.2) instead
 (an init choice; training then runs as for the others).
 
-The fourteen models (n = L = 16):
+The fifteen models (n = L = 16):
   softmax_s{0..4}, relu_s{0..4}: seeds 0, 1, 2 reference-code, 3, 4 paper;
   softmax_content_s5 (paper), softmax_content_s6 (reference-code);
-  softmax_2x2_s7, softmax_2x2_s8: residual 2 x 2, paper.
+  softmax_2x2_s7, softmax_2x2_s8: residual 2 x 2, paper;
+  softmax_4x4_s9: residual 4 x 4, paper.
 Reproducible: torch.manual_seed(seed), deterministic algorithms, one thread.
 
 Output: OUT/<name>.pt (state dict), OUT/<name>.weights.json (by
@@ -79,7 +80,8 @@ MODELS = ([(f"softmax_s{s}", "softmax", s, "reference-code" if s < 3 else "paper
            for s in range(5)] +
           [("softmax_content_s5", "softmax", 5, "paper", True, 1, 1),
            ("softmax_content_s6", "softmax", 6, "reference-code", True, 1, 1)] +
-          [(f"softmax_2x2_s{s}", "softmax", s, "paper", False, 2, 2) for s in (7, 8)])
+          [(f"softmax_2x2_s{s}", "softmax", s, "paper", False, 2, 2) for s in (7, 8)] +
+          [("softmax_4x4_s9", "softmax", 9, "paper", False, 4, 4)])
 # Adam's learning rate for residual models of more than one layer (the
 # paper's recipe as sinkcert's search/paper_recipe.h runs it)
 DEEP_LR = 1e-4
@@ -87,7 +89,8 @@ DEEP_LR = 1e-4
 
 README_TEXT = f"""# Models trained by the paper's PyTorch recipe
 
-Single layer, single head, and residual 2 x 2 (`softmax_2x2_*`), n = L = {N},
+Single layer, single head, and residual 2 x 2 (`softmax_2x2_*`) and 4 x 4
+(`softmax_4x4_*`), n = L = {N},
 written by `scripts/train_pytorch_models.py`
 (its docstring gives the recipe: fused layout, causal attention without
 1/sqrt(d) scaling, MSE loss, Adam betas (0.9, 0.95), eps 1e-8, lr {LR:g}

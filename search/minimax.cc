@@ -501,8 +501,7 @@ std::string checkpoint_identity(const Model<double>& init, const Task& task,
     << " kind=" << to_string(init.kind) << " seed=" << o.seed
     << " surrogate=" << to_string(o.surrogate) << " lm_iterations=" << o.lm_iterations
     << " initial_per_trigger=" << o.initial_per_trigger << " max_per_trigger=" << o.max_per_trigger
-    << " fit_m_first=" << o.fit_m_first
-    << " adversary_seed=" << o.adversary.seed
+    << " fit_m_first=" << o.fit_m_first << " adversary_seed=" << o.adversary.seed
     << " solver=" << (o.deep_solver == DeepLinearSolver::kDenseNormal ? "dense" : "cg")
     << " compressed=" << o.compressed_rows
     << " dense_kernels=" << to_string(resolve_dense_isa(o.dense_isa)) << " ceiling=";
