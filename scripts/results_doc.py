@@ -107,8 +107,9 @@ BENCHMARKS = [
      "compressed block against Ceres' per-row blocks, and (run 6, "
      "`--isa avx2 --baseline-isa baseline`) with the AVX2 dense kernels "
      "against the baseline ones, and (run 7, `--init-weights`) a 4 x 4 "
-     "model warm-started from the committed 2 x 2 path model: worst case "
-     "(SEARCH, lower bound) per round and wall time."),
+     "model warm-started from the committed 2 x 2 path model, continued from "
+     "its checkpoint to about 4 hours: worst case (SEARCH, lower bound) per "
+     "round and wall time."),
     ("benchmarks/ranks_benchmark.txt", "Threads and MPI ranks in the Theorem 2 search",
      "`build/tests/ranks_benchmark [--n N --L L --rounds R]` (it runs itself "
      "under `mpiexec -np 2` for the rows with 2 ranks)",
