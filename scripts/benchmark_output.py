@@ -1,14 +1,22 @@
 # SPDX-License-Identifier: MIT
 """What the benchmark scripts share (scripts/pytorch_models_benchmark.py,
 scripts/deep_heldout_benchmark.py): running a command that prints one JSON
-object, the revisions a header names, the load average, and writing the
-output file atomically (a temporary beside it, then a rename)."""
+object, the revisions a header names, the load average, a weight file's
+kind, and writing the output file atomically (a temporary beside it, then
+a rename)."""
 import json
 import os
 import subprocess
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read_kind(path):
+    """The weight file's "kind" ("single-layer" when absent): the two
+    benchmarks split results/benchmarks/pytorch_models/ by it."""
+    with open(path) as f:
+        return json.load(f).get("kind", "single-layer")
 
 
 def run_json(cmd, program):

@@ -7,10 +7,10 @@ sinkcert's own attack nor a PGD written independently in numpy
 
 Models: the committed deep models (results/theorem2/path_start*.weights.json,
 softmax 2 x 2 at n = L = 16; results/theorem3/relu_residual_*.weights.json,
-ReLU 2 x 2 and 4 x 4 at n = L = 16; results/benchmarks/pytorch_models/
-softmax_2x2_*.weights.json and softmax_4x4_*.weights.json, softmax 2 x 2
-and 4 x 4 at n = L = 16 trained by the paper's PyTorch recipe,
-scripts/train_pytorch_models.py) and random
+ReLU 2 x 2 and 4 x 4 at n = L = 16; the residual models of
+results/benchmarks/pytorch_models/ (weight file kind "residual": softmax
+2 x 2 and 4 x 4 at n = L = 16 trained by the paper's PyTorch recipe,
+scripts/train_pytorch_models.py)) and random
 residual softmax models at
 n = 5, L = 4, made here from numpy's generator with the seeds listed:
 A^{l,h} = a Z, M^{l,h} = m Z' (Z, Z' standard normal n x n), scales a and m
@@ -47,7 +47,7 @@ import numpy as np
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
-                              run_json, write_lines)
+                              read_kind, run_json, write_lines)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "deep_heldout_benchmark"
@@ -98,10 +98,11 @@ def main(argv):
     os.makedirs(folder, exist_ok=True)
     models = []
     for pattern in ("theorem2/path_start*.weights.json", "theorem3/relu_residual_*.weights.json",
-                    "benchmarks/pytorch_models/softmax_2x2_*.weights.json",
-                    "benchmarks/pytorch_models/softmax_4x4_*.weights.json"):
+                    "benchmarks/pytorch_models/*.weights.json"):
         for f in sorted(glob.glob(os.path.join(ROOT, "results", pattern))):
-            models.append((os.path.basename(f).split(".")[0], f, args.seconds))
+            # the single-layer recipe models are scripts/pytorch_models_benchmark.py's
+            if read_kind(f) == "residual":
+                models.append((os.path.basename(f).split(".")[0], f, args.seconds))
     for name, seed, a, m, layers, heads in RANDOM_MODELS:
         path = os.path.join(folder, name + ".weights.json")
         random_model(path, seed, a, m, layers, heads)

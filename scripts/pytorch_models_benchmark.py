@@ -30,7 +30,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
-                              run_json, write_lines)
+                              read_kind, run_json, write_lines)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "pytorch_models_benchmark"
@@ -52,11 +52,6 @@ def fmt(x, spec=".4e"):
     if isinstance(x, str):
         return x
     return format(x, spec)
-
-
-def read_kind(path):
-    with open(path) as f:
-        return json.load(f).get("kind", "single-layer")
 
 
 def main(argv):
