@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 //
-// sinkcert appendix [--out results] [--models results] [--full | --quick] [--only TABLE]
+// sinkcert appendix [--out results] [--models results] [--full | --quick] [--only NAMES]
 //                   [--t2c-bos-seconds S] [--t2c-loss-seconds S]:
 // regenerates every appendix table and figure and <out>/appendix.tex
 // (theorems/reports/appendix.h) from the committed search models under --models;
 // progress on stderr. By design it replaces the committed results/ of the
 // current directory unless --out names another folder, and says so first.
-// --only TABLE computes that one table and writes its files into
-// <out>/tables/ alone (nothing else is replaced).
+// --only NAMES computes those tables and figures (comma-separated) and writes
+// their files into <out>/tables/ and <out>/figures/ alone (nothing else is
+// replaced).
 #include <iostream>
 #include <memory>
 
@@ -34,8 +35,10 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--quick", *quick, "every table and figure on small configurations (seconds)")
       ->excludes(full_flag);
   cmd->add_option("--only", opt->only,
-                  "compute only this table (e.g. t2c_theorem2_certified) and write its files "
-                  "into <out>/tables, leaving everything else in <out> as it is");
+                  "compute only these tables and figures, comma-separated (e.g. "
+                  "t2c_theorem2_certified,f3_theorem2_certified, which share their computation), "
+                  "and write their files into <out>/tables and <out>/figures, leaving everything "
+                  "else in <out> as it is");
   add_real_option(cmd, "--t2c-bos-seconds", &opt->t2c_bos_seconds, RealRange{0, true},
                   "T2c's budget per head and BOS extreme, in seconds (default: by size)");
   add_real_option(cmd, "--t2c-loss-seconds", &opt->t2c_loss_seconds, RealRange{0, true},
@@ -48,7 +51,7 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
     theorems::check_appendix_inputs(*opt);
     if (!opt->only.empty()) {
       std::cout << "appendix: computing " << opt->only << " alone into " << opt->out
-                << "/tables/, from the models in " << opt->models << "/" << std::endl;
+                << "/, from the models in " << opt->models << "/" << std::endl;
       const auto summary = theorems::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
       std::cout << "appendix: " << opt->only << " written in " << summary.seconds << " s\n";
       return;

@@ -5,7 +5,7 @@
 # search models of the repository's results/) and figure and appendix.tex;
 # a missing input is an error naming the file (exit 2) before anything is
 # written; --models must be a folder; --quick and --full exclude each other;
-# --only writes one table alone.
+# --only writes the named tables and figures alone.
 # With pdflatex installed, the document compiles with no box too wide.
 # Usage: appendix_cli_test.sh SINKCERT (run from the source root, as ctest does).
 set -u
@@ -76,8 +76,15 @@ expect 0 'appendix: t2c_theorem2_certified written' \
   appendix --quick --only t2c_theorem2_certified --out "$tmp/only"
 [ "$(ls "$tmp/only" | tr '\n' ' ')" = "tables " ] || fail "appendix --only wrote beside tables/"
 [ "$(ls "$tmp/only/tables" | wc -l)" -eq 3 ] || fail "appendix --only: not the three table files"
-expect 2 'command line: --only: the name of a table of the appendix, got nope' \
-  appendix --quick --only nope --out "$tmp/only"
+expect 2 'command line: --only: names of tables or figures of the appendix .*, got nope' \
+  appendix --quick --only t2c_theorem2_certified,nope --out "$tmp/only"
+[ "$(ls "$tmp/only/tables" | wc -l)" -eq 3 ] || fail "appendix --only with a bad name wrote"
+# a table and a figure from one computation: tables/ and figures/ alone
+mkdir "$tmp/only2"
+expect 0 'appendix: t2c_theorem2_certified,f3_theorem2_certified written' \
+  appendix --quick --only t2c_theorem2_certified,f3_theorem2_certified --out "$tmp/only2"
+[ "$(ls "$tmp/only2" | tr '\n' ' ')" = "figures tables " ] || fail "appendix --only wrote beside tables/ and figures/"
+ls "$tmp/only2/figures" | grep -q '^f3_theorem2_certified\.dat$' || fail "appendix --only: no F3 data"
 
 # 3. The document compiles, no box too wide (where TeX Live is installed).
 if command -v pdflatex > /dev/null 2>&1; then

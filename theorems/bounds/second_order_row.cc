@@ -226,6 +226,7 @@ struct HeadExpansion {
   std::vector<double> alpha_up;      // their upper ends
   std::vector<SymbolicForm> z;       // z_{k,e}, (i + 1) x n
   std::vector<SymbolicForm> V;       // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
+  std::vector<SymbolicForm> Wv;      // W_{k,d} = sum_e M_de y_{k,e}, (i + 1) x n
   std::vector<SymbolicForm> affine;  // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
   std::vector<double> e2;            // bound on |E2_d|, n
   // what E2's bound is made of (bound_e2), per key: the ranges of delta and
@@ -233,7 +234,7 @@ struct HeadExpansion {
   std::vector<Mpfi> log_alpha;
   std::vector<double> delta_abs, rho_lo, rho_hi, reach;
   std::vector<char> core;
-  double P_rho = 0.0, D = 0.0, W = 0.0, core_alpha = 0.0;
+  double P_rho = 0.0, D = 0.0, W = 0.0, core_alpha = 0.0, core_alpha_lo = 0.0;
   int heaviest = 0;
   bool any_core = false, refined = false, drop = false;
 };
@@ -280,13 +281,17 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   }
   // V_{k,d} = sum_e M_de z_{k,e};  What_d = sum_e M_de ybar_e
   out.V.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
+  out.Wv.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
   out.affine.assign(n, SymbolicForm{});
   for (int d = 0; d < n; ++d) {
     for (int e = 0; e < n; ++e) {
       const RadiusDouble& m = M[d * n + e];
       if (m.mid == 0 && m.rad == 0) continue;
       sa.add_scaled(out.affine[d], m, ybar[e]);
-      for (int k = 0; k < K; ++k) sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
+      for (int k = 0; k < K; ++k) {
+        sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
+        sa.add_scaled(out.Wv[k * n + d], m, y[k * n + e]);
+      }
     }
   }
   // - sum_k alpha_k log(alpha_k) V_{k,d}
@@ -369,6 +374,8 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
     if (core[k]) {
       any_core = true;
       core_alpha = add_up(core_alpha, out.alpha_up[k]);
+      // a lower end: the sum rounded down
+      out.core_alpha_lo = -add_up(-out.core_alpha_lo, -std::max(0.0, lower_double(alpha[k])));
     }
   }
   out.log_alpha = log_alpha;
@@ -376,8 +383,78 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   return true;
 }
 
+// covariance_rho_bound (header): every quantity is an upper bound, carried
+// as the point at its upper end (phi, M and Pc grow with each argument).
+constexpr int kCovarianceSlices = 64;
+
+}  // namespace
+
+double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only) {
+  if (!(in.core_alpha_lo > 0) || !std::isfinite(in.W) || !std::isfinite(in.eps)) return kInf;
+  const Mpfi W = point_interval(Mpfr(in.W)), eps = point_interval(Mpfr(in.eps));
+  const Mpfi eD = exp_of(point_interval(Mpfr(in.D)));
+  const Mpfi half(0.5), one(1);
+  const auto up = [](const Mpfi& x) { return point_interval(Mpfr(upper_double(x))); };
+  double phi_max = 0.0;
+  for (int slice = 0; slice < kCovarianceSlices; ++slice) {
+    const Mpfi t0 = Mpfi(slice) / Mpfi(kCovarianceSlices);
+    const Mpfi t1 = Mpfi(slice + 1) / Mpfi(kCovarianceSlices);
+    // t0 <= 1/2 <= t1, in integers
+    const bool middle = 2 * slice <= kCovarianceSlices && 2 * (slice + 1) >= kCovarianceSlices;
+    if (middle_only && !middle) continue;
+    // the core's delta in [mu - a, mu + b]: a <= t1 W + eps, b <= (1 - t0) W + eps
+    const Mpfi a = t1 * W + eps, b = (one - t0) * W + eps;
+    // M = min(max(a^2 / 2, b^2 e^b / 2), max_core sup rho)
+    const double M_up = std::min(
+        std::max(upper_double(half * a * a), upper_double(half * b * b * exp_of(b))), in.rho_max);
+    const Mpfi M = point_interval(Mpfr(M_up));
+    // max t (1 - t) on [t0, t1]
+    const Mpfi tt = middle ? Mpfi(0.25)
+                           : point_interval(Mpfr(std::max(upper_double(t0 * (one - t0)),
+                                                          upper_double(t1 * (one - t1)))));
+    // Pc = e^D (t (1 - t) W^2 + eps^2) / 2
+    const Mpfi Pc = up(half * eD * (tt * W * W + eps * eps));
+    // phi(M, p): (M - p) p while p <= M / 2, else M^2 / 4
+    const double phi = upper_double(Pc) <= lower_double(half * M) ? upper_double((M - Pc) * Pc)
+                                                                  : upper_double(M * M / Mpfi(4));
+    phi_max = std::max(phi_max, phi);
+  }
+  // |P_c - P| <= Pc_any (1 - A) + sum_out alpha sup rho, Pc_any = e^D (W^2 / 4 + eps^2) / 2
+  const Mpfi Pc_any = half * eD * (W * W / Mpfi(4) + eps * eps);
+  const Mpfi shift =
+      Pc_any * (one - point_interval(Mpfr(in.core_alpha_lo))) + point_interval(Mpfr(in.out_rho));
+  // A Var_c(rho) + A (P_c - P)^2
+  const Mpfi A = point_interval(Mpfr(in.core_alpha_up));
+  return upper_double(A * point_interval(Mpfr(phi_max)) + A * shift * shift);
+}
+
+namespace {
+
+// The covariance form's inputs from the head's state.
+double covariance_rho(const HeadExpansion& out) {
+  const int K = static_cast<int>(out.alpha.size());
+  if (!out.any_core || !(out.core_alpha_lo > 0)) return kInf;
+  CovarianceRhoInputs in;
+  in.W = out.W;
+  in.D = out.D;
+  in.core_alpha_lo = out.core_alpha_lo;
+  in.core_alpha_up = out.core_alpha;
+  double out_delta = 0.0;
+  for (int k = 0; k < K; ++k) {
+    if (out.core[k]) {
+      in.rho_max = std::max(in.rho_max, out.rho_hi[k]);
+    } else {
+      out_delta = add_up(out_delta, mul_up(out.alpha_up[k], out.delta_abs[k]));
+      in.out_rho = add_up(in.out_rho, mul_up(out.alpha_up[k], out.rho_hi[k]));
+    }
+  }
+  // |mu| <= sum_out alpha sup |delta| / A
+  in.eps = upper_double(point_interval(Mpfr(out_delta)) / point_interval(Mpfr(out.core_alpha_lo)));
+  return covariance_rho_bound(in);
+}
+
 // E2's bound per output coordinate from the head's state (header, and the
-// variance form above).
+// variance and covariance forms above).
 void bound_e2(int n, HeadExpansion& out) {
   const int K = static_cast<int>(out.alpha.size());
   out.e2.assign(n, 0.0);
@@ -394,6 +471,7 @@ void bound_e2(int n, HeadExpansion& out) {
   const bool variance = out.any_core && std::isfinite(half_S2);
   const double P = variance ? std::min(out.P_rho, add_up(half_S2, out_rho)) : out.P_rho;
   // kappa: 0 or the middle of one key's rho range (the least bound of R wins)
+  const double S_rho = covariance_rho(out);
   std::vector<double> kappas{0.0};
   for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (out.rho_lo[k] + out.rho_hi[k]));
   for (int d = 0; d < n; ++d) {
@@ -425,6 +503,34 @@ void bound_e2(int n, HeadExpansion& out) {
         }
       }
       R = std::min(R, add_up(mul_up(vmax, half_S2), outliers));
+    }
+    // The covariance form: sum_all alpha_k (rho_k - P) = 0, so for any c
+    //   R = sum_k alpha_k (rho_k - P)(W_{k,d} - c),
+    // and by Cauchy-Schwarz over the core (c the middle of the core's values' hull)
+    //   |R| <= sqrt(S_rho) sqrt(sum_core alpha_k sup (W_{k,d} - c)^2)
+    //          + sum_out alpha_k max(sup rho_k, P) sup |W_{k,d} - c|.
+    if (std::isfinite(S_rho)) {
+      double lo = kInf, hi = -kInf;
+      for (int k = 0; k < K; ++k) {
+        if (!out.core[k]) continue;
+        const SymbolicRange r = symbolic_range(out.Wv[k * n + d]);
+        lo = std::min(lo, r.lo);
+        hi = std::max(hi, r.hi);
+      }
+      const double c = 0.5 * (lo + hi);
+      double SW = 0.0, outliers = 0.0;
+      for (int k = 0; k < K; ++k) {
+        const SymbolicRange r = symbolic_range(out.Wv[k * n + d]);
+        const double dev = std::max(next_up(r.hi - c), next_up(c - r.lo));
+        if (out.core[k]) {
+          SW = add_up(SW, mul_up(out.alpha_up[k], mul_up(dev, dev)));
+        } else {
+          outliers =
+              add_up(outliers, mul_up(out.alpha_up[k], mul_up(std::max(out.rho_hi[k], P), dev)));
+        }
+      }
+      const double cs = upper_double(sqrt(point_interval(Mpfr(S_rho)) * point_interval(Mpfr(SW))));
+      if (std::isfinite(cs)) R = std::min(R, add_up(cs, outliers));
     }
     // |E2| <= |R| + P |F|
     out.e2[d] = add_up(R, mul_up(P, F));

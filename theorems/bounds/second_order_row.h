@@ -27,7 +27,16 @@
 // of the query's most-read symbols, where the spread is convex in them) and
 // rho(x) <= x^2 e^{max(x, 0)} / 2,
 //   P <= e^D ((W/2)^2 sum_core alpha + sum_out alpha reach^2) / 2 + sum_out alpha sup rho,
-//   |R| <= max_core sup|V_k| (the same e^D (...) / 2) + sum_out alpha sup rho sup|V_k|.
+//   |R| <= max_core sup|V_k| (the same e^D (...) / 2) + sum_out alpha sup rho sup|V_k|,
+// or, where smaller, by the covariance form: sum_k alpha_k (rho_k - P) = 0, so for
+// any c (the middle of the core's values' hull)
+//   R = sum_k alpha_k (rho_k - P)(W_k - c),
+//   |R| <= sqrt(S_rho) sqrt(sum_core alpha sup (W_k - c)^2)
+//          + sum_out alpha max(sup rho, P) sup|W_k - c|
+// (Cauchy-Schwarz over the core; S_rho below), which counts the values by their
+// spread rather than by the largest deviation, and rho by its spread about its
+// mean rather than by its mean: about 0.6 of the variance form on the Theorem 2
+// path models' trigger rows.
 // F is a polynomial in the symbols: with y the stream, q = A^T y_i (so
 // s_k = q . y_k), ybar = sum_k alpha_k y_k, z_k = y_k - ybar and w row d of M,
 //   F_d = sum_k alpha_k (q . z_k)(w . z_k) - sum_k alpha_k log(alpha_k) (w . z_k)
@@ -60,11 +69,46 @@
 // V^2 coefficients is raised by (V^2 + 2) 2u.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "theorems/bounds/symbolic_form.h"
 
 namespace sinkcert::theorems {
+
+// The covariance form's first factor, S_rho >= sum_core alpha_k (rho_k - P)^2 at
+// every point of the box (P = sum_all alpha_k rho_k, rho_k = rho(delta_k)).
+// With A = sum_core alpha, P_c = sum_core alpha rho / A and the core's own
+// mean of delta mu = -sum_out alpha delta / A (|mu| <= eps),
+//   sum_core alpha (rho - P)^2 = A Var_c(rho) + A (P_c - P)^2,
+//   |P_c - P| = |P_c (1 - A) - sum_out alpha rho| <= P_c (1 - A) + sum_out alpha sup rho.
+// At a point let the core's delta lie in [mu - a, mu + b], a, b >= 0,
+// a + b <= W (W bounds the core's spread of tau, hence of delta, everywhere).
+// Then (rho(x) <= x^2 / 2 below 0, x^2 e^x / 2 above)
+//   max_core rho <= M(a, b) = max((a + eps)^2 / 2, (b + eps)^2 e^{b + eps} / 2),
+//   P_c <= e^D (Var_c(delta) + mu^2) / 2 <= Pc(a, b) = e^D (a b + eps^2) / 2
+// (Bhatia-Davis: a variance on [mu - a, mu + b] with mean mu is at most a b),
+// and by Bhatia-Davis again (rho in [0, max rho] with mean P_c)
+//   Var_c(rho) <= (max rho - P_c) P_c <= phi(M, Pc),  phi(M, p) = max_{0 <= x <= p} (M - x) x.
+// phi grows with M and p, which grow with a and b, so its largest value is on
+// a + b = W: a = t W, and over t in [t0, t1] M and Pc are at most their values
+// with a = t1 W, b = (1 - t0) W and max t (1 - t) on [t0, t1]; kCovarianceSlices
+// slices of [0, 1] cover every t. Where the mean of delta sits in its range
+// matters: at t = 1/2 the variance is largest and every rho is small, at
+// t near 0 or 1 one key's rho is large and the variance small.
+//
+// The inputs, each an upper bound unless named _lo: W the core's spread of
+// delta, D the largest upper end of the core's delta (at least 0), eps a
+// bound on |mu|, A's ends, rho_max = max_core sup rho(delta_k), out_rho =
+// sum_out alpha_k sup rho(delta_k).
+struct CovarianceRhoInputs {
+  double W = 0.0, D = 0.0, eps = 0.0, core_alpha_lo = 0.0, core_alpha_up = 0.0;
+  double rho_max = std::numeric_limits<double>::infinity(), out_rho = 0.0;
+};
+// S_rho (+inf when it does not apply). middle_only takes only the slice
+// holding t = 1/2 (an UNSOUND variant: it assumes the core's mean of delta
+// sits in the middle of its range; the tests show it fails).
+double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only = false);
 
 // One head of the layer at row i: its entries (row-major n x n, enclosed),
 // its query forms q_e = sum_p A_pe y_ip and its score forms s_k, k = 0..i.

@@ -6,6 +6,7 @@
 // staging folder of replace_output_set, and appendix.tex is written last.
 #include "theorems/reports/appendix.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -652,23 +653,62 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
   check_appendix_inputs(opt);
   AppendixSummary summary;
   if (!opt.only.empty()) {
-    // one table of the registry, its files alone (write_table: atomically)
-    for (const Entry& e : registry(opt.size)) {
-      if (e.artifact.name != opt.only || e.artifact.kind != ArtifactKind::kTable) continue;
-      const Progress say = progress;  // Computations keeps a reference
-      Computations c(opt, argv, say);
-      Built b = e.build(c);
-      const std::string tables = opt.out + "/tables";
-      fs::create_directories(tables);
-      for (const auto& path : write_table(std::get<Table>(b.item), b.info, tables)) {
-        progress("wrote " + path);
-      }
-      summary.tables.push_back("tables/" + opt.only);
-      summary.seconds = elapsed();
-      return summary;
+    // the named tables and figures of the registry (comma-separated), their
+    // files alone (each written atomically), from one shared computation
+    std::vector<std::string> names;
+    std::stringstream list(opt.only);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (!name.empty()) names.push_back(name);
     }
-    throw InputError("command line", "--only",
-                     "the name of a table of the appendix, got " + opt.only);
+    const std::vector<Entry> entries = registry(opt.size);
+    for (const std::string& name : names) {
+      if (std::none_of(entries.begin(), entries.end(),
+                       [&](const Entry& e) { return e.artifact.name == name; })) {
+        throw InputError(
+            "command line", "--only",
+            "names of tables or figures of the appendix (comma-separated), got " + name);
+      }
+    }
+    if (names.empty()) {
+      throw InputError(
+          "command line", "--only",
+          "names of tables or figures of the appendix (comma-separated), got " + opt.only);
+    }
+    const Progress say = progress;  // Computations keeps a reference
+    Computations c(opt, argv, say);
+    for (const Entry& e : entries) {
+      if (std::find(names.begin(), names.end(), e.artifact.name) == names.end()) continue;
+      Built b = e.build(c);
+      if (const Table* t = std::get_if<Table>(&b.item)) {
+        const std::string tables = opt.out + "/tables";
+        fs::create_directories(tables);
+        for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + path);
+        summary.tables.push_back("tables/" + t->name);
+        continue;
+      }
+      const Figure& f = std::get<Figure>(b.item);
+      const std::string figures = opt.out + "/figures";
+      fs::create_directories(figures);
+      if (!b.copy_pdf.empty()) {
+        const std::string target = figures + "/" + f.name + ".pdf";
+        write_file_atomically(target, read_binary(b.copy_pdf));
+        progress("wrote " + target + " (from " + b.copy_pdf + ")");
+        summary.figures.push_back("figures/" + f.name + ".pdf");
+        continue;
+      }
+      const FigureFiles files = write_figure(f, b.info, figures);
+      for (const auto& path : files.written) progress("wrote " + path);
+      if (!files.pdf.empty()) {
+        summary.figures.push_back("figures/" + f.name + ".pdf");
+      } else {
+        const std::string missing =
+            files.failures.empty() ? "not rendered" : files.failures.front();
+        progress("figure " + f.name + " NOT rendered: " + missing);
+        summary.not_rendered.push_back(f.name + ": " + missing);
+      }
+    }
+    summary.seconds = elapsed();
+    return summary;
   }
   replace_output_set(appendix_output_set(opt.out), [&](const std::string& staging) {
     summary = write_appendix(opt, staging, argv, progress);

@@ -50,8 +50,9 @@ struct AppendixOptions {
   // head and BOS extreme, and per model for E; 0 = the size's default.
   double t2c_bos_seconds = 0.0;
   double t2c_loss_seconds = 0.0;
-  // Non-empty: compute only this table of the registry and write its files
-  // into <out>/tables/ (the rest of <out>, appendix.tex included, untouched).
+  // Non-empty: compute only these tables and figures of the registry
+  // (comma-separated names) and write their files into <out>/tables/ and
+  // <out>/figures/ (the rest of <out>, appendix.tex included, untouched).
   std::string only;
 };
 
@@ -98,9 +99,9 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
                               const std::string& folder_name);
 
 // Checks the inputs, then regenerates everything under opt.out (with
-// opt.only, that one table's files alone); `argv` is recorded as the command
-// line of every artifact; `progress` receives one line per step. Throws
-// InputError when opt.only names no table of the registry.
+// opt.only, those tables' and figures' files alone); `argv` is recorded as
+// the command line of every artifact; `progress` receives one line per step.
+// Throws InputError when opt.only names something not in the registry.
 AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
                                   const Progress& progress = {});
 
