@@ -530,6 +530,48 @@ std::string read_binary(const std::string& path) {
   return s.str();
 }
 
+// One built table or figure, written into `tables` or `figures` (created
+// when missing; every file atomically), recorded in `summary`; a figure's
+// entry for the document is returned (a table's: nullopt). `shown` maps a
+// written path to the one the user will see.
+std::optional<DocumentFigure> write_built(
+    const Built& b, const std::string& tables, const std::string& figures,
+    const std::function<std::string(const std::string&)>& shown, const Progress& progress,
+    AppendixSummary& summary) {
+  if (const Table* t = std::get_if<Table>(&b.item)) {
+    fs::create_directories(tables);
+    for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + shown(path));
+    for (const auto& [name, file] : b.weight_files) {
+      write_weight_file(tables + "/" + name, file);
+      progress("wrote " + shown(tables + "/" + name));
+    }
+    summary.tables.push_back("tables/" + t->name);
+    return std::nullopt;
+  }
+  fs::create_directories(figures);
+  const Figure& f = std::get<Figure>(b.item);
+  DocumentFigure d{"", f.name, figure_caption(f), "", figure_caption_latex(f)};
+  if (!b.copy_pdf.empty()) {
+    const std::string target = figures + "/" + f.name + ".pdf";
+    write_file_atomically(target, read_binary(b.copy_pdf));
+    progress("wrote " + shown(target) + " (from " + b.copy_pdf + ")");
+    d.path = "figures/" + f.name + ".pdf";
+  } else {
+    const FigureFiles files = write_figure(f, b.info, figures);
+    for (const auto& path : files.written) progress("wrote " + shown(path));
+    if (!files.pdf.empty()) {
+      d.path = "figures/" + f.name + ".pdf";
+    } else {
+      d.missing = files.failures.empty() ? "not rendered" : files.failures.front();
+      progress("figure " + f.name + " NOT rendered: " + d.missing +
+               "; its data and script are in " + shown(figures));
+      summary.not_rendered.push_back(f.name + ": " + d.missing);
+    }
+  }
+  if (!d.path.empty()) summary.figures.push_back(d.path);
+  return d;
+}
+
 // The whole appendix, written into `staging` (the new <out>).
 AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& staging,
                                const std::vector<std::string>& argv, const Progress& progress) {
@@ -544,37 +586,9 @@ AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& st
   AppendixSummary summary;
   std::vector<DocumentFigure> doc_figures;
   for (const Entry& e : registry(opt.size)) {
-    Built b = e.build(c);
-    if (const Table* t = std::get_if<Table>(&b.item)) {
-      for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + shown(path));
-      for (const auto& [name, file] : b.weight_files) {
-        write_weight_file(tables + "/" + name, file);
-        progress("wrote " + shown(tables + "/" + name));
-      }
-      summary.tables.push_back("tables/" + t->name);
-      continue;
+    if (auto d = write_built(e.build(c), tables, figures, shown, progress, summary)) {
+      doc_figures.push_back(std::move(*d));
     }
-    const Figure& f = std::get<Figure>(b.item);
-    DocumentFigure d{"", f.name, figure_caption(f), "", figure_caption_latex(f)};
-    if (!b.copy_pdf.empty()) {
-      const std::string target = figures + "/" + f.name + ".pdf";
-      write_file_atomically(target, read_binary(b.copy_pdf));
-      progress("wrote " + shown(target) + " (from " + b.copy_pdf + ")");
-      d.path = "figures/" + f.name + ".pdf";
-    } else {
-      const FigureFiles files = write_figure(f, b.info, figures);
-      for (const auto& path : files.written) progress("wrote " + shown(path));
-      if (!files.pdf.empty()) {
-        d.path = "figures/" + f.name + ".pdf";
-      } else {
-        d.missing = files.failures.empty() ? "not rendered" : files.failures.front();
-        progress("figure " + f.name + " NOT rendered: " + d.missing +
-                 "; its data and script are in " + shown(figures));
-        summary.not_rendered.push_back(f.name + ": " + d.missing);
-      }
-    }
-    if (!d.path.empty()) summary.figures.push_back(d.path);
-    doc_figures.push_back(std::move(d));
   }
   // Figures the user put in <out>/figures stay: copied into the new set
   // (the registry's own files are regenerated above, never carried over).
@@ -678,34 +692,9 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
     Computations c(opt, argv, say);
     for (const Entry& e : entries) {
       if (std::find(names.begin(), names.end(), e.artifact.name) == names.end()) continue;
-      Built b = e.build(c);
-      if (const Table* t = std::get_if<Table>(&b.item)) {
-        const std::string tables = opt.out + "/tables";
-        fs::create_directories(tables);
-        for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + path);
-        summary.tables.push_back("tables/" + t->name);
-        continue;
-      }
-      const Figure& f = std::get<Figure>(b.item);
-      const std::string figures = opt.out + "/figures";
-      fs::create_directories(figures);
-      if (!b.copy_pdf.empty()) {
-        const std::string target = figures + "/" + f.name + ".pdf";
-        write_file_atomically(target, read_binary(b.copy_pdf));
-        progress("wrote " + target + " (from " + b.copy_pdf + ")");
-        summary.figures.push_back("figures/" + f.name + ".pdf");
-        continue;
-      }
-      const FigureFiles files = write_figure(f, b.info, figures);
-      for (const auto& path : files.written) progress("wrote " + path);
-      if (!files.pdf.empty()) {
-        summary.figures.push_back("figures/" + f.name + ".pdf");
-      } else {
-        const std::string missing =
-            files.failures.empty() ? "not rendered" : files.failures.front();
-        progress("figure " + f.name + " NOT rendered: " + missing);
-        summary.not_rendered.push_back(f.name + ": " + missing);
-      }
+      write_built(
+          e.build(c), opt.out + "/tables", opt.out + "/figures",
+          [](const std::string& path) { return path; }, progress, summary);
     }
     summary.seconds = elapsed();
     return summary;
