@@ -472,6 +472,7 @@ void bound_e2(int n, HeadExpansion& out) {
   const double P = variance ? std::min(out.P_rho, add_up(half_S2, out_rho)) : out.P_rho;
   // kappa: 0 or the middle of one key's rho range (the least bound of R wins)
   const double S_rho = covariance_rho(out);
+  std::vector<SymbolicRange> values(K);  // the ranges of W_{k,d}, per coordinate
   std::vector<double> kappas{0.0};
   for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (out.rho_lo[k] + out.rho_hi[k]));
   for (int d = 0; d < n; ++d) {
@@ -512,16 +513,15 @@ void bound_e2(int n, HeadExpansion& out) {
     if (std::isfinite(S_rho)) {
       double lo = kInf, hi = -kInf;
       for (int k = 0; k < K; ++k) {
+        values[k] = symbolic_range(out.Wv[k * n + d]);
         if (!out.core[k]) continue;
-        const SymbolicRange r = symbolic_range(out.Wv[k * n + d]);
-        lo = std::min(lo, r.lo);
-        hi = std::max(hi, r.hi);
+        lo = std::min(lo, values[k].lo);
+        hi = std::max(hi, values[k].hi);
       }
       const double c = 0.5 * (lo + hi);
       double SW = 0.0, outliers = 0.0;
       for (int k = 0; k < K; ++k) {
-        const SymbolicRange r = symbolic_range(out.Wv[k * n + d]);
-        const double dev = std::max(next_up(r.hi - c), next_up(c - r.lo));
+        const double dev = std::max(next_up(values[k].hi - c), next_up(c - values[k].lo));
         if (out.core[k]) {
           SW = add_up(SW, mul_up(out.alpha_up[k], mul_up(dev, dev)));
         } else {
