@@ -226,7 +226,7 @@ struct HeadExpansion {
   std::vector<double> alpha_up;      // their upper ends
   std::vector<SymbolicForm> z;       // z_{k,e}, (i + 1) x n
   std::vector<SymbolicForm> V;       // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
-  std::vector<SymbolicForm> Wv;      // W_{k,d} = sum_e M_de y_{k,e}, (i + 1) x n
+  std::vector<SymbolicForm> Wv;      // W_{k,d} = V_{k,d} + What_d, (i + 1) x n
   std::vector<SymbolicForm> affine;  // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
   std::vector<double> e2;            // bound on |E2_d|, n
   // what E2's bound is made of (bound_e2), per key: the ranges of delta and
@@ -279,19 +279,23 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   for (int k = 0; k < K; ++k) {
     for (int e = 0; e < n; ++e) out.z[k * n + e] = sa.difference(y[k * n + e], ybar[e]);
   }
-  // V_{k,d} = sum_e M_de z_{k,e};  What_d = sum_e M_de ybar_e
+  // V_{k,d} = sum_e M_de z_{k,e};  What_d = sum_e M_de ybar_e (in affine until the log terms)
   out.V.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
-  out.Wv.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
+  out.Wv.resize(static_cast<std::size_t>(K) * n);
   out.affine.assign(n, SymbolicForm{});
   for (int d = 0; d < n; ++d) {
     for (int e = 0; e < n; ++e) {
       const RadiusDouble& m = M[d * n + e];
       if (m.mid == 0 && m.rad == 0) continue;
       sa.add_scaled(out.affine[d], m, ybar[e]);
-      for (int k = 0; k < K; ++k) {
-        sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
-        sa.add_scaled(out.Wv[k * n + d], m, y[k * n + e]);
-      }
+      for (int k = 0; k < K; ++k) sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
+    }
+  }
+  // W_{k,d} = V_{k,d} + What_d (O(K n V), against O(K n^2 V) from M y_k)
+  for (int k = 0; k < K; ++k) {
+    for (int d = 0; d < n; ++d) {
+      out.Wv[k * n + d] = out.V[k * n + d];
+      sa.add(out.Wv[k * n + d], out.affine[d]);
     }
   }
   // - sum_k alpha_k log(alpha_k) V_{k,d}
