@@ -222,13 +222,13 @@ VertexSpread vertex_spread(int n, int K, int V, const std::vector<SymbolicForm>&
 // What one head contributes: reference weights, centred stream, values, and
 // the second-order term's bound per output coordinate.
 struct HeadExpansion {
-  std::vector<RadiusDouble> alpha;   // enclosures of the exact alpha_k
-  std::vector<double> alpha_up;      // their upper ends
-  std::vector<SymbolicForm> z;       // z_{k,e}, (i + 1) x n
-  std::vector<SymbolicForm> V;       // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
-  std::vector<SymbolicForm> Wv;      // W_{k,d} = V_{k,d} + What_d, (i + 1) x n
-  std::vector<SymbolicForm> affine;  // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
-  std::vector<double> e2;            // bound on |E2_d|, n
+  std::vector<RadiusDouble> alpha;     // enclosures of the exact alpha_k
+  std::vector<double> alpha_up;        // their upper ends
+  std::vector<SymbolicForm> z;         // z_{k,e}, (i + 1) x n
+  std::vector<SymbolicForm> V;         // V_{k,d} = sum_e M_de z_{k,e}, (i + 1) x n
+  std::vector<SymbolicRange> W_range;  // of W_{k,d} = V_{k,d} + What_d, (i + 1) x n
+  std::vector<SymbolicForm> affine;    // What_d - sum_k alpha_k log(alpha_k) V_{k,d}, n
+  std::vector<double> e2;              // bound on |E2_d|, n
   // what E2's bound is made of (bound_e2), per key: the ranges of delta and
   // rho(delta), the core, each key's reach, and W
   std::vector<Mpfi> log_alpha;
@@ -281,7 +281,6 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
   }
   // V_{k,d} = sum_e M_de z_{k,e};  What_d = sum_e M_de ybar_e (in affine until the log terms)
   out.V.assign(static_cast<std::size_t>(K) * n, SymbolicForm{});
-  out.Wv.resize(static_cast<std::size_t>(K) * n);
   out.affine.assign(n, SymbolicForm{});
   for (int d = 0; d < n; ++d) {
     for (int e = 0; e < n; ++e) {
@@ -291,11 +290,14 @@ bool expand_head(const SymbolicArithmetic& sa, int n, int i, const std::vector<S
       for (int k = 0; k < K; ++k) sa.add_scaled(out.V[k * n + d], m, out.z[k * n + e]);
     }
   }
-  // W_{k,d} = V_{k,d} + What_d (O(K n V), against O(K n^2 V) from M y_k)
+  // the ranges of W_{k,d} = V_{k,d} + What_d (O(K n V), against O(K n^2 V)
+  // from M y_k), which the covariance form reads
+  out.W_range.resize(static_cast<std::size_t>(K) * n);
   for (int k = 0; k < K; ++k) {
     for (int d = 0; d < n; ++d) {
-      out.Wv[k * n + d] = out.V[k * n + d];
-      sa.add(out.Wv[k * n + d], out.affine[d]);
+      SymbolicForm w = out.V[k * n + d];
+      sa.add(w, out.affine[d]);
+      out.W_range[k * n + d] = symbolic_range(w);
     }
   }
   // - sum_k alpha_k log(alpha_k) V_{k,d}
@@ -476,7 +478,6 @@ void bound_e2(int n, HeadExpansion& out) {
   const double P = variance ? std::min(out.P_rho, add_up(half_S2, out_rho)) : out.P_rho;
   // kappa: 0 or the middle of one key's rho range (the least bound of R wins)
   const double S_rho = covariance_rho(out);
-  std::vector<SymbolicRange> values(K);  // the ranges of W_{k,d}, per coordinate
   std::vector<double> kappas{0.0};
   for (int k = 0; k < K; ++k) kappas.push_back(0.5 * (out.rho_lo[k] + out.rho_hi[k]));
   for (int d = 0; d < n; ++d) {
@@ -517,15 +518,15 @@ void bound_e2(int n, HeadExpansion& out) {
     if (std::isfinite(S_rho)) {
       double lo = kInf, hi = -kInf;
       for (int k = 0; k < K; ++k) {
-        values[k] = symbolic_range(out.Wv[k * n + d]);
         if (!out.core[k]) continue;
-        lo = std::min(lo, values[k].lo);
-        hi = std::max(hi, values[k].hi);
+        lo = std::min(lo, out.W_range[k * n + d].lo);
+        hi = std::max(hi, out.W_range[k * n + d].hi);
       }
       const double c = 0.5 * (lo + hi);
       double SW = 0.0, outliers = 0.0;
       for (int k = 0; k < K; ++k) {
-        const double dev = std::max(next_up(values[k].hi - c), next_up(c - values[k].lo));
+        const SymbolicRange& w = out.W_range[k * n + d];
+        const double dev = std::max(next_up(w.hi - c), next_up(c - w.lo));
         if (out.core[k]) {
           SW = add_up(SW, mul_up(out.alpha_up[k], mul_up(dev, dev)));
         } else {
