@@ -21,9 +21,14 @@ Usage:
   single-layer for one layer and residual otherwise; --L and
   --trigger-range are written as the file's task metadata. --allow-pickle
   loads a whole saved module (unpickling runs code: only files you trust).
+A whole module (--allow-pickle) is run on task inputs of length --L (8
+when not given) against the converted model, and the conversion is refused
+when they differ beyond the rounding of the module's dtype (the self-test,
+recorded in the file's metadata); a state dict cannot be run, and the
+metadata says that no self-test ran.
 Errors are one line on stderr naming the file, the key and what was
 expected, exit code 2; notes (zero biases accepted, rounding of the score
-scale) go to stderr too.
+scale, no self-test) go to stderr too.
 """
 import argparse
 import math
@@ -86,6 +91,16 @@ def main(argv):
         return 2
     for note in result.notes:
         print(f"convert_pytorch: note: {note}", file=sys.stderr)
+    test = result.self_test
+    if test["ran"]:
+        print(f"convert_pytorch: self-test: the module ({test['dtype']}) and the converted model "
+              f"agree on {test['inputs']} task inputs of length L = {test['L']}: largest "
+              f"difference {test['largest_difference']:.3e} [{test['evidence']}] <= tolerance "
+              f"{test['tolerance']:.3e}")
+    else:
+        print("convert_pytorch: note: no module self-test ran (a state dict was converted, not a "
+              "module: the head count, kind, score scale and attention kind are as declared)",
+              file=sys.stderr)
     print(f"convert_pytorch: wrote {args.out} ({result.layout} layout, {result.layers} layer(s) x "
           f"{result.heads} head(s), n = {result.n}, score scale {result.score_scale!r})")
     return 0

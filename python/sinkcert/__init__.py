@@ -277,15 +277,27 @@ class Model:
     @classmethod
     def from_torch(cls, module_or_state_dict, layout="auto", L=None, trigger_range=None,
                    score_scale=None, attention=None, heads=None, kind=None, key_map=None,
-                   name=None, allow_pickle=False):
+                   name=None, allow_pickle=False, forward=None):
         """An nn.Module, a state dict, or a path to a .pt/.pth/.npz file,
         through sinkcert.convert (see its docstring for the layouts, what
         is refused and why score_scale is required unless the layout
         implies it) and the C++ reader. attention defaults to "softmax";
         L and trigger_range become the model's default task and are written
         into the file's metadata. A path to a whole saved module loads only
-        with allow_pickle=True (unpickling runs code: files you trust). The conversion's notes (zero biases
-        accepted, rounding of the score scale) are in `notes`."""
+        with allow_pickle=True (unpickling runs code: files you trust).
+
+        Given a module (not only its state dict), the module itself and the
+        converted model are run on task inputs of length L (8 when L is not
+        given: every trigger position, random contents and box vertices),
+        and a ConvertError naming the largest difference is raised when
+        they differ beyond the rounding of the module's dtype. The module is
+        called as forward(module, X) when given (X: a B x L x n tensor in
+        the module's dtype, returning f(X) of the same shape); else an
+        nn.MultiheadAttention as causal self-attention, any other module on
+        the batch or on each sequence. The self-test's tolerance, inputs and
+        largest difference are in metadata["self_test"] ("ran": False for a
+        state dict). The conversion's notes (zero biases accepted, rounding
+        of the score scale) are in `notes`."""
         if isinstance(module_or_state_dict, str):
             source = convert.load_source(module_or_state_dict, allow_pickle=allow_pickle)
         else:
@@ -293,7 +305,7 @@ class Model:
                 module_or_state_dict, name or type(module_or_state_dict).__name__)
         result = convert.convert(source, layout=layout, attention=attention or "softmax",
                                  kind=kind, heads=heads, score_scale=score_scale, L=L,
-                                 trigger_range=trigger_range, key_map=key_map)
+                                 trigger_range=trigger_range, key_map=key_map, forward=forward)
         _need_extension()
         return cls(_ext.WeightFile.from_text(result.text, source.name), L, trigger_range,
                    result.notes)

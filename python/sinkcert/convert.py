@@ -82,7 +82,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -114,6 +114,7 @@ class Source:
     name: str
     heads: Optional[int] = None          # num_heads read from a module
     norm_modules: List[str] = field(default_factory=list)  # "name (LayerNorm)"
+    module: Any = None                   # the nn.Module itself, for the self-test
 
 
 @dataclass
@@ -126,6 +127,7 @@ class Conversion:
     n: int
     score_scale: float
     notes: List[str]
+    self_test: Dict[str, Any] = field(default_factory=dict)
 
 
 def exact(x):
@@ -179,7 +181,7 @@ def from_torch_object(obj, name="(module)"):
         norms = [f"{n or '(root)'} ({type(m).__name__})" for n, m in obj.named_modules()
                  if _NORM_CLASS.search(type(m).__name__)]
         state = {k: _to_array(v, name, k) for k, v in obj.state_dict().items()}
-        return Source(state, name, _module_heads(obj), norms)
+        return Source(state, name, _module_heads(obj), norms, obj)
     if isinstance(obj, dict) or (hasattr(obj, "keys") and hasattr(obj, "__getitem__")):
         return Source({str(k): _to_array(obj[k], name, k) for k in obj.keys()}, name)
     raise ConvertError(f"{name}: (object): expected an nn.Module or a state dict (a mapping of "
@@ -313,16 +315,62 @@ def _layers_from_blocks(source, blocks):
     return [numbered[l] for l in range(len(numbered))]
 
 
-def _collect(source, layout):
+def _refuse_bias_kv(source, key):
+    raise ConvertError(f"{source.name}: {key}: a learned {'key' if key.endswith('k') else 'value'}"
+                       " appended to every sequence (add_bias_kv=True), an extra attended "
+                       "position that sinkcert's models do not have (even when zero: it is a "
+                       "sink); expected no bias_k / bias_v")
+
+
+# Attention-mask buffers: a last key component containing "mask", or
+# "bias" as GPT-2 names its causal mask, square in its last two dimensions.
+def _mask_buffer(source, key, value, notes):
+    """True, with a note, for a causal attention-mask buffer; refuses any
+    other mask; False for a key that is not a mask buffer."""
+    last = key.rsplit(".", 1)[-1]
+    if "mask" not in last.lower() and last != "bias":
+        return False
+    if value.ndim < 2 or value.shape[-1] != value.shape[-2] or value.shape[-1] < 2:
+        return False
+    stack = value.reshape(-1, value.shape[-2], value.shape[-1])
+    if not np.all(stack == stack[0]):
+        raise ConvertError(f"{source.name}: {key}: an attention mask that differs between "
+                           "batch entries or heads; expected one causal mask (k <= i)")
+    m = stack[0]
+    size = m.shape[0]
+    lower = np.tril(np.ones((size, size), dtype=bool))
+    if np.array_equal(m, lower.astype(np.float64)):
+        reading = "1 = attend, k <= i"
+    elif np.array_equal(m, (~lower).astype(np.float64)):
+        reading = "1 = masked (PyTorch's boolean attn_mask), k > i masked"
+    elif np.all(m[lower] == 0) and np.all(np.isneginf(m[~lower])):
+        reading = "added to the scores: 0 for k <= i, -inf for k > i"
+    else:
+        bad = np.argwhere(m != lower.astype(np.float64))[0]
+        raise ConvertError(f"{source.name}: {key}: an attention mask that is not causal under "
+                           "any reading (1 = attend, 1 = masked, or added 0 / -inf), first "
+                           f"differing from k <= i at entry ({bad[0]}, {bad[1]}) = "
+                           f"{m[bad[0], bad[1]]:g}; sinkcert's models attend to exactly the "
+                           "positions k <= i and cannot represent it")
+    notes.append(f"{key}: a causal attention mask ({reading}, {size} x {size}), which "
+                 "sinkcert's models apply themselves; not stored")
+    return True
+
+
+def _collect(source, layout, notes):
     """{layer: {role: array}} and {layer: {role: bias array}} by key pattern."""
     tails = _TAILS[layout]
     by_block = {}
     for key, value in source.state.items():
         split = _split_key(key, tails)
         if split is None:
+            if _mask_buffer(source, key, value, notes):
+                continue
             _unknown_key(source, key, layout)
         block, tail = split
         role, is_bias = tails[tail]
+        if role in ("bias_k", "bias_v"):
+            _refuse_bias_kv(source, key)
         slot = by_block.setdefault(block, {})
         if (role, is_bias) in slot:
             raise ConvertError(f"{source.name}: {key}: expected one key for {role} in this block, "
@@ -332,9 +380,12 @@ def _collect(source, layout):
     return [by_block[b] for b in order], order
 
 
-def _collect_map(source, key_map):
-    """The same from a key map."""
-    allowed = {"W_Q", "W_K", "W_V", "W_O", "W_G", "W_QKV", "heads", "score_scale", "ignore"}
+def _collect_map(source, key_map, notes):
+    """The same from a key map. A and M (the products) are per layer an
+    H x n x n tensor or an n x n matrix (one head), or with "{h}" in the
+    key one n x n matrix per head, stacked here into H x n x n."""
+    allowed = {"W_Q", "W_K", "W_V", "W_O", "W_G", "W_QKV", "A", "M", "heads", "score_scale",
+               "ignore"}
     where = f"{source.name}: (key map)"
     if not isinstance(key_map, dict):
         raise ConvertError(f"{where}: expected a JSON object of sinkcert names to keys")
@@ -343,15 +394,28 @@ def _collect_map(source, key_map):
             raise ConvertError(f"{where}: {k}: expected only the names "
                                f"{', '.join(sorted(allowed))}")
     fused_qkv = "W_QKV" in key_map
-    needed = (["W_QKV"] if fused_qkv else ["W_Q", "W_K", "W_V"]) + ["W_O"]
+    products = "A" in key_map or "M" in key_map
+    if products:
+        needed = ["A", "M"]
+        both = [k for k in ("W_Q", "W_K", "W_V", "W_O", "W_QKV") if k in key_map]
+        if both:
+            raise ConvertError(f"{where}: {both[0]}: expected either the products A, M or the "
+                               "projection weights, not both")
+    else:
+        needed = (["W_QKV"] if fused_qkv else ["W_Q", "W_K", "W_V"]) + ["W_O"]
     if fused_qkv and any(k in key_map for k in ("W_Q", "W_K", "W_V")):
         raise ConvertError(f"{where}: W_QKV: expected either W_QKV or W_Q, W_K, W_V, not both")
     for k in needed + ["W_G"]:
         if k in key_map and not isinstance(key_map[k], str):
-            raise ConvertError(f"{where}: {k}: expected a key (a string, \"{{l}}\" for the layer)")
+            raise ConvertError(f"{where}: {k}: expected a key (a string, \"{{l}}\" for the layer"
+                               + (", \"{h}\" for the head" if k in ("A", "M") else "") + ")")
     for k in needed:
         if k not in key_map:
             raise ConvertError(f"{where}: {k}: missing; expected the key of that matrix")
+    for k in ("W_Q", "W_K", "W_V", "W_O", "W_QKV", "W_G"):
+        if k in key_map and "{h}" in key_map[k]:
+            raise ConvertError(f"{where}: {k}: \"{{h}}\" is only for A and M; expected the "
+                               "heads' rows stacked in one key")
     ignore = key_map.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(r, str) for r in ignore):
         raise ConvertError(f"{where}: ignore: expected a list of regular expressions")
@@ -362,11 +426,46 @@ def _collect_map(source, key_map):
     roles = [r for r in needed + ["W_G"] if r in key_map]
     layered = any("{l}" in key_map[r] for r in roles)
     layers, used = [], set()
+
+    def product(r, l):
+        """A or M of layer l as (key, H x n x n array), or None if missing."""
+        pattern = key_map[r].replace("{l}", str(l))
+        if "{h}" not in pattern:
+            if pattern not in source.state:
+                return None
+            used.add(pattern)
+            a = source.state[pattern]
+            return pattern, (a[None] if a.ndim == 2 else a)
+        found = []
+        while pattern.replace("{h}", str(len(found))) in source.state:
+            key = pattern.replace("{h}", str(len(found)))
+            used.add(key)
+            a = source.state[key]
+            if a.ndim != 2:
+                raise ConvertError(f"{source.name}: {key}: expected an n x n matrix (one head), "
+                                   f"got shape {_shape(a)}")
+            found.append(a)
+        if not found:
+            return None
+        if any(a.shape != found[0].shape for a in found):
+            raise ConvertError(f"{source.name}: {pattern}: expected every head's matrix of one "
+                               "shape")
+        return pattern.replace("{h}", f"{{0..{len(found) - 1}}}"), np.stack(found)
+
     l = 0
     while True:
         entry = {}
         for r in roles:
             key = key_map[r].replace("{l}", str(l))
+            if r in ("A", "M"):
+                got = product(r, l)
+                if got is None:
+                    if l > 0 and r == needed[0]:
+                        break
+                    raise ConvertError(f"{source.name}: {key.replace('{h}', '0')}: missing (key "
+                                       f"map {r}, layer {l})")
+                entry[(r, False)] = got
+                continue
             if key not in source.state:
                 if l > 0 and r == needed[0]:
                     break
@@ -388,8 +487,12 @@ def _collect_map(source, key_map):
     for key in source.state:
         if key in used:
             continue
+        if key.endswith(("bias_k", "bias_v")):
+            _refuse_bias_kv(source, key)
         if any(r.search(key) for r in ignore_re):
             ignored.append(key)
+            continue
+        if _mask_buffer(source, key, source.state[key], notes):
             continue
         if _NORM_NAME.search(key):
             _unknown_key(source, key, "map")
@@ -397,6 +500,262 @@ def _collect_map(source, key_map):
                            "mapped, or matched by its \"ignore\" list (an unknown key would be "
                            "silently ignored)")
     return layers, [f"layer {i}" for i in range(len(layers))], ignored
+
+
+# --- The self-test: the module against the converted model ----------------
+
+SELF_TEST_SEED = 20260311          # the probe seed of Definitions 3
+SELF_TEST_RANDOM = 8               # inputs with random content, per trigger position
+SELF_TEST_VERTICES = 8             # box vertices per trigger position
+SELF_TEST_L = 8                    # the length tested when no L is given
+# The tolerance, in units of the module dtype's machine epsilon eps (see
+# tolerance() below): C eps layers max_l y_l (2 (n + d_k) s_l + n + d_v +
+# 2 L + H). A float computation of one layer commits a relative error of
+# at most about (number of terms summed) * eps/2 per dot product, relative
+# to the sum of the absolute values of its terms: the projections (n
+# terms), the score (d_k), the softmax or ReLU row sum and the weighted sum
+# (L each), the output projection (d_v) and the sum over heads (H). An
+# absolute score error ds moves a row of weights by at most 2 |ds| in sum
+# (softmax: da_k = a_k (ds_k - sum_m a_m ds_m); ReLU: ds / i), so the
+# scores' rounding, at most (n + d_k) eps s_l with s_l the largest sum of
+# absolute terms of a score, reaches the output as 2 (n + d_k) eps s_l y_l,
+# y_l the largest sum of absolute terms of the layer's output. C = 4 covers
+# exp, division and a layer's error carried into the next (the factor
+# `layers`); a wrong conversion (a transposed matrix, a missing or wrong
+# score scale, a head split wrongly, a sink the file lacks) changes the
+# output at the scale y_l itself, orders of magnitude above.
+SELF_TEST_C = 4
+
+
+def task_inputs(n, L, random=SELF_TEST_RANDOM, vertices=SELF_TEST_VERTICES, seed=SELF_TEST_SEED):
+    """Inputs of the task T(n, L) (Definitions 1) at every trigger position
+    j = 1 .. L-1: `random` with content i.i.d. uniform on [-1, 1), then
+    `vertices` vertices of the content box (every content coordinate +1,
+    every one -1, then random signs). Returns X (B x L x n), the triggers
+    (B) and each input's kind ("random" or "vertex")."""
+    rng = np.random.default_rng(seed)
+    c = n - 3
+    X, triggers, kinds = [], [], []
+    for j in range(1, L):
+        for r in range(random + vertices):
+            x = np.zeros((L, n))
+            x[0, 0] = 1
+            for i in range(1, L):
+                x[i, 1 if i == j else n - 1] = 1
+            if r < random:
+                content = rng.uniform(-1, 1, (L - 1, c))
+            elif r == random:
+                content = np.ones((L - 1, c))
+            elif r == random + 1:
+                content = -np.ones((L - 1, c))
+            else:
+                content = rng.choice([-1.0, 1.0], (L - 1, c))
+            x[1:, 2:n - 1] = content
+            X.append(x)
+            triggers.append(j)
+            kinds.append("random" if r < random else "vertex")
+    return np.array(X), np.array(triggers), kinds
+
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def attention_weights(S, attention):
+    """a_ik from the scores S (B x L x L, entries k > i unused) by the
+    attention kind (Definitions 2); 0 for k > i."""
+    L = S.shape[-1]
+    causal = np.tril(np.ones((L, L), dtype=bool))
+    i = np.arange(L)[:, None].astype(np.float64)
+    Sc = np.where(causal, S, 0.0)
+    if attention in ("softmax", "gated", "softmax-off-by-one"):
+        m = np.where(causal, S, -np.inf).max(axis=-1, keepdims=True)
+        if attention == "softmax-off-by-one":
+            m = np.maximum(m, 0.0)
+        e = np.where(causal, np.exp(Sc - m), 0.0)
+        Z = e.sum(axis=-1, keepdims=True)
+        if attention == "softmax-off-by-one":
+            Z = Z + np.exp(-m)
+        return e / Z
+    if attention in ("relu", "relu-count-all"):
+        div = np.maximum(i, 1.0) if attention == "relu" else i + 1.0
+        return np.where(causal, np.maximum(Sc, 0.0), 0.0) / div
+    if attention == "sigmoid":
+        return np.where(causal, _sigmoid(Sc), 0.0) / np.maximum(i, 1.0)
+    if attention == "softpick":
+        # u = exp(s) - 1 scaled by exp(-m), m = max(0, max s), without
+        # cancellation (src/attention.h)
+        m = np.maximum(np.where(causal, S, -np.inf).max(axis=-1, keepdims=True), 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.where(Sc > 0, -np.exp(Sc - m) * np.expm1(-Sc), np.exp(-m) * np.expm1(Sc))
+        e = np.where(causal, e, 0.0)
+        D = np.abs(e).sum(axis=-1, keepdims=True)
+        return np.where(D > 0, np.maximum(e, 0.0) / np.where(D > 0, D, 1.0), 0.0)
+    raise ValueError(f"attention: unknown kind {attention!r}")
+
+
+def model_forward(weights, attention, kind, X):
+    """f(X) of a converted model in numpy float64, from its A and M
+    (formed from the factors when the file holds factors), for a batch X
+    (B x L x n), and per layer the magnitudes the tolerance uses: the
+    largest sum of absolute terms of a score (s_l) and of an output
+    coordinate (y_l). weights: [layer][head] of {"W_Q", "W_K", "W_V",
+    "W_O"} or {"A", "M"}, plus "gate"; lists or arrays."""
+    x = np.asarray(X, dtype=np.float64)
+    L = x.shape[-2]
+    causal = np.tril(np.ones((L, L), dtype=bool))
+    magnitudes = []
+    for layer in weights:
+        out = np.zeros_like(x)
+        ax = np.abs(x)
+        y_abs = ax.copy() if kind == "residual" else np.zeros_like(x)
+        s_abs = 0.0
+        for head in layer:
+            h = {k: np.asarray(v, dtype=np.float64) for k, v in head.items()}
+            if "A" in h:
+                A, M, A_abs, M_abs = h["A"], h["M"], np.abs(h["A"]), np.abs(h["M"])
+            else:
+                A, M = h["W_Q"].T @ h["W_K"], h["W_O"] @ h["W_V"]
+                A_abs = np.abs(h["W_Q"]).T @ np.abs(h["W_K"])
+                M_abs = np.abs(h["W_O"]) @ np.abs(h["W_V"])
+            S = np.einsum("bin,nm,bkm->bik", x, A, x)
+            a = attention_weights(S, attention)
+            o = (a @ x) @ M.T
+            o_abs = (np.abs(a) @ ax) @ M_abs.T
+            if attention == "gated":
+                g = _sigmoid(x @ h["gate"].T)
+                o, o_abs = o * g, o_abs * g
+            out += o
+            y_abs += o_abs
+            s_all = np.einsum("bin,nm,bkm->bik", ax, A_abs, ax)
+            s_abs = max(s_abs, float(np.where(causal, s_all, 0.0).max()))
+        x = x + out if kind == "residual" else out
+        magnitudes.append((s_abs, float(y_abs.max())))
+    return x, magnitudes
+
+
+def tolerance(eps, magnitudes, n, L, dk, dv, heads):
+    """The self-test's tolerance (SELF_TEST_C above)."""
+    layers = len(magnitudes)
+    return SELF_TEST_C * eps * layers * max(
+        y * (2 * (n + dk) * s + n + dv + 2 * L + heads) for s, y in magnitudes)
+
+
+def _module_dtype(module):
+    import torch
+    for t in list(module.parameters()) + list(module.buffers()):
+        if t.is_floating_point():
+            return t.dtype, t.device
+    return torch.get_default_dtype(), torch.device("cpu")
+
+
+def run_module(module, X, forward=None):
+    """The module's own output on the batch X (a B x L x n tensor in its
+    dtype), in eval mode (dropout off), without gradients: forward(module,
+    X) when given; an nn.MultiheadAttention as self-attention with the
+    causal mask; any other module called on the batch, and if that raises or
+    gives another shape, on each sequence (L x n). A tuple's first element
+    is the output. Returns (B x L x n float64 array, how it was called)."""
+    import torch
+    B, L, n = X.shape
+    was_training = module.training
+    module.eval()
+
+    def output(y):
+        if isinstance(y, (tuple, list)) and y:
+            y = y[0]
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"returned a {type(y).__name__}, not a tensor")
+        return y
+
+    try:
+        with torch.no_grad():
+            if forward is not None:
+                return output(forward(module, X)), "forward(module, X)"
+            if isinstance(module, torch.nn.MultiheadAttention):
+                mask = torch.triu(torch.ones(L, L, dtype=torch.bool, device=X.device), 1)
+                x = X if module.batch_first else X.transpose(0, 1)
+                y = module(x, x, x, attn_mask=mask, need_weights=False)[0]
+                return (y if module.batch_first else y.transpose(0, 1)), \
+                    "module(x, x, x, attn_mask=causal)"
+            try:
+                y = output(module(X))
+                if tuple(y.shape) == (B, L, n):
+                    return y, "module(X) on a batch B x L x n"
+                first = f"module(X) on a batch B x L x n gave shape {tuple(y.shape)}"
+            except Exception as e:  # any error of the user's forward
+                first = f"module(X) on a batch B x L x n raised {type(e).__name__}: " + \
+                    (str(e).splitlines() or [""])[0]
+            try:
+                ys = [output(module(X[b])) for b in range(B)]
+                if all(tuple(y.shape) == (L, n) for y in ys):
+                    return torch.stack(ys), "module(x) on each sequence L x n"
+                second = f"on one sequence L x n it gave shape {tuple(ys[0].shape)}"
+            except Exception as e:
+                second = f"on one sequence L x n it raised {type(e).__name__}: " + \
+                    (str(e).splitlines() or [""])[0]
+            raise ConvertError(f"{first}; {second}")
+    finally:
+        module.train(was_training)
+
+
+def self_test(source, weights, attention, kind, n, L, dk, dv, heads, forward=None):
+    """Runs the module and the converted model (model_forward, from the
+    written matrices) on task_inputs and refuses, in one line naming the
+    largest difference, when they differ by more than tolerance(); else the
+    provenance record written into the file's metadata."""
+    import torch
+    length = L if L is not None else SELF_TEST_L
+    dtype, device = _module_dtype(source.module)
+    X, triggers, kinds = task_inputs(n, length)
+    Xt = torch.tensor(X, dtype=dtype, device=device)
+    X = Xt.detach().cpu().double().numpy()  # the inputs as the module sees them
+    try:
+        got, how = run_module(source.module, Xt, forward)
+    except ConvertError as e:
+        raise ConvertError(f"{source.name}: self-test: cannot run the module on task inputs: "
+                           f"{e}; expected forward=callable(module, X) -> f(X), or convert its "
+                           "state_dict() (then no module self-test runs)")
+    except Exception as e:
+        raise ConvertError(f"{source.name}: self-test: running the module on task inputs "
+                           f"raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+    got = got.detach().cpu().double().numpy()
+    if got.shape != X.shape:
+        raise ConvertError(f"{source.name}: self-test: the module returned shape "
+                           f"{' x '.join(map(str, got.shape))} on a batch of "
+                           f"{' x '.join(map(str, X.shape))}; expected f(X) of the same shape")
+    want, magnitudes = model_forward(weights, attention, kind, X)
+    eps = float(torch.finfo(dtype).eps)
+    bits = int(round(-math.log2(eps))) + 1
+    tol = tolerance(eps, magnitudes, n, length, dk, dv, heads)
+    diff = np.abs(got - want)
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    b, i, d = np.unravel_index(int(np.argmax(diff)), diff.shape)
+    largest = float(diff[b, i, d])
+    at = {"input": int(b), "trigger": int(triggers[b]), "content": kinds[b], "position": int(i),
+          "coordinate": int(d), "module": float(got[b, i, d]), "converted": float(want[b, i, d])}
+    dtype_name = str(dtype).replace("torch.", "")
+    if not largest <= tol:
+        raise ConvertError(
+            f"{source.name}: self-test: the converted model differs from the module by "
+            f"{largest:.3e} at input {b} (trigger j = {at['trigger']}, {kinds[b]} content), "
+            f"position {i}, coordinate {d} (module {at['module']:.9g}, converted "
+            f"{at['converted']:.9g}), beyond the tolerance {tol:.3e} for {dtype_name} rounding; "
+            "the weight file would describe another function")
+    return {"ran": True, "module": type(source.module).__name__, "called_as": how,
+            "dtype": dtype_name, "mode": "eval (dropout off)",
+            "inputs": int(X.shape[0]), "L": length,
+            "input_set": f"every trigger position j = 1..{length - 1}, each with "
+                         f"{SELF_TEST_RANDOM} random contents (seed {SELF_TEST_SEED}) and "
+                         f"{SELF_TEST_VERTICES} box vertices",
+            "tolerance": tol,
+            "tolerance_rule": f"{SELF_TEST_C} eps layers max_l y_l (2 (n + d_k) s_l + n + d_v + "
+                              "2 L + H), eps = " + repr(eps) + f" ({dtype_name}), s_l and y_l "
+                              "the largest sums of absolute terms of a score and of an output "
+                              "coordinate of layer l",
+            "largest_difference": largest, "at": at,
+            "evidence": f"NUMERIC({bits}) module, NUMERIC(53) converted model"}
 
 
 # --- Conversion -----------------------------------------------------------
@@ -412,21 +771,71 @@ def _check_bias(source, key, value, zero_biases):
 
 def _matrix(source, entry, role, want, what):
     if (role, False) not in entry:
-        raise ConvertError(f"{source.name}: {what(role)}: missing; expected a {want[0]} x "
-                           f"{want[1]} matrix")
+        raise ConvertError(f"{source.name}: {what(role)}: missing; expected a "
+                           f"{' x '.join(str(w) for w in want)} matrix")
     key, a = entry[(role, False)]
     if tuple(a.shape) != tuple(want):
-        raise ConvertError(f"{source.name}: {key}: expected shape {want[0]} x {want[1]}, got "
-                           f"{_shape(a)}")
+        raise ConvertError(f"{source.name}: {key}: expected shape "
+                           f"{' x '.join(str(w) for w in want)}, got {_shape(a)}")
     if not np.all(np.isfinite(a)):
         raise ConvertError(f"{source.name}: {key}: expected finite entries, got NaN or infinity")
     return a
 
 
+def _refuse_module_structure(source):
+    """One-line refusals for what a module says about itself that no weight
+    file can express (nn.MultiheadAttention's extra keys and values, and
+    cross-attention)."""
+    import torch
+    for path, sub in source.module.named_modules():
+        if not isinstance(sub, torch.nn.MultiheadAttention):
+            continue
+        where = f"{source.name}: {path or '(root)'} (MultiheadAttention)"
+        if sub.add_zero_attn:
+            raise ConvertError(f"{where}: add_zero_attn=True appends a zero key and value to "
+                               "every sequence, a built-in sink that sinkcert's models do not "
+                               "have; expected add_zero_attn=False")
+        if sub.bias_k is not None or sub.bias_v is not None:
+            raise ConvertError(f"{where}: bias_k / bias_v (add_bias_kv=True) append a learned "
+                               "key and value to every sequence, an extra attended position "
+                               "that sinkcert's models do not have; expected add_bias_kv=False")
+        if not sub._qkv_same_embed_dim:
+            raise ConvertError(f"{where}: kdim = {sub.kdim}, vdim = {sub.vdim}, embed_dim = "
+                               f"{sub.embed_dim}: keys and values from another sequence "
+                               "(cross-attention); expected self-attention, kdim = vdim = "
+                               "embed_dim")
+
+
+def _refuse_plain_stack(source):
+    """A container root of several blocks: its blocks are not connected
+    residually (nn.Sequential) or not connected at all (nn.ModuleList),
+    which kind residual would silently assume."""
+    import torch
+    root = source.module
+    count = len(root) if isinstance(root, (torch.nn.Sequential, torch.nn.ModuleList,
+                                           torch.nn.ModuleDict)) else 0
+    if count < 2:
+        return
+    what = f"{source.name}: (root) ({type(root).__name__})"
+    if isinstance(root, torch.nn.Sequential):
+        raise ConvertError(f"{what}: chains its {count} blocks without residual "
+                           "connections (x -> block(x)), a plain stack sinkcert's models do not "
+                           "have; expected a module whose forward adds each block's output to "
+                           "its input (x -> x + block(x), kind residual)")
+    if isinstance(root, (torch.nn.ModuleList, torch.nn.ModuleDict)):
+        raise ConvertError(f"{what}: has no forward, so how its {count} blocks are "
+                           "connected (residual or not) cannot be checked; expected the module "
+                           "that runs them, or its state_dict() with kind declared (then no "
+                           "module self-test runs)")
+
+
 def convert(source, layout="auto", attention="softmax", kind=None, heads=None, score_scale=None,
-            L=None, trigger_range=None, key_map=None):
+            L=None, trigger_range=None, key_map=None, forward=None):
     """The weight file for `source` (a Source, see load_source and
-    from_torch_object). Raises ConvertError, one line naming the key."""
+    from_torch_object). When the source holds a module, the module and the
+    converted model are run on task inputs and compared (self_test below);
+    forward(module, X) -> f(X) says how to call it (default: see
+    run_module). Raises ConvertError, one line naming the key."""
     name = source.name
     if layout not in LAYOUTS:
         raise ConvertError(f"{name}: layout: expected one of {', '.join(LAYOUTS)}, got {layout!r}")
@@ -449,17 +858,28 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
     if (layout == "map") != (key_map is not None):
         raise ConvertError(f"{name}: {'key map' if layout == 'map' else 'layout'}: expected a key "
                            "map (--map FILE) exactly with layout map")
+    if forward is not None and not callable(forward):
+        raise ConvertError(f"{name}: forward: expected a callable forward(module, X) -> f(X)")
+    if forward is not None and source.module is None:
+        raise ConvertError(f"{name}: forward: given, but the source is a state dict, not a "
+                           "module; expected a module to run")
     _refuse_norms(source)
+    if source.module is not None:
+        _refuse_module_structure(source)
+        _refuse_plain_stack(source)
     notes = []
     if layout == "auto":
         layout = _detect(source.state, name)
     ignored = []
+    products = layout == "map" and isinstance(key_map, dict) and ("A" in key_map or
+                                                                    "M" in key_map)
     if layout == "map":
-        entries, blocks, ignored = _collect_map(source, key_map)
-        if heads is None and "heads" in key_map:
-            heads = key_map["heads"]
-            if not isinstance(heads, int) or heads < 1:
+        entries, blocks, ignored = _collect_map(source, key_map, notes)
+        if "heads" in key_map:
+            if not isinstance(key_map["heads"], int) or key_map["heads"] < 1:
                 raise ConvertError(f"{name}: (key map): heads: expected an integer >= 1")
+            if heads is None:
+                heads = key_map["heads"]
         if score_scale is None and "score_scale" in key_map:
             score_scale = key_map["score_scale"]
             if not isinstance(score_scale, (int, float)) or not math.isfinite(score_scale) \
@@ -470,11 +890,15 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             notes.append(f"{len(ignored)} key(s) left out as the key map's \"ignore\" says: "
                          + ", ".join(ignored[:5]) + (", ..." if len(ignored) > 5 else ""))
     else:
-        entries, blocks = _collect(source, layout)
+        entries, blocks = _collect(source, layout, notes)
     count = len(entries)
+    if heads is not None and source.heads is not None and heads != source.heads:
+        raise ConvertError(f"{name}: heads: declared {heads}, but the module's attention has "
+                           f"num_heads = {source.heads}; expected {source.heads} (or omit heads)")
     if heads is None:
         heads = source.heads
-    if heads is None and layout in ("qkvo", "mha", "map"):
+    if heads is None and layout in ("qkvo", "mha") or (heads is None and layout == "map"
+                                                        and not products):
         raise ConvertError(f"{name}: heads: required for the {layout} layout (the weights do not "
                            "say how many heads their rows hold); pass --heads H")
     zero_biases = []
@@ -495,34 +919,57 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             return key_map.get(role, role).replace("{l}", str(l))
         return key
 
-    # the query (or stacked) matrix of layer 0 fixes n, and with H, d_k
-    first_role = "W_QKV" if (layout == "mha" or (layout == "map" and "W_QKV" in key_map)) \
-        else "W_Q"
-    if (first_role, False) not in entries[0]:
-        raise ConvertError(f"{name}: {what(0)(first_role)}: missing; expected a matrix with n "
-                           "columns")
-    q0key, q0 = entries[0][(first_role, False)]
-    stacked = 3 if first_role == "W_QKV" else 1
-    if q0.ndim != 2 or q0.shape[1] < 3 or q0.shape[0] < stacked or q0.shape[0] % stacked:
-        raise ConvertError(f"{name}: {q0key}: expected shape ({'3 ' if stacked == 3 else ''}H d_k)"
-                           f" x n with n >= 3, got {_shape(q0)}")
-    n = q0.shape[1]
-    rows_q = q0.shape[0] // stacked
-    if heads is None:  # fused: heads of width n
-        if rows_q % n:
-            raise ConvertError(f"{name}: {q0key}: expected shape (H d) x d = (H * {n}) x {n}, "
-                               f"got {q0.shape[0]} x {n}")
-        heads = rows_q // n
-    if rows_q % heads:
-        raise ConvertError(f"{name}: {q0key}: expected {'3 ' if stacked == 3 else ''}H d_k rows "
-                           f"with H = {heads} heads, got {q0.shape[0]}")
-    dk = rows_q // heads
-    # the value width: W_V's rows (stacked: equal to d_k)
-    if stacked == 1 and ("W_V", False) in entries[0]:
-        rows_v = entries[0][("W_V", False)][1].shape[0]
-        dv = rows_v // heads if rows_v % heads == 0 else dk
+    if products:
+        a0key, a0 = entries[0][("A", False)]
+        if a0.ndim != 3 or a0.shape[1] != a0.shape[2] or a0.shape[2] < 3:
+            raise ConvertError(f"{name}: {a0key}: expected shape n x n or H x n x n with n >= 3, "
+                               f"got {_shape(a0[0] if a0.shape[0] == 1 else a0)}")
+        n = a0.shape[2]
+        if heads is not None and heads != a0.shape[0]:
+            raise ConvertError(f"{name}: heads: declared {heads}, but {a0key} holds "
+                               f"{a0.shape[0]} head(s) ({_shape(a0)}); expected {a0.shape[0]}")
+        heads = a0.shape[0]
+        dk = dv = n
+        if score_scale is None:
+            score_scale = 1.0
+            notes.append("A, M: the scores are x_i^T A x_k as given (score scale 1)")
     else:
-        dv = dk
+        # the query (or stacked) matrix of layer 0 fixes n, and with H, d_k
+        first_role = "W_QKV" if (layout == "mha" or (layout == "map" and "W_QKV" in key_map)) \
+            else "W_Q"
+        if (first_role, False) not in entries[0]:
+            raise ConvertError(f"{name}: {what(0)(first_role)}: missing; expected a matrix with n "
+                               "columns")
+        q0key, q0 = entries[0][(first_role, False)]
+        stacked = 3 if first_role == "W_QKV" else 1
+        if q0.ndim != 2 or q0.shape[1] < 3 or q0.shape[0] < stacked or q0.shape[0] % stacked:
+            raise ConvertError(f"{name}: {q0key}: expected shape ({'3 ' if stacked == 3 else ''}"
+                               f"H d_k) x n with n >= 3, got {_shape(q0)}")
+        n = q0.shape[1]
+        rows_q = q0.shape[0] // stacked
+        if heads is None:  # fused: heads of width n
+            if rows_q % n:
+                raise ConvertError(f"{name}: {q0key}: expected shape (H d) x d = (H * {n}) x {n}, "
+                                   f"got {q0.shape[0]} x {n}")
+            heads = rows_q // n
+        if rows_q % heads:
+            raise ConvertError(f"{name}: {q0key}: expected {'3 ' if stacked == 3 else ''}H d_k "
+                               f"rows with H = {heads} heads, got {q0.shape[0]}")
+        dk = rows_q // heads
+        # The head count of a state dict cannot be read from its shapes (one
+        # head of width 2n and two of width n have the same rows); a head
+        # wider than the token is where a wrong count shows.
+        if dk > n and source.module is None:
+            raise ConvertError(f"{name}: {q0key}: {rows_q} query rows as {heads} head(s) of "
+                               f"width {dk} > n = {n}, wider than a token: a head count a state "
+                               f"dict cannot confirm; expected heads >= {-(-rows_q // n)} (width "
+                               "<= n), or the module itself (whose self-test checks it)")
+        # the value width: W_V's rows (stacked: equal to d_k)
+        if stacked == 1 and ("W_V", False) in entries[0]:
+            rows_v = entries[0][("W_V", False)][1].shape[0]
+            dv = rows_v // heads if rows_v % heads == 0 else dk
+        else:
+            dv = dk
     if layout == "mha":
         implied = 1.0 / math.sqrt(dk)
         if score_scale is not None and score_scale != implied:
@@ -540,7 +987,7 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
     mantissa, _ = math.frexp(score_scale)
     if abs(mantissa) != 0.5:
         notes.append(f"score scale {score_scale!r} is not a power of two: each entry of the scaled "
-                     "W_Q is rounded to float64 once")
+                     f"{'A' if products else 'W_Q'} is rounded to float64 once")
     if kind is None:
         kind = "single-layer" if count == 1 else "residual"
     if kind == "single-layer" and count != 1:
@@ -555,14 +1002,17 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
         if (("W_G", False) in entry) and not gated:
             raise ConvertError(f"{name}: {entry[('W_G', False)][0]}: a gate; only attention "
                                f"\"gated\" has one (this conversion's attention is \"{attention}\")")
-        if stacked == 3:
+        if products:
+            mats = {r: _matrix(source, entry, r, (heads, n, n), w) for r in ("A", "M")}
+        elif stacked == 3:
             qkv = _matrix(source, entry, "W_QKV", (3 * heads * dk, n), w)
             mats = {"W_Q": qkv[:heads * dk], "W_K": qkv[heads * dk:2 * heads * dk],
                     "W_V": qkv[2 * heads * dk:]}
         else:
             mats = {r: _matrix(source, entry, r, (heads * (dv if r == "W_V" else dk), n), w)
                     for r in ("W_Q", "W_K", "W_V")}
-        mats["W_O"] = _matrix(source, entry, "W_O", (n, heads * dv), w)
+        if not products:
+            mats["W_O"] = _matrix(source, entry, "W_O", (n, heads * dv), w)
         if gated:
             if layout == "mha":
                 raise ConvertError(f"{name}: attention: nn.MultiheadAttention has no gate; "
@@ -570,11 +1020,14 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             mats["W_G"] = _matrix(source, entry, "W_G", (heads * n, n), w)
         heads_out = []
         for h in range(heads):
-            qk = slice(h * dk, (h + 1) * dk)
-            vo = slice(h * dv, (h + 1) * dv)
-            head = {"W_Q": mats["W_Q"][qk, :].astype(np.float64) * score_scale,
-                    "W_K": mats["W_K"][qk, :], "W_V": mats["W_V"][vo, :],
-                    "W_O": mats["W_O"][:, vo]}
+            if products:
+                head = {"A": mats["A"][h] * score_scale, "M": mats["M"][h]}
+            else:
+                qk = slice(h * dk, (h + 1) * dk)
+                vo = slice(h * dv, (h + 1) * dv)
+                head = {"W_Q": mats["W_Q"][qk, :].astype(np.float64) * score_scale,
+                        "W_K": mats["W_K"][qk, :], "W_V": mats["W_V"][vo, :],
+                        "W_O": mats["W_O"][:, vo]}
             if gated:
                 head["gate"] = mats["W_G"][h * n:(h + 1) * n, :]
             heads_out.append(head)
@@ -583,6 +1036,24 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
         notes.append(f"{len(zero_biases)} bias(es) exactly zero, accepted (they do not change the "
                      "function): " + ", ".join(zero_biases[:4]) +
                      (", ..." if len(zero_biases) > 4 else ""))
+    rows = []
+    for heads_out in out_layers:
+        heads_text = []
+        for head in heads_out:
+            heads_text.append("      {\n" + ",\n".join(
+                f'        "{k}": {_matrix_text(v)}' for k, v in head.items()) + "\n      }")
+        rows.append("    [\n" + ",\n".join(heads_text) + "\n    ]")
+    weights_text = "[\n" + ",\n".join(rows) + "\n  ]"
+    # The self-test reads the matrices back from the text that is written.
+    written = json.loads(weights_text)
+    if source.module is not None:
+        test = self_test(source, written, attention, kind, n, L, dk, dv, heads, forward)
+    else:
+        test = {"ran": False,
+                "reason": "a state dict was converted, not a module: no module self-test ran, "
+                          "so the head count, the kind (single-layer or residual), the score "
+                          "scale and the attention kind are as declared, not checked against "
+                          "the module's function"}
     task = {}
     if L is not None:
         task["L"] = L
@@ -594,27 +1065,21 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
     # L, trigger range and source, without the score scale, which is already
     # in W_Q (a task.score_scale would be applied a second time).
     file_task = {k: v for k, v in task.items() if k != "score_scale"}
+    heads_text = (f"{heads} head(s) given as A = W_Q^T W_K and M = W_O W_V ({n} x {n})"
+                  if products else f"{heads} head(s) of width {dk} (values {dv})")
     meta = {"converter": CONVERTER, "layout": _LAYOUT_TEXT[layout],
-            "heads": f"{heads} head(s) of width {dk} (values {dv}) on n = {n}",
-            "task": task}
+            "heads": f"{heads_text} on n = {n}", "task": task, "self_test": test}
     if notes:
         meta["notes"] = notes
-    rows = []
-    for heads_out in out_layers:
-        heads_text = []
-        for head in heads_out:
-            heads_text.append("      {\n" + ",\n".join(
-                f'        "{k}": {_matrix_text(v)}' for k, v in head.items()) + "\n      }")
-        rows.append("    [\n" + ",\n".join(heads_text) + "\n    ]")
     text = ("{\n"
             '  "format": "sinkcert-weights",\n  "version": 1,\n'
             f'  "kind": "{kind}",\n  "attention": "{attention}",\n'
             f'  "n": {n},\n  "layers": {count},\n  "heads": {heads},\n'
-            '  "weights": [\n' + ",\n".join(rows) + "\n  ],\n"
+            '  "weights": ' + weights_text + ",\n"
             '  "task": ' + json.dumps(file_task) + ",\n"
             '  "metadata": ' + json.dumps(meta).replace('"@SCORE_SCALE@"', exact(score_scale))
             + "\n}\n")
-    return Conversion(text, layout, count, heads, n, score_scale, notes)
+    return Conversion(text, layout, count, heads, n, score_scale, notes, test)
 
 
 def read_key_map(path):
