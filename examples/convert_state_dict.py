@@ -7,10 +7,11 @@ layout (here two layers of a residual model, prefix model.layers.{l}.attn)
 saved with torch.save is converted by scripts/convert_pytorch.py. A state
 dict does not say how many heads its rows hold, nor whether scores were
 scaled, so --heads and --score-scale are given; --L becomes the file's
-default task. The file is read back with Model.from_file and its forward
-pass matches PyTorch's float64 one on a task input (NUMERIC(53)). A layer
-norm in the same weights (saved as a .npz, which needs numpy alone) is
-refused, named. Runs in a few seconds.
+default task. Nor can a state dict be run: the file's metadata says that
+no self-test compared the conversion with a module. The file is read back
+with Model.from_file and its forward pass matches PyTorch's float64 one on
+a task input (NUMERIC(53)). A layer norm in the same weights (saved as a
+.npz, which needs numpy alone) is refused, named. Runs in a few seconds.
 
 Run: PYTHONPATH=build/python /usr/bin/python3 examples/convert_state_dict.py
 """
@@ -53,6 +54,9 @@ with tempfile.TemporaryDirectory() as tmp:
     print(subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip())
     model = sinkcert.Model.from_file(out)
     print(model)
+    # a state dict cannot be run: the file says that no self-test checked it
+    print("self-test:", model.metadata["self_test"]["reason"])
+    assert model.metadata["self_test"]["ran"] is False
 
     X = np.zeros((L, n))
     X[0, 0] = 1

@@ -51,6 +51,14 @@ map     any other naming, from a JSON object (`key_map`, `--map FILE`)
            "W_QKV": ... (instead of W_Q, W_K, W_V: rows Q, K, V stacked),
            "heads": 2, "score_scale": 1.0 (both optional),
            "ignore": ["regex", ...] (keys deliberately left out)}
+        or, instead of the projections, the bilinear form itself (the
+        paper's parametrization, as a weight file stores it):
+          {"A": "enc.{l}.A", "M": "enc.{l}.M"}
+        with A = W_Q^T W_K and M = W_O W_V of every head, H x n x n per
+        layer (n x n for one head), or one n x n matrix per head with
+        "{h}" in the key ("enc.{l}.h{h}.A"); H is read from the shapes
+        (a declared count must match), the scores are x_i^T A x_k (score
+        scale 1 unless one is given, then applied to A).
         A mapped key K ending in ".weight" has its bias at K with ".bias".
 auto    the one of fused, mha, qkvo whose query key is present.
 
@@ -60,15 +68,53 @@ in a map, shape (H n) x n, head h = rows h n .. h n + n - 1; the head's
 output W_O^h sum_k a_ik W_V^h x_k is multiplied coordinatewise by
 sigma(W_g^h x_i). Softpick and the other normalizations need no more keys.
 
-What is refused, with one line naming the key: an unknown key (nothing is
-silently ignored); a nonzero bias (`*.bias`, `in_proj_bias`,
-`out_proj.bias`, `bias_k`, `bias_v`); any normalization layer (a key or a
-module named like a layer norm, or a LayerNorm/RMSNorm module, which may
-have no parameters at all); a missing or misshapen matrix; NaN or infinity.
-A bias that is exactly zero changes nothing and is accepted (the
+What is refused, with one line naming the key or module: an unknown key
+(nothing is silently ignored); a nonzero bias (`*.bias`, `in_proj_bias`,
+`out_proj.bias`); `bias_k` / `bias_v` (add_bias_kv: a learned key and
+value appended to every sequence, an extra attended position even when
+zero) and nn.MultiheadAttention's add_zero_attn (a zero key and value: a
+built-in sink); cross-attention (kdim or vdim != embed_dim); an
+attention-mask buffer (a key whose last component contains "mask", or
+GPT-2's "bias", square in its last two dimensions) that is not causal
+under any reading (1 = attend, 1 = masked, or added 0 / -inf; a causal one
+is accepted and noted); an nn.Sequential of several blocks (chained
+without residual connections) or an nn.ModuleList (no forward: how its
+blocks are connected cannot be checked); a declared head count that the
+module's num_heads or the A/M shapes contradict, or that makes a head of a
+state dict wider than n (one head of width 2n and two of width n have the
+same rows, so a state dict cannot show its head count, and a head wider
+than a token is where a wrong count shows); any normalization layer (a key
+or a module named like a layer norm, or a LayerNorm/RMSNorm module, which
+may have no parameters at all); a missing or misshapen matrix; NaN or
+infinity. A bias that is exactly zero changes nothing and is accepted (the
 conversion's notes list it). The architecture itself (causal, residual or
 not) is not in the weights: `kind` says it (single-layer for one layer,
-residual otherwise, as the models of sinkcert define them).
+residual otherwise, as the models of sinkcert define them), and for a
+module the self-test checks it.
+
+The self-test
+-------------
+When the source is a module (not only a state dict), the module itself and
+the converted model are run on task inputs (task_inputs: every trigger
+position j = 1..L-1 with 8 random contents and 8 vertices of the content
+box, at the given L or else 8) and compared: the module in its own dtype,
+in eval mode, without gradients (run_module says how it is called; a
+`forward(module, X)` callable overrides it), the converted model by
+model_forward, a numpy float64 forward pass of the A and M read back from
+the written text (every attention kind, single layer and residual),
+independent of the module and of torch. The inputs are rounded to the
+module's dtype first, so both see the same X. A difference above
+
+    tol = 4 eps layers max_l y_l (2 (n + d_k) s_l + n + d_v + 2 L + H)
+
+(eps the dtype's machine epsilon, s_l and y_l the largest sums of absolute
+terms of a score and of an output coordinate of layer l; the derivation is
+at SELF_TEST_C) is refused in one line naming the largest difference, the
+input (index, trigger, random or vertex content), the position and the
+coordinate. The file's metadata "self_test" records the tolerance and its
+rule, the number of inputs, L, the largest difference and where it is;
+for a state dict it says that no self-test ran and what is therefore only
+as declared (head count, kind, score scale, attention kind).
 
 Task: the file's "task" gets {"L": ..., "trigger_range": ..., "source": ...}
 (L and trigger_range only when given), which sinkcert uses as the default
@@ -508,6 +554,7 @@ SELF_TEST_SEED = 20260311          # the probe seed of Definitions 3
 SELF_TEST_RANDOM = 8               # inputs with random content, per trigger position
 SELF_TEST_VERTICES = 8             # box vertices per trigger position
 SELF_TEST_L = 8                    # the length tested when no L is given
+SELF_TEST_CHUNK = 64               # sequences per batch (memory: B L^2 scores)
 # The tolerance, in units of the module dtype's machine epsilon eps (see
 # tolerance() below): C eps layers max_l y_l (2 (n + d_k) s_l + n + d_v +
 # 2 L + H). A float computation of one layer commits a relative error of
@@ -711,21 +758,30 @@ def self_test(source, weights, attention, kind, n, L, dk, dv, heads, forward=Non
     X, triggers, kinds = task_inputs(n, length)
     Xt = torch.tensor(X, dtype=dtype, device=device)
     X = Xt.detach().cpu().double().numpy()  # the inputs as the module sees them
-    try:
-        got, how = run_module(source.module, Xt, forward)
-    except ConvertError as e:
-        raise ConvertError(f"{source.name}: self-test: cannot run the module on task inputs: "
-                           f"{e}; expected forward=callable(module, X) -> f(X), or convert its "
-                           "state_dict() (then no module self-test runs)")
-    except Exception as e:
-        raise ConvertError(f"{source.name}: self-test: running the module on task inputs "
-                           f"raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
-    got = got.detach().cpu().double().numpy()
-    if got.shape != X.shape:
-        raise ConvertError(f"{source.name}: self-test: the module returned shape "
-                           f"{' x '.join(map(str, got.shape))} on a batch of "
-                           f"{' x '.join(map(str, X.shape))}; expected f(X) of the same shape")
-    want, magnitudes = model_forward(weights, attention, kind, X)
+    got, want, magnitudes = [], [], None
+    for start in range(0, X.shape[0], SELF_TEST_CHUNK):
+        chunk = slice(start, start + SELF_TEST_CHUNK)
+        try:
+            out, how = run_module(source.module, Xt[chunk], forward)
+        except ConvertError as e:
+            raise ConvertError(f"{source.name}: self-test: cannot run the module on task "
+                               f"inputs: {e}; expected forward=callable(module, X) -> f(X), or "
+                               "convert its state_dict() (then no module self-test runs)")
+        except Exception as e:  # any error of the user's module or forward
+            raise ConvertError(f"{source.name}: self-test: running the module on task inputs "
+                               f"raised {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+        out = out.detach().cpu().double().numpy()
+        if out.shape != X[chunk].shape:
+            raise ConvertError(f"{source.name}: self-test: the module returned shape "
+                               f"{' x '.join(map(str, out.shape))} on a batch of "
+                               f"{' x '.join(map(str, X[chunk].shape))}; expected f(X) of the "
+                               "same shape")
+        ref, mags = model_forward(weights, attention, kind, X[chunk])
+        got.append(out)
+        want.append(ref)
+        magnitudes = mags if magnitudes is None else [
+            (max(s0, s1), max(y0, y1)) for (s0, y0), (s1, y1) in zip(magnitudes, mags)]
+    got, want = np.concatenate(got), np.concatenate(want)
     eps = float(torch.finfo(dtype).eps)
     bits = int(round(-math.log2(eps))) + 1
     tol = tolerance(eps, magnitudes, n, length, dk, dv, heads)
