@@ -508,9 +508,9 @@ def test_key_map_products_round_trip():
             assert exact_equal(doc["weights"][l][h]["A"], products[f"enc.{l}.A"][h])
             assert exact_equal(doc["weights"][l][h]["M"], products[f"enc.{l}.M"][h])
     X = np.stack([task_x(5, 6, j, rng) for j in range(1, 6)])
-    via_factors, _ = convert.model_forward(json.loads(factors.text)["weights"], "softmax",
+    via_factors = convert.model_forward(json.loads(factors.text)["weights"], "softmax",
                                            "residual", X)
-    via_products, _ = convert.model_forward(json.loads(r.text)["weights"], "softmax",
+    via_products = convert.model_forward(json.loads(r.text)["weights"], "softmax",
                                             "residual", X)
     # the same sums in another order: a few ulps of values of order 1
     assert np.abs(via_factors - via_products).max() < 1e-12
@@ -543,3 +543,63 @@ def test_task_inputs():
         content = x[1:, 2:5]
         assert np.all(np.abs(content) <= 1)
         assert (kind == "vertex") == bool(np.all(np.abs(content) == 1))
+
+
+def _extension():
+    """The compiled extension _sinkcert from a folder on PYTHONPATH (ctest
+    sets build/python), loaded by path (this test imports the source
+    package, which has none); None when it is not built."""
+    import glob
+    import importlib.machinery
+    import importlib.util
+    for folder in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        for path in glob.glob(os.path.join(folder, "sinkcert", "_sinkcert*.so")):
+            loader = importlib.machinery.ExtensionFileLoader("_sinkcert", path)
+            spec = importlib.util.spec_from_file_location("_sinkcert", path, loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            return module
+    return None
+
+
+# model_forward and the extension's double evaluation sum the same float64
+# terms of order 1 in other orders (the extension multiplies the factors
+# out as it reads them): a few ulps each, so 1e-12 leaves three orders of
+# margin; a wrong kind or a transposed matrix changes outputs by 1e-2 or
+# more (the kinds' tests above).
+FORWARD_TOLERANCE = 1e-12
+
+
+@pytest.mark.parametrize("attention", convert.ATTENTIONS)
+def test_model_forward_against_the_extension(attention):
+    ext = _extension()
+    if ext is None:
+        pytest.skip("the compiled extension is not on PYTHONPATH (build/python)")
+    rng = np.random.default_rng(12)
+    for layers, products in ((1, False), (2, False), (2, True)):
+        state = fused_state(rng, layers, 2, 5)
+        if attention == "gated":
+            for l in range(layers):
+                state[f"layers.{l}.W_G.weight"] = rng.normal(0, 1, (10, 5))
+        r = convert.convert(convert.Source(state, "f"), attention=attention, score_scale=0.5)
+        weights = json.loads(r.text)["weights"]
+        if products:  # the same model as A and M
+            am = {}
+            for l, layer in enumerate(weights):
+                for m, f in (("A", lambda h: np.array(h["W_Q"]).T @ np.array(h["W_K"])),
+                             ("M", lambda h: np.array(h["W_O"]) @ np.array(h["W_V"]))):
+                    am[f"l.{l}.{m}"] = np.stack([f(h) for h in layer])
+                if attention == "gated":
+                    am[f"l.{l}.G"] = state[f"layers.{l}.W_G.weight"]
+            key_map = {"A": "l.{l}.A", "M": "l.{l}.M"}
+            if attention == "gated":
+                key_map["W_G"] = "l.{l}.G"
+            r = convert.convert(convert.Source(am, "am"), layout="map", key_map=key_map,
+                                attention=attention)
+            weights = json.loads(r.text)["weights"]
+        model = ext.WeightFile.from_text(r.text, "converted")
+        X = np.stack([task_x(5, 6, j, rng) for j in range(1, 6)])
+        want = convert.model_forward(weights, attention, parse(r.text)["kind"], X)
+        for x, w in zip(X, want):
+            got = model.eval(np.ascontiguousarray(x))["output"]
+            assert np.abs(got - w).max() <= FORWARD_TOLERANCE, (layers, products)
