@@ -603,3 +603,20 @@ def test_model_forward_against_the_extension(attention):
         for x, w in zip(X, want):
             got = model.eval(np.ascontiguousarray(x))["output"]
             assert np.abs(got - w).max() <= FORWARD_TOLERANCE, (layers, products)
+
+
+def test_non_finite_outputs_refused():
+    module = kind_module("relu", 1, 1, seed=13)
+    with torch.no_grad():
+        module.blocks[0]["W_O"].weight[0, 0] = float("nan")
+    # NaN weights are refused before anything runs; a NaN made by the forward
+    # itself is the self-test's
+    assert "expected finite entries" in refusal(
+        convert.convert, convert.from_torch_object(module, "nan"), attention="relu", L=4,
+        score_scale=1.0)
+    module = kind_module("relu", 1, 1, seed=13)
+    message = refusal(convert.convert, convert.from_torch_object(module, "nan"),
+                      attention="relu", L=4, score_scale=1.0,
+                      forward=lambda m, X: m(X) * float("nan"))
+    assert message.startswith("nan: self-test: the module's output is nan at input 0 (trigger "
+                              "j = 1, random content), position 0, coordinate 0")
