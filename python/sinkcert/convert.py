@@ -1006,6 +1006,7 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
                                f"H d_k) x n with n >= 3, got {_shape(q0)}")
         n = q0.shape[1]
         rows_q = q0.shape[0] // stacked
+        declared = heads is not None
         if heads is None:  # fused: heads of width n
             if rows_q % n:
                 raise ConvertError(f"{name}: {q0key}: expected shape (H d) x d = (H * {n}) x {n}, "
@@ -1015,6 +1016,14 @@ def convert(source, layout="auto", attention="softmax", kind=None, heads=None, s
             raise ConvertError(f"{name}: {q0key}: expected {'3 ' if stacked == 3 else ''}H d_k "
                                f"rows with H = {heads} heads, got {q0.shape[0]}")
         dk = rows_q // heads
+        others = [h for h in range(1, rows_q + 1)
+                  if rows_q % h == 0 and rows_q // h <= n and h != heads]
+        if source.module is None and declared and others:
+            notes.append(f"{heads} head(s) as declared: a state dict cannot show its head count "
+                         f"(its {rows_q} query rows also split into "
+                         + ", ".join(f"{h} x {rows_q // h}" for h in others[:4])
+                         + (", ..." if len(others) > 4 else "")
+                         + "); converting the module itself checks it")
         # The head count of a state dict cannot be read from its shapes (one
         # head of width 2n and two of width n have the same rows); a head
         # wider than the token is where a wrong count shows.
