@@ -398,7 +398,9 @@ def test_declared_heads_checked():
                        "5, wider than a token: a head count a state dict cannot confirm; "
                        "expected heads >= 2 (width <= n), or the module itself (whose self-test "
                        "checks it)")
-    assert convert.convert(convert.Source(state, "two"), heads=2, score_scale=1.0).heads == 2
+    r = convert.convert(convert.Source(state, "two"), heads=2, score_scale=1.0)
+    assert r.heads == 2 and ("2 head(s) as declared: a state dict cannot show its head count "
+                             "(its 10 query rows also split into 5 x 2, 10 x 1)") in r.notes[0]
     mha = torch.nn.MultiheadAttention(6, 2, bias=False)
     assert refusal(convert.convert, convert.from_torch_object(mha, "m"), heads=1) == (
         "m: heads: declared 1, but the module's attention has num_heads = 2; expected 2 (or "
