@@ -9,6 +9,16 @@ float64 given (times the score scale); the MHA scale is 1/sqrt(head width)
 and recorded; the task metadata; and every refusal names its key (nonzero
 bias, layer norm by key and by module, unknown key, missing heads or score
 scale, a pickled module without allow_pickle).
+
+The self-test: modules written here in torch from the definitions (every
+attention kind, single layer and residual) pass it and the provenance
+records it; a wrong conversion fails it (a wrong score scale, transposed
+matrices, another attention kind, another head count, a plain stack, a
+leaky mask, add_zero_attn with its explicit refusal switched off). The
+explicit one-line refusals (add_zero_attn, bias_k / bias_v, cross-attention,
+non-causal masks, nn.Sequential / nn.ModuleList stacks, contradicted head
+counts, non-finite outputs); A and M in key maps; the task inputs; and, where
+the compiled extension is on PYTHONPATH, model_forward against Model.eval.
 """
 import json
 import math
@@ -22,6 +32,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "python"))
+import sinkcert  # noqa: E402  (the source package: its Model wraps the extension below)
 from sinkcert import convert  # noqa: E402
 
 
@@ -599,11 +610,11 @@ def test_model_forward_against_the_extension(attention):
             r = convert.convert(convert.Source(am, "am"), layout="map", key_map=key_map,
                                 attention=attention)
             weights = json.loads(r.text)["weights"]
-        model = ext.WeightFile.from_text(r.text, "converted")
+        model = sinkcert.Model(ext.WeightFile.from_text(r.text, "converted"))
         X = np.stack([task_x(5, 6, j, rng) for j in range(1, 6)])
         want = convert.model_forward(weights, attention, parse(r.text)["kind"], X)
         for x, w in zip(X, want):
-            got = model.eval(np.ascontiguousarray(x))["output"]
+            got = model.eval(x).output
             assert np.abs(got - w).max() <= FORWARD_TOLERANCE, (layers, products)
 
 
