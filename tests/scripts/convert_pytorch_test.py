@@ -15,7 +15,15 @@ head h = those columns), converts them, and checks:
    the products A, M are never formed), to TOLERANCE;
 3. a bad .npz (a missing key, a wrong shape, an unknown key, a nonzero
    bias, a layer norm) or a missing --score-scale gives exit 2 and one
-   line naming the key and what was expected.
+   line naming the key and what was expected;
+4. a whole saved module (--allow-pickle) is run against the converted
+   model (the self-test): an nn.MultiheadAttention with add_zero_attn is
+   refused in one line, a plain one passes and its file's metadata records
+   the self-test, a state dict's says that none ran;
+5. the converter's own numpy forward (sinkcert.convert.model_forward, the
+   self-test's reference) agrees with `sinkcert eval` for every attention
+   kind, single layer and residual, to TOLERANCE relative to the outputs'
+   scale.
 
 The layouts other than the fused one, whole modules and the Python API are
 tested in tests/python/.
@@ -33,6 +41,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONVERTER = os.path.join(ROOT, "scripts", "convert_pytorch.py")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from sinkcert import convert as conv  # noqa: E402  (after the path is set)
 
 # Both sides sum the same O(L d^2 H) float64 terms in different orders, on
 # values of order 1 over two layers: a few ulps (1e-16) each, so 1e-12
@@ -167,6 +177,86 @@ def expect_error(tmp, state, name, pattern, *options):
         print(f"{name}: {lines[0]}")
 
 
+def check_modules(tmp):
+    import torch
+    torch.manual_seed(0)
+    modules = {
+        "zero_attn": torch.nn.MultiheadAttention(5, 1, bias=False, add_zero_attn=True,
+                                                 batch_first=True),
+        "mha": torch.nn.MultiheadAttention(5, 1, bias=False, batch_first=True)}
+    for name, module in modules.items():
+        pt, out = os.path.join(tmp, name + ".pt"), os.path.join(tmp, name + ".json")
+        torch.save(module, pt)
+        r = subprocess.run([sys.executable, CONVERTER, pt, out, "--allow-pickle", "--L", "4"],
+                           capture_output=True, text=True)
+        if name == "zero_attn":
+            lines = r.stderr.strip().splitlines()
+            if r.returncode != 2 or len(lines) != 1 or "add_zero_attn=True" not in lines[0] \
+                    or os.path.exists(out):
+                fail(f"{name}: expected exit 2, one line naming add_zero_attn and no file, got "
+                     f"exit {r.returncode}: {r.stderr.strip()!r}")
+            else:
+                print(f"{name}: {lines[0]}")
+            continue
+        if r.returncode != 0 or "self-test: the module (float32) and the converted model " \
+                "agree on 48 task inputs" not in r.stdout:
+            fail(f"{name}: expected a passed self-test, got exit {r.returncode}: "
+                 f"{r.stdout.strip()!r} {r.stderr.strip()!r}")
+            continue
+        print(f"{name}: {r.stdout.strip().splitlines()[0]}")
+        with open(out) as f:
+            test = json.load(f)["metadata"]["self_test"]
+        if not (test["ran"] and test["inputs"] == 48 and
+                test["largest_difference"] <= test["tolerance"]):
+            fail(f"{name}: metadata self_test {test}")
+        sd, out = os.path.join(tmp, name + "_sd.pt"), os.path.join(tmp, name + "_sd.json")
+        torch.save(module.state_dict(), sd)
+        r = subprocess.run([sys.executable, CONVERTER, sd, out, "--heads", "1"],
+                           capture_output=True, text=True)
+        with open(out) as f:
+            test = json.load(f)["metadata"]["self_test"]
+        if r.returncode != 0 or "no module self-test ran" not in r.stderr or test["ran"]:
+            fail(f"{name} state dict: expected a note that no self-test ran, got exit "
+                 f"{r.returncode}: {r.stderr.strip()!r}, {test}")
+        else:
+            print(f"{name} state dict: {test['reason']}")
+
+
+def check_forward(sinkcert, tmp, rng, attention, layers):
+    """sinkcert.convert.model_forward against `sinkcert eval`."""
+    name = f"forward_{attention}_{layers}"
+    state = random_state(rng, layers, 2, 5, 0.6)
+    if attention == "gated":
+        for l in range(layers):
+            state[f"layers.{l}.W_G.weight"] = rng.normal(0, 1, (10, 5))
+    # converted in-process (the command line is tested above): one sinkcert
+    # run per input, two inputs per model, keeps this part to seconds
+    out = os.path.join(tmp, name + ".json")
+    text = conv.convert(conv.Source(state, name), attention=attention, score_scale=1.0).text
+    conv.write_atomically(out, text)
+    weights = json.loads(text)
+    worst = 0.0
+    for trigger in (1, 5):
+        X = task_input(rng, 5, 6, trigger)
+        xpath = os.path.join(tmp, f"{name}_X{trigger}.json")
+        with open(xpath, "w") as f:
+            json.dump({"format": "sinkcert-input", "tokens": X.tolist()}, f)
+        e = subprocess.run([sinkcert, "eval", "--weights", out, "--input", xpath, "--json"],
+                           capture_output=True, text=True)
+        if e.returncode != 0:
+            fail(f"{name}: eval exit {e.returncode}: {e.stderr.strip()}")
+            return
+        got = np.array(json.loads(e.stdout)["output"], dtype=np.float64)
+        want = conv.model_forward(weights["weights"], attention, weights["kind"], X[None])[0]
+        # relative to the outputs' scale (ReLU residual outputs reach 1e2)
+        worst = max(worst, float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max())))
+    status = "ok" if worst <= TOLERANCE else "FAIL"
+    print(f"{name}: max |sinkcert eval - convert.model_forward| / max(1, max |f|) = "
+          f"{worst:.3e} (tolerance {TOLERANCE:g}) {status}")
+    if worst > TOLERANCE:
+        fail(f"{name}: difference {worst:.3e}")
+
+
 def main():
     sinkcert = sys.argv[1]
     rng = np.random.default_rng(20261201)
@@ -236,6 +326,10 @@ def main():
                  f"{r.stderr.strip()!r}")
         else:
             print(f"zero_bias: {r.stderr.strip()}")
+        check_modules(tmp)
+        for attention in conv.ATTENTIONS:
+            for layers in (1, 2):
+                check_forward(sinkcert, tmp, rng, attention, layers)
     print(f"convert_pytorch_test: {failures} failure(s)")
     return 1 if failures else 0
 
