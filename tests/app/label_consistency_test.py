@@ -18,7 +18,8 @@ and `eval --certify` (MPFI, CERTIFY_DIGITS relative digits) at every
 witness those commands name, at inputs known to be bad, and at the vertices
 of the content box of every trigger position: all 2^((n-3)(L-1)) of them
 up to MAX_VERTICES per trigger, a seeded sample of MAX_VERTICES beyond
-(n = 5, L = 4: 16 of 64; eval reads one input per run). Then, comparing
+(n = 5: 8 of 16 at L = 3, 8 of 64 at L = 4; eval reads one input per
+run). Then, comparing
 exact rationals (fractions.Fraction of the strings the JSON carries,
 `*_exact`, of the exact value of each double, and of the text's directed
 roundings), never rounded doubles:
@@ -39,12 +40,16 @@ roundings), never rounded doubles:
                 checker ran and applied (VERIFIED or NOT VERIFIED);
   claim         a VERIFIED "E <= c" (or "max BOS <= c") has c, as written
                 on the command line, >= every certified lower end, a NOT
-                VERIFIED one has a lower end > c, and the printed claim
-                is c as written.
+                VERIFIED one has a lower end > c;
+  claim-printed the claim printed (text and JSON) is c as written.
 
-Three constructed models reproduce known label errors and must fail this
-test until they are fixed (`bug1_*`, `bug2_*`, `bug3_*`); every failure line
-names its model and check, so each is recognizable.
+The models named `bug1_*` (ReLU scores that read the content: no EXACT E),
+`bug2_*` (a trigger whose boxes are all pruned: its upper end must stay
+above its worst input, given here) and `bug3_*` (a claim of 0.1 against a
+model whose E is 0.1000000000000000001) reproduce known label errors;
+every failure line names its model and check. At the end a self-test
+reads the first model's outputs again, each time with one kind of output
+made false (TAMPERS), and requires the check of that kind to fail.
 
 Usage: label_consistency_test.py SINKCERT [--models REGEX] [--keep DIR]
   [--jobs N]. Exit 0 when every check holds, 1 otherwise. Seeded: the
@@ -83,6 +88,8 @@ BOS_BOXES = 200
 # run, so they agree whatever the budget gave).
 CHECK_SECONDS = "1"
 SEED = 20261206
+# The model whose outputs the self-test tampers with (TAMPERS).
+SELF_TEST_MODEL = "random_softmax_n4L3"
 
 
 # ---------------------------------------------------------------- models
@@ -211,7 +218,8 @@ def model_set():
     for attention in ("softmax", "relu", "relu-count-all", "softmax-off-by-one", "sigmoid",
                       "softpick", "gated"):
         models.append((f"random_{attention}_n4L3",
-                       weights_doc("single-layer", attention, 4, [[random_head(rng, 4, attention)]]),
+                       weights_doc("single-layer", attention, 4,
+                                   [[random_head(rng, 4, attention)]]),
                        3, {}))
     models.append(("random_softmax_2heads_n5L3",
                    weights_doc("single-layer", "softmax", 5,
@@ -222,7 +230,8 @@ def model_set():
                    4, {}))
     models.append(("random_residual_softmax_n4L3",
                    weights_doc("residual", "softmax", 4,
-                               [[random_head(rng, 4, "softmax")], [random_head(rng, 4, "softmax")]]),
+                               [[random_head(rng, 4, "softmax")],
+                                [random_head(rng, 4, "softmax")]]),
                    3, {}))
     models.append(("relu_construction_n4L4", relu_construction(4), 4, {"bound_claim": "0"}))
     models.append(("relu_residual_construction_n4L3", relu_residual_construction(4), 3, {}))
@@ -234,7 +243,13 @@ def model_set():
     models.append(("bug1_relu_content_scores_n4L3", relu_construction(4, {(2, 0): 0.5}), 3, {}))
     models.append(("bug2_three_heads_n4L3", bug2_three_heads(), 3,
                    {"witnesses": [(1, [0.7123000000000002, -1])], "bound_gap": "1e-6",
-                    "bound_boxes": 400}))
+                    "bound_boxes": 400,
+                    # scores of 40000: every BOS deficit 1 - a_i0 cancels to
+                    # about e^-40000, so eval --certify climbs to its cap of
+                    # 8192 bits at every input (1.5 s each); the vertices
+                    # are left out, the known witness and the commands'
+                    # witnesses are evaluated
+                    "vertices": False}))
     models.append(("bug3_claim_n4L3",
                    relu_construction(4, {(1, 0): "0.1000000000000000001"}), 3,
                    {"bound_claim": "0.1"}))
@@ -452,6 +467,8 @@ def check_model(sinkcert, name, doc, L, extras, keep, base=None, tamper=None):
     values = {}  # trigger -> [Certified]
     for j in range(1, L):
         values[j] = []
+        if not extras.get("vertices", True):
+            continue
         for v, signs in enumerate(vertices(cd, random.Random(f"{SEED} {name} {j}"))):
             tokens = task_input(n, L, j, flat_content(n, L, list(signs)))
             values[j].append(certify(runner, W, tokens, j, f"vertex_j{j}_{v}.json"))
@@ -463,8 +480,8 @@ def check_model(sinkcert, name, doc, L, extras, keep, base=None, tamper=None):
         return [c for j in values for c in values[j]]
 
     def largest_error_lower(j=None):
-        vs = every_value() if j is None else values[j]
-        return max(c.error[0] for c in vs)
+        vs = every_value() if j is None else values.get(j, [])
+        return max((c.error[0] for c in vs), default=Fraction(0))
 
     # ---- verify bound: text and JSON of one box budget
     gap = extras.get("bound_gap", "0.01")
@@ -554,7 +571,8 @@ def check_model(sinkcert, name, doc, L, extras, keep, base=None, tamper=None):
         j = p["trigger"]
         checks.require("lower-upper", of_double(p["certified"]) <= per[j][1],
                        f"attack finds e(X) >= {p['certified']!r} at trigger j = {j} [SEARCH(lower "
-                       f"bound), certified], above verify bound's E_j <= {decimal_of(per[j][1], 30)} "
+                       f"bound), certified], above verify bound's E_j <= "
+                       f"{decimal_of(per[j][1], 30)} "
                        f"[CERTIFIED] (hi_exact {per_json[j]['hi_exact']})")
 
     # ---- verify bound --claim
@@ -816,7 +834,8 @@ def check_report(checks, runner, W, out, text, doc, relu_applied, bound_hi, per,
     if wc.get("verdict") in ("ENCLOSED", "NOT ENCLOSED") and wc.get("upper") is not None:
         up = of_double(wc["upper"])
         checks.require("containment", largest_error_lower() <= up,
-                       f"check worst-case bound E <= {wc['upper']!r} below a certified vertex value")
+                       f"check worst-case bound E <= {wc['upper']!r} below a certified vertex "
+                       f"value")
     if isinstance(doc.get("attack"), dict) and "best" in doc["attack"]:
         a = of_double(doc["attack"]["best"]["certified"])
         checks.require("lower-upper", a <= e_hi and a <= bound_hi,
@@ -831,7 +850,8 @@ def check_report(checks, runner, W, out, text, doc, relu_applied, bound_hi, per,
                                f"{decimal_of(per[p['trigger']][1], 30)}")
     if os.path.exists(os.path.join(out, "witness.json")):
         w = certify_file(runner, W, os.path.join(out, "witness.json"))
-        checks.require("witness", e_lo <= w.error[1] or con["worst_case_lower_from"] != "attack witness",
+        from_attack = con["worst_case_lower_from"] == "attack witness"
+        checks.require("witness", e_lo <= w.error[1] or not from_attack,
                        f"check: E >= {con['worst_case_lower']!r} from the attack witness, but "
                        f"there e(X) <= {float(w.error[1])!r}")
     mb = doc["min_bos_bound"]
@@ -933,9 +953,10 @@ def main(argv):
                  f"{len(checks.failures)} FAILED ({', '.join(categories)})"))
     for f in failures:
         print(f)
-    # self-test: the first model's outputs, each tampered once, must fail
-    name, doc, L, extras = models[0]
-    if name in bases:
+    # self-test: one model's outputs, each tampered once, must fail
+    for name, doc, L, extras in models:
+        if name != SELF_TEST_MODEL or name not in bases:
+            continue
         for category, tamper in TAMPERS.items():
             checks, _, _ = check_model(args.sinkcert, name, doc, L, extras, keep,
                                        bases[name], tamper)
