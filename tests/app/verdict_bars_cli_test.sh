@@ -58,6 +58,12 @@ same "$(words c '  -> sinks')" "$(words s 'meaning: sinks')"
 grep -q '"tolerance": "5e-3"' "$tmp/c/report.json" || fail "report.json: tolerance not as written"
 grep -q '"sink_bar": "0.5"' "$tmp/c/report.json" || fail "report.json: sink bar not as written"
 grep -q '"sinks_evidence": "CERTIFIED"' "$tmp/c/report.json" || fail "report.json: sinks evidence"
+# --json of the bounds: the meaning and the bar as written
+"$bin" verify bound --weights "$S" --L 4 --seconds 5 --tolerance 0.00020 --json > "$tmp/b.json" 2> /dev/null
+grep -q '"tolerance": "0.00020"' "$tmp/b.json" || fail "verify bound --json: tolerance not as written"
+grep -q '"meaning": "solves the task: E <= ' "$tmp/b.json" || fail "verify bound --json: no meaning"
+"$bin" verify bos --weights "$S" --L 4 --seconds 5 --sink-bar 0.9998 --json > "$tmp/s.json" 2> /dev/null
+grep -q '"sink_bar": "0.9998"' "$tmp/s.json" || fail "verify bos --json: sink bar not as written"
 
 # --tolerance on each side of E = 1.36e-4, printed as written
 run c1 check --weights "$S" --L 4 --seconds 4 --out "$tmp/c1" --tolerance 1e-4

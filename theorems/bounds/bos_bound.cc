@@ -842,6 +842,7 @@ nlohmann::json bos_json(const Bound& b, const Task& task, const char* quantity, 
   put_certified_end(j, "hi", hi);
   j["relative_gap"] = std::isfinite(b.relative_gap) ? nlohmann::json(b.relative_gap) : nullptr;
   j["meaning"] = task_meaning(b);
+  j["sink_bar"] = b.bars.sink_bar_text;
   return j;
 }
 

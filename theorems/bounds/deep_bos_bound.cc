@@ -727,6 +727,7 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
       {"requested_gap", options.relative_gap},
       {"heads", per_head},
       {"meaning", meaning},
+      {"sink_bar", shared.bars.sink_bar_text},
       {"task", {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}}}};
   r.witness = open_witness ? open_witness : witness;
   return r;

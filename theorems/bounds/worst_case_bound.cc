@@ -552,6 +552,7 @@ nlohmann::json bound_json(const WorstCaseBound& b, const Task& task) {
   j["per_trigger"] = per;
   if (!b.note.empty()) j["note"] = b.note;
   j["meaning"] = task_meaning(b);
+  j["tolerance"] = b.bars.tolerance_text;
   return j;
 }
 
