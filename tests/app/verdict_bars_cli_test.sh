@@ -99,6 +99,12 @@ grep -q '"sinks_evidence": "NUMERIC(53)"' "$tmp/c6/report.json" || fail "report.
 run c7 check --weights "$tmp/residual.json" --L 4 --seconds 4 --out "$tmp/c7" --sink-bar 0.99999
 has c7 "^  -> does not sink on the probe set: mean BOS <= $P < 0\\.99999 \\(sink bar\\) in every head"
 
+# verify bos on the residual file: each head certified, and the model line
+run s8 verify bos --weights "$tmp/residual.json" --L 4 --seconds 5
+has s8 "^meaning: sinks on every input in layer 0, head 0 against 0\\.5 \\(sink bar\\), CERTIFIED \\(per head above\\)\$"
+run s9 verify bos --weights "$tmp/residual.json" --L 4 --seconds 5 --sink-bar 0.9999
+has s9 "^meaning: no head sinks on every input against 0\\.9999 \\(sink bar\\), CERTIFIED \\(per head above\\)\$"
+
 # bad bars: one line naming the option, exit 2
 expect 2 '^sinkcert: error: command line: --tolerance: expected a decimal number >= 0 \(e\.g\. 5e-3\), got .abc.$' \
   check --weights "$S" --L 4 --tolerance abc

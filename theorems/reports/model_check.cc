@@ -296,8 +296,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     const double work = file.num_heads() * task.L * (task.L - 1) / 2.0 * c * c * c;
     if (!single) {
       r.min_bos = not_applicable(
-          "the BOS bound covers single-layer models (its reduction to the query's content "
-          "holds for one layer)");
+          "check's BOS bound covers single-layer models (its reduction to the query's content "
+          "holds for one layer); verify bos certifies a residual model head by head");
     } else if (!bos_applies) {
       r.min_bos = not_applicable("the BOS bound does not cover softpick's minimum");
     } else if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBosWork) {
@@ -391,8 +391,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       }
     }
     const std::string why = r.min_bos.verdict == Verdict::kNotApplicable
-                                ? "the min BOS bound: NOT APPLICABLE"
-                                : "the min BOS bound did not start";
+                                ? "min BOS over the box NOT APPLICABLE: " + r.min_bos.why
+                                : "min BOS over the box " + r.min_bos.why;
     const BarVerdict v = probe_sinks_verdict(
         largest < 0 ? std::numeric_limits<double>::quiet_NaN() : largest, where, why, options.bars);
     r.sinks = v.decision;
