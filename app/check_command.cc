@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // sinkcert check --weights W.json [--L L] [--trigger-range paper|reference-code]
-//                [--seconds S] [--seed S] [--out DIR] [--json]
+//                [--seconds S] [--seed S] [--tolerance T] [--sink-bar B]
+//                [--out DIR] [--json]
 // Everything sinkcert can say about one model within one time budget
 // (theorems/reports/model_check.h): whether it solves the task, how badly at
 // worst and where, whether and where it sinks, each number with its
@@ -11,11 +12,15 @@
 // under results/): report.json, report.md, the attention heat map
 // (attention_mean_std.dat, .gp, .pdf, .png, rendered by gnuplot) and
 // witness.json, the worst input found (`eval --input` re-checks it).
-// Progress on stderr. Exit codes: 0 done, 2 bad input.
+// "Solves" and "sinks" against --tolerance and --sink-bar
+// (src/verdict_bars.h). Progress on stderr; --quiet prints the two verdict
+// lines only (the files are written all the same). Exit codes: 0 done, 2
+// bad input.
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "app/commands.h"
 #include "src/input_error.h"
@@ -24,6 +29,7 @@
 #include "src/output_files.h"
 #include "src/run_info.h"
 #include "src/table_writer.h"
+#include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/reports/model_check.h"
 
@@ -37,8 +43,15 @@ struct CheckCliOptions {
   double seconds = 60;
   std::uint64_t seed = 0;
   bool json = false;
+  VerdictBars bars;
   CLI::Option* weights_option = nullptr;
 };
+
+std::string seconds_text(double s) {
+  std::ostringstream t;
+  t << s << " s";
+  return t.str();
+}
 
 // runs/check-20261202T084012Z
 std::string default_out() {
@@ -85,13 +98,15 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
                                                      : OutputSet::Kind::kNotInSet;
                       }};
   check_output_set(set, "--out");
-  std::cerr << "check: " << describe(file) << " (" << opt.weights << "), "
-            << task_origin(file, opt.task) << ", budget " << opt.seconds << " s\n";
+  const ProgressSink say = progress_sink(ctx, "check");
+  say(describe(file) + " (" + opt.weights + "), " + task_origin(file, opt.task) + ", budget " +
+      seconds_text(opt.seconds));
   ctx.activity = "checking the model (--L, --seconds)";
   theorems::CheckOptions options;
   options.seconds = opt.seconds;
   options.seed = opt.seed;
-  options.progress = [](const std::string& line) { std::cerr << "check: " << line << "\n"; };
+  options.bars = opt.bars;
+  options.progress = say;
   const theorems::CheckReport report = theorems::check_model(file, task, options);
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "exact model; double search, mpfi bounds");
   nlohmann::json doc = report.to_json();
@@ -115,6 +130,10 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
   if (opt.json) {
     doc["out"] = out;
     std::cout << doc.dump(2) << std::endl;
+    return;
+  }
+  if (ctx.quiet) {
+    std::cout << report.solves_text << "\n" << report.sinks_text << "\n";
     return;
   }
   std::cout << report.summary();
@@ -142,6 +161,7 @@ void add_check_command(CLI::App& app, Context& ctx) {
   add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
                   "time budget of the whole check, default 60");
   add_seed_option(sub, &opt->seed, "seed of the attack");
+  add_verdict_bar_options(sub, &opt->bars, true, true);
   add_out_option(sub, &opt->out, OutputKind::kFolder,
                  "report folder, default runs/check-<UTC time>/");
   sub->add_flag("--json", opt->json, "print report.json's document on stdout");

@@ -24,6 +24,7 @@
 
 namespace sinkcert {
 struct RunInfo;
+struct VerdictBars;
 struct WeightFile;
 namespace theorems {
 enum class StudyVerdict;
@@ -117,6 +118,11 @@ void require_option(const CLI::Option* option);
 
 // --- Options shared by several commands --------------------------------------
 // Every command registers these through the functions below, never by hand.
+//
+// What "solves the task" and "sinks" mean (src/verdict_bars.h): --tolerance
+// (when `tolerance`) and --sink-bar (when `sink_bar`), exact decimals, each
+// checked when parsed and kept as written in *bars.
+void add_verdict_bar_options(CLI::App* app, VerdictBars* bars, bool tolerance, bool sink_bar);
 //
 // The task: --n in [3, max_n] (unless the weight file fixes n), --L in
 // [2, max_L] (limits.h, per command), --trigger-range paper|reference-code.

@@ -17,6 +17,7 @@
 #include "app/commands.h"
 #include "src/input_error.h"
 #include "src/limits.h"
+#include "src/verdict_bars.h"
 #include "src/weight_file.h"
 
 namespace sinkcert::cli {
@@ -159,6 +160,37 @@ const std::string* expected_value(const CLI::Option* option) {
   const auto& registry = expected_registry();
   const auto it = registry.find(option);
   return it == registry.end() ? nullptr : &it->second;
+}
+
+void add_verdict_bar_options(CLI::App* app, VerdictBars* bars, bool tolerance, bool sink_bar) {
+  const auto parse = [](const std::string& option, const std::string& text,
+                        Rational (*read)(const std::string&)) {
+    try {
+      return read(text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(kCli, option, e.what());
+    }
+  };
+  if (tolerance) {
+    register_option(app, "--tolerance", "DECIMAL", "a decimal number >= 0",
+                    std::string("the task counts as solved when the worst-case loss E <= this, "
+                                "exactly as written; default ") +
+                        kDefaultTolerance + " (the paper's training target)",
+                    [bars, parse](const std::string& text) {
+                      bars->tolerance = parse("--tolerance", text, parse_tolerance);
+                      bars->tolerance_text = text;
+                    });
+  }
+  if (sink_bar) {
+    register_option(app, "--sink-bar", "DECIMAL", "a decimal number in (0, 1]",
+                    std::string("a head sinks when the BOS mass of every non-trigger row is at "
+                                "least this, exactly as written; default ") +
+                        kDefaultSinkBar + " (at least half the attention on BOS)",
+                    [bars, parse](const std::string& text) {
+                      bars->sink_bar = parse("--sink-bar", text, parse_sink_bar);
+                      bars->sink_bar_text = text;
+                    });
+  }
 }
 
 TriggerRange trigger_range_option(const std::string& text) {

@@ -10,14 +10,14 @@
 // the result as a Coq proof to --coq (theorems/exact/coq_export.h).
 // sinkcert verify bound --weights W.json --L L [--trigger-range ...]
 //                       [--claim E] [--gap G] [--seconds S] [--boxes N] [--bits B]
-//                       [--json] [--out WITNESS.json]
+//                       [--tolerance T] [--json] [--out WITNESS.json]
 // The certified worst-case loss of a single-layer weight file over the whole
 // content box (theorems/bounds/worst_case_bound.h), or of a residual weight file of
 // several layers (theorems/bounds/deep_worst_case_bound.h): lower <= E <= upper to a
 // relative gap G, or, with --claim, whether E <= claim holds.
 // sinkcert verify bos --weights W.json --L L [--trigger-range ...]
 //                     [--max] [--claim B] [--layer L --head H] [--gap G] [--seconds S]
-//                     [--boxes N] [--bits B] [--json] [--out WITNESS.json]
+//                     [--boxes N] [--bits B] [--sink-bar B] [--json] [--out WITNESS.json]
 // The certified minimum BOS mass of a single-layer weight file over the whole
 // content box (theorems/bounds/bos_bound.h): 1 - min BOS enclosed to a relative gap
 // G, or, with --claim, whether min BOS >= claim holds; with --max the
@@ -27,11 +27,13 @@
 // enclosed, or with --layer L --head H --claim B that head's claim.
 // A bound without --claim answers ENCLOSED (the gap reached) or NOT
 // ENCLOSED (the enclosure printed is still certified), never VERIFIED, and
-// says under it what it means for the task; a claim answers VERIFIED, NOT
+// says under it what it means for the task ("meaning:", against --tolerance
+// or --sink-bar, src/verdict_bars.h); a claim answers VERIFIED, NOT
 // VERIFIED (with a witness) or UNDECIDED. verify relu on a model its exact
 // argument does not cover answers NOT APPLICABLE and why.
 // Exit codes: 0 VERIFIED or ENCLOSED, 3 NOT VERIFIED, 4 UNDECIDED or NOT
-// ENCLOSED, 2 bad input or NOT APPLICABLE.
+// ENCLOSED, 2 bad input or NOT APPLICABLE. --quiet: the verdict and meaning
+// lines only.
 #include <algorithm>
 #include <functional>
 #include <iomanip>
@@ -47,6 +49,7 @@
 #include "src/limits.h"
 #include "src/output_files.h"
 #include "src/run_info.h"
+#include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
 #include "theorems/bounds/deep_bos_bound.h"
@@ -58,6 +61,17 @@
 namespace sinkcert::cli {
 
 namespace {
+
+// --quiet: of a report, only its verdict lines ("verdict: ..." and the
+// plain-words "meaning: ..." under it).
+std::string verdict_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.rfind("verdict: ", 0) == 0 || line.rfind("meaning: ", 0) == 0) out += line + "\n";
+  }
+  return out;
+}
 
 struct VerifyReluOptions {
   TaskOptions task;
@@ -132,7 +146,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
              : relu_construction<Rational>(task.n);
   // with --json, stdout holds the one JSON object only
   std::ostringstream skipped;
-  std::ostream& text = opt.json ? static_cast<std::ostream&>(skipped) : std::cout;
+  std::ostream& text = opt.json || ctx.quiet ? static_cast<std::ostream&>(skipped) : std::cout;
   if (file) {
     text << "weights: " << opt.weights << " (entries read as exact rationals)\n";
   } else if (deep) {
@@ -158,6 +172,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   };
   const theorems::ReluCertificate cert = theorems::check_relu_exact(model, task, progress);
   text << theorems::summary_text(cert);
+  if (ctx.quiet && !opt.json) std::cout << verdict_lines(theorems::summary_text(cert));
   std::ostringstream time;
   time << std::fixed << std::setprecision(3) << cert.seconds;
   text << "time: " << time.str() << " s\n";
@@ -208,6 +223,7 @@ struct VerifyBoxOptions {
   std::string out;    // write the witness here as an input file
   CLI::Option* weights_option = nullptr;
   int layer = -1, head = -1;  // verify bos: one head (0-based); -1: every one
+  VerdictBars bars;           // --tolerance (bound), --sink-bar (bos)
 };
 
 // Prints the report, or with --json its JSON form stamped with the
@@ -231,6 +247,8 @@ void finish_box_run(const VerifyBoxOptions& opt, Context& ctx, const std::string
     json[kProvenanceKey] =
         to_json(make_run_info(ctx.argv, 0, "mpfi " + std::to_string(opt.bits) + " bits"));
     std::cout << json.dump(2) << "\n";
+  } else if (ctx.quiet) {
+    std::cout << verdict_lines(text);
   } else {
     std::cout << "weights: " << opt.weights << "\n" << text;
     if (!written.empty()) std::cout << written << "\n";
@@ -330,6 +348,7 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
   options.max_boxes = opt.boxes;
   options.bits = opt.bits;
   options.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
+  options.bars = opt.bars;
 }
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
@@ -500,6 +519,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
   const auto bopt = add_box_options(
       bound, RealRange{0, false}, "check E <= CLAIM instead of enclosing E to --gap",
       "stop at upper <= lower (1 + gap), default 0.01", "MPFI precision, default 128");
+  add_verdict_bar_options(bound, &bopt->bars, true, false);
   bound->callback([bopt, &ctx]() { run_verify_bound(*bopt, ctx); });
 
   CLI::App* bos = verify->add_subcommand(
@@ -513,6 +533,7 @@ void add_verify_command(CLI::App& app, Context& ctx) {
       bos, RealRange{0, false, true, 1}, "check min BOS >= CLAIM instead of enclosing it to --gap",
       "stop at 1 - min BOS enclosed to relative gap GAP, default 0.01",
       "MPFI precision to start with, default 128");
+  add_verdict_bar_options(bos, &sopt->bars, false, true);
   auto max_mode = std::make_shared<bool>(false);
   bos->add_flag("--max", *max_mode,
                 "the certified maximum non-trigger BOS mass instead (a BOS cap): max BOS "

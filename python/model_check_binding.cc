@@ -3,12 +3,15 @@
 // Model.check: theorems/reports/model_check.h's check_model, for Python.
 // Compiled only when that header exists (python/CMakeLists.txt defines
 // SINKCERT_HAVE_MODEL_CHECK then); returns {"json": to_json() as Python
-// objects, "summary": summary(), "markdown": markdown()}.
+// objects, "summary": summary(), "markdown": markdown()}. tolerance and
+// sink_bar are decimal texts (src/verdict_bars.h), a ValueError naming
+// them when not.
 #include <pybind11/pybind11.h>
 
 #include <string>
 
 #include "python/binding_util.h"
+#include "src/verdict_bars.h"
 #include "theorems/reports/model_check.h"
 
 namespace sinkcert::python {
@@ -18,13 +21,15 @@ void bind_check(py::module_& m) {
   m.def(
       "check",
       [](const WeightFile& w, int L, const std::string& trigger_range, double seconds,
-         std::uint64_t seed, int threads, py::object progress) {
+         std::uint64_t seed, int threads, const std::string& tolerance, const std::string& sink_bar,
+         py::object progress) {
         const Task task = make_task(w, L, trigger_range);
         const Progress report(progress);
         theorems::CheckOptions o;
         o.seconds = seconds;
         o.seed = seed;
         o.threads = threads;
+        o.bars = VerdictBars(tolerance, sink_bar);
         o.progress = report.function();
         py::dict d;
         {
@@ -39,7 +44,8 @@ void bind_check(py::module_& m) {
         return d;
       },
       py::arg("weights"), py::arg("L"), py::arg("trigger_range"), py::arg("seconds"),
-      py::arg("seed"), py::arg("threads"), py::arg("progress"));
+      py::arg("seed"), py::arg("threads"), py::arg("tolerance"), py::arg("sink_bar"),
+      py::arg("progress"));
 }
 
 }  // namespace sinkcert::python

@@ -42,6 +42,7 @@
 #include "src/json_reader.h"
 #include "src/limits.h"
 #include "src/task.h"
+#include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
@@ -314,6 +315,7 @@ struct BoxArgs {
   double gap = 0.01, seconds = 60;
   long boxes = 200000;
   int bits = 128;
+  VerdictBars bars;  // tolerance= / sink_bar= (src/verdict_bars.h)
 };
 
 void check_box_args(const BoxArgs& a) {
@@ -336,6 +338,7 @@ void set_box_options(const BoxArgs& a, double box_bytes, theorems::BoxSearchOpti
   o.max_boxes = a.boxes;
   o.bits = a.bits;
   o.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
+  o.bars = a.bars;
 }
 
 // A bound without a claim answers with its enclosure: ENCLOSED when the
@@ -366,6 +369,7 @@ py::dict worst_case_dict(const Task& task, const theorems::WorstCaseBound& b) {
   d["witness_trigger"] = b.witness_trigger;
   d["witness"] = optional_matrix(witness_input(task, b.witness_trigger, b.witness_content));
   d["note"] = b.note;
+  d["meaning"] = theorems::task_meaning(b);
   return d;
 }
 
@@ -463,6 +467,7 @@ py::dict bos_dict(const Task& task, const B& b, const Mpfr& lo, const Mpfr& hi, 
   d["witness_value"] =
       py::make_tuple(boost::multiprecision::lower(witness_value).convert_to<double>(),
                      boost::multiprecision::upper(witness_value).convert_to<double>());
+  d["meaning"] = theorems::task_meaning(b);
   return d;
 }
 
@@ -594,21 +599,28 @@ PYBIND11_MODULE(_sinkcert, m) {
       .def(
           "bound",
           [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
-             double gap, double seconds, long boxes, int bits, py::object progress) {
-            return run_bound(w, L, range, claim, BoxArgs{gap, seconds, boxes, bits}, progress);
+             double gap, double seconds, long boxes, int bits, const std::string& tolerance,
+             py::object progress) {
+            return run_bound(
+                w, L, range, claim,
+                BoxArgs{gap, seconds, boxes, bits, VerdictBars(tolerance, kDefaultSinkBar)},
+                progress);
           },
           py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("gap"),
-          py::arg("seconds"), py::arg("boxes"), py::arg("bits"), py::arg("progress"))
+          py::arg("seconds"), py::arg("boxes"), py::arg("bits"), py::arg("tolerance"),
+          py::arg("progress"))
       .def(
           "bos_bound",
           [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
              bool max_mode, int head, double gap, double seconds, long boxes, int bits,
-             py::object progress) {
-            return run_bos_bound(w, L, range, claim, max_mode, head,
-                                 BoxArgs{gap, seconds, boxes, bits}, progress);
+             const std::string& sink_bar, py::object progress) {
+            return run_bos_bound(
+                w, L, range, claim, max_mode, head,
+                BoxArgs{gap, seconds, boxes, bits, VerdictBars(kDefaultTolerance, sink_bar)},
+                progress);
           },
           py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("max"), py::arg("head"),
           py::arg("gap"), py::arg("seconds"), py::arg("boxes"), py::arg("bits"),
-          py::arg("progress"));
+          py::arg("sink_bar"), py::arg("progress"));
   bind_check(m);
 }

@@ -60,19 +60,35 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
   const auto better = [bos](const Witness& a, const Witness& b) {
     return bos ? a.value < b.value : a.value > b.value;
   };
-  const auto report = [&](const std::string& line) {
-    const double t = since(t0);
-    if (!progress || t < kAttackProgressAfterSeconds) return;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ", %.1f s", t);
-    progress(line + buf);
-  };
   AttackResult result;
   result.quantity = o.quantity;
   result.evidence = Evidence::search(bos ? Bound::kUpper : Bound::kLower);
   const std::vector<int> triggers = o.triggers.empty() ? task.trigger_positions() : o.triggers;
   if (triggers.empty()) throw std::invalid_argument("the trigger-range convention has no position");
   std::vector<Witness> round0;  // round 0's witnesses, kept when later rounds run
+  double last_line = -kAttackProgressSeconds;
+  const auto report = [&](int round, const char* step) {
+    const double t = since(t0);
+    if (!progress || t < kAttackProgressAfterSeconds || t - last_line < kAttackProgressSeconds) {
+      return;
+    }
+    last_line = t;
+    double best =
+        bos ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+    for (const Witness& w : result.per_trigger)
+      best = bos ? std::min(best, w.value) : std::max(best, w.value);
+    char buf[192];
+    std::snprintf(buf, sizeof buf,
+                  "round %d, %s: best %s %.3g so far [NUMERIC(53), certified at the end], %ld "
+                  "forward passes, %.1f s",
+                  round, step, bos ? "BOS mass" : "e(X)", best, result.evaluations, t);
+    std::string line = buf;
+    if (o.seconds > 0) {
+      std::snprintf(buf, sizeof buf, ", %.1f s left", std::max(0.0, o.seconds - t));
+      line += buf;
+    }
+    progress(line);
+  };
   for (int r = 0; r == 0 || (o.seconds > 0 && since(t0) < o.seconds); ++r) {
     // 1. the gradient adversary
     AdversaryOptions ao = o.adversary;
@@ -99,7 +115,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
     } else {
       merge(adv.per_trigger, FoundBy::kGradient);
     }
-    report("round " + std::to_string(r) + ": gradient adversary done");
+    report(r, "gradient adversary done");
     // 2. the vertex search from the adversary's witnesses and random vertices
     if (o.vertex_search) {
       VertexSearchOptions vo = o.vertex;
@@ -108,7 +124,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
       const VertexSearchResult vs = vertex_search(model, task, adv.per_trigger, o.quantity, vo);
       result.evaluations += vs.evaluations;
       merge(vs.per_trigger, FoundBy::kVertex);
-      report("round " + std::to_string(r) + ": vertex search done");
+      report(r, "vertex search done");
       // 3. every trigger's best shared with the others as vertex-search starts
       VertexSearchResult shared;
       const std::vector<bool> replaced =
@@ -117,7 +133,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
       for (std::size_t t = 0; t < replaced.size(); ++t) {
         if (replaced[t]) result.found_by[t] = FoundBy::kShared;
       }
-      report("round " + std::to_string(r) + ": shared starts done");
+      report(r, "shared starts done");
     }
     if (r == 0 && o.seconds > 0) round0 = result.per_trigger;
     result.rounds = r + 1;

@@ -87,10 +87,15 @@ struct AttackResult {
   double seconds = 0;  // wall time (not part of the result's reproducibility)
 };
 
-// Progress lines ("round 0: gradient adversary done, best 1.2e-02, 3.1 s"),
-// sent only once a run has taken more than kAttackProgressAfterSeconds.
+// Progress lines, one a step at most every kAttackProgressSeconds and only
+// once a run has taken more than kAttackProgressAfterSeconds, e.g.
+//   "round 12, vertex search done: best e(X) 4.36e-03 so far [NUMERIC(53),
+//    certified at the end], 81234 forward passes, 6.2 s, 3.8 s left"
+// (a round of a small model takes milliseconds: one line per step would be
+// thousands a second).
 using AttackProgress = std::function<void(const std::string&)>;
 constexpr double kAttackProgressAfterSeconds = 2.0;
+constexpr double kAttackProgressSeconds = 1.0;
 
 // Size limit of one round (the CLI refuses larger tasks before searching):
 // the vertex search's passes cost L triggers x L n moves x one forward pass

@@ -33,6 +33,7 @@ The conversion from PyTorch is sinkcert.convert (pure Python, usable
 without the compiled extension; scripts/convert_pytorch.py is its command
 line).
 """
+import decimal
 import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -207,6 +208,23 @@ class CheckResult:
 
     def __str__(self):
         return self.summary
+
+
+# What "solves the task" and "sinks" mean (docs/definitions.md, Definitions
+# 7): E <= tolerance; BOS mass >= sink bar. The same defaults as the CLI's
+# --tolerance and --sink-bar.
+DEFAULT_TOLERANCE = "5e-3"
+DEFAULT_SINK_BAR = "0.5"
+
+
+def _decimal_text(name, x):
+    """x as the decimal text the bars are parsed from exactly: a str or
+    decimal.Decimal as written, an int, or a float by its shortest repr
+    (0.005 -> "0.005", the decimal the float was written as)."""
+    if isinstance(x, bool) or not isinstance(x, (str, int, float, decimal.Decimal)):
+        raise ValueError(f"{name}: expected a decimal number (str, int, float or Decimal), "
+                         f"got {type(x).__name__}")
+    return x if isinstance(x, str) else (repr(x) if isinstance(x, float) else str(x))
 
 
 def _need_extension():
@@ -462,36 +480,48 @@ class Model:
                             json=d["json"])
 
     def bound(self, seconds=60.0, gap=0.01, claim=None, L=None, trigger_range=None,
-              boxes=200000, bits=128, progress: Optional[Callable[[str], None]] = None):
+              boxes=200000, bits=128, tolerance=DEFAULT_TOLERANCE,
+              progress: Optional[Callable[[str], None]] = None):
         """The certified worst-case error E over the whole content box
         (sinkcert verify bound): lo <= E <= hi to the relative gap, or with
         claim whether E <= claim (VERIFIED / NOT_VERIFIED with a witness /
-        UNDECIDED)."""
+        UNDECIDED). details["meaning"]: whether the model solves the task,
+        E <= tolerance (verify bound --tolerance; a decimal, see
+        DEFAULT_TOLERANCE)."""
         L, rng = self._task(L, trigger_range)
         return _bound_result(self._w.bound(L, rng, None if claim is None else float(claim),
                                            float(gap), float(seconds), int(boxes), int(bits),
-                                           progress))
+                                           _decimal_text("tolerance", tolerance), progress))
 
     def bos_bound(self, seconds=60.0, gap=0.01, claim=None, max=False, head=-1, L=None,
-                  trigger_range=None, boxes=200000, bits=128,
+                  trigger_range=None, boxes=200000, bits=128, sink_bar=DEFAULT_SINK_BAR,
                   progress: Optional[Callable[[str], None]] = None):
         """The certified smallest non-trigger BOS mass over the whole box
         (sinkcert verify bos), enclosed (quantity "min BOS mass"), or with
         claim whether min BOS >= claim; with max=True the largest one (a BOS
-        cap), or whether max BOS <= claim. head: -1 every head."""
+        cap), or whether max BOS <= claim. head: -1 every head.
+        details["meaning"]: whether it sinks, min BOS >= sink_bar (verify
+        bos --sink-bar; a decimal, see DEFAULT_SINK_BAR)."""
         L, rng = self._task(L, trigger_range)
         return _bound_result(self._w.bos_bound(L, rng, None if claim is None else float(claim),
                                                bool(max), int(head), float(gap), float(seconds),
-                                               int(boxes), int(bits), progress))
+                                               int(boxes), int(bits),
+                                               _decimal_text("sink_bar", sink_bar), progress))
 
     def check(self, seconds=60.0, seed=0, threads=0, L=None, trigger_range=None,
+              tolerance=DEFAULT_TOLERANCE, sink_bar=DEFAULT_SINK_BAR,
               progress: Optional[Callable[[str], None]] = None):
-        """The model report (theorems/reports/model_check.h, check_model):
-        NotImplementedError when this build does not have it."""
+        """The model report (theorems/reports/model_check.h, check_model),
+        "solves" and "sinks" against tolerance and sink_bar (check
+        --tolerance, --sink-bar; decimals): json["conclusion"]["solves_text"]
+        and ["sinks_text"]. NotImplementedError when this build does not
+        have it."""
         _need_extension()
         if not getattr(_ext, "HAVE_CHECK", False):
             raise NotImplementedError("Model.check: this build of sinkcert has no model check "
                                       "(theorems/reports/model_check.h)")
         L, rng = self._task(L, trigger_range)
-        d = _ext.check(self._w, L, rng, float(seconds), int(seed), int(threads), progress)
+        d = _ext.check(self._w, L, rng, float(seconds), int(seed), int(threads),
+                       _decimal_text("tolerance", tolerance), _decimal_text("sink_bar", sink_bar),
+                       progress)
         return CheckResult(json=d["json"], summary=d["summary"], markdown=d["markdown"])

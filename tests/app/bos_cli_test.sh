@@ -23,9 +23,11 @@ expect 0 '^1 - min BOS >= 1\.3618[0-1]e-04  \[CERTIFIED\] witness: head 0, row i
 expect 0 '^verdict: ENCLOSED 1 - min BOS in \[1\.3618[0-1]e-04, 1\.3618[1-2]e-04\] .*precision: 128 bits  evidence: CERTIFIED' \
   verify bos --weights "$tmp/sink.json" --L 4
 expect_not 0 'VERIFIED' verify bos --weights "$tmp/sink.json" --L 4
-# 1 - 1.36e-4 is below the sink bar 1 - 1e-5 at the witness
-expect 0 '^meaning: not a sink everywhere: at the witness \(head 0, row 3, trigger [12]\) the BOS mass is at most 9\.9986[0-9]*e-01' \
+# 1 - 1.36e-4 is above the default sink bar 0.5 everywhere, and below 0.99999 at the witness
+expect 0 '^meaning: sinks on every input: min BOS >= 9\.998e-01 >= 0\.5 \(sink bar\), CERTIFIED$' \
   verify bos --weights "$tmp/sink.json" --L 4
+expect 0 '^meaning: does not sink on every input: BOS mass <= 9\.999e-01 < 0\.99999 \(sink bar\) at the witness \(head 0, row 3, trigger [12]\), CERTIFIED$' \
+  verify bos --weights "$tmp/sink.json" --L 4 --sink-bar 0.99999
 expect 0 '^verdict: VERIFIED  margin \(certified min BOS - claim\)' \
   verify bos --weights "$tmp/sink.json" --L 4 --claim 0.9998
 expect 3 '^verdict: NOT VERIFIED  margin \(claim - a_i0 at the witness\)' \
@@ -34,7 +36,7 @@ expect 3 '^verdict: NOT VERIFIED  margin \(claim - a_i0 at the witness\)' \
 expect 0 '^1 - min BOS <= 1\.3618[1-2]e-04' \
   verify bos --weights "$tmp/sink.json" --L 4 --trigger-range reference-code
 expect 0 '^1 - min BOS <= 9\.1[0-9]*e-12  \[CERTIFIED\]' verify bos --weights "$search" --L 4
-expect 0 '^meaning: every non-trigger position puts at least 9\.9999999999[0-9]*e-01 of its attention on BOS over the whole content box \(CERTIFIED\): a sink$' \
+expect 0 '^meaning: sinks on every input: min BOS >= 9\.999e-01 >= 0\.5 \(sink bar\), CERTIFIED$' \
   verify bos --weights "$search" --L 4
 expect 0 '^verdict: VERIFIED  margin \(certified min BOS - claim\)' \
   verify bos --weights "$search" --L 4 --claim 0.99999999999

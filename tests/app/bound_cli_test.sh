@@ -23,8 +23,10 @@ expect 0 '^verdict: ENCLOSED E in \[1\.3618[0-1]e-04, 1\.3618[1-2]e-04\] .*preci
   verify bound --weights "$tmp/sink.json" --L 4
 # without a claim, never the word VERIFIED; what it means for the task last
 expect_not 0 'VERIFIED' verify bound --weights "$tmp/sink.json" --L 4
-expect 0 '^meaning: this model does not solve the task: E >= 1\.36e-04 \(CERTIFIED\)' \
+expect 0 '^meaning: solves the task: E <= 1\.362e-04 <= 5e-3 \(tolerance\), CERTIFIED$' \
   verify bound --weights "$tmp/sink.json" --L 4
+expect 0 '^meaning: does not solve the task: E >= 1\.361e-04 > 1e-4 \(tolerance\), CERTIFIED$' \
+  verify bound --weights "$tmp/sink.json" --L 4 --tolerance 1e-4
 expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
   verify bound --weights "$tmp/sink.json" --L 4 --claim 1.37e-4
 expect 3 '^verdict: NOT VERIFIED  margin \(lower - claim, at the witness\)' \
@@ -37,7 +39,7 @@ expect 0 '^precision raised from 128 to 194 bits' verify bound --weights "$tmp/s
 expect 0 '^E <= 1\.11603e-43  \[CERTIFIED\]' verify bound --weights "$tmp/sink100.json" --L 4
 expect 0 '^verdict: ENCLOSED .*precision: 194 bits  evidence: CERTIFIED' \
   verify bound --weights "$tmp/sink100.json" --L 4
-expect 0 '^meaning: E <= 1\.12e-43 over the whole content box \(CERTIFIED\): the model solves the task' \
+expect 0 '^meaning: solves the task: E <= 1\.117e-43 <= 5e-3 \(tolerance\), CERTIFIED$' \
   verify bound --weights "$tmp/sink100.json" --L 4
 expect 2 'command line: --gap: .*> 0' \
   verify bound --weights "$tmp/sink.json" --L 4 --gap 0

@@ -35,7 +35,7 @@ for cmd in "verify bound" "verify bos" "verify bos --max"; do
   case "$rc" in 0 | 4) ;; *) fail "$cmd: exit $rc (want 0 or 4)" ;; esac
 done
 # (the gap of 1 % takes a minute or more: 5 s leave it NOT ENCLOSED, exit 4)
-expect 4 '^meaning: this model does not solve the task: E >= [0-9.e+-]* \(CERTIFIED\)' \
+expect 4 '^meaning: does not solve the task: E >= [0-9.e+-]* > 5e-3 \(tolerance\), CERTIFIED$' \
   verify bound --weights "$R" --L 4 --seconds 5
 # a gap it cannot reach in 3 boxes: NOT ENCLOSED, exit 4, still an enclosure
 expect 4 '^verdict: NOT ENCLOSED E in \[[0-9.e+-]*, [0-9.e+-]*\]' \
@@ -70,7 +70,8 @@ assert b["evidence"] == "CERTIFIED"
 assert isinstance(b["lo"], float) and isinstance(b["hi"], float)
 assert Fraction(b["lo_exact"]) <= Fraction(b["hi_exact"])
 assert b["witness"]["trigger"] in (1, 2, 3)
-assert "this model does not solve the task" in b["meaning"]
+assert b["meaning"].startswith("does not solve the task: E >= "), b["meaning"]
+assert b["meaning"].endswith(" > 5e-3 (tolerance), CERTIFIED"), b["meaning"]
 assert "revision" in b["provenance"] and "run" not in b and "run_info" not in b
 s = json.load(open(sys.argv[2]))
 assert s["verdict"] == "NOT VERIFIED" and s["witness"] is not None, s["verdict"]

@@ -15,7 +15,11 @@ Checked:
 4. from_numpy, from_file and save agree; bad input is a ValueError naming
    the field; progress callbacks are called, and the GIL is released during
    a long call; check() is NotImplementedError unless built in.
+5. "Solves" and "sinks" (tolerance=, sink_bar=): the CLI's words and bars,
+   a case on each side of each bar, bad bars a ValueError.
 """
+import decimal
+import re
 import threading
 from fractions import Fraction
 
@@ -239,6 +243,62 @@ def test_check():
     else:
         c = m.check(seconds=5)
         assert isinstance(c, sinkcert.CheckResult) and c.summary and isinstance(c.json, dict)
+
+
+@pytest.fixture(scope="module")
+def sink10():
+    """The sink family at beta = 10, n = 5, L = 4: E = 3 / (e^10 + 3) =
+    1.3618e-4 and min BOS = 1 - 1.3618e-4 over the whole box."""
+    A = np.zeros((5, 5))
+    A[1, 0], A[4, 0] = -10, 10
+    M = np.eye(5)
+    M[0, 0] = 0
+    return sinkcert.Model.from_numpy({"A": A, "M": M}, L=4)
+
+
+# the verdict words of docs/definitions.md, Definitions 7, with the printed
+# ends replaced by N: the CLI's tests (verdict_bars_cli_test.sh) match the
+# same lines from check, verify bound and verify bos
+END = r"[0-9]\.[0-9]+e[-+][0-9]+"
+
+
+def words(text):
+    return re.sub(END, "N", text)
+
+
+def test_solves_and_sinks_bars(sink10):
+    b = sink10.bound(seconds=10)
+    assert words(b.details["meaning"]) == "solves the task: E <= N <= 5e-3 (tolerance), CERTIFIED"
+    # each side of E = 1.36e-4, a str as written and a float by its repr
+    b = sink10.bound(seconds=10, tolerance="1e-4")
+    assert words(b.details["meaning"]) == \
+        "does not solve the task: E >= N > 1e-4 (tolerance), CERTIFIED"
+    b = sink10.bound(seconds=10, tolerance=2e-4)
+    assert words(b.details["meaning"]) == "solves the task: E <= N <= 0.0002 (tolerance), CERTIFIED"
+    s = sink10.bos_bound(seconds=10)
+    assert words(s.details["meaning"]) == \
+        "sinks on every input: min BOS >= N >= 0.5 (sink bar), CERTIFIED"
+    s = sink10.bos_bound(seconds=10, sink_bar="0.9999")
+    assert re.fullmatch(r"does not sink on every input: BOS mass <= N < 0\.9999 \(sink bar\) at "
+                        r"the witness \(head 0, row 3, trigger [12]\), CERTIFIED",
+                        words(s.details["meaning"])), s.details["meaning"]
+    s = sink10.bos_bound(seconds=10, sink_bar=decimal.Decimal("0.9998"))
+    assert words(s.details["meaning"]) == \
+        "sinks on every input: min BOS >= N >= 0.9998 (sink bar), CERTIFIED"
+    if sinkcert._ext.HAVE_CHECK:
+        c = sink10.check(seconds=5, tolerance="1e-4", sink_bar="0.9998").json["conclusion"]
+        assert words(c["solves_text"]) == \
+            "does not solve the task: E >= N > 1e-4 (tolerance), CERTIFIED"
+        assert words(c["sinks_text"]) == \
+            "sinks on every input: min BOS >= N >= 0.9998 (sink bar), CERTIFIED"
+        assert c["tolerance"] == "1e-4" and c["sink_bar"] == "0.9998"
+    # bad bars: a ValueError naming the keyword
+    with pytest.raises(ValueError, match="tolerance: expected a decimal number >= 0"):
+        sink10.bound(seconds=1, tolerance="-1")
+    with pytest.raises(ValueError, match=r"sink_bar: expected a decimal number"):
+        sink10.bos_bound(seconds=1, sink_bar=[0.5])
+    with pytest.raises(ValueError, match=r"sink bar: expected a decimal number in \(0, 1\]"):
+        sink10.bos_bound(seconds=1, sink_bar="1.5")
 
 
 def test_progress_error_raised_after_the_call():

@@ -327,6 +327,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   Model<Mpfi> model = model_in.template cast<Mpfi>();
   BosBound out;
   out.bits_requested = options.bits;
+  out.bars = options.bars;
   out.bits = PrecisionScope::current_bits();
   out.deficit_lower = Mpfr(-2);  // below every deficit (a_i0 <= ... D >= -inf; see below)
   bool have_witness = false;
@@ -735,10 +736,11 @@ Mpfr one_minus_up(const Mpfr& x) {
   return r;
 }
 
-std::string bar_text(double bar) {
-  std::ostringstream s;
-  s << bar;  // 6 digits: 0.99999, 1e-05
-  return s.str();
+// "head h, row i, trigger j": where the bound's witness lies.
+template <typename Bound>
+std::string witness_words(const Bound& b) {
+  return "head " + std::to_string(b.witness_head) + ", row " + std::to_string(b.witness_row) +
+         ", trigger " + std::to_string(b.witness_trigger);
 }
 
 }  // namespace
@@ -755,46 +757,23 @@ std::string enclosure_text(const MaxBosBound& b) {
          format_up(b.mass_upper, 6) + "]";
 }
 
-std::string task_meaning(const BosBound& b) {
+BarVerdict task_verdict(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  // min BOS >= 1 - deficit_upper (rounded down); at the witness a_i0 <= 1 -
-  // deficit_lower (rounded up)
-  const Mpfr least = one_minus_down(b.deficit_upper);
-  if (!bmp::isinf(b.deficit_upper) && least >= Mpfr(kSinkBosMass)) {
-    return "every non-trigger position puts at least " + format_down(least, 12) +
-           " of its attention on BOS over the whole content box (CERTIFIED): a sink";
-  }
-  if (b.witness_trigger != 0) {
-    const Mpfr most = one_minus_up(b.deficit_lower);
-    if (most < Mpfr(kSinkBosMass)) {
-      return "not a sink everywhere: at the witness (head " + std::to_string(b.witness_head) +
-             ", row " + std::to_string(b.witness_row) + ", trigger " +
-             std::to_string(b.witness_trigger) + ") the BOS mass is at most " +
-             format_up(most, 12) + " (CERTIFIED), below the sink bar " + bar_text(kSinkBosMass) +
-             (most <= Mpfr(kNoSinkBosMass) ? "; there BOS holds at most half the attention" : "");
-    }
-  }
-  return "not decided whether every non-trigger position sinks: " + enclosure_text(b) +
-         " (CERTIFIED) straddles the sink bar 1 - min BOS = " + bar_text(1 - kSinkBosMass);
+  // min BOS in [1 - deficit_upper, 1 - deficit_lower], each end rounded
+  // outward; no witness: no upper end below 1
+  const Mpfr least = bmp::isinf(b.deficit_upper) ? Mpfr(0) : one_minus_down(b.deficit_upper);
+  const Mpfr most = b.witness_trigger == 0 ? Mpfr(1) : one_minus_up(b.deficit_lower);
+  return sinks_verdict(least, most, witness_words(b), b.bars);
 }
 
-std::string task_meaning(const MaxBosBound& b) {
+BarVerdict task_verdict(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  if (!bmp::isinf(b.mass_upper) && b.mass_upper < Mpfr(kSinkBosMass)) {
-    return "no non-trigger position puts more than " + format_up(b.mass_upper, 12) +
-           " of its attention on BOS anywhere on the content box (CERTIFIED): " +
-           (b.mass_upper <= Mpfr(kNoSinkBosMass)
-                ? "no sink"
-                : "below the sink bar " + bar_text(kSinkBosMass) + ", no full sink");
-  }
-  if (b.witness_trigger != 0 && b.mass_lower >= Mpfr(kSinkBosMass)) {
-    return "a sink at the witness (head " + std::to_string(b.witness_head) + ", row " +
-           std::to_string(b.witness_row) + ", trigger " + std::to_string(b.witness_trigger) +
-           "): its BOS mass is at least " + format_down(b.mass_lower, 12) + " (CERTIFIED)";
-  }
-  return "not decided whether some non-trigger position sinks: " + enclosure_text(b) +
-         " (CERTIFIED) straddles the sink bar " + bar_text(kSinkBosMass);
+  return sinks_anywhere_verdict(b.mass_lower, b.mass_upper,
+                                b.witness_trigger == 0 ? std::string() : witness_words(b), b.bars);
 }
+
+std::string task_meaning(const BosBound& b) { return task_verdict(b).text; }
+std::string task_meaning(const MaxBosBound& b) { return task_verdict(b).text; }
 
 std::string summary_text(const BosBound& bound, const Task& task, double requested_gap) {
   return gap_summary(bound, task, bound_lines, requested_gap);
@@ -863,6 +842,7 @@ nlohmann::json bos_json(const Bound& b, const Task& task, const char* quantity, 
   put_certified_end(j, "hi", hi);
   j["relative_gap"] = std::isfinite(b.relative_gap) ? nlohmann::json(b.relative_gap) : nullptr;
   j["meaning"] = task_meaning(b);
+  j["sink_bar"] = b.bars.sink_bar_text;
   return j;
 }
 

@@ -227,15 +227,17 @@ std::string enclosure_line(const BosBound& bound);
 std::string enclosure_text(const BosBound& bound);
 std::string enclosure_text(const MaxBosBound& bound);
 
-// What the enclosure means for the task, one line in plain words, against
-// the bars kSinkBosMass and kNoSinkBosMass (box_search.h). Minimum: "every
-// non-trigger position puts at least m of its attention on BOS over the
-// whole box: a sink" when the certified min BOS m reaches the sink bar; the
-// witness's row is not a sink when its certified a_i0 stays below it.
-// Maximum: no position puts more than M on BOS anywhere (no sink when M is
-// at most kNoSinkBosMass), or the witness's row is a sink.
+// What the enclosure means for the task, one line: whether the heads the
+// bound covers sink, against the run's sink bar (bound.bars;
+// src/verdict_bars.h). Minimum: sinks_verdict, "sinks on every input: min
+// BOS >= m >= 0.5 (sink bar), CERTIFIED", or not at the witness, or
+// undecided. Maximum: sinks_anywhere_verdict, "does not sink on any input"
+// when the certified max BOS stays below the bar, or "sinks at the witness".
 std::string task_meaning(const BosBound& bound);
 std::string task_meaning(const MaxBosBound& bound);
+// The same verdict with its decision.
+BarVerdict task_verdict(const BosBound& bound);
+BarVerdict task_verdict(const MaxBosBound& bound);
 
 // Reports ending in the verdict line (verdict, margin, precision, evidence)
 // and the meaning line (task_meaning). Without a claim the verdict is

@@ -48,6 +48,7 @@
 #include "src/elapsed.h"
 #include "src/evidence.h"
 #include "src/scalar_traits.h"
+#include "src/verdict_bars.h"
 #include "theorems/bounds/deadline.h"
 #include "theorems/bounds/progress_lines.h"
 
@@ -76,6 +77,8 @@ struct BoxSearchOutcome {
   std::string stop_reason;  // why the search stopped, for the report
   int bits_requested = 0;   // the starting precision asked for
   int bits = 0;             // precision used at the end (after any raises)
+  // The bars of the "meaning:" line (task_meaning): the options' bars.
+  VerdictBars bars;
 };
 
 // A budget in boxes alone keeps a run reproducible (the same boxes, whatever
@@ -96,6 +99,9 @@ struct BoxSearchOptions {
   int bits = 128;       // MPFI precision to start with
   int step_bits = 64;   // raise by this much while rounding limits the bound
   int max_bits = 1024;  // cap of the raises (the cap is max(bits, max_bits))
+  // What "solves the task" and "sinks" mean in the report's plain words
+  // (src/verdict_bars.h); copied into the outcome.
+  VerdictBars bars;
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
   // `memory_bytes` (each may stay in the heap).
   void fit_memory(double box_bytes, double memory_bytes) {
@@ -245,16 +251,6 @@ nlohmann::json outcome_json(const BoxSearchOutcome& b);
 void gap_verdict_line(std::ostringstream& s, const BoxSearchOutcome& b, double requested_gap,
                       double achieved_gap, const std::string& enclosure);
 
-// The thresholds of the plain-words line under every enclosure (what it
-// means for the task), the bars the studies use for the same words:
-// a worst-case loss at or below kSolvesTaskLoss solves the task (1e-6, the
-// low-loss bar of the Theorem 1 and 2 studies); a BOS mass at or above
-// kSinkBosMass is a sink (1 - 1e-5, their sink bar); one at or below
-// kNoSinkBosMass is not (0.5: BOS holds at most half the attention).
-constexpr double kSolvesTaskLoss = 1e-6;
-constexpr double kSinkBosMass = 1 - 1e-5;
-constexpr double kNoSinkBosMass = 0.5;
-
 // "verdict: V  margin <the verdict's text> = M  precision: ... evidence: ..."
 // for a claim (precision and evidence from the run b); the undecided text
 // is printed in place of the margin.
@@ -270,7 +266,8 @@ void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
 // the verdict line of a gap target (gap_summary) or of a claim, after the
 // line "claim: <relation> C" with C printed to `claim_digits` digits
 // (claim_summary); last the line "meaning: <task_meaning(bound)>", what the
-// enclosure says about the task in plain words. `enclosure(bound)` is the
+// enclosure says about the task in plain words, against the run's bars
+// (src/verdict_bars.h). `enclosure(bound)` is the
 // "[lo, hi]" text of the verdict line.
 template <typename Bound, typename TaskT, typename Lines>
 std::string gap_summary(const Bound& bound, const TaskT& task, Lines lines, double requested_gap) {

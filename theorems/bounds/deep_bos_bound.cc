@@ -268,6 +268,7 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   make_prefix();
   BosBound out;
   out.bits_requested = options.bits;
+  out.bars = options.bars;
   out.bits = PrecisionScope::current_bits();
   out.deficit_lower = Mpfr(-2);
   out.witness_head = head;
@@ -563,6 +564,39 @@ void head_lines(std::ostringstream& s, int layer, const Bound& b, const std::str
   }
 }
 
+// One head's decision against the sink bar.
+struct HeadDecision {
+  Decision decision;
+  int layer, head;
+};
+
+// The model's meaning line over the heads' decisions (Theorem 2 asks for a
+// sink in some head of some layer, not in every head). Minimum: "sinks on
+// every input in layer l, head h" when some head's certified min BOS
+// reaches the bar; "no head sinks on every input" when every head has a
+// witness below it. Maximum: "sinks at a witness in layer l, head h", or
+// "no head sinks on any input" when every head's max BOS stays below it.
+std::string heads_meaning(const std::vector<HeadDecision>& decisions, BosMode mode,
+                          const VerdictBars& bars) {
+  const std::string tail = " against " + bars.sink_bar_words() + ", CERTIFIED (per head above)";
+  bool all_no = true;
+  for (const HeadDecision& d : decisions) {
+    if (d.decision == Decision::kYes) {
+      return std::string(mode == BosMode::kMin ? "sinks on every input" : "sinks at a witness") +
+             " in layer " + std::to_string(d.layer) + ", head " + std::to_string(d.head) + tail;
+    }
+    all_no = all_no && d.decision == Decision::kNo;
+  }
+  if (all_no) {
+    return std::string(mode == BosMode::kMin ? "no head sinks on every input"
+                                             : "no head sinks on any input") +
+           tail;
+  }
+  return std::string(mode == BosMode::kMin ? "undecided whether some head sinks on every input"
+                                           : "undecided whether some head sinks on some input") +
+         tail;
+}
+
 struct HeadResult {
   int layer = 0, head = 0;
   std::optional<BosBound> min;
@@ -635,6 +669,7 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
   double worst_gap = 0.0;
   int bits = options.bits;
   nlohmann::json per_head = nlohmann::json::array();
+  std::vector<HeadDecision> decisions;
   std::optional<Matrix<double>> witness, open_witness;
   for (std::size_t k = 0; k < heads.size(); ++k) {
     DeepBosOptions one = shared;
@@ -656,13 +691,17 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
       const BosBound b = bound_deep_min_bos(model, task, one);
       head_lines(s, one.layer, b, min_bos_text(b, 12) + ", " + enclosure_text(b),
                  Mpfi(Mpfi(1) - b.witness_deficit), "a_i0");
-      s << "  " << task_meaning(b) << "\n";
+      const BarVerdict v = task_verdict(b);
+      s << "  " << v.text << "\n";
+      decisions.push_back({v.decision, one.layer, one.head});
       entry["min"] = to_json(b, task, options.relative_gap);
       record(b, b.relative_gap, witness_input(b, task));
     } else {
       const MaxBosBound b = bound_deep_max_bos(model, task, one);
       head_lines(s, one.layer, b, max_bos_text(b, 12), b.witness_mass, "a_i0");
-      s << "  " << task_meaning(b) << "\n";
+      const BarVerdict v = task_verdict(b);
+      s << "  " << v.text << "\n";
+      decisions.push_back({v.decision, one.layer, one.head});
       entry["max"] = to_json(b, task, options.relative_gap);
       record(b, b.relative_gap, witness_input(b, task));
     }
@@ -678,16 +717,8 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
     s << "n/a";
   }
   s << "  precision: " << bits << " bits  evidence: " << Evidence::certified(bits).label() << "\n";
-  if (mode == BosMode::kMin) {
-    s << "meaning: per head above; a head sinks where its certified min BOS reaches "
-      << kSinkBosMass
-      << " (Theorem 2 asks for a sink in some head of some layer, not in every head)\n";
-  } else {
-    s << "meaning: per head above; a head never sinks where its certified max BOS stays at or "
-         "below "
-      << kNoSinkBosMass << ", and certainly sinks somewhere where its max BOS reaches "
-      << kSinkBosMass << " at a witness\n";
-  }
+  const std::string meaning = heads_meaning(decisions, mode, shared.bars);
+  s << "meaning: " << meaning << "\n";
   r.text = s.str();
   r.json = {
       {"quantity", to_string(mode) + " BOS mass per (layer, head) over the whole content box"},
@@ -695,6 +726,8 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
       {"evidence", Evidence::certified(bits).label()},
       {"requested_gap", options.relative_gap},
       {"heads", per_head},
+      {"meaning", meaning},
+      {"sink_bar", shared.bars.sink_bar_text},
       {"task", {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}}}};
   r.witness = open_witness ? open_witness : witness;
   return r;

@@ -516,24 +516,11 @@ std::string enclosure_text(const WorstCaseBound& b) {
 
 std::string task_meaning(const WorstCaseBound& b) {
   PrecisionScope scope(b.bits > 0 ? b.bits : 128);
-  std::ostringstream s;
-  s << kSolvesTaskLoss;
-  const std::string bar = s.str();
-  if (b.upper <= Mpfr(kSolvesTaskLoss)) {
-    return "E <= " + format_up(b.upper, 3) +
-           " over the whole content box (CERTIFIED): the model solves the task to that "
-           "accuracy";
-  }
-  if (b.lower > Mpfr(kSolvesTaskLoss)) {
-    return "this model does not solve the task: E >= " + format_down(b.lower, 3) +
-           " (CERTIFIED) at the witness, above the accuracy bar " + bar;
-  }
-  if (bmp::isinf(b.upper)) {
-    return "not decided whether the model solves the task: E >= " + format_down(b.lower, 3) +
-           " (CERTIFIED) and no finite upper bound";
-  }
-  return "not decided whether the model solves the task to the accuracy bar " + bar + ": " +
-         enclosure_text(b) + " (CERTIFIED) straddles it";
+  // E >= 0 always; before any witness the lower end is a placeholder below 0
+  const Mpfr lower = b.lower > 0 ? b.lower : Mpfr(0);
+  std::string text = solves_verdict(lower, b.upper, "CERTIFIED", b.bars).text;
+  if (bmp::isinf(b.upper)) text += " (no finite upper bound)";
+  return text;
 }
 
 std::string summary_text(const WorstCaseBound& bound, const Task& task, double requested_gap) {
@@ -565,6 +552,7 @@ nlohmann::json bound_json(const WorstCaseBound& b, const Task& task) {
   j["per_trigger"] = per;
   if (!b.note.empty()) j["note"] = b.note;
   j["meaning"] = task_meaning(b);
+  j["tolerance"] = b.bars.tolerance_text;
   return j;
 }
 

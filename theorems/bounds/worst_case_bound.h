@@ -193,12 +193,10 @@ UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, doubl
 // "E in [lower, upper]", lower rounded down and upper rounded up (6 digits).
 std::string enclosure_text(const WorstCaseBound& bound);
 
-// What the enclosure means for the task, one line in plain words, against
-// the bar kSolvesTaskLoss (box_search.h):
-//   upper <= bar: "E <= U over the whole box (CERTIFIED): the model solves
-//                  the task to that accuracy"
-//   lower > bar:  "this model does not solve the task: E >= L (CERTIFIED)"
-//   otherwise:    the enclosure straddles the bar: neither is certified.
+// What the enclosure means for the task, one line: whether the model
+// solves it, against the run's tolerance (bound.bars; src/verdict_bars.h,
+// solves_verdict), e.g. "solves the task: E <= 4.405e-03 <= 5e-3
+// (tolerance), CERTIFIED".
 std::string task_meaning(const WorstCaseBound& bound);
 
 // Reports ending in the verdict line (verdict, margin, precision, evidence)

@@ -139,6 +139,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   Model<Mpfi> model = model_in.template cast<Mpfi>();
   WorstCaseBound out;
   out.bits_requested = options.bits;
+  out.bars = options.bars;
   out.bits = PrecisionScope::current_bits();
   out.lower = Mpfr(-1);  // below every error: nothing is pruned before a witness
   std::vector<TriggerBound> per_trigger;

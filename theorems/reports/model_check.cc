@@ -123,6 +123,30 @@ std::string solves_words(CheckReport::Solves s) {
   return "";
 }
 
+CheckReport::Solves solves_of(Decision d) {
+  switch (d) {
+    case Decision::kYes:
+      return CheckReport::Solves::kYes;
+    case Decision::kNo:
+      return CheckReport::Solves::kNo;
+    case Decision::kUndecided:
+      break;
+  }
+  return CheckReport::Solves::kUndecided;
+}
+
+std::string sinks_words(Decision d) {
+  switch (d) {
+    case Decision::kYes:
+      return "sinks";
+    case Decision::kNo:
+      return "does not sink";
+    case Decision::kUndecided:
+      break;
+  }
+  return "undecided whether it sinks";
+}
+
 }  // namespace
 
 CheckReport check_model(const WeightFile& file, const Task& task, const CheckOptions& options) {
@@ -149,6 +173,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   r.task = task;
   r.seconds_budget = options.seconds;
   r.seed = options.seed;
+  r.bars = options.bars;
   const Model<double> model = to_model<double>(file);
   const Model<Rational> exact = to_model<Rational>(file);
   const bool single = file.kind == ModelKind::kSingleLayer && file.num_layers() == 1;
@@ -271,8 +296,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     const double work = file.num_heads() * task.L * (task.L - 1) / 2.0 * c * c * c;
     if (!single) {
       r.min_bos = not_applicable(
-          "the BOS bound covers single-layer models (its reduction to the query's content "
-          "holds for one layer)");
+          "check's BOS bound covers single-layer models (its reduction to the query's content "
+          "holds for one layer); verify bos certifies a residual model head by head");
     } else if (!bos_applies) {
       r.min_bos = not_applicable("the BOS bound does not cover softpick's minimum");
     } else if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBosWork) {
@@ -322,7 +347,9 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.e_upper = Rational(e) < m ? std::nextafter(e, 2.0 * e + 1.0) : e;
     r.e_lower_source = "exact";
     r.solves_evidence = "EXACT";
-    r.solves = e <= kSolvesTolerance ? CheckReport::Solves::kYes : CheckReport::Solves::kNo;
+    const BarVerdict v = solves_verdict(m, options.bars);
+    r.solves = solves_of(v.decision);
+    r.solves_text = v.text;
   } else {
     if (r.attack && std::isfinite(r.attack->best.certified) &&
         r.attack->best.certified > r.e_lower) {
@@ -337,16 +364,40 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       r.e_upper = r.worst_case.upper;
     }
     r.solves_evidence = "CERTIFIED";
-    if (r.e_upper <= kSolvesTolerance) {
-      r.solves = CheckReport::Solves::kYes;
-    } else if (r.e_lower > kSolvesTolerance) {
-      r.solves = CheckReport::Solves::kNo;
-    }
+    const BarVerdict v =
+        solves_verdict(Mpfr(r.e_lower), Mpfr(r.e_upper), "CERTIFIED", options.bars);
+    r.solves = solves_of(v.decision);
+    r.solves_text = v.text;
   }
-  for (const auto& layer : r.bos.heads) {
-    for (const auto& h : layer) {
-      if (h.overall.count > 0 && h.overall.mean >= kSinkMass) r.sinks = true;
+  // sinks: the certified min BOS where it ran, else the probe set
+  if (r.min_bos.verdict != Verdict::kNotApplicable && r.min_bos.why.rfind("not started", 0) != 0) {
+    const BarVerdict v = sinks_verdict(Mpfr(r.min_bos.lower), Mpfr(r.min_bos.upper),
+                                       "head " + std::to_string(r.min_bos_witness_head) + ", row " +
+                                           std::to_string(r.min_bos_witness_row) + ", trigger " +
+                                           std::to_string(r.min_bos_witness_trigger),
+                                       options.bars);
+    r.sinks = v.decision;
+    r.sinks_text = v.text;
+    r.sinks_evidence = "CERTIFIED";
+  } else {
+    double largest = -1;
+    std::string where = "no head";
+    for (const auto& layer : r.bos.heads) {
+      for (const auto& h : layer) {
+        if (h.overall.count > 0 && h.overall.mean > largest) {
+          largest = h.overall.mean;
+          where = "layer " + std::to_string(h.layer) + " head " + std::to_string(h.head);
+        }
+      }
     }
+    const std::string why = r.min_bos.verdict == Verdict::kNotApplicable
+                                ? "min BOS over the box NOT APPLICABLE: " + r.min_bos.why
+                                : "min BOS over the box " + r.min_bos.why;
+    const BarVerdict v = probe_sinks_verdict(
+        largest < 0 ? std::numeric_limits<double>::quiet_NaN() : largest, where, why, options.bars);
+    r.sinks = v.decision;
+    r.sinks_text = v.text;
+    r.sinks_evidence = "NUMERIC(53)";
   }
   r.seconds = since(start);
   return r;
@@ -371,15 +422,17 @@ nlohmann::json CheckReport::to_json() const {
   }
   j["steps"] = steps_json;
   j["conclusion"] = {{"solves_task", solves_words(solves)},
-                     {"tolerance", kSolvesTolerance},
+                     {"solves_text", solves_text},
+                     {"tolerance", bars.tolerance_text},
                      {"worst_case_lower", e_lower},
                      {"worst_case_upper", std::isfinite(e_upper) ? nlohmann::json(e_upper)
                                                                  : nlohmann::json("Infinity")},
                      {"worst_case_lower_from", e_lower_source},
                      {"evidence", solves_evidence},
-                     {"sinks", sinks},
-                     {"sink_mass", kSinkMass},
-                     {"sinks_evidence", "NUMERIC(53)"}};
+                     {"sinks", sinks_words(sinks)},
+                     {"sinks_text", sinks_text},
+                     {"sink_bar", bars.sink_bar_text},
+                     {"sinks_evidence", sinks_evidence}};
   j["bos_statistics"] = sinkcert::to_json(bos);
   if (relu) {
     nlohmann::json rj{{"verdict", to_string(relu->verdict)},
@@ -426,8 +479,7 @@ std::string CheckReport::summary() const {
       << " [CERTIFIED; lower end from the " << e_lower_source << "]";
   }
   s << "\n";
-  s << "  -> " << solves_words(solves) << " (E <= " << plain(kSolvesTolerance) << ") ["
-    << solves_evidence << "]\n";
+  s << "  -> " << solves_text << "\n";
   if (relu) {
     s << "exact ReLU checker: " << to_string(relu->verdict) << " [EXACT]"
       << (relu->reason.empty() ? "" : ": " + relu->reason) << "\n";
@@ -458,8 +510,7 @@ std::string CheckReport::summary() const {
   for (const auto& layer : bos.heads) {
     for (const auto& h : layer) {
       s << "  layer " << h.layer << " head " << h.head << ": mean " << plain(h.overall.mean, 6)
-        << ", min " << plain(h.overall.min, 6) << " -> "
-        << (h.overall.count > 0 && h.overall.mean >= kSinkMass ? "sinks" : "does not sink") << "\n";
+        << ", min " << plain(h.overall.min, 6) << "\n";
     }
   }
   if (min_bos.verdict == Verdict::kNotApplicable) {
@@ -473,8 +524,7 @@ std::string CheckReport::summary() const {
       << "] [CERTIFIED] (witness: head " << min_bos_witness_head << ", row " << min_bos_witness_row
       << ", trigger " << min_bos_witness_trigger << ")\n";
   }
-  s << "  -> " << (sinks ? "sinks" : "does not sink") << " (mean BOS mass >= " << plain(kSinkMass)
-    << " in some head) [NUMERIC(53)]\n";
+  s << "  -> " << sinks_text << "\n";
   s << "time: " << seconds_text(seconds) << " of a " << seconds_text(seconds_budget) << " budget\n";
   return s.str();
 }

@@ -44,16 +44,19 @@
 // (kDeepFirstPassSecondsPerWork), and the attack then has kAttackAloneShare
 // of S.
 //
-// Conclusions (no claim is made, so no VERIFIED):
-//   solves the task: E <= kSolvesTolerance (the paper's training target,
-//     5e-3), decided by EXACT (ReLU checker) or by the CERTIFIED upper end of
-//     the enclosure; "does not solve the task": a certified lower bound on E
-//     (the attack's witness or the bound's) above it; otherwise undecided.
-//   sinks: a head whose probe-set mean non-trigger BOS mass is at least
-//     kSinkMass (more than half of every row on BOS, on average), NUMERIC(53),
-//     per layer and head; the certified min BOS over the box says whether the
-//     sink holds on every input (single-layer; Theorem 1's "with high
-//     probability": inputs with content near 0 need not sink).
+// Conclusions (no claim is made, so no VERIFIED), against options.bars
+// (src/verdict_bars.h: one definition for check, verify bound, verify bos
+// and Python; docs/definitions.md, Definitions 7):
+//   solves the task: E <= tolerance (default 5e-3, the paper's training
+//     target), decided by EXACT (ReLU checker) or by the CERTIFIED upper end
+//     of the enclosure; "does not solve the task": a certified lower bound on
+//     E (the attack's witness or the bound's) above it; otherwise undecided.
+//   sinks: where the certified min BOS over the box ran (step 5), "sinks on
+//     every input" when its lower end reaches the sink bar (default 0.5),
+//     "does not sink on every input" when its witness stays below it,
+//     CERTIFIED; otherwise (several layers, softpick, beyond its limits, not
+//     started) the probe set: "sinks on the probe set" when some head's mean
+//     non-trigger BOS mass reaches the bar, NUMERIC(53), and says so.
 #pragma once
 
 #include <cstdint>
@@ -68,16 +71,12 @@
 #include "src/evidence.h"
 #include "src/table_writer.h"
 #include "src/task.h"
+#include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/exact/relu_exact_checker.h"
 
 namespace sinkcert::theorems {
 
-// The paper trains until the batch l_inf error is below 5e-3: a model whose
-// worst case is at or below it "solves the task".
-constexpr double kSolvesTolerance = 5e-3;
-// A head sinks when its mean non-trigger BOS mass reaches one half.
-constexpr double kSinkMass = 0.5;
 // Budget shares (header).
 constexpr double kAttackShare = 0.25;
 constexpr double kBoundShare = 0.7;
@@ -107,6 +106,7 @@ struct CheckOptions {
   std::uint64_t seed = 0;  // the attack's seed
   int threads = 0;         // the softmax vertex bound's threads (0: the hardware's)
   std::function<void(const std::string&)> progress;  // one line per step, and the bounds' progress
+  VerdictBars bars;  // what "solves" and "sinks" mean (src/verdict_bars.h)
 };
 
 // One step's time against its share.
@@ -159,12 +159,16 @@ struct CheckReport {
   int min_bos_witness_head = 0, min_bos_witness_row = 0, min_bos_witness_trigger = 0;
 
   // Conclusions (header).
+  VerdictBars bars;
   enum class Solves { kYes, kNo, kUndecided };
   Solves solves = Solves::kUndecided;
   std::string solves_evidence;      // e.g. "CERTIFIED", "EXACT"
+  std::string solves_text;          // the verdict line (verdict_bars.h, solves_verdict)
   double e_lower = 0, e_upper = 0;  // the best certified enclosure of E overall
   std::string e_lower_source;       // "attack witness", "bound", "exact"
-  bool sinks = false;               // some head's mean BOS mass >= kSinkMass
+  Decision sinks = Decision::kUndecided;
+  std::string sinks_evidence;  // "CERTIFIED" (min BOS bound) or "NUMERIC(53)" (probe set)
+  std::string sinks_text;      // the verdict line (sinks_verdict or probe_sinks_verdict)
 
   nlohmann::json to_json() const;
   // One screen: the model, E with evidence labels, the worst input, the

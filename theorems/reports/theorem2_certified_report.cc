@@ -55,12 +55,13 @@ std::string seconds_text(double s) {
 std::string head_sink_status(const Theorem2CertifiedHead& h) {
   PrecisionScope scope(kCellBits);
   if (!bmp::isinf(h.min.deficit_upper) &&
-      one_minus(h.min.deficit_upper, MPFR_RNDD) >= Mpfr(kSinkBosMass)) {
+      one_minus(h.min.deficit_upper, MPFR_RNDD) >= Mpfr(kStudySinkBosMass)) {
     return "sink";
   }
-  if (!bmp::isinf(h.max.mass_upper) && h.max.mass_upper <= Mpfr(kNoSinkBosMass)) return "no sink";
+  if (!bmp::isinf(h.max.mass_upper) && h.max.mass_upper <= Mpfr(kStudyNoSinkBosMass))
+    return "no sink";
   if (h.min.witness_trigger != 0 &&
-      one_minus(h.min.deficit_lower, MPFR_RNDU) < Mpfr(kSinkBosMass)) {
+      one_minus(h.min.deficit_lower, MPFR_RNDU) < Mpfr(kStudySinkBosMass)) {
     return "not a sink everywhere";
   }
   return "undecided";
@@ -171,9 +172,9 @@ Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
          << ". A bound whose budget ran out says so under its cell; its enclosure is still "
             "certified. seconds: the model's whole row (every head, both extremes, E).";
   std::ostringstream bars;
-  bars << "head sinks: sink when the certified min BOS is at least " << kSinkBosMass
+  bars << "head sinks: sink when the certified min BOS is at least " << kStudySinkBosMass
        << " (the sink bar of the studies); no sink when the certified max BOS is at most "
-       << kNoSinkBosMass
+       << kStudyNoSinkBosMass
        << "; not a sink everywhere when a witness input has its BOS mass below the sink bar. "
           "Theorem 2 asks for a sink in some head of some layer of a low-loss model, not in "
           "every head.";

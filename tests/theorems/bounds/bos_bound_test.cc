@@ -59,13 +59,19 @@ TEST_CASE("sink family: 1 - min BOS = (L-1) / (e^beta + L-1) is enclosed, one bo
     INFO("n " << n << " L " << L << " beta " << beta);
     CHECK(b.verdict == Verdict::kEnclosed);
     CHECK(b.evidence.label() == "CERTIFIED");
-    // without a claim never VERIFIED; beta = 30 sinks (1 - 1e-5 bar), beta
-    // = 3 and 10 do not at the witness
+    // without a claim never VERIFIED; every one sinks at the default bar
+    // 0.5; at the bar 0.99999 beta = 30 sinks, beta = 3 and 10 do not at
+    // the witness
     const std::string text = summary_text(b, task, 0.01);
     CHECK(text.find("VERIFIED") == std::string::npos);
     CHECK(text.find("\nverdict: ENCLOSED 1 - min BOS in [") != std::string::npos);
-    CHECK((task_meaning(b).find(": a sink") != std::string::npos) == (beta == 30.0));
-    CHECK((task_meaning(b).rfind("not a sink everywhere", 0) == 0) == (beta != 30.0));
+    CHECK(task_meaning(b).rfind("sinks on every input: min BOS >= ", 0) == 0);
+    CHECK(task_meaning(b).find(" >= 0.5 (sink bar), CERTIFIED") != std::string::npos);
+    BosBound strict = b;
+    strict.bars = VerdictBars(kDefaultTolerance, "0.99999");
+    CHECK((task_meaning(strict).rfind("sinks on every input", 0) == 0) == (beta == 30.0));
+    CHECK((task_meaning(strict).rfind("does not sink on every input: BOS mass <= ", 0) == 0) ==
+          (beta != 30.0));
     CHECK(to_json(b, task, 0.01)["verdict"] == "ENCLOSED");
     PrecisionScope high(1024);
     const Mpfr truth = sink_deficit(L, beta);

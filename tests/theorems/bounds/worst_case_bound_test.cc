@@ -60,8 +60,12 @@ TEST_CASE("sink family, beta = 10, n = 5, L = 4: certified within 1%") {
   const std::string text = summary_text(b, task, options.relative_gap);
   CHECK(text.find("VERIFIED") == std::string::npos);
   CHECK(text.find("\nverdict: ENCLOSED E in [1.36181e-04, 1.36182e-04]") != std::string::npos);
-  CHECK(task_meaning(b).rfind("this model does not solve the task: E >= 1.36e-04 (CERTIFIED)", 0) ==
-        0);
+  CHECK(task_meaning(b) == "solves the task: E <= 1.362e-04 <= 5e-3 (tolerance), CERTIFIED");
+  // the bar is the run's: below E, the same enclosure does not solve it
+  WorstCaseBound strict = b;
+  strict.bars = VerdictBars("1e-4", kDefaultSinkBar);
+  CHECK(task_meaning(strict) ==
+        "does not solve the task: E >= 1.361e-04 > 1e-4 (tolerance), CERTIFIED");
   const nlohmann::json j = to_json(b, task, options.relative_gap);
   CHECK(j["verdict"] == "ENCLOSED");
   CHECK(j["lo"].get<double>() <= j["hi"].get<double>());
@@ -75,9 +79,12 @@ TEST_CASE("E near 0 over the whole box reads as solving the task; a budget cut i
   const Task task{5, 4, TriggerRange::kPaper};
   WorstCaseOptions options;
   options.relative_gap = 0.01;
-  // beta = 30: E = 3 / (e^30 + 3) ~ 2.8e-13, below the 1e-6 bar
+  // beta = 30: E = 3 / (e^30 + 3) ~ 2.8e-13, below a tolerance of 1e-6
+  options.bars = VerdictBars("1e-6", kDefaultSinkBar);
   const WorstCaseBound b = bound_worst_case(sink_family<double>(5, 30.0), task, options);
-  CHECK(task_meaning(b).find("the model solves the task to that accuracy") != std::string::npos);
+  CHECK(task_meaning(b).rfind("solves the task: E <= 2.80", 0) == 0);
+  CHECK(task_meaning(b).find(" <= 1e-6 (tolerance), CERTIFIED") != std::string::npos);
+  options.bars = VerdictBars();
   // a content-dependent random model cannot reach 1e-6 in 4 boxes
   options.max_boxes = 4;
   options.relative_gap = 1e-6;

@@ -36,10 +36,11 @@ TEST_CASE("the sink family solves the task and sinks, certified") {
   const CheckReport r = run(sink_family<double>(kN, 30.0));
   INFO(r.summary());
   CHECK(r.solves == CheckReport::Solves::kYes);
-  CHECK(r.sinks);
+  CHECK(r.sinks == Decision::kYes);
+  CHECK(r.sinks_evidence == "CERTIFIED");
   // E ~ (L - 1) e^(-30) ~ 3e-13, enclosed by the bound
   CHECK(r.worst_case.verdict == Verdict::kEnclosed);
-  CHECK(r.e_upper <= kSolvesTolerance);
+  CHECK(Rational(r.e_upper) <= r.bars.tolerance);
   CHECK(r.e_lower <= r.e_upper);
   CHECK(r.e_upper < 1e-10);
   // the BOS bound applies to a single-layer softmax model: min BOS near 1
@@ -47,8 +48,10 @@ TEST_CASE("the sink family solves the task and sinks, certified") {
   CHECK(r.min_bos.lower > 0.99);
   CHECK_FALSE(r.relu);
   const std::string s = r.summary();
-  CHECK(contains(s, "-> solves the task"));
-  CHECK(contains(s, "-> sinks"));
+  CHECK(contains(s, "-> solves the task: E <= "));
+  CHECK(contains(s, " <= 5e-3 (tolerance), CERTIFIED\n"));
+  CHECK(contains(s, "-> sinks on every input: min BOS >= "));
+  CHECK(contains(s, " >= 0.5 (sink bar), CERTIFIED\n"));
   CHECK(contains(s, "[CERTIFIED"));
   CHECK(contains(s, "[NUMERIC(53)]"));
   CHECK(contains(s, "SEARCH(lower bound)"));
@@ -56,7 +59,10 @@ TEST_CASE("the sink family solves the task and sinks, certified") {
   // the report's forms carry the same conclusions
   const nlohmann::json j = r.to_json();
   CHECK(j["conclusion"]["solves_task"] == "solves the task");
-  CHECK(j["conclusion"]["sinks"] == true);
+  CHECK(j["conclusion"]["sinks"] == "sinks");
+  CHECK(j["conclusion"]["tolerance"] == "5e-3");
+  CHECK(j["conclusion"]["sink_bar"] == "0.5");
+  CHECK(j["conclusion"]["solves_text"] == r.solves_text);
   CHECK(j["worst_case_bound"]["verdict"] == "ENCLOSED");
   CHECK(contains(r.markdown(), "](attention_mean_std.png)"));
   CHECK(r.witness_tokens.rows() == kL);
@@ -68,7 +74,7 @@ TEST_CASE("a random model does not solve the task, with a certified witness") {
   CHECK(r.solves == CheckReport::Solves::kNo);
   REQUIRE(r.attack);
   // the attack's certified lower bound is a true lower end of E
-  CHECK(r.attack->best.certified > kSolvesTolerance);
+  CHECK(Rational(r.attack->best.certified) > r.bars.tolerance);
   CHECK(r.e_lower >= r.attack->best.certified);
   CHECK(contains(r.summary(), "-> does not solve the task"));
   CHECK(contains(r.summary(), "at trigger " + std::to_string(r.attack->best.trigger)));
@@ -84,7 +90,7 @@ TEST_CASE("the ReLU construction: EXACT zero error, no sink; a broken one is cau
   CHECK(r.solves_evidence == "EXACT");
   CHECK(r.e_lower == 0);
   CHECK(r.e_upper == 0);
-  CHECK_FALSE(r.sinks);
+  CHECK(r.sinks == Decision::kNo);
   CHECK(contains(r.summary(), "E = 0/1 [EXACT]"));
   CHECK(contains(r.summary(), "-> does not sink"));
   // the BOS bound applies (single layer), the exact checker says NOT VERIFIED
