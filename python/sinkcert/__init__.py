@@ -182,7 +182,7 @@ class BoundResult:
     hi_exact: str
     verdict: Verdict
     evidence: str
-    claim: Optional[float]
+    claim: Optional[str]  # as written (a float claim: its repr)
     margin: Optional[float]
     relative_gap: float
     witness: Optional[np.ndarray]
@@ -220,6 +220,11 @@ def _witness(d):
                    value_double=d["value_double"], position=d["position"],
                    coordinate=d["coordinate"], layer=d["layer"],
                    certified_bits=d["certified_bits"], double_disagrees=d["double_disagrees"])
+
+
+def _claim(claim):
+    # a str is an exact decimal, kept as written; a number the decimal of its repr
+    return claim if claim is None or isinstance(claim, str) else float(claim)
 
 
 def _bound_result(d):
@@ -454,9 +459,10 @@ class Model:
         """The certified worst-case error E over the whole content box
         (sinkcert verify bound): lo <= E <= hi to the relative gap, or with
         claim whether E <= claim (VERIFIED / NOT_VERIFIED with a witness /
-        UNDECIDED)."""
+        UNDECIDED). claim: a float, or a str compared as the exact decimal
+        it writes ("0.1" is 1/10, not the double nearest it)."""
         L, rng = self._task(L, trigger_range)
-        return _bound_result(self._w.bound(L, rng, None if claim is None else float(claim),
+        return _bound_result(self._w.bound(L, rng, _claim(claim),
                                            float(gap), float(seconds), int(boxes), int(bits),
                                            progress))
 
@@ -468,7 +474,7 @@ class Model:
         claim whether min BOS >= claim; with max=True the largest one (a BOS
         cap), or whether max BOS <= claim. head: -1 every head."""
         L, rng = self._task(L, trigger_range)
-        return _bound_result(self._w.bos_bound(L, rng, None if claim is None else float(claim),
+        return _bound_result(self._w.bos_bound(L, rng, _claim(claim),
                                                bool(max), int(head), float(gap), float(seconds),
                                                int(boxes), int(bits), progress))
 
