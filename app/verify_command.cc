@@ -214,7 +214,10 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
 struct VerifyBoxOptions {
   std::string weights;
   TaskOptions task;  // --L required, n from the weight file
-  std::optional<double> claim;
+  // --claim: its range is checked when parsed (as a double); its value is
+  // taken as written, an exact decimal (claim_as_written)
+  CLI::Option* claim_option = nullptr;
+  RealRange claim_range;
   double gap = 0.01;
   double seconds = 60.0;
   int boxes = 200000;  // BoxSearchOptions' default budget
@@ -324,8 +327,9 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
   add_task_options(
       sub, &opt->task,
       {std::nullopt, "", kMaxBoundL, "sequence length (default: the weight file's task.L)"});
-  add_real_option(
-      sub, "--claim", [opt](double c) { opt->claim = c; }, claim_range, claim_help);
+  opt->claim_range = claim_range;
+  opt->claim_option = add_real_option(
+      sub, "--claim", [](double) {}, claim_range, claim_help);
   add_real_option(sub, "--gap", &opt->gap, RealRange{0, true}, gap_help);
   add_real_option(sub, "--seconds", &opt->seconds, RealRange{0, true, true, kMaxBoundSeconds},
                   "time budget, default 60");
@@ -349,6 +353,29 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
   options.bits = opt.bits;
   options.fit_memory(box_bytes, static_cast<double>(kMemoryBudgetBytes));
   options.bars = opt.bars;
+}
+
+// --claim as written: the exact rational of its decimal (theorems/bounds/claim.h),
+// in its range exactly (the double the option was checked as may round into
+// the range); none without --claim.
+std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
+  if (opt.claim_option == nullptr || opt.claim_option->count() == 0) return std::nullopt;
+  const std::string text = opt.claim_option->results().back();
+  const RealRange& range = opt.claim_range;
+  const auto fail = [&] {
+    throw InputError("command line", "--claim",
+                     "expected " + range.text() + ", got '" + text + "'");
+  };
+  theorems::Claim c;
+  try {
+    c = theorems::Claim::parse(text);
+  } catch (const std::invalid_argument&) {
+    fail();
+  }
+  const Rational lo = theorems::Claim(range.lo).value;
+  if (range.lo_open ? !(c.value > lo) : !(c.value >= lo)) fail();
+  if (range.has_hi && !(c.value <= theorems::Claim(range.hi).value)) fail();
+  return c;
 }
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
@@ -381,10 +408,10 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   const bool deep = file.num_layers() > 1;  // residual, several layers
-  if (opt.claim) {
+  if (const std::optional<theorems::Claim> claim = claim_as_written(opt)) {
     const theorems::UpperBoundCheck check =
-        deep ? theorems::check_deep_upper_bound(model, task, *opt.claim, options)
-             : theorems::check_upper_bound(model, task, *opt.claim, options);
+        deep ? theorems::check_deep_upper_bound(model, task, *claim, options)
+             : theorems::check_upper_bound(model, task, *claim, options);
     finish_box_run(opt, ctx,
                    deep ? theorems::deep_summary_text(model, check, task)
                         : theorems::summary_text(check, task),
@@ -434,6 +461,7 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   const Task& task = in.task;
   const bool deep = file.kind == ModelKind::kResidual;
   const std::string cli = "command line";
+  const std::optional<theorems::Claim> claim = claim_as_written(opt);
   if (opt.layer >= std::max(1, file.num_layers())) {
     throw InputError(cli, "--layer",
                      "expected a layer of the model, 0 to " +
@@ -446,7 +474,7 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
                          std::to_string(std::max(1, file.num_heads()) - 1) + ", got " +
                          std::to_string(opt.head));
   }
-  if (deep && opt.claim && (opt.layer < 0 || opt.head < 0)) {
+  if (deep && claim && (opt.layer < 0 || opt.head < 0)) {
     throw InputError(cli, "--claim",
                      "--layer L and --head H as well (on a residual model a claim is about one "
                      "head; without a claim every head is enclosed)");
@@ -462,8 +490,8 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   const Model<Rational> model = to_model<Rational>(file);
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
   const theorems::BosReport report =
-      deep ? theorems::deep_bos_report(model, task, mode, opt.claim, options)
-           : theorems::bos_report(model, task, mode, opt.claim, options);
+      deep ? theorems::deep_bos_report(model, task, mode, claim, options)
+           : theorems::bos_report(model, task, mode, claim, options);
   // with each head's own enclosure, for several heads
   finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict);
 }

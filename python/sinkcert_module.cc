@@ -373,8 +373,18 @@ py::dict worst_case_dict(const Task& task, const theorems::WorstCaseBound& b) {
   return d;
 }
 
+// A claim as Python passes it: None, a str (an exact decimal, kept as
+// written) or a number (the shortest decimal that reads back as its float,
+// as Python's repr writes it); theorems/bounds/claim.h.
+std::optional<theorems::Claim> claim_of(const py::object& claim) {
+  if (claim.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(claim)) return theorems::Claim::parse(claim.cast<std::string>());
+  return theorems::Claim(claim.cast<double>());
+}
+
 py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
-                   std::optional<double> claim, const BoxArgs& args, py::object progress) {
+                   const std::optional<theorems::Claim>& claim, const BoxArgs& args,
+                   py::object progress) {
   check_box_args(args);
   const bool deep = w.kind == ModelKind::kResidual && w.num_layers() > 1;
   if (!deep && (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1)) {
@@ -391,8 +401,8 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
                                 " exceeds its work limit (L^3 n^2 max(1, bits / 1024), times "
                                 "layers x heads for several layers, <= 2^24)");
   }
-  if (claim && !(*claim >= 0 && std::isfinite(*claim))) {
-    throw std::invalid_argument("claim: expected a finite number >= 0");
+  if (claim && !(claim->value >= 0)) {
+    throw std::invalid_argument("claim: expected a finite number >= 0, got " + claim->text);
   }
   const Progress report(progress);
   theorems::WorstCaseOptions o;
@@ -415,7 +425,7 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
     d = worst_case_dict(task, c.bound);
     d["verdict"] = to_string(c.verdict);
     d["evidence"] = c.evidence.label();
-    d["claim"] = c.claimed;
+    d["claim"] = c.claimed.text;
     d["margin"] = c.margin;
     d["summary"] = text;
   } else {
@@ -472,8 +482,8 @@ py::dict bos_dict(const Task& task, const B& b, const Mpfr& lo, const Mpfr& hi, 
 }
 
 py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_range,
-                       std::optional<double> claim, bool max_mode, int head, const BoxArgs& args,
-                       py::object progress) {
+                       const std::optional<theorems::Claim>& claim, bool max_mode, int head,
+                       const BoxArgs& args, py::object progress) {
   check_box_args(args);
   if (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1) {
     throw std::invalid_argument("kind: the BOS bound handles single-layer models");
@@ -491,8 +501,8 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     throw std::invalid_argument("L: the BOS bound's first pass at L = " + std::to_string(L) +
                                 " exceeds its work limit (H L^2 (n - 3)^3 / 2 <= 2^25)");
   }
-  if (claim && !(*claim >= 0 && *claim <= 1)) {
-    throw std::invalid_argument("claim: expected a BOS mass in [0, 1]");
+  if (claim && !(claim->value >= 0 && claim->value <= 1)) {
+    throw std::invalid_argument("claim: expected a BOS mass in [0, 1], got " + claim->text);
   }
   const Progress report(progress);
   theorems::BosBoundOptions o;
@@ -539,7 +549,7 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     d["margin"] = claim ? py::cast(check.margin) : py::none();
   }
   report.rethrow();
-  d["claim"] = claim ? py::cast(*claim) : py::none();
+  d["claim"] = claim ? py::cast(claim->text) : py::none();
   d["summary"] = text;
   return d;
 }
@@ -598,11 +608,11 @@ PYBIND11_MODULE(_sinkcert, m) {
            py::arg("seconds"), py::arg("bos"), py::arg("progress"))
       .def(
           "bound",
-          [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
-             double gap, double seconds, long boxes, int bits, const std::string& tolerance,
+          [](const WeightFile& w, int L, const std::string& range, py::object claim, double gap,
+             double seconds, long boxes, int bits, const std::string& tolerance,
              py::object progress) {
             return run_bound(
-                w, L, range, claim,
+                w, L, range, claim_of(claim),
                 BoxArgs{gap, seconds, boxes, bits, VerdictBars(tolerance, kDefaultSinkBar)},
                 progress);
           },
@@ -611,11 +621,11 @@ PYBIND11_MODULE(_sinkcert, m) {
           py::arg("progress"))
       .def(
           "bos_bound",
-          [](const WeightFile& w, int L, const std::string& range, std::optional<double> claim,
-             bool max_mode, int head, double gap, double seconds, long boxes, int bits,
+          [](const WeightFile& w, int L, const std::string& range, py::object claim, bool max_mode,
+             int head, double gap, double seconds, long boxes, int bits,
              const std::string& sink_bar, py::object progress) {
             return run_bos_bound(
-                w, L, range, claim, max_mode, head,
+                w, L, range, claim_of(claim), max_mode, head,
                 BoxArgs{gap, seconds, boxes, bits, VerdictBars(kDefaultTolerance, sink_bar)},
                 progress);
           },

@@ -183,7 +183,7 @@ class BoundResult:
     hi_exact: str
     verdict: Verdict
     evidence: str
-    claim: Optional[float]
+    claim: Optional[str]  # as written (a float claim: its repr)
     margin: Optional[float]
     relative_gap: float
     witness: Optional[np.ndarray]
@@ -238,6 +238,11 @@ def _witness(d):
                    value_double=d["value_double"], position=d["position"],
                    coordinate=d["coordinate"], layer=d["layer"],
                    certified_bits=d["certified_bits"], double_disagrees=d["double_disagrees"])
+
+
+def _claim(claim):
+    # a str is an exact decimal, kept as written; a number the decimal of its repr
+    return claim if claim is None or isinstance(claim, str) else float(claim)
 
 
 def _bound_result(d):
@@ -485,11 +490,12 @@ class Model:
         """The certified worst-case error E over the whole content box
         (sinkcert verify bound): lo <= E <= hi to the relative gap, or with
         claim whether E <= claim (VERIFIED / NOT_VERIFIED with a witness /
-        UNDECIDED). details["meaning"]: whether the model solves the task,
-        E <= tolerance (verify bound --tolerance; a decimal, see
-        DEFAULT_TOLERANCE)."""
+        UNDECIDED). claim: a float, or a str compared as the exact decimal
+        it writes ("0.1" is 1/10, not the double nearest it).
+        details["meaning"]: whether the model solves the task, E <= tolerance
+        (verify bound --tolerance; a decimal, see DEFAULT_TOLERANCE)."""
         L, rng = self._task(L, trigger_range)
-        return _bound_result(self._w.bound(L, rng, None if claim is None else float(claim),
+        return _bound_result(self._w.bound(L, rng, _claim(claim),
                                            float(gap), float(seconds), int(boxes), int(bits),
                                            _decimal_text("tolerance", tolerance), progress))
 
@@ -503,7 +509,7 @@ class Model:
         details["meaning"]: whether it sinks, min BOS >= sink_bar (verify
         bos --sink-bar; a decimal, see DEFAULT_SINK_BAR)."""
         L, rng = self._task(L, trigger_range)
-        return _bound_result(self._w.bos_bound(L, rng, None if claim is None else float(claim),
+        return _bound_result(self._w.bos_bound(L, rng, _claim(claim),
                                                bool(max), int(head), float(gap), float(seconds),
                                                int(boxes), int(bits),
                                                _decimal_text("sink_bar", sink_bar), progress))

@@ -476,6 +476,8 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
     void raise_precision(int new_bits) { raise(new_bits); }
     void on_precision_floor(const Node&) {}
+    // the bound has no per-part ends: a pruned box leaves the enclosure as is
+    void on_pruned(const Node&) {}
     std::string unsplittable_reason(const Node&) {
       // no box (q has no coordinate, n = 3) or adjacent doubles
       return content_dim == 0 ? "no content coordinate to split (n = 3)"
@@ -513,17 +515,14 @@ void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
 }
 
 ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
-                             const Mpfr& c) {
-  PrecisionScope wide(1100);
+                             const Rational& c) {
   ClaimDecision d;
-  if (upper <= c) {
+  if (at_most(upper, c)) {
     d.verdict = Verdict::kVerified;
-    // c - upper
-    d.margin = Mpfr(c - upper).convert_to<double>();
-  } else if (has_witness && lower > c) {
+    d.margin = difference(c, upper);
+  } else if (has_witness && above(lower, c)) {
     d.verdict = Verdict::kNotVerified;
-    // lower - c
-    d.margin = Mpfr(lower - c).convert_to<double>();
+    d.margin = difference(lower, c);
   }
   return d;
 }
@@ -552,13 +551,13 @@ BosStopRule gap_rule(double gap) {
 }
 
 // decided once upper <= c or lower > c
-BosStopRule claim_rule(const Mpfr& c) {
-  return [c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; };
+BosStopRule claim_rule(const Rational& c) {
+  return [c](const Mpfr& lower, const Mpfr& upper) { return at_most(upper, c) || above(lower, c); };
 }
 
-void check_claim(double claimed) {
-  if (!(claimed >= 0 && claimed <= 1)) {
-    throw std::invalid_argument("BOS claim: expected a number in [0, 1]");
+void check_claim(const Claim& claimed) {
+  if (!(claimed.value >= 0 && claimed.value <= 1)) {
+    throw std::invalid_argument("BOS claim: expected a number in [0, 1], got " + claimed.text);
   }
 }
 
@@ -576,32 +575,27 @@ MaxBosBound max_bos_to_gap(const BosSearch& search, double gap) {
   return out;
 }
 
-BosClaimCheck min_bos_claim(const BosSearch& search, double claimed) {
+BosClaimCheck min_bos_claim(const BosSearch& search, const Claim& claimed) {
   check_claim(claimed);
   BosClaimCheck out;
   out.claimed = claimed;
-  // c = 1 - claimed exactly (a double needs at most 1075 bits below 1)
-  std::optional<Mpfr> c;
-  {
-    PrecisionScope exact(1100);
-    c = Mpfr(1) - Mpfr(claimed);
-  }
-  // min BOS >= claimed  <=>  D <= c
-  out.bound = search(claim_rule(*c), false);
+  // min BOS >= claimed  <=>  D <= c = 1 - claimed (exact)
+  const Rational c = Rational(1) - claimed.value;
+  out.bound = search(claim_rule(c), false);
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
   const ClaimDecision d = decide_at_most(out.bound.deficit_lower, out.bound.deficit_upper,
-                                         out.bound.witness_trigger != 0, *c);
+                                         out.bound.witness_trigger != 0, c);
   out.verdict = d.verdict;
   out.margin = d.margin;
   return out;
 }
 
-MaxBosClaimCheck max_bos_claim(const BosSearch& search, double claimed) {
+MaxBosClaimCheck max_bos_claim(const BosSearch& search, const Claim& claimed) {
   check_claim(claimed);
   MaxBosClaimCheck out;
   out.claimed = claimed;
-  const Mpfr c(claimed);  // a double: exact at every precision of at least 53 bits
+  const Rational& c = claimed.value;
   out.bound = to_max_bound(search(claim_rule(c), true));
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
@@ -636,13 +630,13 @@ MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoun
 }
 
 template <class T>
-BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
+BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                             const BosBoundOptions& options) {
   return min_bos_claim(single_layer_search(model, task, options), claimed);
 }
 
 template <class T>
-MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
+MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                const BosBoundOptions& options) {
   return max_bos_claim(single_layer_search(model, task, options), claimed);
 }
@@ -650,9 +644,9 @@ MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double c
 #define SINKCERT_INSTANTIATE_BOS(T)                                                         \
   template BosBound bound_min_bos(const Model<T>&, const Task&, const BosBoundOptions&);    \
   template MaxBosBound bound_max_bos(const Model<T>&, const Task&, const BosBoundOptions&); \
-  template BosClaimCheck check_min_bos(const Model<T>&, const Task&, double,                \
+  template BosClaimCheck check_min_bos(const Model<T>&, const Task&, const Claim&,          \
                                        const BosBoundOptions&);                             \
-  template MaxBosClaimCheck check_max_bos(const Model<T>&, const Task&, double,             \
+  template MaxBosClaimCheck check_max_bos(const Model<T>&, const Task&, const Claim&,       \
                                           const BosBoundOptions&);
 SINKCERT_INSTANTIATE_BOS(double)
 SINKCERT_INSTANTIATE_BOS(Mpfr)
@@ -780,7 +774,7 @@ std::string summary_text(const BosBound& bound, const Task& task, double request
 }
 
 std::string summary_text(const BosClaimCheck& check, const Task& task) {
-  return claim_summary(check, task, bound_lines, "min BOS >=", 17,
+  return claim_summary(check, task, bound_lines, "min BOS >=",
                        {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
                         "n/a (the claim lies inside the enclosure when the budget ran out)"});
 }
@@ -814,7 +808,7 @@ std::string summary_text(const MaxBosBound& bound, const Task& task, double requ
 }
 
 std::string summary_text(const MaxBosClaimCheck& check, const Task& task) {
-  return claim_summary(check, task, max_bound_lines, "max BOS <=", 17,
+  return claim_summary(check, task, max_bound_lines, "max BOS <=",
                        {"(claim - certified max BOS)", "(a_i0 at the witness - claim)",
                         "n/a (the claim lies inside the enclosure when the budget ran out)"});
 }
@@ -853,8 +847,8 @@ Verdict enclosure_verdict(const BoxSearchOutcome& b) {
 template <typename Check>
 nlohmann::json with_claim(nlohmann::json j, const Check& c, const std::string& relation) {
   j["verdict"] = to_string(c.verdict);
-  j["claim"] = relation + " " + internal::exact_decimal(Rational(c.claimed));
-  j["claimed"] = c.claimed;
+  j["claim"] = relation + " " + c.claimed.text;
+  j["claimed"] = c.claimed.approx();
   j["margin"] =
       c.verdict == Verdict::kUndecided ? nlohmann::json(nullptr) : nlohmann::json(c.margin);
   return j;
@@ -902,7 +896,7 @@ std::optional<Matrix<double>> witness_input(const MaxBosBound& b, const Task& ta
 
 template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
-                     std::optional<double> claimed, const BosBoundOptions& options) {
+                     const std::optional<Claim>& claimed, const BosBoundOptions& options) {
   BosReport r;
   // one budget for the whole report, the per-head enclosures included
   BosBoundOptions shared = options;
@@ -947,11 +941,11 @@ BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
   return r;
 }
 
-template BosReport bos_report(const Model<double>&, const Task&, BosMode, std::optional<double>,
+template BosReport bos_report(const Model<double>&, const Task&, BosMode,
+                              const std::optional<Claim>&, const BosBoundOptions&);
+template BosReport bos_report(const Model<Mpfr>&, const Task&, BosMode, const std::optional<Claim>&,
                               const BosBoundOptions&);
-template BosReport bos_report(const Model<Mpfr>&, const Task&, BosMode, std::optional<double>,
-                              const BosBoundOptions&);
-template BosReport bos_report(const Model<Rational>&, const Task&, BosMode, std::optional<double>,
-                              const BosBoundOptions&);
+template BosReport bos_report(const Model<Rational>&, const Task&, BosMode,
+                              const std::optional<Claim>&, const BosBoundOptions&);
 
 }  // namespace sinkcert::theorems

@@ -86,6 +86,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 #include "theorems/bounds/box_search.h"
+#include "theorems/bounds/claim.h"
 
 namespace sinkcert::theorems {
 
@@ -136,26 +137,27 @@ void finish_bos_bound(BosBound& out, bool have_witness, double seconds);
 //   VERIFIED      upper <= c,  margin c - upper
 //   NOT VERIFIED  lower > c,   margin lower - c  (only with a witness)
 //   UNDECIDED     otherwise,   margin 0
-// The differences are taken at 1100 bits, exact for the double-derived ends
-// and claims the BOS checks compare, and rounded to double. min BOS >= b is
-// the claim D <= 1 - b; max BOS <= b is itself of this form.
+// The comparisons are exact (claim.h: an MPFR end is a rational) and the
+// margins rounded to double. min BOS >= b is the claim D <= 1 - b (1 - b
+// an exact rational); max BOS <= b is itself of this form.
 struct ClaimDecision {
   Verdict verdict = Verdict::kUndecided;
   double margin = 0.0;
 };
-ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness, const Mpfr& c);
+ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
+                             const Rational& c);
 
 struct BosClaimCheck {
   Verdict verdict = Verdict::kUndecided;
   Evidence evidence = Evidence::certified(0);
-  double claimed = 0.0;
+  Claim claimed;  // exact, as written (claim.h)
   // VERIFIED: (1 - upper) - claimed; NOT VERIFIED: claimed - (1 - lower),
   // rounded down; 0 otherwise.
   double margin = 0.0;
   BosBound bound;
 };
 template <class T>
-BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, double claimed,
+BosClaimCheck check_min_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                             const BosBoundOptions& options);
 
 // The maximum mode (header): lower <= max BOS mass <= upper, CERTIFIED.
@@ -189,13 +191,13 @@ MaxBosBound bound_max_bos(const Model<T>& model, const Task& task, const BosBoun
 struct MaxBosClaimCheck {
   Verdict verdict = Verdict::kUndecided;
   Evidence evidence = Evidence::certified(0);
-  double claimed = 0.0;
+  Claim claimed;  // exact, as written (claim.h)
   // VERIFIED: claimed - upper; NOT VERIFIED: lower - claimed; 0 otherwise.
   double margin = 0.0;
   MaxBosBound bound;
 };
 template <class T>
-MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, double claimed,
+MaxBosClaimCheck check_max_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                const BosBoundOptions& options);
 
 // One branch and bound over a BOS quantity, run to a stop rule: with
@@ -208,12 +210,12 @@ using BosSearch = std::function<BosBound(const BosStopRule& stop, bool maximum)>
 // The bounds and claims of both modes for any such search (single-layer or
 // deep), so that each is decided by one rule:
 //   bound     stop when (upper - lower) <= gap |lower|;
-//   claim     min BOS >= b  is  D <= 1 - b (1 - b exact at 1100 bits),
+//   claim     min BOS >= b  is  D <= 1 - b (1 - b an exact rational),
 //             max BOS <= b  is  a_i0 <= b;  stop once decide_at_most decides.
 BosBound min_bos_to_gap(const BosSearch& search, double gap);
 MaxBosBound max_bos_to_gap(const BosSearch& search, double gap);
-BosClaimCheck min_bos_claim(const BosSearch& search, double claimed);
-MaxBosClaimCheck max_bos_claim(const BosSearch& search, double claimed);
+BosClaimCheck min_bos_claim(const BosSearch& search, const Claim& claimed);
+MaxBosClaimCheck max_bos_claim(const BosSearch& search, const Claim& claimed);
 
 // "max BOS in [lower, upper]  [CERTIFIED] (boxes, stop reason, bits)".
 std::string enclosure_line(const MaxBosBound& bound);
@@ -284,6 +286,6 @@ struct BosReport {
 };
 template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
-                     std::optional<double> claimed, const BosBoundOptions& options);
+                     const std::optional<Claim>& claimed, const BosBoundOptions& options);
 
 }  // namespace sinkcert::theorems

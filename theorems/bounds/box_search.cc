@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "src/json_reader.h"
+#include "theorems/bounds/claim.h"
 
 namespace sinkcert::theorems {
 
@@ -45,19 +46,7 @@ void put_certified_end(nlohmann::json& j, const std::string& name, const Mpfr& x
     return;
   }
   j[name] = x.convert_to<double>();
-  // x = m 2^e exactly, m an integer
-  mpz_t m;
-  mpz_init(m);
-  const long e = mpfr_get_z_2exp(m, x.backend().data());
-  Rational r;
-  mpq_set_z(r.backend().data(), m);
-  mpz_clear(m);
-  if (e >= 0) {
-    mpq_mul_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(e));
-  } else {
-    mpq_div_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(-e));
-  }
-  j[name + "_exact"] = internal::exact_decimal(r);
+  j[name + "_exact"] = internal::exact_decimal(exact_rational(x));
 }
 
 nlohmann::json outcome_json(const BoxSearchOutcome& b) {

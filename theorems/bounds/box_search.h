@@ -11,28 +11,24 @@
 // a box that cannot be split is reached instead of the heap cycling through
 // its siblings); pop the top, stop once `done(lower, upper)`, else bisect one
 // coordinate and push the children whose bound exceeds lower (the others
-// cannot hold the maximum). Every live box stays below the top, so the
-// enclosure is valid whenever the loop stops: a budget (boxes, seconds) that
-// runs out leaves a wider, still certified, enclosure.
-// Seconds: the budget max_seconds becomes one Deadline (deadline.h) at the
-// start of a run, the earlier of it and the options' outer deadline; the
-// loop checks it before every box, and the owner hands it to whatever may
-// run long inside one box (a box whose evaluation the deadline cut short
-// keeps a wider but valid bound; one never evaluated counts as +inf).
-// A box's bound is never above its parent's: the supremum over a sub-box is
-// at most the parent's, so each child (and a box bounded again after a
-// precision raise) keeps the smaller of its own bound and the parent's, and
-// the largest bound in the heap never grows (a refinement the deadline cut
-// short can be far looser than its parent's).
-// Progress: every kProgressSeconds the loop sends the owner's line (the
-// enclosure so far) to options.progress, if set.
-// Precision: when the rounding width at a point of the box is at least
-// kRoundingShare of the gap upper - lower, no bisection can close the gap;
-// the precision is raised by step_bits up to the cap, and boxes bounded
-// before a raise are bounded again when they reach the top. At the cap the
-// search stops with a precision floor. A box whose coordinates are adjacent
-// doubles cannot be split and stops the search with the reason its owner
-// gives.
+// cannot hold the maximum; each is handed to the owner's on_pruned, whose
+// per-part ends, e.g. one trigger's upper end, must still count it: the box
+// cannot hold Q, but it may hold the maximum of its own part). Every live box stays below the top,
+// so the enclosure is valid whenever the loop stops: a budget (boxes, seconds) that runs out leaves
+// a wider, still certified, enclosure. Seconds: the budget max_seconds becomes one Deadline
+// (deadline.h) at the start of a run, the earlier of it and the options' outer deadline; the loop
+// checks it before every box, and the owner hands it to whatever may run long inside one box (a box
+// whose evaluation the deadline cut short keeps a wider but valid bound; one never evaluated counts
+// as +inf). A box's bound is never above its parent's: the supremum over a sub-box is at most the
+// parent's, so each child (and a box bounded again after a precision raise) keeps the smaller of
+// its own bound and the parent's, and the largest bound in the heap never grows (a refinement the
+// deadline cut short can be far looser than its parent's). Progress: every kProgressSeconds the
+// loop sends the owner's line (the enclosure so far) to options.progress, if set. Precision: when
+// the rounding width at a point of the box is at least kRoundingShare of the gap upper - lower, no
+// bisection can close the gap; the precision is raised by step_bits up to the cap, and boxes
+// bounded before a raise are bounded again when they reach the top. At the cap the search stops
+// with a precision floor. A box whose coordinates are adjacent doubles cannot be split and stops
+// the search with the reason its owner gives.
 #pragma once
 
 #include <algorithm>
@@ -136,6 +132,7 @@ using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>
 //   bool done(const Mpfr& lower, const Mpfr& upper)
 //   void raise_precision(int bits)                   bits: the new working precision
 //   void on_precision_floor(const Node&)
+//   void on_pruned(const Node&)                      a child dropped: bound <= lower
 //   std::string unsplittable_reason(const Node&)
 //   std::string progress(const Mpfr& lower, const Mpfr& upper)   the text of a progress line
 template <class Node, class Ops>
@@ -183,7 +180,11 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
         Node c = ops.evaluate(node, std::move(*child));
         // upper(child) <= min(upper(child), upper(parent))
         c.cap_upper(node.upper_bound());
-        if (!has_lower || c.upper_bound() > lower) heap.push(std::move(c));
+        if (!has_lower || c.upper_bound() > lower) {
+          heap.push(std::move(c));
+        } else {
+          ops.on_pruned(c);
+        }
       }
       if (heap.empty()) {  // every box fell below the witness: Q = lower
         upper = lower;
@@ -264,10 +265,9 @@ void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
 
 // A box search's report: `lines(s, bound, task)` writes the enclosure, then
 // the verdict line of a gap target (gap_summary) or of a claim, after the
-// line "claim: <relation> C" with C printed to `claim_digits` digits
-// (claim_summary); last the line "meaning: <task_meaning(bound)>", what the
-// enclosure says about the task in plain words, against the run's bars
-// (src/verdict_bars.h). `enclosure(bound)` is the
+// line "claim: <relation> C" with C as written (claim_summary); last the line
+// "meaning: <task_meaning(bound)>", what the enclosure says about the task in
+// plain words, against the run's bars (src/verdict_bars.h). `enclosure(bound)` is the
 // "[lo, hi]" text of the verdict line.
 template <typename Bound, typename TaskT, typename Lines>
 std::string gap_summary(const Bound& bound, const TaskT& task, Lines lines, double requested_gap) {
@@ -280,12 +280,10 @@ std::string gap_summary(const Bound& bound, const TaskT& task, Lines lines, doub
 
 template <typename Check, typename TaskT, typename Lines>
 std::string claim_summary(const Check& check, const TaskT& task, Lines lines, const char* relation,
-                          int claim_digits, const ClaimMarginTexts& texts) {
+                          const ClaimMarginTexts& texts) {
   std::ostringstream s;
   lines(s, check.bound, task);
-  const auto old_precision = s.precision(claim_digits);
-  s << "claim: " << relation << " " << check.claimed << "\n";
-  s.precision(old_precision);
+  s << "claim: " << relation << " " << check.claimed.text << "\n";
   claim_verdict_line(s, check.verdict, check.margin, texts, check.bound);
   s << "meaning: " << task_meaning(check.bound) << "\n";
   return s.str();

@@ -447,6 +447,8 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
     void raise_precision(int new_bits) { raise(new_bits); }
     void on_precision_floor(const DeepBosNode&) {}
+    // the bound has no per-part ends: a pruned box leaves the enclosure as is
+    void on_pruned(const DeepBosNode&) {}
     std::string unsplittable_reason(const DeepBosNode&) {
       return content_dim == 0 ? "no content coordinate to split (n = 3)"
                               : "cannot split a box whose coordinates are adjacent doubles";
@@ -500,13 +502,13 @@ MaxBosBound bound_deep_max_bos(const Model<T>& model, const Task& task,
 }
 
 template <class T>
-BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, double claimed,
+BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                  const DeepBosOptions& options) {
   return min_bos_claim(deep_bos_search(model, task, options), claimed);
 }
 
 template <class T>
-MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, double claimed,
+MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                     const DeepBosOptions& options) {
   return max_bos_claim(deep_bos_search(model, task, options), claimed);
 }
@@ -607,7 +609,7 @@ struct HeadResult {
 
 template <class T>
 BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
-                          std::optional<double> claimed, const DeepBosOptions& options) {
+                          const std::optional<Claim>& claimed, const DeepBosOptions& options) {
   BosReport r;
   DeepBosOptions shared = options;
   shared.deadline = options.run_deadline();
@@ -630,7 +632,7 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
       const BosClaimCheck c = check_deep_min_bos(model, task, *claimed, shared);
       r.verdict = c.verdict;
       r.text =
-          s.str() + claim_summary(c, task, lines, "min BOS >=", 17,
+          s.str() + claim_summary(c, task, lines, "min BOS >=",
                                   {"(certified min BOS - claim)", "(claim - a_i0 at the witness)",
                                    "n/a (the claim lies inside the enclosure when the budget "
                                    "ran out)"});
@@ -640,7 +642,7 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
       const MaxBosClaimCheck c = check_deep_max_bos(model, task, *claimed, shared);
       r.verdict = c.verdict;
       r.text =
-          s.str() + claim_summary(c, task, lines, "max BOS <=", 17,
+          s.str() + claim_summary(c, task, lines, "max BOS <=",
                                   {"(claim - certified max BOS)", "(a_i0 at the witness - claim)",
                                    "n/a (the claim lies inside the enclosure when the budget "
                                    "ran out)"});
@@ -733,15 +735,15 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
   return r;
 }
 
-#define SINKCERT_DEEP_BOS(T)                                                                       \
-  template BosBound bound_deep_min_bos(const Model<T>&, const Task&, const DeepBosOptions&);       \
-  template MaxBosBound bound_deep_max_bos(const Model<T>&, const Task&, const DeepBosOptions&);    \
-  template BosClaimCheck check_deep_min_bos(const Model<T>&, const Task&, double,                  \
-                                            const DeepBosOptions&);                                \
-  template MaxBosClaimCheck check_deep_max_bos(const Model<T>&, const Task&, double,               \
-                                               const DeepBosOptions&);                             \
-  template BosReport deep_bos_report(const Model<T>&, const Task&, BosMode, std::optional<double>, \
-                                     const DeepBosOptions&);
+#define SINKCERT_DEEP_BOS(T)                                                                    \
+  template BosBound bound_deep_min_bos(const Model<T>&, const Task&, const DeepBosOptions&);    \
+  template MaxBosBound bound_deep_max_bos(const Model<T>&, const Task&, const DeepBosOptions&); \
+  template BosClaimCheck check_deep_min_bos(const Model<T>&, const Task&, const Claim&,         \
+                                            const DeepBosOptions&);                             \
+  template MaxBosClaimCheck check_deep_max_bos(const Model<T>&, const Task&, const Claim&,      \
+                                               const DeepBosOptions&);                          \
+  template BosReport deep_bos_report(const Model<T>&, const Task&, BosMode,                     \
+                                     const std::optional<Claim>&, const DeepBosOptions&);
 SINKCERT_DEEP_BOS(double)
 SINKCERT_DEEP_BOS(Mpfr)
 SINKCERT_DEEP_BOS(Rational)

@@ -115,10 +115,10 @@ MaxBosBound bound_deep_max_bos(const Model<T>& model, const Task& task,
 // (options.layer, options.head), as check_min_bos / check_max_bos:
 // VERIFIED, NOT VERIFIED with the witness, UNDECIDED when the budget runs out.
 template <class T>
-BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, double claimed,
+BosClaimCheck check_deep_min_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                  const DeepBosOptions& options);
 template <class T>
-MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, double claimed,
+MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, const Claim& claimed,
                                     const DeepBosOptions& options);
 
 // verify bos on a residual model. With a claim: that head's check
@@ -132,7 +132,7 @@ MaxBosClaimCheck check_deep_max_bos(const Model<T>& model, const Task& task, dou
 // reach the gap (else of the last head), or of the claim.
 template <class T>
 BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
-                          std::optional<double> claimed, const DeepBosOptions& options);
+                          const std::optional<Claim>& claimed, const DeepBosOptions& options);
 
 // "min BOS in [1 - D_hi, 1 - D_lo]" and "max BOS in [lo, hi]", rounded
 // outward (table cells; "-inf" / "inf" for a missing end).

@@ -829,8 +829,8 @@ WorstCaseBound bound_deep_worst_case(const Model<T>& model, const Task& task,
 }
 
 template <class T>
-UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task, double claimed,
-                                       const WorstCaseOptions& options) {
+UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task,
+                                       const Claim& claimed, const WorstCaseOptions& options) {
   check_model(model, task);
   return check_claim(
       claimed, [&](const auto& done) { return centred_form_search(model, task, options, done); });
@@ -854,7 +854,7 @@ std::string deep_summary_text(const Model<T>& model, const UpperBoundCheck& chec
   template WorstCaseBound centred_form_search(                                                \
       const Model<T>&, const Task&, const WorstCaseOptions&,                                  \
       const std::function<bool(const Mpfr&, const Mpfr&)>&);                                  \
-  template UpperBoundCheck check_deep_upper_bound(const Model<T>&, const Task&, double,       \
+  template UpperBoundCheck check_deep_upper_bound(const Model<T>&, const Task&, const Claim&, \
                                                   const WorstCaseOptions&);                   \
   template std::string deep_summary_text(const Model<T>&, const WorstCaseBound&, const Task&, \
                                          double);                                             \

@@ -153,8 +153,8 @@ template <class T>
 WorstCaseBound bound_deep_worst_case(const Model<T>& model, const Task& task,
                                      const WorstCaseOptions& options);
 template <class T>
-UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task, double claimed,
-                                       const WorstCaseOptions& options);
+UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task,
+                                       const Claim& claimed, const WorstCaseOptions& options);
 
 // The branch and bound with these box forms (worst_case_search.h) for any
 // model whose forward pass and reverse pass src/forward_vjp.h encloses,

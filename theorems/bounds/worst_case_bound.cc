@@ -449,17 +449,17 @@ template WorstCaseBound bound_worst_case(const Model<Rational>&, const Task&,
                                          const WorstCaseOptions&);
 
 template <class T>
-UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, const Claim& claimed,
                                   const WorstCaseOptions& options) {
   return check_claim(
       claimed, [&](const auto& done) { return branch_and_bound(model, task, options, done); });
 }
 
-template UpperBoundCheck check_upper_bound(const Model<double>&, const Task&, double,
+template UpperBoundCheck check_upper_bound(const Model<double>&, const Task&, const Claim&,
                                            const WorstCaseOptions&);
-template UpperBoundCheck check_upper_bound(const Model<Mpfr>&, const Task&, double,
+template UpperBoundCheck check_upper_bound(const Model<Mpfr>&, const Task&, const Claim&,
                                            const WorstCaseOptions&);
-template UpperBoundCheck check_upper_bound(const Model<Rational>&, const Task&, double,
+template UpperBoundCheck check_upper_bound(const Model<Rational>&, const Task&, const Claim&,
                                            const WorstCaseOptions&);
 
 namespace {
@@ -569,8 +569,8 @@ nlohmann::json to_json(const WorstCaseBound& bound, const Task& task, double req
 nlohmann::json to_json(const UpperBoundCheck& check, const Task& task) {
   nlohmann::json j = bound_json(check.bound, task);
   j["verdict"] = to_string(check.verdict);
-  j["claim"] = "E <= " + internal::exact_decimal(Rational(check.claimed));
-  j["claimed"] = check.claimed;
+  j["claim"] = "E <= " + check.claimed.text;
+  j["claimed"] = check.claimed.approx();
   j["margin"] =
       check.verdict == Verdict::kUndecided ? nlohmann::json(nullptr) : nlohmann::json(check.margin);
   return j;
@@ -582,8 +582,7 @@ std::optional<Matrix<double>> witness_input(const WorstCaseBound& bound, const T
 }
 
 std::string summary_text(const UpperBoundCheck& check, const Task& task) {
-  // the claim printed to the stream's default 6 digits
-  return claim_summary(check, task, bound_lines, "E <=", 6,
+  return claim_summary(check, task, bound_lines, "E <=",
                        {"(claim - upper)", "(lower - claim, at the witness)",
                         "n/a (lower <= claim < upper when the budget ran out)"});
 }

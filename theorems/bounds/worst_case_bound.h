@@ -87,6 +87,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 #include "theorems/bounds/box_search.h"
+#include "theorems/bounds/claim.h"
 
 namespace sinkcert::theorems {
 
@@ -139,7 +140,8 @@ struct WorstCaseOptions : BoxSearchOptions {
 
 // One trigger's enclosure at the end of a run: its own worst case
 // max_C e(X(j, C)) lies in [lower, upper] (upper: the largest bound of its
-// live boxes, at least lower); boxes: the boxes of this trigger evaluated.
+// boxes, live or pruned, at least lower); boxes: the boxes of this trigger
+// evaluated.
 struct TriggerBound {
   int trigger = 0;
   Mpfr lower, upper;
@@ -181,13 +183,13 @@ WorstCaseBound bound_worst_case(const Model<T>& model, const Task& task,
 struct UpperBoundCheck {
   Verdict verdict = Verdict::kUndecided;
   Evidence evidence = Evidence::certified(0);
-  double claimed = 0.0;
+  Claim claimed;        // exact, as written (claim.h)
   double margin = 0.0;  // claimed - upper (VERIFIED) or lower - claimed (NOT VERIFIED)
   WorstCaseBound bound;
 };
 // T = double, Mpfr or Rational, as for bound_worst_case.
 template <class T>
-UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, double claimed,
+UpperBoundCheck check_upper_bound(const Model<T>& model, const Task& task, const Claim& claimed,
                                   const WorstCaseOptions& options);
 
 // "E in [lower, upper]", lower rounded down and upper rounded up (6 digits).

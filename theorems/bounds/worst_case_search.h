@@ -17,9 +17,15 @@
 //    and the best witness re-evaluated);
 //  - the per-trigger summary at the end:
 //      lower_j = best witness of trigger j,
-//      upper_j = max(lower_j, max over live boxes of trigger j of upper(B)),
+//      upper_j = max(lower_j, max over the boxes of trigger j, live or
+//                pruned, of upper(B)),
 //    so E = max_j of the trigger's worst case lies in [max lower_j, max upper_j]
-//    and each trigger's own worst case lies in [lower_j, upper_j];
+//    and each trigger's own worst case lies in [lower_j, upper_j]. The
+//    pruned boxes count: a box is pruned when upper(B) <= lower, the best
+//    witness of any trigger, so it cannot hold E, but it may hold its own
+//    trigger's worst case; a trigger whose boxes were all pruned has no live
+//    box, and its best witness alone would be a lower bound, not an upper
+//    one;
 //  - the stopping rules: a relative gap, upper <= lower (1 + gap), or a
 //    claim, decided once upper <= claim or lower > claim.
 // The budget: one Deadline (deadline.h) from options.max_seconds at the
@@ -218,6 +224,11 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
                              " triggers not bounded at all (the deadline passed in the first "
                              "pass): upper = +inf");
   }
+  // a box's bound, live at the end or pruned on the way, bounds its trigger
+  const auto raise_trigger_upper = [&](const Node& node) {
+    TriggerBound& t = slot(node.box.trigger);
+    if (node.upper_bound() > t.upper) t.upper = node.upper_bound();
+  };
   struct Ops {
     decltype(bound_node)& evaluate_box;
     decltype(raise_to)& raise;
@@ -225,6 +236,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     const WorstCaseOptions& options;
     Evaluator& evaluator;
     WorstCaseBound& out;
+    decltype(raise_trigger_upper)& raise_upper;
     Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
     int choose_split(const Node& node) { return evaluator.split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
@@ -232,6 +244,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     void on_precision_floor(const Node& node) {
       out.bits_suggested = suggest_bits(out.bits, node.rounding, out.lower, options.relative_gap);
     }
+    void on_pruned(const Node& node) { raise_upper(node); }
     std::string unsplittable_reason(const Node& node) {
       // rounding is not what limits its bound (more precision cannot help)
       return bmp::isinf(node.upper_bound())
@@ -243,14 +256,11 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     std::string progress(const Mpfr& lower, const Mpfr& upper) {
       return enclosure_progress("E", out.boxes, lower, upper, deadline);
     }
-  } ops{bound_node, raise_to, done, options, evaluator, out, deadline};
+  } ops{bound_node, raise_to, done, options, evaluator, out, raise_trigger_upper, deadline};
   const bool has_lower = true;  // out.lower starts below every error (-1)
   run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0, deadline, progress);
-  // upper_j = max(lower_j, max over live boxes of trigger j)
-  for (; !heap.empty(); heap.pop()) {
-    TriggerBound& t = slot(heap.top().box.trigger);
-    if (heap.top().upper_bound() > t.upper) t.upper = heap.top().upper_bound();
-  }
+  // upper_j = max(lower_j, max over the live and the pruned boxes of trigger j)
+  for (; !heap.empty(); heap.pop()) raise_trigger_upper(heap.top());
   for (TriggerBound& t : per_trigger) {
     if (t.lower < 0) t.lower = 0;  // no witness with a valid enclosure: e >= 0 only
     if (t.upper < t.lower) t.upper = t.lower;
@@ -282,20 +292,22 @@ WorstCaseBound bound_to_gap(double gap, const Run& run) {
 }
 
 // A claim E <= claimed: done = upper <= claimed or lower > claimed.
+// Both compared exactly with the claim as written (claim.h).
 template <class Run>
-UpperBoundCheck check_claim(double claimed, const Run& run) {
+UpperBoundCheck check_claim(const Claim& claimed, const Run& run) {
   UpperBoundCheck out;
   out.claimed = claimed;
-  const Mpfr c(claimed);
-  out.bound = run([&c](const Mpfr& lower, const Mpfr& upper) { return upper <= c || lower > c; });
+  const Rational& c = claimed.value;
+  out.bound = run(
+      [&c](const Mpfr& lower, const Mpfr& upper) { return at_most(upper, c) || above(lower, c); });
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  if (out.bound.upper <= c) {
+  if (at_most(out.bound.upper, c)) {
     out.verdict = Verdict::kVerified;
-    out.margin = Mpfr(c - out.bound.upper).convert_to<double>();
-  } else if (out.bound.lower > c) {
+    out.margin = difference(c, out.bound.upper);
+  } else if (above(out.bound.lower, c)) {
     out.verdict = Verdict::kNotVerified;
-    out.margin = Mpfr(out.bound.lower - c).convert_to<double>();
+    out.margin = difference(out.bound.lower, c);
   } else {
     out.verdict = Verdict::kUndecided;
   }

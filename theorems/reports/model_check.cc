@@ -63,6 +63,13 @@ int heat_map_trigger(const Task& task) {
 
 bool enclosed(Verdict v) { return v == Verdict::kVerified || v == Verdict::kEnclosed; }
 
+// The exact checker ran and applied: its margin is E, exactly. NOT
+// APPLICABLE (the scores read the content, ...) and UNDECIDED say nothing
+// about E, and must not lend it their EXACT label.
+bool relu_applied(const std::optional<ReluCertificate>& relu) {
+  return relu && (relu->verdict == Verdict::kVerified || relu->verdict == Verdict::kNotVerified);
+}
+
 // The bounds' outcome as an enclosure: no claim, so ENCLOSED (the gap was
 // reached) or NOT ENCLOSED (stopped first; the ends still hold).
 Enclosure enclosure_of(const BoxSearchOutcome& outcome, double lower, double upper) {
@@ -78,11 +85,12 @@ Enclosure enclosure_of(const BoxSearchOutcome& outcome, double lower, double upp
 }
 
 // A bound that did not start: the budget was spent. Its trivial enclosure
-// [lower, upper] holds without computation.
+// [lower, upper] holds without computation; no exact computation ran, so it
+// is labelled as the bound it stands in for.
 Enclosure not_started(double lower, double upper) {
   Enclosure e;
   e.verdict = Verdict::kNotEnclosed;
-  e.evidence = Evidence::exact();
+  e.evidence = Evidence::certified(0);
   e.lower = lower;
   e.upper = upper;
   e.why = "not started: the budget was spent";
@@ -338,7 +346,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   r.e_lower = 0;
   r.e_upper = std::numeric_limits<double>::infinity();
   r.e_lower_source = "E >= 0";
-  if (r.relu && r.relu->verdict != Verdict::kUndecided) {
+  if (relu_applied(r.relu)) {
     // the checker's conditions held: E is the exact max over the box
     const Rational& m = r.relu->margin;
     const double e = m.convert_to<double>();
@@ -434,12 +442,14 @@ nlohmann::json CheckReport::to_json() const {
                      {"sink_bar", bars.sink_bar_text},
                      {"sinks_evidence", sinks_evidence}};
   j["bos_statistics"] = sinkcert::to_json(bos);
-  if (relu) {
+  if (relu_applied(relu)) {
     nlohmann::json rj{{"verdict", to_string(relu->verdict)},
                       {"evidence", relu->evidence.label()},
                       {"reason", relu->reason},
                       {"max_abs_error", rational_json(relu->margin)}};
     j["relu_exact"] = rj;
+  } else if (relu) {  // ran, did not apply: no value, no label
+    j["relu_exact"] = {{"verdict", to_string(relu->verdict)}, {"why", relu->reason}};
   } else {
     j["relu_exact"] = {{"verdict", to_string(Verdict::kNotApplicable)}, {"why", relu_note}};
   }
@@ -481,8 +491,10 @@ std::string CheckReport::summary() const {
   s << "\n";
   s << "  -> " << solves_text << "\n";
   if (relu) {
-    s << "exact ReLU checker: " << to_string(relu->verdict) << " [EXACT]"
-      << (relu->reason.empty() ? "" : ": " + relu->reason) << "\n";
+    // a verdict that says nothing about E carries no evidence label
+    s << "exact ReLU checker: " << to_string(relu->verdict)
+      << (relu_applied(relu) ? " [EXACT]" : "") << (relu->reason.empty() ? "" : ": " + relu->reason)
+      << "\n";
   }
   if (worst_case.verdict == Verdict::kNotApplicable) {
     s << "worst-case bound: NOT APPLICABLE (" << worst_case.why << ")\n";

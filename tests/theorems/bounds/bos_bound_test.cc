@@ -14,6 +14,7 @@
 #include "src/constructions.h"
 #include "src/elapsed.h"
 #include "src/forward.h"
+#include "src/json_reader.h"
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
@@ -568,6 +569,24 @@ TEST_CASE("the per-head lines of a report share its budget, and progress lines c
                     l.find("[CERTIFIED]") != std::string::npos);
   }
   CHECK(loop);
+}
+
+TEST_CASE("a BOS claim is the exact decimal written, not the double nearest it") {
+  // Theorem 3's ReLU model with an ordinary query scoring BOS at
+  // 0.1000000000000000001: row 1 puts exactly that on BOS, the largest
+  // non-trigger BOS mass, above 0.1 but below the double 0.1
+  Model<Rational> m = relu_construction<Rational>(5);
+  m.layers[0][0].A(ordinary_flag(5), kBosFlag) = internal::parse_decimal("0.1000000000000000001");
+  const Task task{5, 4, TriggerRange::kPaper};
+  BosBoundOptions o;
+  o.max_boxes = 200;
+  o.max_seconds = kNoTimeLimit;
+  const MaxBosClaimCheck c = check_max_bos(m, task, 0.1, o);
+  INFO(summary_text(c, task));
+  CHECK(c.verdict == Verdict::kNotVerified);
+  CHECK(c.bound.witness_trigger > 0);
+  CHECK(summary_text(c, task).find("claim: max BOS <= 0.1\n") != std::string::npos);
+  CHECK(check_max_bos(m, task, 0.11, o).verdict == Verdict::kVerified);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "src/constructions.h"
 #include "src/elapsed.h"
 #include "src/forward.h"
+#include "src/json_reader.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
 
@@ -508,6 +509,95 @@ TEST_CASE("progress lines carry the elapsed time and the certified enclosure") {
   CHECK(first_pass);
   CHECK(loop);
   CHECK(lines.front().find(" s: ") != std::string::npos);
+}
+
+// A matrix of decimal literals, each the exact rational it denotes (as a
+// weight file's entries are read).
+Matrix<Rational> decimals(int n, const std::vector<std::vector<const char*>>& rows) {
+  Matrix<Rational> A = Matrix<Rational>::Constant(n, n, Rational(0));
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) A(r, c) = internal::parse_decimal(rows[r][c]);
+  }
+  return A;
+}
+
+// Single layer, softmax, n = 4, three heads: heads 0 and 1 share one A and
+// write +11.5 and -6.8 times the trigger flag into coordinate 3 (nearly
+// cancelling), head 2 reads the query's trigger flag against the ordinary
+// flag. Trigger 1's worst case is large but its boxes fall below the
+// witness of another trigger early, so all of them are pruned.
+Model<Rational> pruned_trigger_model() {
+  const Matrix<Rational> A = decimals(4, {{"0", "0", "0", "0"},
+                                          {"0", "-2024.4851600000002", "5698.400000000001", "0"},
+                                          {"0", "0", "-4000", "0"},
+                                          {"40000", "0", "0", "0"}});
+  Matrix<Rational> M0 = Matrix<Rational>::Constant(4, 4, Rational(0)), M1 = M0, M2 = M0;
+  M0(3, 1) = internal::parse_decimal("11.5");
+  M1(3, 1) = internal::parse_decimal("-6.8");
+  Matrix<Rational> A2 = Matrix<Rational>::Constant(4, 4, Rational(0));
+  A2(1, 3) = Rational(30);
+  M2(2, 3) = Rational(10);
+  Model<Rational> m;
+  m.kind = ModelKind::kSingleLayer;
+  m.attention = AttentionKind::kSoftmax;
+  m.n = 4;
+  m.layers.push_back({Head<Rational>{A, M0}, Head<Rational>{A, M1}, Head<Rational>{A2, M2}});
+  return m;
+}
+
+TEST_CASE("a trigger whose boxes were all pruned keeps a true upper end") {
+  const Task task{4, 3, TriggerRange::kPaper};
+  const Model<Rational> m = pruned_trigger_model();
+  WorstCaseOptions o;
+  o.relative_gap = 1e-6;
+  o.max_boxes = 400;  // the box budget ends the run: reproducible
+  o.max_seconds = kNoTimeLimit;
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  // the error at trigger 1, content (0.7123000000000002, -1), certified:
+  // e >= 4.6685436006558771861 (eval --certify 20)
+  PrecisionScope high(256);
+  const Mpfr at_point = certified_error_lower(m.cast<Mpfi>(), task, 1, {0.7123000000000002, -1.0});
+  CHECK(at_point > Mpfr("4.66854360065587718"));
+  bool seen = false;
+  for (const TriggerBound& t : b.per_trigger) {
+    INFO("trigger ", t.trigger, ": [", t.lower.str(20), ", ", t.upper.str(20), "]");
+    CHECK(t.lower <= t.upper);
+    if (t.trigger != 1) continue;
+    seen = true;
+    // its upper end bounds every error of trigger 1, this one too
+    CHECK(t.upper >= at_point);
+    CHECK(t.upper >= Mpfr("4.6685436006558771861"));
+  }
+  CHECK(seen);
+  CHECK(b.upper >= at_point);
+}
+
+// Theorem 3's ReLU model, n = 5, with one more score: an ordinary query
+// puts s = 0.1000000000000000001 on BOS, whose value e_0 lands in
+// coordinate 0 of row 1: E = 0.1000000000000000001 exactly, just above 0.1
+// and far below the double 0.1 = 0.1000000000000000055511...
+Model<Rational> relu_just_above_tenth() {
+  Model<Rational> m = relu_construction<Rational>(5);
+  m.layers[0][0].A(ordinary_flag(5), kBosFlag) = internal::parse_decimal("0.1000000000000000001");
+  return m;
+}
+
+TEST_CASE("a claim is the exact decimal written, not the double nearest it") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  WorstCaseOptions o;
+  o.max_boxes = 200;
+  o.max_seconds = kNoTimeLimit;
+  // E <= 0.1 is false: E = 0.1000000000000000001
+  const UpperBoundCheck c = check_upper_bound(relu_just_above_tenth(), task, 0.1, o);
+  INFO(summary_text(c, task));
+  CHECK(c.verdict == Verdict::kNotVerified);
+  CHECK(c.bound.witness_trigger > 0);
+  CHECK(c.bound.lower > Mpfr("0.1"));
+  CHECK(summary_text(c, task).find("claim: E <= 0.1\n") != std::string::npos);
+  CHECK(to_json(c, task)["claim"] == "E <= 0.1");
+  // the true claim one digit further is VERIFIED
+  const UpperBoundCheck t = check_upper_bound(relu_just_above_tenth(), task, 0.11, o);
+  CHECK(t.verdict == Verdict::kVerified);
 }
 
 }  // namespace

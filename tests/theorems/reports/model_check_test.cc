@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "search/paper_recipe.h"
 #include "src/constructions.h"
 #include "src/weight_file.h"
 #include "tests/test_util.h"
@@ -19,6 +20,10 @@ constexpr int kN = 5, kL = 4;
 constexpr double kSeconds = 8;
 
 const Task kTask{kN, kL, TriggerRange::kPaper};
+
+// Adam steps of the trained ReLU model below: enough to move it well away
+// from its random start (a fraction of a second at this size).
+constexpr long kTrainingSteps = 3000;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -104,6 +109,49 @@ TEST_CASE("the ReLU construction: EXACT zero error, no sink; a broken one is cau
   CHECK(b.relu->witness);
   CHECK(b.e_lower > 0);
   CHECK(b.e_lower == b.e_upper);  // exact E, as a double
+}
+
+// A ReLU model whose scores read the content: the exact checker does not
+// apply, so nothing about E may be EXACT; E comes from the certified bound
+// and the attack, and its upper end is above the attack's certified error.
+void check_no_exact_e(const CheckReport& r) {
+  INFO(r.summary());
+  REQUIRE(r.relu);
+  CHECK(r.relu->verdict == Verdict::kNotApplicable);
+  CHECK(r.e_lower_source != "exact");
+  CHECK(r.solves_evidence != "EXACT");
+  CHECK_FALSE(contains(r.summary(), "EXACT"));
+  CHECK_FALSE(contains(r.markdown(), "[EXACT]"));
+  const nlohmann::json j = r.to_json();
+  CHECK(j["conclusion"]["evidence"] != "EXACT");
+  CHECK_FALSE(contains(j.dump(), "EXACT"));
+  CHECK(j["relu_exact"]["verdict"] == "NOT APPLICABLE");
+  CHECK_FALSE(j["relu_exact"].contains("max_abs_error"));
+  // the enclosure holds the real error the attack certified at its witness
+  REQUIRE(r.attack);
+  CHECK(r.attack->best.certified > 0);
+  CHECK(r.e_upper >= r.attack->best.certified);
+  CHECK(r.e_lower <= r.e_upper);
+}
+
+TEST_CASE("a hand-made ReLU model whose scores read the content gets no EXACT E") {
+  // the ReLU construction with a query-content score: A[2][0] = 1/2
+  Model<double> m = relu_construction<double>(kN);
+  m.layers[0][0].A(2, kBosFlag) = 0.5;
+  check_no_exact_e(run(m));
+}
+
+TEST_CASE("a ReLU model trained on the task never gets an EXACT E") {
+  // the paper's recipe (search/paper_recipe.h) with ReLU attention, seed 0:
+  // Adam from a random start, whose scores read the content
+  search::PaperRecipeOptions o = search::paper_recipe_options(1, 1);
+  o.attention = AttentionKind::kRelu;
+  o.seed = 0;
+  o.max_steps = kTrainingSteps;
+  const search::PaperRecipeResult trained = search::train_paper_recipe(kTask, o);
+  INFO("trained ", trained.steps, " steps, batch l_inf ", trained.final_batch_linf);
+  REQUIRE(trained.model.layers[0][0].A(2, kBosFlag) != 0);
+  check_no_exact_e(run(trained.model));
 }
 
 TEST_CASE("a residual model: the deep bound runs, the BOS bound is NOT APPLICABLE") {

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "theorems/bounds/claim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "src/json_reader.h"
+
+namespace sinkcert::theorems {
+
+Claim::Claim(double x) {
+  if (!std::isfinite(x)) throw std::invalid_argument("a claim must be a finite number");
+  // the shortest %.{p}e form that reads back as x; p = 17 always does
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  // %g may write "1e-06" or "5": both are in the decimal grammar once the
+  // exponent's leading zeros are dropped
+  std::string s = buf;
+  const std::size_t e = s.find('e');
+  if (e != std::string::npos) {
+    std::size_t digits = e + 1;
+    if (digits < s.size() && (s[digits] == '+' || s[digits] == '-')) ++digits;
+    while (digits + 1 < s.size() && s[digits] == '0') s.erase(digits, 1);
+  }
+  text = s;
+  value = internal::parse_decimal(text);
+}
+
+Claim Claim::parse(const std::string& text) {
+  // the command line's decimal notation (strtod's, decimal only) in the
+  // strict grammar of parse_decimal: no '+', no bare point, no leading zeros
+  std::string mantissa = text, exponent;
+  const std::size_t e = text.find_first_of("eE");
+  if (e != std::string::npos) {
+    mantissa = text.substr(0, e);
+    exponent = text.substr(e);
+  }
+  std::string sign;
+  if (!mantissa.empty() && (mantissa[0] == '+' || mantissa[0] == '-')) {
+    if (mantissa[0] == '-') sign = "-";
+    mantissa.erase(0, 1);
+  }
+  if (mantissa.find_first_of("0123456789") == std::string::npos ||
+      std::count(mantissa.begin(), mantissa.end(), '.') > 1) {
+    throw std::invalid_argument("expected a decimal number such as 0.25 or 1e-3, got \"" + text +
+                                "\"");
+  }
+  if (mantissa[0] == '.') mantissa.insert(0, "0");
+  if (mantissa.back() == '.') mantissa.pop_back();
+  while (mantissa.size() > 1 && mantissa[0] == '0' && mantissa[1] != '.') mantissa.erase(0, 1);
+  Claim c;
+  c.value = internal::parse_decimal(sign + mantissa + exponent);
+  c.text = text;
+  return c;
+}
+
+double Claim::approx() const { return value.convert_to<double>(); }
+
+std::ostream& operator<<(std::ostream& s, const Claim& c) { return s << c.text; }
+
+Rational exact_rational(const Mpfr& x) {
+  if (!bmp::isfinite(x)) throw std::invalid_argument("exact_rational: not a finite value");
+  // x = m 2^e exactly, m an integer
+  mpz_t m;
+  mpz_init(m);
+  const long e = mpfr_get_z_2exp(m, x.backend().data());
+  Rational r;
+  mpq_set_z(r.backend().data(), m);
+  mpz_clear(m);
+  if (e >= 0) {
+    mpq_mul_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(e));
+  } else {
+    mpq_div_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(-e));
+  }
+  return r;
+}
+
+bool at_most(const Mpfr& x, const Rational& c) {
+  if (bmp::isnan(x)) return false;
+  if (bmp::isinf(x)) return x < 0;
+  return exact_rational(x) <= c;
+}
+
+bool above(const Mpfr& x, const Rational& c) {
+  if (bmp::isnan(x)) return false;
+  if (bmp::isinf(x)) return x > 0;
+  return exact_rational(x) > c;
+}
+
+double difference(const Mpfr& a, const Rational& b) {
+  return Rational(exact_rational(a) - b).convert_to<double>();
+}
+
+double difference(const Rational& a, const Mpfr& b) {
+  return Rational(a - exact_rational(b)).convert_to<double>();
+}
+
+}  // namespace sinkcert::theorems
