@@ -120,8 +120,9 @@ except ImportError as _e:  # the pure-Python parts still work
     _ext = None
     _EXT_ERROR = _e
 
-__all__ = ["__version__", "require", "MissingDependency", "Model", "Verdict", "EvalResult", "CertifiedEvalResult", "ReluResult",
-           "AttackResult", "Witness", "BoundResult", "CheckResult", "ConvertError", "convert"]
+__all__ = ["__version__", "require", "MissingDependency", "Model", "Verdict", "EvalResult",
+           "CertifiedEvalResult", "ReluResult", "AttackResult", "Witness", "BoundResult",
+           "CheckResult", "ConvertError", "convert"]
 
 ConvertError = convert.ConvertError
 
