@@ -11,26 +11,24 @@
 // and writes, as one set, into --out (default runs/check-<UTC time>/; never
 // under results/): report.json, report.md, the attention heat map
 // (attention_mean_std.dat, .gp, .pdf, .png, rendered by gnuplot) and
-// witness.json, the worst input found (`eval --input` re-checks it).
+// witness.json, the worst input found (`eval --input` re-checks it), by
+// theorems/reports/check_files.h, as Python's Model.check(out=DIR) does.
 // "Solves" and "sinks" against --tolerance and --sink-bar
 // (src/verdict_bars.h). Progress on stderr; --quiet prints the two verdict
 // lines only (the files are written all the same). Exit codes: 0 done, 2
 // bad input.
-#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 
 #include "app/commands.h"
 #include "src/input_error.h"
-#include "src/input_file.h"
 #include "src/limits.h"
-#include "src/output_files.h"
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/verdict_bars.h"
 #include "src/weight_file.h"
+#include "theorems/reports/check_files.h"
 #include "theorems/reports/model_check.h"
 
 namespace sinkcert::cli {
@@ -63,41 +61,13 @@ std::string default_out() {
   return "runs/check-" + compact;
 }
 
-// True when `path` lies in the folder results/ of the working directory
-// (the committed artifacts).
-bool under_results(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path results = fs::weakly_canonical(fs::current_path() / "results", ec);
-  const fs::path target = fs::weakly_canonical(fs::absolute(path), ec);
-  if (ec) return false;
-  auto r = results.begin();
-  auto t = target.begin();
-  for (; r != results.end() && t != target.end(); ++r, ++t) {
-    if (*r != *t) return false;
-  }
-  return r == results.end();
-}
-
 void run_check(const CheckCliOptions& opt, Context& ctx) {
   require_option(opt.weights_option);
   ctx.activity = "reading " + opt.weights;
   const WeightFile file = read_weight_file(opt.weights);
   const Task task = resolve_task(file, opt.task);
   const std::string out = opt.out.empty() ? default_out() : opt.out;
-  if (under_results(out)) {
-    throw InputError("command line", "--out",
-                     "a folder outside results/ (it holds the committed artifacts), got " + out);
-  }
-  const std::string figure = "attention_mean_std";
-  const std::set<std::string> names{"report.json",   "report.md",    "witness.json",
-                                    figure + ".dat", figure + ".gp", figure + ".pdf",
-                                    figure + ".png"};
-  const OutputSet set{out, [names](const std::string& name) {
-                        return names.count(name) > 0 ? OutputSet::Kind::kFile
-                                                     : OutputSet::Kind::kNotInSet;
-                      }};
-  check_output_set(set, "--out");
+  theorems::check_report_dir(out, "--out");
   const ProgressSink say = progress_sink(ctx, "check");
   say(describe(file) + " (" + opt.weights + "), " + task_origin(file, opt.task) + ", budget " +
       seconds_text(opt.seconds));
@@ -109,22 +79,9 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
   options.progress = say;
   const theorems::CheckReport report = theorems::check_model(file, task, options);
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "exact model; double search, mpfi bounds");
-  nlohmann::json doc = report.to_json();
-  doc["provenance"] = to_json(info);
-  std::vector<std::string> failures;
-  replace_output_set(set, [&](const std::string& staging) {
-    const auto path = [&](const std::string& name) {
-      return (std::filesystem::path(staging) / name).string();
-    };
-    write_file_atomically(path("report.json"), doc.dump(2) + "\n");
-    write_file_atomically(path("report.md"), report.markdown());
-    if (report.witness_tokens.size() > 0) {
-      write_input_file(path("witness.json"), report.witness_tokens);
-    }
-    const FigureFiles files = write_figure(report.heat_map, info, staging);
-    failures = files.failures;
-  });
-  for (const auto& f : failures) {
+  const theorems::CheckFiles files = theorems::write_check_files(report, info, out);
+  nlohmann::json doc = files.document;
+  for (const auto& f : files.failures) {
     std::cerr << "check: NOT rendered: " << f << "; its data and script are written\n";
   }
   if (opt.json) {
@@ -137,7 +94,8 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
     return;
   }
   std::cout << report.summary();
-  std::cout << "written to " << out << "/: report.json, report.md, " << figure << ".png"
+  std::cout << "written to " << out << "/: report.json, report.md, " << theorems::kCheckFigure
+            << ".png"
             << (report.witness_tokens.size() > 0
                     ? ", witness.json (re-check: sinkcert eval --weights " + opt.weights +
                           " --input " + out + "/witness.json --certify 3)"

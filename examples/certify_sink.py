@@ -15,9 +15,9 @@ few seconds.
 
 Run: PYTHONPATH=build/python /usr/bin/python3 examples/certify_sink.py
 """
-import numpy as np
+import sinkcert  # first: names the Python to use if this one lacks numpy
 
-import sinkcert
+import numpy as np
 
 n, L, beta = 5, 6, 12.0
 A = np.zeros((n, n))

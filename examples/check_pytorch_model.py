@@ -18,9 +18,9 @@ is the workflow and the labels, not the number. Runs in a few seconds.
 
 Run: PYTHONPATH=build/python /usr/bin/python3 examples/check_pytorch_model.py
 """
-import torch
+import sinkcert  # first: names the Python to use if this one lacks numpy
 
-import sinkcert
+torch = sinkcert.require("torch")  # likewise for torch
 
 torch.manual_seed(0)
 layer = torch.nn.MultiheadAttention(embed_dim=5, num_heads=1, bias=False).double()

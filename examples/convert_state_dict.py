@@ -20,10 +20,11 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-import torch
+import sinkcert  # first: names the Python to use if this one lacks numpy
 
-import sinkcert
+import numpy as np
+
+torch = sinkcert.require("torch")  # likewise for torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 n, heads, width, L = 5, 2, 5, 6

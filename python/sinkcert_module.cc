@@ -14,7 +14,9 @@
 //   attack(...)        search::attack (search/attack.h)           SEARCH, certified at the witness
 //   bound(...)         bound_worst_case / check_upper_bound, or the deep versions for a
 //                      residual model of several layers (theorems/bounds/)       CERTIFIED
-//   bos_bound(...)     bound_min_bos / check_min_bos, bound_max_bos / check_max_bos
+//   bos_bound(...)     bound_min_bos / check_min_bos, bound_max_bos / check_max_bos, or
+//                      the deep versions for a residual model (deep_bos_bound.h), one
+//                      (layer, head) or every selected head as `verify bos` does    CERTIFIED
 // Each returns a dict that python/sinkcert/__init__.py turns into a typed
 // result; matrices are numpy arrays (float64). Long calls release the GIL
 // and report progress through an optional callable (binding_util.h).
@@ -45,6 +47,7 @@
 #include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/bounds/bos_bound.h"
+#include "theorems/bounds/deep_bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/exact/relu_exact_checker.h"
@@ -117,6 +120,32 @@ py::object optional_matrix(const Matrix<double>& m) {
 
 // --- eval ------------------------------------------------------------------
 
+// A weight entry beyond the double range (a file entry such as 1e400 is an
+// exact rational, but infinite in double): ValueError naming the entry, as
+// the CLI's `eval` reports a non-finite value (exit code 5).
+void check_finite_weights(const Model<double>& model) {
+  for (int l = 0; l < model.num_layers(); ++l) {
+    for (int h = 0; h < model.num_heads(); ++h) {
+      const Head<double>& head = model.layers[l][h];
+      for (const auto& [name, m] : {std::pair<const char*, const Matrix<double>*>{"A", &head.A},
+                                    {"M", &head.M},
+                                    {"gate", &head.G}}) {
+        for (Eigen::Index i = 0; i < m->rows(); ++i) {
+          for (Eigen::Index k = 0; k < m->cols(); ++k) {
+            if (const std::string bad = non_finite_name((*m)(i, k)); !bad.empty()) {
+              throw std::invalid_argument(
+                  "weights: layer " + std::to_string(l) + " head " + std::to_string(h) + " " +
+                  name + "[" + std::to_string(i) + "][" + std::to_string(k) + "] is " + bad +
+                  " in double (NUMERIC(53) cannot evaluate this model; eval(X, "
+                  "certify=DIGITS) evaluates it in MPFI)");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 py::dict eval_input(const WeightFile& w, const Matrix<double>& X) {
   int trigger = 0;
   try {
@@ -124,7 +153,14 @@ py::dict eval_input(const WeightFile& w, const Matrix<double>& X) {
   } catch (const InvalidInput& e) {
     throw std::invalid_argument(std::string("X: ") + e.what());
   }
-  const Evaluation<double> e = evaluate(to_model<double>(w), X, trigger);
+  const Model<double> model = to_model<double>(w);
+  check_finite_weights(model);
+  const Evaluation<double> e = evaluate(model, X, trigger);
+  if (const auto bad = find_non_finite(e)) {
+    throw std::invalid_argument("eval: " + bad->location() + " is " + bad->value +
+                                " in double (NUMERIC(53) cannot evaluate this model on this input; "
+                                "eval(X, certify=DIGITS) evaluates it in MPFI)");
+  }
   py::dict d;
   d["output"] = e.result.output;
   d["target"] = e.target;
@@ -481,12 +517,149 @@ py::dict bos_dict(const Task& task, const B& b, const Mpfr& lo, const Mpfr& hi, 
   return d;
 }
 
+// Refuses a claim outside [0, 1] and work beyond the CLI's limit (the one
+// of `verify bos`, limits.h).
+void check_bos_work(const WeightFile& w, const Task& task, const BoxArgs& args, bool deep) {
+  const int L = task.L;
+  if (deep) {
+    // one box of every (layer, head) at once: layers x heads x L n (L + n) max(1, bits / 1024)
+    const double work = double(w.num_layers()) * w.num_heads() * L * w.n * (double(L) + w.n) *
+                        std::max(1.0, args.bits / 1024.0) * (kMaxBosWork / kMaxBoundWork);
+    if (work > kMaxBosWork) {
+      throw std::invalid_argument(
+          "L: the residual BOS bound at L = " + std::to_string(L) +
+          " exceeds its work limit (layers x heads x L n (L + n) max(1, bits / 1024) <= 2^24)");
+    }
+    return;
+  }
+  const double c = w.n - 3;
+  if (w.num_heads() * L * (L - 1) / 2.0 * c * c * c > kMaxBosWork) {
+    throw std::invalid_argument("L: the BOS bound's first pass at L = " + std::to_string(L) +
+                                " exceeds its work limit (H L^2 (n - 3)^3 / 2 <= 2^25)");
+  }
+}
+
+// One BOS enclosure's ends as exact rationals ([lo, hi] of the quantity:
+// min BOS = 1 - D).
+std::pair<Rational, Rational> bos_ends(const theorems::BosBound& b) {
+  return {Rational(1) - scalar_cast<Rational>(b.deficit_upper),
+          Rational(1) - scalar_cast<Rational>(b.deficit_lower)};
+}
+std::pair<Rational, Rational> bos_ends(const theorems::MaxBosBound& b) {
+  return {scalar_cast<Rational>(b.mass_lower), scalar_cast<Rational>(b.mass_upper)};
+}
+py::dict bos_dict_of(const Task& task, const theorems::BosBound& b) {
+  return bos_dict(task, b, b.deficit_lower, b.deficit_upper, true, b.witness_deficit);
+}
+py::dict bos_dict_of(const Task& task, const theorems::MaxBosBound& b) {
+  return bos_dict(task, b, b.mass_lower, b.mass_upper, false, b.witness_mass);
+}
+bool finite_ends(const theorems::BosBound& b) {
+  return non_finite_name(b.deficit_lower).empty() && non_finite_name(b.deficit_upper).empty();
+}
+bool finite_ends(const theorems::MaxBosBound& b) {
+  return non_finite_name(b.mass_lower).empty() && non_finite_name(b.mass_upper).empty();
+}
+
+// A residual model, every selected (layer, head) (-1: all) enclosed to the
+// gap, sharing the budget as `verify bos` does (deep_bos_report). The
+// quantity over the selected heads: min BOS = min_h B^h, enclosed by
+// [min_h lo_h, min_h hi_h] (max mode: [max_h lo_h, max_h hi_h]), with the
+// witness of the head giving the hi end (max mode: the lo end); "heads"
+// holds every head's own enclosure. ENCLOSED when every head reached the
+// gap (relative_gap: the largest of theirs).
+template <class B, class Run>
+py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& args, bool max_mode,
+                         int layer, int head, const theorems::DeepBosOptions& options,
+                         const Run& run) {
+  std::vector<std::pair<int, int>> selected;
+  for (int l = 0; l < w.num_layers(); ++l) {
+    for (int h = 0; h < w.num_heads(); ++h) {
+      if ((layer < 0 || layer == l) && (head < 0 || head == h)) selected.emplace_back(l, h);
+    }
+  }
+  std::vector<B> bounds;
+  {
+    py::gil_scoped_release release;
+    theorems::DeepBosOptions shared = options;
+    shared.deadline = options.run_deadline();
+    for (std::size_t k = 0; k < selected.size(); ++k) {
+      theorems::DeepBosOptions one = shared;
+      one.layer = selected[k].first;
+      one.head = selected[k].second;
+      one.deadline = shared.deadline.or_after(shared.deadline.remaining() /
+                                              static_cast<double>(selected.size() - k));
+      bounds.push_back(run(one));
+    }
+  }
+  py::list heads;
+  std::size_t pick = 0;
+  bool all_enclosed = true, finite = true;
+  double worst_gap = 0;
+  int bits = args.bits;
+  std::optional<Rational> lo, hi;
+  std::ostringstream text;
+  for (std::size_t k = 0; k < bounds.size(); ++k) {
+    const B& b = bounds[k];
+    py::dict one = bos_dict_of(task, b);
+    one["layer"] = selected[k].first;
+    one["head"] = selected[k].second;
+    one["verdict"] = enclosure_verdict(b.verdict);
+    one["summary"] = theorems::summary_text(b, task, args.gap);
+    heads.append(one);
+    text << "layer " << selected[k].first << ", head " << selected[k].second << ":\n"
+         << theorems::summary_text(b, task, args.gap);
+    all_enclosed = all_enclosed && b.verdict == Verdict::kEnclosed;
+    worst_gap = std::max(worst_gap, b.relative_gap);
+    bits = std::max(bits, b.bits);
+    if (!finite_ends(b)) {
+      finite = false;
+      continue;
+    }
+    const auto [l_end, h_end] = bos_ends(b);
+    if (!lo) {
+      lo = l_end, hi = h_end, pick = k;
+    } else if (max_mode) {
+      if (l_end > *lo) pick = k;
+      lo = std::max(*lo, l_end), hi = std::max(*hi, h_end);
+    } else {
+      if (h_end < *hi) pick = k;
+      lo = std::min(*lo, l_end), hi = std::min(*hi, h_end);
+    }
+  }
+  const B& chosen = bounds[pick];
+  py::dict d = bos_dict_of(task, chosen);
+  if (finite && lo) {
+    d["lo"] = certified_end(*lo, false);
+    d["hi"] = certified_end(*hi, true);
+  } else {
+    // a head without a finite enclosure: the quantity is not enclosed
+    d["lo"] = certified_end(Mpfr(0), false);
+    d["hi"] = certified_end(Mpfr(1), true);
+    all_enclosed = false;
+  }
+  d["quantity"] = max_mode ? "max BOS mass" : "min BOS mass";
+  d["witness_layer"] = selected[pick].first;
+  d["relative_gap"] = worst_gap;
+  d["bits"] = bits;
+  d["evidence"] = Evidence::certified(bits).label();
+  d["verdict"] = to_string(all_enclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed);
+  d["heads"] = heads;
+  text << "verdict: " << to_string(all_enclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed)
+       << " (" << selected.size() << " head(s), " << (max_mode ? "max" : "min")
+       << " BOS, each to relative gap " << args.gap << ")\n";
+  d["summary"] = text.str();
+  return d;
+}
+
 py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_range,
-                       const std::optional<theorems::Claim>& claim, bool max_mode, int head,
+                       const std::optional<theorems::Claim>& claim, bool max_mode, int layer,
+                       int head,
                        const BoxArgs& args, py::object progress) {
   check_box_args(args);
-  if (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1) {
-    throw std::invalid_argument("kind: the BOS bound handles single-layer models");
+  const bool deep = w.kind == ModelKind::kResidual;
+  if (!deep && (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1)) {
+    throw std::invalid_argument("kind: the BOS bound handles single-layer and residual models");
   }
   if (w.n > kMaxBoundN) {
     throw std::invalid_argument("n: the BOS bound handles n <= " + std::to_string(kMaxBoundN));
@@ -495,21 +668,52 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     throw std::invalid_argument("head: expected -1 (every head) or 0.." +
                                 std::to_string(w.num_heads() - 1));
   }
-  const Task task = make_task(w, L, trigger_range);
-  const double c = w.n - 3;
-  if (w.num_heads() * L * (L - 1) / 2.0 * c * c * c > kMaxBosWork) {
-    throw std::invalid_argument("L: the BOS bound's first pass at L = " + std::to_string(L) +
-                                " exceeds its work limit (H L^2 (n - 3)^3 / 2 <= 2^25)");
+  if (layer < -1 || layer >= w.num_layers()) {
+    throw std::invalid_argument("layer: expected -1 (every layer) or 0.." +
+                                std::to_string(w.num_layers() - 1));
   }
+  if (!deep && layer > 0) {
+    throw std::invalid_argument("layer: a single-layer model has layer 0 only");
+  }
+  const Task task = make_task(w, L, trigger_range);
+  check_bos_work(w, task, args, deep);
   if (claim && !(claim->value >= 0 && claim->value <= 1)) {
     throw std::invalid_argument("claim: expected a BOS mass in [0, 1], got " + claim->text);
   }
+  const bool one_head = layer >= 0 && head >= 0;
+  if (deep && claim && !one_head) {
+    throw std::invalid_argument(
+        "claim: on a residual model a claim is about one head; give layer= and head= as well "
+        "(without a claim every head is enclosed)");
+  }
   const Progress report(progress);
-  theorems::BosBoundOptions o;
-  set_box_options(args, 24.0 * (task.n - 3) + 256 + args.bits / 4.0, o);
+  theorems::DeepBosOptions o;
+  // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
+  set_box_options(args, 24.0 * (deep ? task.L - 1 : 1) * (task.n - 3) + 256 + args.bits / 4.0, o);
   o.head = head;
+  o.layer = layer;
+  if (report.active()) {
+    o.progress = [report](const std::string& line) { report(line); };
+  }
   const Model<Rational> model = to_model<Rational>(w);
   py::dict d;
+  if (deep && !one_head) {
+    if (max_mode) {
+      d = deep_every_head<theorems::MaxBosBound>(
+          w, task, args, true, layer, head, o, [&](const theorems::DeepBosOptions& one) {
+            return theorems::bound_deep_max_bos(model, task, one);
+          });
+    } else {
+      d = deep_every_head<theorems::BosBound>(
+          w, task, args, false, layer, head, o, [&](const theorems::DeepBosOptions& one) {
+            return theorems::bound_deep_min_bos(model, task, one);
+          });
+    }
+    report.rethrow();
+    d["claim"] = py::none();
+    d["margin"] = py::none();
+    return d;
+  }
   std::string text;
   if (max_mode) {
     theorems::MaxBosClaimCheck check;
@@ -517,11 +721,13 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     {
       py::gil_scoped_release release;
       if (claim) {
-        check = theorems::check_max_bos(model, task, *claim, o);
+        check = deep ? theorems::check_deep_max_bos(model, task, *claim, o)
+                     : theorems::check_max_bos(model, task, *claim, o);
         b = check.bound;
         text = theorems::summary_text(check, task);
       } else {
-        b = theorems::bound_max_bos(model, task, o);
+        b = deep ? theorems::bound_deep_max_bos(model, task, o)
+                 : theorems::bound_max_bos(model, task, o);
         text = theorems::summary_text(b, task, args.gap);
       }
     }
@@ -535,11 +741,13 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     {
       py::gil_scoped_release release;
       if (claim) {
-        check = theorems::check_min_bos(model, task, *claim, o);
+        check = deep ? theorems::check_deep_min_bos(model, task, *claim, o)
+                     : theorems::check_min_bos(model, task, *claim, o);
         b = check.bound;
         text = theorems::summary_text(check, task);
       } else {
-        b = theorems::bound_min_bos(model, task, o);
+        b = deep ? theorems::bound_deep_min_bos(model, task, o)
+                 : theorems::bound_min_bos(model, task, o);
         text = theorems::summary_text(b, task, args.gap);
       }
     }
@@ -549,6 +757,11 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     d["margin"] = claim ? py::cast(check.margin) : py::none();
   }
   report.rethrow();
+  if (deep) {
+    d["witness_layer"] = layer;
+    text = "residual model, layer " + std::to_string(layer) + ", head " + std::to_string(head) +
+           ":\n" + text;
+  }
   d["claim"] = claim ? py::cast(claim->text) : py::none();
   d["summary"] = text;
   return d;
@@ -595,6 +808,15 @@ PYBIND11_MODULE(_sinkcert, m) {
       .def_property_readonly("heads", &WeightFile::num_heads)
       .def_readonly("path", &WeightFile::path)
       .def_property_readonly("metadata", [](const WeightFile& w) { return to_python(w.metadata); })
+      .def_property_readonly("task",
+                             [](const WeightFile& w) -> py::object {
+                               // the file's "task" (L, trigger_range), None without one
+                               if (!w.task) return py::none();
+                               py::dict d;
+                               if (w.task->L) d["L"] = *w.task->L;
+                               if (w.task->range) d["trigger_range"] = to_string(*w.task->range);
+                               return d;
+                             })
       .def("text", &weight_file_text)
       .def("describe", [](const WeightFile& w) { return describe(w); })
       .def("eval", &eval_input, py::arg("X"))
@@ -622,15 +844,15 @@ PYBIND11_MODULE(_sinkcert, m) {
       .def(
           "bos_bound",
           [](const WeightFile& w, int L, const std::string& range, py::object claim, bool max_mode,
-             int head, double gap, double seconds, long boxes, int bits,
+             int layer, int head, double gap, double seconds, long boxes, int bits,
              const std::string& sink_bar, py::object progress) {
             return run_bos_bound(
-                w, L, range, claim_of(claim), max_mode, head,
+                w, L, range, claim_of(claim), max_mode, layer, head,
                 BoxArgs{gap, seconds, boxes, bits, VerdictBars(kDefaultTolerance, sink_bar)},
                 progress);
           },
-          py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("max"), py::arg("head"),
-          py::arg("gap"), py::arg("seconds"), py::arg("boxes"), py::arg("bits"),
-          py::arg("sink_bar"), py::arg("progress"));
+          py::arg("L"), py::arg("trigger_range"), py::arg("claim"), py::arg("max"),
+          py::arg("layer"), py::arg("head"), py::arg("gap"), py::arg("seconds"), py::arg("boxes"),
+          py::arg("bits"), py::arg("sink_bar"), py::arg("progress"));
   bind_check(m);
 }

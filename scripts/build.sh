@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages sinkcert needs (only those missing), then
+# Installs the Debian 12 packages sinkcert needs (only those missing; the
+# "build" ones of scripts/debian_packages.txt), then
 # configures the Release tree in build/ and builds the `sinkcert` program and
 # what it needs, and nothing else (scripts/test.sh builds the tests and
 # benchmarks). With --python it then builds the Python package's extension
@@ -18,10 +19,8 @@ for arg in "$@"; do
   if [ "$arg" = --python ]; then python_package=1; else cmake_args+=("$arg"); fi
 done
 
-packages=(build-essential cmake git libeigen3-dev libceres-dev libboost-dev
-          libgmp-dev libmpfr-dev libmpfi-dev doctest-dev nlohmann-json3-dev
-          libcli11-dev libssl-dev gnuplot-nox python3-numpy python3-mpmath
-          libopenmpi-dev openmpi-bin pybind11-dev python3-pybind11 python3-dev)
+# the "build" packages of scripts/debian_packages.txt
+mapfile -t packages < <(awk '$1 == "build" { print $2 }' scripts/debian_packages.txt)
 bash scripts/install_packages.sh build.sh "${packages[@]}"
 
 jobs=$(nproc)

@@ -9,12 +9,14 @@ a file, then ask the same questions as the `sinkcert` program:
     import sinkcert
     m = sinkcert.Model.from_torch(module, L=16, score_scale=1.0)
     out = m.eval(X)                  # EvalResult: output, attention, error  NUMERIC(53)
+    out = m.eval(Xs)                 # Xs: [B, L, n], every array with a leading batch axis
     p = m.probe()                    # BOS mass and sampled error over a probe set
     r = m.attack(seconds=5)          # AttackResult: worst input found       SEARCH(lower bound)
     b = m.bound(gap=0.01)            # BoundResult: lo <= E <= hi            CERTIFIED
     b = m.bound(claim=1e-3)          # VERIFIED / NOT VERIFIED (witness) / UNDECIDED
     s = m.bos_bound()                # min non-trigger BOS mass enclosed     CERTIFIED
-    c = m.check(seconds=60)          # the model report (when built in)
+    s = m.bos_bound(layer=1, head=0) # one head of a residual model          CERTIFIED
+    c = m.check(seconds=60, out="runs/check")  # the model report and `sinkcert check`'s files
 
 The task T(n, L): n is the model's; L and the trigger range come from the
 call, else from the model (from_torch / from_numpy arguments, or the weight
@@ -35,10 +37,80 @@ line).
 """
 import decimal
 import enum
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-import numpy as np
+_DEBIAN_PACKAGES = {"numpy": "python3-numpy", "torch": "python3-torch",
+                    "mpmath": "python3-mpmath"}
+
+
+class MissingDependency(ImportError):
+    """A module sinkcert needs is missing from this Python: the message is
+    one line naming the interpreter to use instead."""
+
+
+def _excepthook(previous):
+    def hook(kind, value, tb):
+        if isinstance(value, MissingDependency):
+            print(value, file=sys.stderr)  # the one line, not a traceback
+        else:
+            previous(kind, value, tb)
+    hook.sinkcert = True
+    return hook
+
+
+def _missing_dependency(module):
+    system = "/usr/bin/python3"
+    package = _DEBIAN_PACKAGES.get(module, "python3-" + module)
+    in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
+    other = (not os.path.exists(system) or in_venv
+             or os.path.realpath(sys.executable or "") != os.path.realpath(system))
+    if other and os.path.exists(system):
+        advice = (f"use {system} (Debian's, which scripts/build.sh set up) or install {module} "
+                  f"into this Python")
+    else:
+        advice = f"install {module} (Debian: apt-get install {package})"
+    # uncaught, it prints as this one line (a script, an example, python -c)
+    if not getattr(sys.excepthook, "sinkcert", False):
+        sys.excepthook = _excepthook(sys.excepthook)
+    return MissingDependency(f"sinkcert: this Python ({sys.executable}) has no {module}; {advice}",
+                             name=module)
+
+
+def require(module):
+    """Imports and returns `module` (e.g. "torch"); if this Python lacks it,
+    raises MissingDependency, whose one line names the Python to use."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        raise _missing_dependency(module) from None
+
+
+def _source_version():
+    """The project version of the source tree's CMakeLists.txt (the package
+    run from python/ without a build)."""
+    import re
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                        "CMakeLists.txt")
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = re.search(r"project\(sinkcert\s+VERSION\s+([0-9.]+)", f.read())
+    except OSError:
+        m = None
+    return m.group(1) if m else "unknown"
+
+
+try:
+    from ._version import __version__  # written by CMake from the project version
+except ImportError:
+    __version__ = _source_version()
+
+np = require("numpy")
 
 from . import convert
 
@@ -49,8 +121,9 @@ except ImportError as _e:  # the pure-Python parts still work
     _ext = None
     _EXT_ERROR = _e
 
-__all__ = ["Model", "Verdict", "EvalResult", "CertifiedEvalResult", "ReluResult",
-           "AttackResult", "Witness", "BoundResult", "CheckResult", "ConvertError", "convert"]
+__all__ = ["__version__", "require", "MissingDependency", "Model", "Verdict", "EvalResult",
+           "CertifiedEvalResult", "ReluResult", "AttackResult", "Witness", "BoundResult",
+           "CheckResult", "ConvertError", "convert"]
 
 ConvertError = convert.ConvertError
 
@@ -72,14 +145,17 @@ class Verdict(enum.Enum):
 class EvalResult:
     """One forward pass in double: f(X), the target y, every attention
     matrix (attention[layer][head], L x L, row i = a_i0 .. a_i(L-1)) and
-    e(X) = max_{i,d} |f(X) - y| at (error_position, error_coordinate)."""
+    e(X) = max_{i,d} |f(X) - y| at (error_position, error_coordinate).
+    For a batch X[B, L, n]: output and target [B, L, n], attention[layer][head]
+    [B, L, L], and trigger, error, error_position, error_coordinate arrays of
+    length B."""
     output: np.ndarray
     target: np.ndarray
     attention: List[List[np.ndarray]]
-    trigger: int
-    error: float
-    error_position: int
-    error_coordinate: int
+    trigger: Any  # int (one input) or an int array (a batch)
+    error: Any  # float or a float array
+    error_position: Any
+    error_coordinate: Any
     target_kind: str
     evidence: str  # "NUMERIC(53)"
 
@@ -201,10 +277,17 @@ class BoundResult:
 
 @dataclass
 class CheckResult:
-    """The model report (check_model): its JSON document and summary."""
+    """The model report (check_model): its JSON document and summary. With
+    out=DIR, `sinkcert check --out DIR`'s files written there (report.json,
+    whose document `json` then is, with its provenance; report.md; the
+    heat map attention_mean_std.png with its data and script; witness.json):
+    `written` names them, `failures` the renders gnuplot could not make."""
     json: Dict[str, Any]
     summary: str
     markdown: str
+    out: Optional[str] = None
+    written: List[str] = field(default_factory=list)
+    failures: List[str] = field(default_factory=list)
 
     def __str__(self):
         return self.summary
@@ -229,8 +312,10 @@ def _decimal_text(name, x):
 
 def _need_extension():
     if _ext is None:
-        raise ImportError("sinkcert's compiled extension (_sinkcert) is not available: build it "
-                          f"with scripts/build.sh ({_EXT_ERROR})")
+        raise ImportError(
+            f"sinkcert: the compiled extension (_sinkcert) does not load in this Python "
+            f"({sys.executable}, {sys.version.split()[0]}): it is built for /usr/bin/python3 by "
+            f"scripts/build.sh --python (or pip install ./python for this one) ({_EXT_ERROR})")
 
 
 def _witness(d):
@@ -278,6 +363,8 @@ class Model:
         meta = weights.metadata
         if isinstance(meta, dict) and isinstance(meta.get("task"), dict):
             task = meta["task"]
+        if weights.task is not None:  # the file's own "task" first
+            task = {**task, **weights.task}
         self.L = L if L is not None else task.get("L")
         self.trigger_range = (trigger_range if trigger_range is not None
                               else task.get("trigger_range", "paper"))
@@ -380,15 +467,18 @@ class Model:
                 texts.append("{" + ", ".join(
                     f'"{k}": {_head_text(f"heads[{l}][{h}].{k}", head[k])}' for k in order) + "}")
             rows.append("[" + ", ".join(texts) + "]")
-        meta = {"converter": "sinkcert.Model.from_numpy", "task": {}}
+        task = {}
         if L is not None:
-            meta["task"]["L"] = L
+            task["L"] = int(L)
         if trigger_range is not None:
-            meta["task"]["trigger_range"] = trigger_range
+            task["trigger_range"] = trigger_range
+        meta = {"converter": "sinkcert.Model.from_numpy"}
         import json
+        # the task in the file's own "task" (what save() writes and from_file reads back)
+        task_member = f'"task": {json.dumps(task)}, ' if task else ""
         text = ('{"format": "sinkcert-weights", "version": 1, '
                 f'"kind": {json.dumps(kind)}, "attention": {json.dumps(attention)}, '
-                f'"n": {n}, "layers": {len(layers)}, "heads": {len(layers[0])}, '
+                f'"n": {n}, "layers": {len(layers)}, "heads": {len(layers[0])}, {task_member}'
                 f'"weights": [{", ".join(rows)}], "metadata": {json.dumps(meta)}}}')
         _need_extension()
         return cls(_ext.WeightFile.from_text(text, "(numpy)"), L, trigger_range)
@@ -441,13 +531,44 @@ class Model:
 
     def eval(self, X, certify=None):
         """f(X) on one task input X (L x n: BOS row, one trigger, content
-        in [-1, 1]), in double: NUMERIC(53). With certify=DIGITS, MPFI
-        enclosures instead (CertifiedEvalResult, CERTIFIED), at the
-        precision where e(X) and every BOS deficit have DIGITS digits."""
+        in [-1, 1]), in double: NUMERIC(53); on a batch X (B x L x n) one
+        EvalResult whose arrays have a leading batch axis. A weight entry
+        or a value that is NaN or infinite in double is a ValueError naming
+        it (the CLI exits 5 there), never a silent error = nan. With
+        certify=DIGITS (one input), MPFI enclosures instead
+        (CertifiedEvalResult, CERTIFIED), at the precision where e(X) and
+        every BOS deficit have DIGITS digits."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         if certify is not None:
+            if X.ndim != 2:
+                raise ValueError(f"X: certify takes one input (L x n), got shape {X.shape}")
             d = self._w.eval_certified(X, int(certify))
             return CertifiedEvalResult(**d)
+        if X.ndim == 3:
+            if X.shape[0] == 0:
+                raise ValueError("X: expected a batch of at least one input, got shape "
+                                 f"{X.shape}")
+            rows = []
+            for b in range(X.shape[0]):
+                try:
+                    rows.append(self._w.eval(X[b]))
+                except ValueError as e:
+                    raise ValueError(f"X[{b}]: {e}") from None
+            first = rows[0]
+            return EvalResult(
+                output=np.stack([r["output"] for r in rows]),
+                target=np.stack([r["target"] for r in rows]),
+                attention=[[np.stack([r["attention"][l][h] for r in rows])
+                            for h in range(len(first["attention"][l]))]
+                           for l in range(len(first["attention"]))],
+                trigger=np.array([r["trigger"] for r in rows]),
+                error=np.array([r["error"] for r in rows]),
+                error_position=np.array([r["error_position"] for r in rows]),
+                error_coordinate=np.array([r["error_coordinate"] for r in rows]),
+                target_kind=first["target_kind"], evidence=first["evidence"])
+        if X.ndim != 2:
+            raise ValueError(f"X: expected one input (L x n) or a batch (B x L x n), got shape "
+                             f"{X.shape}")
         return EvalResult(**self._w.eval(X))
 
     def verify_relu(self, L=None, trigger_range=None):
@@ -499,29 +620,39 @@ class Model:
                                            float(gap), float(seconds), int(boxes), int(bits),
                                            _decimal_text("tolerance", tolerance), progress))
 
-    def bos_bound(self, seconds=60.0, gap=0.01, claim=None, max=False, head=-1, L=None,
-                  trigger_range=None, boxes=200000, bits=128, sink_bar=DEFAULT_SINK_BAR,
+    def bos_bound(self, seconds=60.0, gap=0.01, claim=None, max=False, layer=None, head=None,
+                  L=None, trigger_range=None, boxes=200000, bits=128, sink_bar=DEFAULT_SINK_BAR,
                   progress: Optional[Callable[[str], None]] = None):
         """The certified smallest non-trigger BOS mass over the whole box
         (sinkcert verify bos), enclosed (quantity "min BOS mass"), or with
         claim whether min BOS >= claim; with max=True the largest one (a BOS
-        cap), or whether max BOS <= claim. head: -1 every head.
+        cap), or whether max BOS <= claim. layer, head: None every one.
         details["meaning"]: whether it sinks, min BOS >= sink_bar (verify
-        bos --sink-bar; a decimal, see DEFAULT_SINK_BAR)."""
+        bos --sink-bar; a decimal, see DEFAULT_SINK_BAR).
+
+        A residual model (theorems/bounds/deep_bos_bound.h) as `verify bos
+        --layer --head`: with layer and head, that head's enclosure (and
+        claim); otherwise every selected head enclosed within one shared
+        budget, lo and hi then enclosing the min (max=True: the max) over
+        them, each head's own result in details["heads"]. A claim on a
+        residual model needs layer and head (it is about one head)."""
         L, rng = self._task(L, trigger_range)
         return _bound_result(self._w.bos_bound(L, rng, _claim(claim),
-                                               bool(max), int(head), float(gap), float(seconds),
-                                               int(boxes), int(bits),
+                                               bool(max), -1 if layer is None else int(layer),
+                                               -1 if head is None else int(head), float(gap),
+                                               float(seconds), int(boxes), int(bits),
                                                _decimal_text("sink_bar", sink_bar), progress))
 
-    def check(self, seconds=60.0, seed=0, threads=0, L=None, trigger_range=None,
+    def check(self, seconds=60.0, seed=0, threads=0, L=None, trigger_range=None, out=None,
               tolerance=DEFAULT_TOLERANCE, sink_bar=DEFAULT_SINK_BAR,
               progress: Optional[Callable[[str], None]] = None):
         """The model report (theorems/reports/model_check.h, check_model),
         "solves" and "sinks" against tolerance and sink_bar (check
         --tolerance, --sink-bar; decimals): json["conclusion"]["solves_text"]
-        and ["sinks_text"]. NotImplementedError when this build does not
-        have it."""
+        and ["sinks_text"]; with out=DIR, `sinkcert check --out DIR`'s files
+        written into DIR by the same library function
+        (theorems/reports/check_files.h; outside results/).
+        NotImplementedError when this build does not have the report."""
         _need_extension()
         if not getattr(_ext, "HAVE_CHECK", False):
             raise NotImplementedError("Model.check: this build of sinkcert has no model check "
@@ -529,5 +660,7 @@ class Model:
         L, rng = self._task(L, trigger_range)
         d = _ext.check(self._w, L, rng, float(seconds), int(seed), int(threads),
                        _decimal_text("tolerance", tolerance), _decimal_text("sink_bar", sink_bar),
-                       progress)
-        return CheckResult(json=d["json"], summary=d["summary"], markdown=d["markdown"])
+                       None if out is None else os.fspath(out), progress)
+        return CheckResult(json=d["json"], summary=d["summary"], markdown=d["markdown"],
+                           out=d["out"], written=list(d["written"]),
+                           failures=list(d["failures"]))

@@ -17,9 +17,18 @@ Checked:
    a long call; check() is NotImplementedError unless built in.
 5. "Solves" and "sinks" (tolerance=, sink_bar=): the CLI's words and bars,
    a case on each side of each bar, bad bars a ValueError.
+6. Parity with the command line: __version__ is the project version;
+   eval on a batch [B, L, n] equals eval one by one; a weight or value that
+   is infinite or NaN in double is a ValueError naming it; from_numpy's task
+   is the saved file's own; bos_bound on a residual model, one head (with
+   claims, both ways) and every head, intersecting `verify bos`'s enclosure;
+   check(out=DIR) writes the files of `sinkcert check --out`.
 """
 import decimal
+import json
+import os
 import re
+import subprocess
 import threading
 from fractions import Fraction
 
@@ -398,3 +407,170 @@ def test_verify_relu_exact_verdicts(small):
     assert bad.eval(r.witness).error > 1e-3
     r = small.verify_relu()
     assert r.verdict is sinkcert.Verdict.NOT_APPLICABLE and r.reason
+
+
+# --- parity with the command line -------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_version_is_the_project_version():
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        want = re.search(r"project\(sinkcert\s+VERSION\s+([0-9.]+)", f.read()).group(1)
+    assert sinkcert.__version__ == want
+
+
+def test_eval_batched_matches_one_by_one(small):
+    rng = np.random.default_rng(70)
+    X = np.stack([task_input(rng, 5, 4, j) for j in (1, 2, 3, 2)])
+    r = small.eval(X)
+    assert r.output.shape == (4, 4, 5) and r.target.shape == (4, 4, 5)
+    assert r.attention[0][0].shape == (4, 4, 4) and r.evidence == "NUMERIC(53)"
+    assert list(r.trigger) == [1, 2, 3, 2]
+    for b in range(4):
+        one = small.eval(X[b])
+        assert np.array_equal(r.output[b], one.output)
+        assert np.array_equal(r.attention[0][0][b], one.attention[0][0])
+        assert r.error[b] == one.error and r.error_position[b] == one.error_position
+    X[2, 1, 4] = 0  # input 2 (trigger 3): an ordinary token without its flag
+    with pytest.raises(ValueError, match=r"X\[2\]: X: "):
+        small.eval(X)
+    with pytest.raises(ValueError, match="shape"):
+        small.eval(X[0, 0])
+
+
+def weight_text(head):
+    matrix = lambda m: "[" + ", ".join("[" + ", ".join(r) + "]" for r in m) + "]"
+    return ('{"format": "sinkcert-weights", "version": 1, "kind": "single-layer", '
+            '"attention": "softmax", "n": 5, "layers": 1, "heads": 1, "weights": [[{' +
+            ", ".join(f'"{k}": {matrix(v)}' for k, v in head.items()) + "}]]}")
+
+
+def test_non_finite_in_double_raises_naming_it():
+    """A = W_Q^T W_K beyond the double range (every entry of the file is
+    finite), and finite entries whose scores overflow, are ValueErrors
+    naming the entry or the value, as the CLI exits 5; never error = nan."""
+    zero = [["0"] * 5 for _ in range(5)]
+    eye = [["1" if i == k else "0" for k in range(5)] for i in range(5)]
+    W_Q = [row[:] for row in zero]
+    W_K = [row[:] for row in zero]
+    W_Q[0][2], W_K[0][3] = "1e200", "1e200"  # A[2][3] = 1e400 exactly
+    m = sinkcert.Model.from_text(weight_text({"W_Q": W_Q, "W_K": W_K, "W_V": eye, "W_O": eye}),
+                                 "inf.json", L=4)
+    X = task_input(np.random.default_rng(0), 5, 4, 2)
+    with pytest.raises(ValueError, match=r"layer 0 head 0 A\[2\]\[3\] is Infinity"):
+        m.eval(X)
+    big = [["1e308"] * 5 for _ in range(5)]  # finite, but the scores overflow
+    m = sinkcert.Model.from_text(weight_text({"A": big, "M": eye}), "big.json", L=4)
+    X = np.zeros((4, 5))
+    X[0, 0] = 1
+    X[1:, 4] = 1
+    X[2, 4], X[2, 1] = 0, 1
+    X[1:, 2:4] = 1
+    with pytest.raises(ValueError, match=r"the (output|attention layer 0 head 0) at .* is NaN"):
+        m.eval(X)
+
+
+def test_from_numpy_task_is_saved_for_the_command_line(tmp_path):
+    m = sinkcert.Model.from_numpy({"A": np.eye(5), "M": np.eye(5)}, L=7,
+                                  trigger_range="reference-code")
+    path = tmp_path / "w.json"
+    m.save(path)
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    # the file's own task, which `sinkcert check --weights` reads without --L
+    assert doc["task"] == {"L": 7, "trigger_range": "reference-code"}
+    back = sinkcert.Model.from_file(path)
+    assert (back.L, back.trigger_range) == (7, "reference-code")
+
+
+@pytest.fixture(scope="module")
+def residual():
+    """Two residual softmax layers of two heads, n = 5, L = 4, small scores
+    (entries of scale 0.1: each head's enclosure reaches a 30 % gap on the
+    deficit 1 - min BOS in about a second)."""
+    rng = np.random.default_rng(80)
+    head = lambda: {"A": rng.normal(0, 0.1, (5, 5)), "M": rng.normal(0, 0.1, (5, 5))}
+    return sinkcert.Model.from_numpy([[head(), head()], [head(), head()]], L=4)
+
+
+def test_bos_bound_residual_one_head_and_claims(residual):
+    b = residual.bos_bound(layer=1, head=0, seconds=10, gap=0.3)
+    assert b.quantity == "min BOS mass" and b.evidence.startswith("CERTIFIED")
+    assert b.verdict is sinkcert.Verdict.ENCLOSED
+    assert Fraction(b.lo) <= Fraction(b.lo_exact) <= Fraction(b.hi_exact) <= Fraction(b.hi)
+    assert 0 < b.lo <= b.hi < 1 and b.details["witness_layer"] == 1
+    # the witness's own BOS mass at (layer 1, head 0) lies at or above the lower end
+    w = residual.eval(b.witness)
+    row = b.details["witness_row"]
+    # (1e-12: the double forward pass against the certified ends, a few ulps apart)
+    assert b.lo * (1 - 1e-12) <= w.attention[1][0][row, 0] <= b.hi * (1 + 1e-12)
+    assert "layer 1, head 0" in b.summary
+    true = residual.bos_bound(layer=1, head=0, seconds=10, claim=b.lo / 2)
+    assert true.verdict is sinkcert.Verdict.VERIFIED
+    false = residual.bos_bound(layer=1, head=0, seconds=10, claim=min(1.0, b.hi + 0.01))
+    assert false.verdict is sinkcert.Verdict.NOT_VERIFIED and false.witness.shape == (4, 5)
+    cap = residual.bos_bound(layer=1, head=0, seconds=10, max=True)
+    assert cap.quantity == "max BOS mass" and cap.hi >= b.lo
+    with pytest.raises(ValueError, match="claim: on a residual model"):
+        residual.bos_bound(claim=0.1, seconds=5)
+    with pytest.raises(ValueError, match="layer: expected"):
+        residual.bos_bound(layer=2, head=0)
+
+
+def test_bos_bound_residual_every_head_encloses_the_minimum(residual):
+    every = residual.bos_bound(seconds=20, gap=0.3)
+    heads = every.details["heads"]
+    assert [(h["layer"], h["head"]) for h in heads] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert every.lo == min(h["lo"]["value"] for h in heads)
+    assert every.hi == min(h["hi"]["value"] for h in heads)
+    assert every.evidence.startswith("CERTIFIED")
+    one = residual.bos_bound(layer=0, seconds=10, gap=0.3)
+    assert [(h["layer"], h["head"]) for h in one.details["heads"]] == [(0, 0), (0, 1)]
+
+
+def test_bos_bound_residual_agrees_with_the_command_line(residual, tmp_path):
+    """Both enclose the same quantity (verify bos --layer 1 --head 0), so
+    the two enclosures intersect."""
+    sinkcert_cli = os.path.join(os.path.dirname(os.path.dirname(sinkcert.__file__)), os.pardir,
+                                "sinkcert")
+    if not os.path.exists(sinkcert_cli):
+        pytest.skip(f"no sinkcert program next to the package ({sinkcert_cli})")
+    path = tmp_path / "w.json"
+    residual.save(path)
+    r = subprocess.run([sinkcert_cli, "verify", "bos", "--weights", str(path), "--layer", "1",
+                        "--head", "0", "--seconds", "10", "--gap", "0.3", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cli = json.loads(r.stdout)
+    py = residual.bos_bound(layer=1, head=0, seconds=10, gap=0.3)
+    (entry,) = cli["heads"]
+    assert (entry["layer"], entry["head"]) == (1, 0)
+    deficit = entry["min"]  # D = 1 - min BOS: min BOS in [1 - D_hi, 1 - D_lo]
+    lo, hi = 1 - Fraction(deficit["hi_exact"]), 1 - Fraction(deficit["lo_exact"])
+    assert max(lo, Fraction(py.lo_exact)) <= min(hi, Fraction(py.hi_exact)), (lo, hi, py)
+
+
+def test_check_writes_the_command_lines_files(tmp_path):
+    if not sinkcert._ext.HAVE_CHECK:
+        pytest.skip("this build has no model check")
+    m = sinkcert.Model.from_numpy({"A": np.eye(5), "M": np.eye(5)}, L=4)
+    out = tmp_path / "report"
+    c = m.check(seconds=5, out=out)
+    assert c.out == str(out)
+    names = set(os.listdir(out))
+    assert {"report.json", "report.md", "attention_mean_std.dat",
+            "attention_mean_std.gp"} <= names, names
+    assert set(c.written) == names
+    png = "attention_mean_std.png"
+    assert png in names or any(png in f for f in c.failures), (names, c.failures)
+    with open(out / "report.json", encoding="utf-8") as f:
+        doc = json.load(f)
+    assert doc == c.json and "provenance" in doc and doc["provenance"]["revision"]
+    assert (out / "report.md").read_text(encoding="utf-8") == c.markdown
+    if "witness.json" in names:
+        with open(out / "witness.json", encoding="utf-8") as f:
+            assert json.load(f)["tokens"]
+    # the command line's rule: never into results/
+    with pytest.raises(ValueError, match="out: .*outside results/"):
+        m.check(seconds=1, out=os.path.join(ROOT, "results", "x"))
