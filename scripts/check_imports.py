@@ -57,8 +57,17 @@ def imports(path):
             yield node.lineno, node.module.split(".")[0]
         elif (isinstance(node, ast.Call) and node.args
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-              and getattr(node.func, "attr", getattr(node.func, "id", None)) == "require"):
+              and _is_sinkcert_require(node.func)):
             yield node.lineno, node.args[0].value.split(".")[0]  # sinkcert.require("torch")
+
+
+def _is_sinkcert_require(func):
+    """sinkcert.require(...) or, inside the package, a bare require(...); not
+    another object's method of that name (a test's checks.require)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "require" and isinstance(func.value, ast.Name) and \
+            func.value.id == "sinkcert"
+    return isinstance(func, ast.Name) and func.id == "require"
 
 
 def listed_packages(root):
