@@ -17,8 +17,8 @@
 #include <string>
 
 #include "python/binding_util.h"
-#include "src/verdict_bars.h"
 #include "src/run_info.h"
+#include "src/verdict_bars.h"
 #include "theorems/reports/check_files.h"
 #include "theorems/reports/model_check.h"
 

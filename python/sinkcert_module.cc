@@ -654,8 +654,7 @@ py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& a
 
 py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_range,
                        const std::optional<theorems::Claim>& claim, bool max_mode, int layer,
-                       int head,
-                       const BoxArgs& args, py::object progress) {
+                       int head, const BoxArgs& args, py::object progress) {
   check_box_args(args);
   const bool deep = w.kind == ModelKind::kResidual;
   if (!deep && (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1)) {
