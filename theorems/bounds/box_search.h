@@ -13,22 +13,29 @@
 // coordinate and push the children whose bound exceeds lower (the others
 // cannot hold the maximum; each is handed to the owner's on_pruned, whose
 // per-part ends, e.g. one trigger's upper end, must still count it: the box
-// cannot hold Q, but it may hold the maximum of its own part). Every live box stays below the top,
-// so the enclosure is valid whenever the loop stops: a budget (boxes, seconds) that runs out leaves
-// a wider, still certified, enclosure. Seconds: the budget max_seconds becomes one Deadline
-// (deadline.h) at the start of a run, the earlier of it and the options' outer deadline; the loop
-// checks it before every box, and the owner hands it to whatever may run long inside one box (a box
-// whose evaluation the deadline cut short keeps a wider but valid bound; one never evaluated counts
-// as +inf). A box's bound is never above its parent's: the supremum over a sub-box is at most the
-// parent's, so each child (and a box bounded again after a precision raise) keeps the smaller of
-// its own bound and the parent's, and the largest bound in the heap never grows (a refinement the
-// deadline cut short can be far looser than its parent's). Progress: every kProgressSeconds the
-// loop sends the owner's line (the enclosure so far) to options.progress, if set. Precision: when
-// the rounding width at a point of the box is at least kRoundingShare of the gap upper - lower, no
-// bisection can close the gap; the precision is raised by step_bits up to the cap, and boxes
-// bounded before a raise are bounded again when they reach the top. At the cap the search stops
-// with a precision floor. A box whose coordinates are adjacent doubles cannot be split and stops
-// the search with the reason its owner gives.
+// cannot hold Q, but it may hold the maximum of its own part). Every live
+// box stays below the top, so the enclosure is valid whenever the loop
+// stops: a budget (boxes, seconds) that runs out leaves a wider, still
+// certified, enclosure.
+// Seconds: the budget max_seconds becomes one Deadline (deadline.h) at the
+// start of a run, the earlier of it and the options' outer deadline; the
+// loop checks it before every box, and the owner hands it to whatever may
+// run long inside one box (a box whose evaluation the deadline cut short
+// keeps a wider but valid bound; one never evaluated counts as +inf).
+// A box's bound is never above its parent's: the supremum over a sub-box is
+// at most the parent's, so each child (and a box bounded again after a
+// precision raise) keeps the smaller of its own bound and the parent's, and
+// the largest bound in the heap never grows (a refinement the deadline cut
+// short can be far looser than its parent's).
+// Progress: every kProgressSeconds the loop sends the owner's line (the
+// enclosure so far) to options.progress, if set.
+// Precision: when the rounding width at a point of the box is at least
+// kRoundingShare of the gap upper - lower, no bisection can close the gap;
+// the precision is raised by step_bits up to the cap, and boxes bounded
+// before a raise are bounded again when they reach the top. At the cap the
+// search stops with a precision floor. A box whose coordinates are adjacent
+// doubles cannot be split and stops the search with the reason its owner
+// gives.
 #pragma once
 
 #include <algorithm>
