@@ -14,14 +14,8 @@ set -u
 bin="$1"
 . "$(dirname "$0")/cli_expect.sh"
 
-python3 -c '
-import json, random
-random.seed(5)
-m = lambda: [[round(random.uniform(-1, 1), 3) for _ in range(5)] for _ in range(5)]
-json.dump({"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
-           "attention": "softmax", "n": 5, "layers": 1, "heads": 1,
-           "weights": [[{"A": m(), "M": m()}]]}, open("'"$tmp"'/random.json", "w"))' ||
-  fail "could not write the random model"
+. "$(dirname "$0")/random_model.sh"
+random_model "$tmp/random.json" || fail "could not write the random model"
 R="$tmp/random.json"
 
 # no claim: never VERIFIED, an enclosure and what it means
