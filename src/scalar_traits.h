@@ -285,6 +285,15 @@ bool is_nan(const T& x) {
   }
 }
 
+// The sign of x - q, exactly (an MPFR value is a dyadic rational; +-inf
+// compare as such): -1, 0 or 1. A NaN x compares as 0: callers deciding a
+// strict or non-strict inequality test is_nan first.
+inline int exact_compare(const Mpfr& x, const Rational& q) {
+  if (bmp::isnan(x)) return 0;
+  const int c = mpfr_cmp_q(x.backend().data(), q.backend().data());
+  return (c > 0) - (c < 0);
+}
+
 // max(a, b), NaN if either is NaN (a NaN is never dropped from a maximum);
 // for intervals the exact range [max(la, lb), max(ua, ub)], NaN-valued when
 // either end of either argument is NaN.

@@ -20,12 +20,6 @@ namespace {
 constexpr int kFirstDigits = 4;
 constexpr int kMaxDigits = 320;
 
-// sign of x - q, exactly; NaN compares as 0 (neither side decided).
-int compare(const Mpfr& x, const Rational& q) {
-  if (bmp::isnan(x)) return 0;
-  return mpfr_cmp_q(x.backend().data(), q.backend().data());
-}
-
 // x rounded up (or down) to the fewest digits >= kFirstDigits whose value
 // still satisfies `holds`; the exact value when no rounding does.
 std::string end_text(const Mpfr& x, bool up, const std::function<bool(const Rational&)>& holds) {
@@ -91,12 +85,12 @@ std::string VerdictBars::sink_bar_words() const { return sink_bar_text + " (sink
 BarVerdict solves_verdict(const Mpfr& lower, const Mpfr& upper, const std::string& evidence,
                           const VerdictBars& bars) {
   const Rational& t = bars.tolerance;
-  if (!bmp::isinf(upper) && compare(upper, t) <= 0) {
+  if (!bmp::isinf(upper) && exact_compare(upper, t) <= 0) {
     return {Decision::kYes, "solves the task: E <= " +
                                 end_text(upper, true, [&](const Rational& u) { return u <= t; }) +
                                 " <= " + bars.tolerance_words() + ", " + evidence};
   }
-  if (compare(lower, t) > 0) {
+  if (exact_compare(lower, t) > 0) {
     return {Decision::kNo, "does not solve the task: E >= " +
                                end_text(lower, false, [&](const Rational& l) { return l > t; }) +
                                " > " + bars.tolerance_words() + ", " + evidence};
@@ -119,12 +113,12 @@ BarVerdict solves_verdict(const Rational& e, const VerdictBars& bars) {
 BarVerdict sinks_verdict(const Mpfr& lower, const Mpfr& upper, const std::string& witness,
                          const VerdictBars& bars) {
   const Rational& b = bars.sink_bar;
-  if (compare(lower, b) >= 0) {
+  if (exact_compare(lower, b) >= 0) {
     return {Decision::kYes, "sinks on every input: min BOS >= " +
                                 end_text(lower, false, [&](const Rational& l) { return l >= b; }) +
                                 " >= " + bars.sink_bar_words() + ", CERTIFIED"};
   }
-  if (!bmp::isinf(upper) && compare(upper, b) < 0) {
+  if (!bmp::isinf(upper) && exact_compare(upper, b) < 0) {
     return {Decision::kNo, "does not sink on every input: BOS mass <= " +
                                end_text(upper, true, [&](const Rational& u) { return u < b; }) +
                                " < " + bars.sink_bar_words() + " at the witness (" + witness +
@@ -138,12 +132,12 @@ BarVerdict sinks_verdict(const Mpfr& lower, const Mpfr& upper, const std::string
 BarVerdict sinks_anywhere_verdict(const Mpfr& lower, const Mpfr& upper, const std::string& witness,
                                   const VerdictBars& bars) {
   const Rational& b = bars.sink_bar;
-  if (!bmp::isinf(upper) && compare(upper, b) < 0) {
+  if (!bmp::isinf(upper) && exact_compare(upper, b) < 0) {
     return {Decision::kNo, "does not sink on any input: max BOS <= " +
                                end_text(upper, true, [&](const Rational& u) { return u < b; }) +
                                " < " + bars.sink_bar_words() + ", CERTIFIED"};
   }
-  if (!witness.empty() && compare(lower, b) >= 0) {
+  if (!witness.empty() && exact_compare(lower, b) >= 0) {
     return {Decision::kYes, "sinks at the witness (" + witness + "): BOS mass >= " +
                                 end_text(lower, false, [&](const Rational& l) { return l >= b; }) +
                                 " >= " + bars.sink_bar_words() + ", CERTIFIED"};

@@ -514,19 +514,6 @@ void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
           : INFINITY;
 }
 
-ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
-                             const Rational& c) {
-  ClaimDecision d;
-  if (at_most(upper, c)) {
-    d.verdict = Verdict::kVerified;
-    d.margin = difference(c, upper);
-  } else if (has_witness && above(lower, c)) {
-    d.verdict = Verdict::kNotVerified;
-    d.margin = difference(lower, c);
-  }
-  return d;
-}
-
 namespace {
 
 MaxBosBound to_max_bound(BosBound b) {
@@ -552,7 +539,7 @@ BosStopRule gap_rule(double gap) {
 
 // decided once upper <= c or lower > c
 BosStopRule claim_rule(const Rational& c) {
-  return [c](const Mpfr& lower, const Mpfr& upper) { return at_most(upper, c) || above(lower, c); };
+  return [c](const Mpfr& lower, const Mpfr& upper) { return claim_decided(lower, upper, c); };
 }
 
 void check_claim(const Claim& claimed) {

@@ -132,21 +132,6 @@ BosBound bound_min_bos(const Model<T>& model, const Task& task, const BosBoundOp
 // (+inf without a witness or at lower = 0).
 void finish_bos_bound(BosBound& out, bool have_witness, double seconds);
 
-// The answer to a claim "q <= c" from a certified enclosure lower <= q <= upper
-// whose lower end a witness attains (has_witness):
-//   VERIFIED      upper <= c,  margin c - upper
-//   NOT VERIFIED  lower > c,   margin lower - c  (only with a witness)
-//   UNDECIDED     otherwise,   margin 0
-// The comparisons are exact (claim.h: an MPFR end is a rational) and the
-// margins rounded to double. min BOS >= b is the claim D <= 1 - b (1 - b
-// an exact rational); max BOS <= b is itself of this form.
-struct ClaimDecision {
-  Verdict verdict = Verdict::kUndecided;
-  double margin = 0.0;
-};
-ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
-                             const Rational& c);
-
 struct BosClaimCheck {
   Verdict verdict = Verdict::kUndecided;
   Evidence evidence = Evidence::certified(0);

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "src/json_reader.h"
-#include "theorems/bounds/claim.h"
 
 namespace sinkcert::theorems {
 
@@ -46,7 +45,7 @@ void put_certified_end(nlohmann::json& j, const std::string& name, const Mpfr& x
     return;
   }
   j[name] = x.convert_to<double>();
-  j[name + "_exact"] = internal::exact_decimal(exact_rational(x));
+  j[name + "_exact"] = internal::exact_decimal(scalar_cast<Rational>(x));  // exact: dyadic
 }
 
 nlohmann::json outcome_json(const BoxSearchOutcome& b) {

@@ -64,41 +64,45 @@ double Claim::approx() const { return value.convert_to<double>(); }
 
 std::ostream& operator<<(std::ostream& s, const Claim& c) { return s << c.text; }
 
-Rational exact_rational(const Mpfr& x) {
-  if (!bmp::isfinite(x)) throw std::invalid_argument("exact_rational: not a finite value");
-  // x = m 2^e exactly, m an integer
-  mpz_t m;
-  mpz_init(m);
-  const long e = mpfr_get_z_2exp(m, x.backend().data());
-  Rational r;
-  mpq_set_z(r.backend().data(), m);
-  mpz_clear(m);
-  if (e >= 0) {
-    mpq_mul_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(e));
-  } else {
-    mpq_div_2exp(r.backend().data(), r.backend().data(), static_cast<unsigned long>(-e));
-  }
-  return r;
-}
-
 bool at_most(const Mpfr& x, const Rational& c) {
-  if (bmp::isnan(x)) return false;
-  if (bmp::isinf(x)) return x < 0;
-  return exact_rational(x) <= c;
+  return !bmp::isnan(x) && exact_compare(x, c) <= 0;
 }
 
-bool above(const Mpfr& x, const Rational& c) {
-  if (bmp::isnan(x)) return false;
-  if (bmp::isinf(x)) return x > 0;
-  return exact_rational(x) > c;
+bool above(const Mpfr& x, const Rational& c) { return !bmp::isnan(x) && exact_compare(x, c) > 0; }
+
+namespace {
+
+// x as the rational it is (a finite MPFR value is dyadic).
+Rational finite_rational(const Mpfr& x) {
+  if (!bmp::isfinite(x)) throw std::invalid_argument("a claim's margin: the end is not finite");
+  return scalar_cast<Rational>(x);
 }
+
+}  // namespace
 
 double difference(const Mpfr& a, const Rational& b) {
-  return Rational(exact_rational(a) - b).convert_to<double>();
+  return Rational(finite_rational(a) - b).convert_to<double>();
 }
 
 double difference(const Rational& a, const Mpfr& b) {
-  return Rational(a - exact_rational(b)).convert_to<double>();
+  return Rational(a - finite_rational(b)).convert_to<double>();
+}
+
+ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
+                             const Rational& c) {
+  ClaimDecision d;
+  if (at_most(upper, c)) {
+    d.verdict = Verdict::kVerified;
+    d.margin = difference(c, upper);
+  } else if (has_witness && above(lower, c)) {
+    d.verdict = Verdict::kNotVerified;
+    d.margin = difference(lower, c);
+  }
+  return d;
+}
+
+bool claim_decided(const Mpfr& lower, const Mpfr& upper, const Rational& c) {
+  return at_most(upper, c) || above(lower, c);
 }
 
 }  // namespace sinkcert::theorems

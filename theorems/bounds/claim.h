@@ -19,6 +19,7 @@
 #include <ostream>
 #include <string>
 
+#include "src/evidence.h"
 #include "src/scalar_traits.h"
 
 namespace sinkcert::theorems {
@@ -44,17 +45,31 @@ struct Claim {
 // The claim's text as written.
 std::ostream& operator<<(std::ostream& s, const Claim& c);
 
-// The exact rational of a finite MPFR value (std::invalid_argument for an
-// infinite or NaN one).
-Rational exact_rational(const Mpfr& x);
-
-// x <= c and x > c, exactly. +inf is above every claim, -inf below; NaN is
-// neither (both false).
+// x <= c and x > c, exactly (exact_compare, src/scalar_traits.h). +inf is
+// above every claim, -inf below; NaN is neither (both false).
 bool at_most(const Mpfr& x, const Rational& c);
 bool above(const Mpfr& x, const Rational& c);
 
-// a - b for a finite a, rounded to the nearest double (a claim's margin).
+// a - b for a finite MPFR end (std::invalid_argument for an infinite or NaN
+// one), rounded to the nearest double (a claim's margin).
 double difference(const Mpfr& a, const Rational& b);
 double difference(const Rational& a, const Mpfr& b);
+
+// The answer to a claim "q <= c" from a certified enclosure lower <= q <= upper
+// whose lower end a witness attains (has_witness):
+//   VERIFIED      upper <= c,  margin c - upper
+//   NOT VERIFIED  lower > c,   margin lower - c  (only with a witness)
+//   UNDECIDED     otherwise,   margin 0
+// Every claim of the bounds has this form: E <= c; min BOS >= b is
+// D <= 1 - b (1 - b an exact rational); max BOS <= b is itself of it.
+struct ClaimDecision {
+  Verdict verdict = Verdict::kUndecided;
+  double margin = 0.0;
+};
+ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witness,
+                             const Rational& c);
+
+// The stopping rule of a search for that answer: upper <= c or lower > c.
+bool claim_decided(const Mpfr& lower, const Mpfr& upper, const Rational& c);
 
 }  // namespace sinkcert::theorems

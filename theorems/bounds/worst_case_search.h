@@ -298,19 +298,14 @@ UpperBoundCheck check_claim(const Claim& claimed, const Run& run) {
   UpperBoundCheck out;
   out.claimed = claimed;
   const Rational& c = claimed.value;
-  out.bound = run(
-      [&c](const Mpfr& lower, const Mpfr& upper) { return at_most(upper, c) || above(lower, c); });
+  out.bound =
+      run([&c](const Mpfr& lower, const Mpfr& upper) { return claim_decided(lower, upper, c); });
   out.evidence = out.bound.evidence;
   if (out.bound.stop_reason == "decided") out.bound.stop_reason = "claim decided";
-  if (at_most(out.bound.upper, c)) {
-    out.verdict = Verdict::kVerified;
-    out.margin = difference(c, out.bound.upper);
-  } else if (above(out.bound.lower, c)) {
-    out.verdict = Verdict::kNotVerified;
-    out.margin = difference(out.bound.lower, c);
-  } else {
-    out.verdict = Verdict::kUndecided;
-  }
+  // the lower end is a witness's certified value (or 0, which no claim is below)
+  const ClaimDecision d = decide_at_most(out.bound.lower, out.bound.upper, true, c);
+  out.verdict = d.verdict;
+  out.margin = d.margin;
   return out;
 }
 
