@@ -163,33 +163,34 @@ const std::string* expected_value(const CLI::Option* option) {
 }
 
 void add_verdict_bar_options(CLI::App* app, VerdictBars* bars, bool tolerance, bool sink_bar) {
-  const auto parse = [](const std::string& option, const std::string& text,
-                        Rational (*read)(const std::string&)) {
-    try {
-      return read(text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(kCli, option, e.what());
-    }
+  // one bar: its exact value and its text as written, an InputError naming
+  // the option when the text is not a decimal in its range
+  const auto add_bar = [app](const std::string& option, const std::string& expected,
+                             const std::string& help, Rational* value, std::string* text,
+                             Rational (*read)(const std::string&)) {
+    register_option(app, option, "DECIMAL", expected, help,
+                    [option, value, text, read](const std::string& written) {
+                      try {
+                        *value = read(written);
+                      } catch (const std::invalid_argument& e) {
+                        throw InputError(kCli, option, e.what());
+                      }
+                      *text = written;
+                    });
   };
   if (tolerance) {
-    register_option(app, "--tolerance", "DECIMAL", "a decimal number >= 0",
-                    std::string("the task counts as solved when the worst-case loss E <= this, "
-                                "exactly as written; default ") +
-                        kDefaultTolerance + " (the paper's training target)",
-                    [bars, parse](const std::string& text) {
-                      bars->tolerance = parse("--tolerance", text, parse_tolerance);
-                      bars->tolerance_text = text;
-                    });
+    add_bar("--tolerance", "a decimal number >= 0",
+            std::string("the task counts as solved when the worst-case loss E <= this, exactly "
+                        "as written; default ") +
+                kDefaultTolerance + " (the paper's training target)",
+            &bars->tolerance, &bars->tolerance_text, parse_tolerance);
   }
   if (sink_bar) {
-    register_option(app, "--sink-bar", "DECIMAL", "a decimal number in (0, 1]",
-                    std::string("a head sinks when the BOS mass of every non-trigger row is at "
-                                "least this, exactly as written; default ") +
-                        kDefaultSinkBar + " (at least half the attention on BOS)",
-                    [bars, parse](const std::string& text) {
-                      bars->sink_bar = parse("--sink-bar", text, parse_sink_bar);
-                      bars->sink_bar_text = text;
-                    });
+    add_bar("--sink-bar", "a decimal number in (0, 1]",
+            std::string("a head sinks when the BOS mass of every non-trigger row is at least "
+                        "this, exactly as written; default ") +
+                kDefaultSinkBar + " (at least half the attention on BOS)",
+            &bars->sink_bar, &bars->sink_bar_text, parse_sink_bar);
   }
 }
 

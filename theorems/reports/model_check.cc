@@ -131,18 +131,6 @@ std::string solves_words(CheckReport::Solves s) {
   return "";
 }
 
-CheckReport::Solves solves_of(Decision d) {
-  switch (d) {
-    case Decision::kYes:
-      return CheckReport::Solves::kYes;
-    case Decision::kNo:
-      return CheckReport::Solves::kNo;
-    case Decision::kUndecided:
-      break;
-  }
-  return CheckReport::Solves::kUndecided;
-}
-
 std::string sinks_words(Decision d) {
   switch (d) {
     case Decision::kYes:
@@ -356,7 +344,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.e_lower_source = "exact";
     r.solves_evidence = "EXACT";
     const BarVerdict v = solves_verdict(m, options.bars);
-    r.solves = solves_of(v.decision);
+    r.solves = v.decision;
     r.solves_text = v.text;
   } else {
     if (r.attack && std::isfinite(r.attack->best.certified) &&
@@ -374,7 +362,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.solves_evidence = "CERTIFIED";
     const BarVerdict v =
         solves_verdict(Mpfr(r.e_lower), Mpfr(r.e_upper), "CERTIFIED", options.bars);
-    r.solves = solves_of(v.decision);
+    r.solves = v.decision;
     r.solves_text = v.text;
   }
   // sinks: the certified min BOS where it ran, else the probe set

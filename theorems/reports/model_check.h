@@ -160,7 +160,7 @@ struct CheckReport {
 
   // Conclusions (header).
   VerdictBars bars;
-  enum class Solves { kYes, kNo, kUndecided };
+  using Solves = Decision;  // the decision of solves_verdict (verdict_bars.h)
   Solves solves = Solves::kUndecided;
   std::string solves_evidence;      // e.g. "CERTIFIED", "EXACT"
   std::string solves_text;          // the verdict line (verdict_bars.h, solves_verdict)
