@@ -98,7 +98,6 @@ void run_figures(const FiguresCliOptions& opt, Context& ctx) {
   fo.seed = opt.seed;
   fo.trigger = opt.trigger;
   fo.task = opt.task.task();
-  fo.progress = progress_sink(ctx, "figures");
   std::vector<theorems::FigureModel> models;
   std::vector<theorems::AttentionFigureSpec> specs;
   if (opt.paper) {

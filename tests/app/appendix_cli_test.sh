@@ -38,8 +38,8 @@ grep -q '^5,4,paper,2e-11,1.0000000000,0.539,0.0745,0.00769,CONSISTENT$' \
   "$out/tables/t1_hypothesis_edges.csv" || fail "the hypothesis-edge table lacks its n = 5, L = 4 row"
 grep -q '^"edges/n5_L4_paper/path_start0, search (double)",5,4,"\[2\.0[0-9]*e-11, .*"\[9\.05[0-9]*e-12, 9\.1[0-9]*e-12\]",0\.00[0-9]*,128 / 128$' \
   "$out/tables/c1_certified_path.csv" || fail "C1 lacks the certified n = 5, L = 4 path model"
-grep -q '^theorem2/path_start0,.*,0,0,' "$out/tables/t2c_theorem2_certified.csv" ||
-  fail "T2c lacks the Theorem 2 path model's layer 0, head 0"
+grep -q '^theorem2/n5_L4/eps_one_delta0.5,"\[6.183e-09, 6.184e-09\]",0,0,' "$out/tables/t2c_theorem2_certified.csv" ||
+  fail "T2c lacks the eps_one model's layer 0, head 0"
 grep -q '^5,4,VERIFIED,EXACT,0,' "$out/tables/p3_relu_certificate.csv" ||
   fail "P3: an exact zero is not printed 0"
 for f in f1_sink_precision.dat f1_sink_precision.gp f2_certified_path.dat theorem1_path.pdf theorem1_frontier.pdf \
@@ -50,8 +50,8 @@ if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
 [ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 12 ] || fail "appendix.tex: not 12 figure captions"
-grep -q '^"*theorem2/path_start0"* 16 [01] [01] ' "$out/figures/f3_theorem2_certified.dat" ||
-  fail "F3 lacks the Theorem 2 path model's point"
+grep -q '^"*theorem2/n5_L4/eps_one_delta0.5"* 5 [01] [01] ' "$out/figures/f3_theorem2_certified.dat" ||
+  fail "F3 lacks the eps_one model's point"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"
 grep -q 'resizebox' "$out"/tables/*.tex && fail "a table is shrunk by resizebox"
 

@@ -17,9 +17,11 @@
 
 #include "src/constructions.h"
 #include "src/input_error.h"
+#include "src/parallel_tasks.h"
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/weight_file.h"
+#include "src/worker_processes.h"
 #include "theorems/reports/attention_figures.h"
 #include "theorems/reports/certified_path_report.h"
 #include "theorems/reports/precision_report.h"
@@ -178,34 +180,49 @@ class Computations {
 
 // T2c's models, relative to the models folder: the Theorem 2 study's path
 // model from the paper's init (start 0, which every run of the study has;
-// the committed study runs it alone, --init-stds 0.02) and (not in quick
-// mode) the small study's eps_one models (n = 5, L = 4; the distinct ones:
-// delta 0.5 from the construction, delta 0.2 and below from the polished
-// sink).
+// the committed study runs it alone, --init-stds 0.02) and the small
+// study's eps_one models (n = 5, L = 4; the distinct ones: delta 0.5 from
+// the construction, delta 0.2 and below from the polished sink). Quick: the
+// delta 0.5 model alone (a tenth of a second, every bound to its gap).
 std::vector<std::string> t2c_models(RunSize size) {
-  std::vector<std::string> out = {std::string(kTheorem2Study) + "/path_start0.weights.json"};
-  if (size != RunSize::kQuick) {
-    for (const char* d : {"0.5", "0.2"}) {
-      out.push_back(std::string(kTheorem2Study) + "/n5_L4/eps_one_delta" + d + ".weights.json");
-    }
-  }
-  return out;
+  const std::string eps_one = std::string(kTheorem2Study) + "/n5_L4/eps_one_delta";
+  if (size == RunSize::kQuick) return {eps_one + "0.5.weights.json"};
+  return {std::string(kTheorem2Study) + "/path_start0.weights.json", eps_one + "0.5.weights.json",
+          eps_one + "0.2.weights.json"};
 }
 
 Theorem2CertifiedOptions Computations::t2c_options() const {
   Theorem2CertifiedOptions o;
   if (size() == RunSize::kQuick) {
-    o.bos_seconds = 0.2;
-    o.bos_boxes = 40;
-    o.loss_seconds = 0.5;
-    o.loss_boxes = 4;
-  } else if (size() == RunSize::kFull) {
-    o.bos_seconds = 120;
-    o.loss_seconds = 600;
-  } else {  // about three minutes per n = L = 16 model: the first pass over
-    // every (row, trigger) of a layer-1 head takes about 8 s there
-    o.bos_seconds = 15;
+    // one n = 5, L = 4 model: the defaults (each bound reaches its gap)
+    o.bos_seconds = 60;
     o.loss_seconds = 60;
+  } else if (size() == RunSize::kFull) {
+    o.bos_seconds = 1200;
+    o.loss_seconds = 3000;
+    o.bos_boxes = [](const Task& t, int layer) {
+      return layer == 0 || t.n * t.L <= 64 ? 20000L : 400L;
+    };
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 2000L : 460L; };
+    o.boxes_text =
+        "per head and extreme 20000 boxes (400 above layer 0 at n L > 64), E 2000 boxes (460 at "
+        "n L > 64)";
+  } else {
+    // Boxes decide, so the table is the same on every machine. Above layer 0
+    // at n = L = 16 each box carries an interval forward pass through the
+    // layers below (about 0.35 s a box on one core, against about 8 ms in
+    // layer 0, where 600 boxes reach the gap) and the first pass alone is
+    // about 120 boxes: 150 boxes take about 15 s and go no further in the
+    // enclosure than 135; E at n = L = 16 about 1.3 s a box: 40 boxes.
+    o.bos_seconds = 120;
+    o.loss_seconds = 300;
+    o.bos_boxes = [](const Task& t, int layer) {
+      return layer == 0 || t.n * t.L <= 64 ? 20000L : 150L;
+    };
+    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 2000L : 40L; };
+    o.boxes_text =
+        "per head and extreme 20000 boxes (150 above layer 0 at n L > 64), E 2000 boxes (40 at "
+        "n L > 64)";
   }
   if (options().t2c_bos_seconds > 0) o.bos_seconds = options().t2c_bos_seconds;
   if (options().t2c_loss_seconds > 0) o.loss_seconds = options().t2c_loss_seconds;
@@ -236,6 +253,13 @@ const std::vector<Theorem2CertifiedRow>& Computations::t2c() {
 struct Entry {
   AppendixArtifact artifact;
   std::function<Built(Computations&)> build;
+  // Entries sharing a computation (P1's three, P5 with C1 and F2, T2c with
+  // F3) are one job, built in registry order by one process; every other
+  // entry is a job of its own.
+  std::string job;
+  // About the entry's seconds on one core at the default size, measured:
+  // the jobs start longest first (the order changes no value).
+  double seconds = 1;
 };
 
 Built build_p2(Computations& c) {
@@ -355,26 +379,48 @@ Built theorem2_study_figure(Computations& c, const std::string& name) {
   return {f, info, {}, c.model_path(std::string(kTheorem2Study) + "/" + name + ".pdf")};
 }
 
+// The attention figures; the step caps apply when their recipe models are
+// retrained (quick: 300 steps single-layer, 30 deep: seconds).
+std::vector<AttentionFigureSpec> appendix_attention_figures(RunSize size) {
+  return attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps,
+                               size == RunSize::kQuick ? 30 : kFigureDeepRecipeSteps);
+}
+
 // THE registry: every table and figure of the appendix, in document order.
 std::vector<Entry> registry(RunSize size) {
   std::vector<Entry> entries;
   const auto table = [&](const std::string& name, std::vector<std::string> inputs,
-                         std::function<Built(Computations&)> build) {
-    entries.push_back({{name, ArtifactKind::kTable, std::move(inputs)}, std::move(build)});
+                         std::function<Built(Computations&)> build, std::string job = "",
+                         double seconds = 1) {
+    if (job.empty()) job = name;
+    entries.push_back(
+        {{name, ArtifactKind::kTable, std::move(inputs), job}, std::move(build), job, seconds});
   };
   const auto figure = [&](const std::string& name, std::vector<std::string> inputs,
-                          std::function<Built(Computations&)> build) {
-    entries.push_back({{name, ArtifactKind::kFigure, std::move(inputs)}, std::move(build)});
+                          std::function<Built(Computations&)> build, std::string job = "",
+                          double seconds = 1) {
+    if (job.empty()) job = name;
+    entries.push_back(
+        {{name, ArtifactKind::kFigure, std::move(inputs), job}, std::move(build), job, seconds});
   };
-  table("p1_sink_loss", {}, [](Computations& c) {
-    return Built{p1_loss_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
-  });
-  table("p1_sink_bos", {}, [](Computations& c) {
-    return Built{p1_bos_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
-  });
-  figure("f1_sink_precision", {}, [](Computations& c) {
-    return Built{p1_figure(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
-  });
+  table(
+      "p1_sink_loss", {},
+      [](Computations& c) {
+        return Built{p1_loss_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+      },
+      "P1", 23);
+  table(
+      "p1_sink_bos", {},
+      [](Computations& c) {
+        return Built{p1_bos_table(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+      },
+      "P1", 0);
+  figure(
+      "f1_sink_precision", {},
+      [](Computations& c) {
+        return Built{p1_figure(c.p1(), c.p1_task()), c.p1_info(), {}, {}};
+      },
+      "P1", 0);
   table("p3_relu_certificate", {}, [](Computations& c) {
     const std::vector<std::pair<int, int>> sizes =
         c.size() == RunSize::kQuick
@@ -386,20 +432,23 @@ std::vector<Entry> registry(RunSize size) {
                  {},
                  {}};
   });
-  table("p4_beyond_double", {}, [](Computations& c) {
-    c.say("P4: scale path of the sink family, base beta = 10");
-    AdaptiveOptions o;
-    o.digits = 10;
-    const std::vector<double> scales = c.size() == RunSize::kQuick
-                                           ? std::vector<double>{1, 8}
-                                           : std::vector<double>{1, 2, 4, 8, 16, 24, 32};
-    const auto rows =
-        scale_path(sink_family<double>(16, 10.0), c.p1_task(), scales, o, c.progress());
-    return Built{p4_table(rows, "the sink family", c.p1_task(), 10.0),
-                 c.info(0, "MPFI adaptive from 64 bits, +64, 10 digits"),
-                 {},
-                 {}};
-  });
+  table(
+      "p4_beyond_double", {},
+      [](Computations& c) {
+        c.say("P4: scale path of the sink family, base beta = 10");
+        AdaptiveOptions o;
+        o.digits = 10;
+        const std::vector<double> scales = c.size() == RunSize::kQuick
+                                               ? std::vector<double>{1, 8}
+                                               : std::vector<double>{1, 2, 4, 8, 16, 24, 32};
+        const auto rows =
+            scale_path(sink_family<double>(16, 10.0), c.p1_task(), scales, o, c.progress());
+        return Built{p4_table(rows, "the sink family", c.p1_task(), 10.0),
+                     c.info(0, "MPFI adaptive from 64 bits, +64, 10 digits"),
+                     {},
+                     {}};
+      },
+      "", 5);
   table("b1_worst_case_bound", {}, [](Computations& c) {
     c.say("B1: branch and bound reach");
     return Built{b1_table(worst_case_bound_rows(c.size(), c.progress())),
@@ -409,16 +458,19 @@ std::vector<Entry> registry(RunSize size) {
   });
   std::vector<std::string> p2_inputs = study_models(kStudy, size);
   for (const auto& f : study_models(kEdgeStudy, size)) p2_inputs.push_back(f);
-  table("p2_search_models", p2_inputs, build_p2);
-  table("p5_refined_search_path", {kP5Start}, build_p5);
+  table("p2_search_models", p2_inputs, build_p2, "", 58);
+  table("p5_refined_search_path", {kP5Start}, build_p5, "P5", 24);
   std::vector<std::string> c1_inputs{kP5Start};
   for (const auto& [rel, task] : c1_path_models(size)) c1_inputs.push_back(rel);
-  table("c1_certified_path", c1_inputs, [](Computations& c) {
-    return Built{certified_path_table(c.c1()),
-                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
-                 {},
-                 {}};
-  });
+  table(
+      "c1_certified_path", c1_inputs,
+      [](Computations& c) {
+        return Built{certified_path_table(c.c1()),
+                     c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                     {},
+                     {}};
+      },
+      "P5", 20);
   std::vector<std::string> edge_inputs;
   for (const Task& task : edge_tasks()) {
     if (!task.trigger_positions().empty()) edge_inputs.push_back(edge_json(task));
@@ -431,12 +483,15 @@ std::vector<Entry> registry(RunSize size) {
     return Built{
         edges_table(runs), c.info(0, "double (read from each run's theorem1.json)"), {}, {}};
   });
-  figure("f2_certified_path", c1_inputs, [](Computations& c) {
-    return Built{certified_path_figure(c.c1()),
-                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
-                 {},
-                 {}};
-  });
+  figure(
+      "f2_certified_path", c1_inputs,
+      [](Computations& c) {
+        return Built{certified_path_figure(c.c1()),
+                     c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                     {},
+                     {}};
+      },
+      "P5", 0);
   for (const char* name : {"path", "frontier", "nuance"}) {
     const std::string stem = name;
     figure("theorem1_" + stem,
@@ -460,20 +515,26 @@ std::vector<Entry> registry(RunSize size) {
                  {}};
   });
   // T2c and F3: every head's BOS mass and E CERTIFIED over the whole box
-  // (quick: the first model, tiny budgets).
+  // (quick: one n = 5, L = 4 model).
   const std::vector<std::string> t2c_inputs = t2c_models(size);
-  table("t2c_theorem2_certified", t2c_inputs, [](Computations& c) {
-    return Built{theorem2_certified_table(c.t2c(), c.t2c_options()),
-                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
-                 {},
-                 {}};
-  });
-  figure("f3_theorem2_certified", t2c_inputs, [](Computations& c) {
-    return Built{theorem2_certified_figure(c.t2c()),
-                 c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
-                 {},
-                 {}};
-  });
+  table(
+      "t2c_theorem2_certified", t2c_inputs,
+      [](Computations& c) {
+        return Built{theorem2_certified_table(c.t2c(), c.t2c_options()),
+                     c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                     {},
+                     {}};
+      },
+      "T2c", 120);
+  figure(
+      "f3_theorem2_certified", t2c_inputs,
+      [](Computations& c) {
+        return Built{theorem2_certified_figure(c.t2c()),
+                     c.info(0, "MPFI from 128 bits, raised by 64 while rounding limits a bound"),
+                     {},
+                     {}};
+      },
+      "T2c", 0);
   for (const char* name : {"path", "frontier"}) {
     const std::string stem = name;
     figure("theorem2_" + stem,
@@ -503,17 +564,13 @@ std::vector<Entry> registry(RunSize size) {
       return Built{std::move(t), info, {}, {}};
     });
   }
-  // The attention figures, one per entry of attention_figure_list() (quick:
-  // the paper's recipe capped at 300 steps single-layer, 30 deep: seconds).
-  for (const AttentionFigureSpec& spec :
-       attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps,
-                             size == RunSize::kQuick ? 30 : kFigureDeepRecipeSteps)) {
+  // The attention figures, one per entry of attention_figure_list(), from
+  // the committed recipe models (retrained by --retrain).
+  for (const AttentionFigureSpec& spec : appendix_attention_figures(size)) {
     figure(spec.name + "_" + figure_suffix(spec.kind), attention_figure_inputs(spec),
            [spec](Computations& c) {
              c.say("attention figure " + spec.name);
-             AttentionFigureOptions fo;
-             fo.progress = c.progress();
-             return Built{make_attention_figure(spec, c.options().models, fo),
+             return Built{make_attention_figure(spec, c.options().models, AttentionFigureOptions{}),
                           c.info(kDefaultProbeSeed, "double"),
                           {},
                           {}};
@@ -530,65 +587,262 @@ std::string read_binary(const std::string& path) {
   return s.str();
 }
 
-// One built table or figure, written into `tables` or `figures` (created
-// when missing; every file atomically), recorded in `summary`; a figure's
-// entry for the document is returned (a table's: nullopt). `shown` maps a
-// written path to the one the user will see.
-std::optional<DocumentFigure> write_built(
-    const Built& b, const std::string& tables, const std::string& figures,
-    const std::function<std::string(const std::string&)>& shown, const Progress& progress,
-    AppendixSummary& summary) {
-  if (const Table* t = std::get_if<Table>(&b.item)) {
-    fs::create_directories(tables);
-    for (const auto& path : write_table(*t, b.info, tables)) progress("wrote " + shown(path));
-    for (const auto& [name, file] : b.weight_files) {
-      write_weight_file(tables + "/" + name, file);
-      progress("wrote " + shown(tables + "/" + name));
-    }
-    summary.tables.push_back("tables/" + t->name);
-    return std::nullopt;
+// What one entry wrote: its table stem or figure (and the figure's entry in
+// the document), and a figure gnuplot did not render; passed from a worker
+// process to the parent as JSON.
+struct EntryOutcome {
+  std::vector<std::string> tables, figures, not_rendered;
+  std::optional<DocumentFigure> figure;
+};
+
+nlohmann::json to_json(const EntryOutcome& o) {
+  nlohmann::json j = {
+      {"tables", o.tables}, {"figures", o.figures}, {"not_rendered", o.not_rendered}};
+  if (o.figure) {
+    const DocumentFigure& f = *o.figure;
+    j["figure"] = {{"path", f.path},
+                   {"name", f.name},
+                   {"caption", f.caption},
+                   {"missing", f.missing},
+                   {"caption_latex", f.caption_latex}};
   }
-  fs::create_directories(figures);
+  return j;
+}
+
+EntryOutcome entry_outcome(const nlohmann::json& j) {
+  EntryOutcome o;
+  o.tables = j.at("tables").get<std::vector<std::string>>();
+  o.figures = j.at("figures").get<std::vector<std::string>>();
+  o.not_rendered = j.at("not_rendered").get<std::vector<std::string>>();
+  if (j.contains("figure")) {
+    const nlohmann::json& f = j["figure"];
+    o.figure =
+        DocumentFigure{f.at("path").get<std::string>(), f.at("name").get<std::string>(),
+                       f.at("caption").get<std::string>(), f.at("missing").get<std::string>(),
+                       f.at("caption_latex").get<std::string>()};
+  }
+  return o;
+}
+
+// One built table or figure, written into the existing folders `tables` or
+// `figures` (every file atomically; a folder is never created here, so a
+// worker cannot recreate a staging folder an interrupt removed).
+EntryOutcome write_built(const Built& b, const std::string& tables, const std::string& figures) {
+  EntryOutcome out;
+  if (const Table* t = std::get_if<Table>(&b.item)) {
+    write_table(*t, b.info, tables);
+    for (const auto& [name, file] : b.weight_files) write_weight_file(tables + "/" + name, file);
+    out.tables.push_back("tables/" + t->name);
+    return out;
+  }
   const Figure& f = std::get<Figure>(b.item);
   DocumentFigure d{"", f.name, figure_caption(f), "", figure_caption_latex(f)};
   if (!b.copy_pdf.empty()) {
-    const std::string target = figures + "/" + f.name + ".pdf";
-    write_file_atomically(target, read_binary(b.copy_pdf));
-    progress("wrote " + shown(target) + " (from " + b.copy_pdf + ")");
+    write_file_atomically(figures + "/" + f.name + ".pdf", read_binary(b.copy_pdf));
     d.path = "figures/" + f.name + ".pdf";
   } else {
     const FigureFiles files = write_figure(f, b.info, figures);
-    for (const auto& path : files.written) progress("wrote " + shown(path));
     if (!files.pdf.empty()) {
       d.path = "figures/" + f.name + ".pdf";
     } else {
       d.missing = files.failures.empty() ? "not rendered" : files.failures.front();
-      progress("figure " + f.name + " NOT rendered: " + d.missing +
-               "; its data and script are in " + shown(figures));
-      summary.not_rendered.push_back(f.name + ": " + d.missing);
+      out.not_rendered.push_back(f.name + ": " + d.missing);
     }
   }
-  if (!d.path.empty()) summary.figures.push_back(d.path);
-  return d;
+  if (!d.path.empty()) out.figures.push_back(d.path);
+  out.figure = d;
+  return out;
+}
+
+// A job: entries of the registry built by one process, in registry order.
+struct Job {
+  std::string name;
+  std::vector<std::size_t> entries;  // indices into the registry
+  double seconds = 0;
+};
+
+// The selected entries as jobs (Entry::job), longest first (ties: registry
+// order).
+std::vector<Job> make_jobs(const std::vector<Entry>& registry,
+                           const std::vector<std::size_t>& selected) {
+  std::vector<Job> jobs;
+  for (std::size_t i : selected) {
+    auto it = std::find_if(jobs.begin(), jobs.end(),
+                           [&](const Job& j) { return j.name == registry[i].job; });
+    if (it == jobs.end()) it = jobs.insert(jobs.end(), Job{registry[i].job, {}, 0});
+    it->entries.push_back(i);
+    it->seconds += registry[i].seconds;
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const Job& a, const Job& b) { return a.seconds > b.seconds; });
+  return jobs;
+}
+
+// The progress of a run: at most one line a second (kStatusSeconds), saying
+// how many entries are done of how many, the time so far, and what each
+// running job is doing (its latest line), e.g.
+//   "9 of 27 done (last: c1_certified_path), 2 running: T2c 62 s (T2c
+//    theorem2/path_start0 layer 1 head 0: ...); p2_search_models 40 s (P2
+//    path_start0.weights.json)"
+class AppendixStatus {
+ public:
+  static constexpr double kStatusSeconds = 1.0;
+  static constexpr double kQuietSeconds = 10.0;
+  // Longest account of a job's latest line in a status line (characters).
+  static constexpr std::size_t kLineChars = 90;
+
+  AppendixStatus(int total, const std::function<void(const std::string&)>& out,
+                 std::function<double()> elapsed)
+      : total_(total), out_(out), elapsed_(std::move(elapsed)) {}
+
+  void line(const std::string& job, const std::string& text) {
+    auto it = std::find_if(running_.begin(), running_.end(),
+                           [&](const Running& r) { return r.job == job; });
+    if (it == running_.end()) it = running_.insert(running_.end(), Running{job, "", elapsed_()});
+    it->text = text.size() > kLineChars ? text.substr(0, kLineChars - 3) + "..." : text;
+    changed_ = true;
+  }
+  void entry_done(const std::string& job, const std::string& entry, bool job_finished) {
+    ++done_;
+    last_done_ = entry;
+    if (job_finished) {
+      running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                    [&](const Running& r) { return r.job == job; }),
+                     running_.end());
+    }
+    changed_ = true;
+  }
+  // Prints a line when something changed since the last one and a second
+  // has passed (with force, at once), or when jobs are running and ten
+  // seconds have passed without news.
+  void tick(bool force = false) {
+    const double now = elapsed_();
+    // nothing new: a line every kQuietSeconds while jobs run, for their times
+    const bool due = changed_ ? force || now - printed_ >= kStatusSeconds
+                              : !running_.empty() && now - printed_ >= kQuietSeconds;
+    if (!out_ || !due) return;
+    std::ostringstream s;
+    s << done_ << " of " << total_ << " done";
+    if (!last_done_.empty()) s << " (last: " << last_done_ << ")";
+    if (!running_.empty()) {
+      s << ", " << running_.size() << " running:";
+      const char* sep = " ";
+      for (const Running& r : running_) {
+        s << sep << r.job << " " << static_cast<long>(now - r.since) << " s"
+          << (r.text.empty() ? "" : " (" + r.text + ")");
+        sep = "; ";
+      }
+    }
+    out_(s.str());
+    printed_ = now;
+    changed_ = false;
+  }
+
+ private:
+  int total_;
+  std::function<void(const std::string&)> out_;
+  std::function<double()> elapsed_;
+  int done_ = 0;
+  std::string last_done_;
+  struct Running {
+    std::string job;
+    std::string text;  // its latest line
+    double since = 0;  // when its first line came
+  };
+  std::vector<Running> running_;
+  double printed_ = -1e9;
+  bool changed_ = false;
+};
+
+// What a job's lines start with when they say an entry is done (a byte no
+// progress line contains).
+constexpr char kDoneMark = '\x1e';
+
+// Builds `selected` into the existing folders `tables` and `figures`:
+// `threads` worker processes at a time (src/worker_processes.h), or in this
+// process when threads <= 1; the outcomes in the order of `selected`.
+std::vector<EntryOutcome> build_entries(const AppendixOptions& opt,
+                                        const std::vector<std::string>& argv,
+                                        const std::vector<Entry>& entries,
+                                        const std::vector<std::size_t>& selected,
+                                        const std::string& tables, const std::string& figures,
+                                        const std::function<void(const std::string&)>& out,
+                                        const std::function<double()>& elapsed) {
+  const std::vector<Job> jobs = make_jobs(entries, selected);
+  AppendixStatus status(static_cast<int>(selected.size()), out, elapsed);
+  // job k, reporting through say (progress lines and kDoneMark lines);
+  // returns the JSON array of its entries' outcomes
+  const auto run_job = [&](int k, const WorkerSay& say) {
+    const Job& job = jobs[static_cast<std::size_t>(k)];
+    // each job's provenance lists the inputs it read, in any mode
+    clear_recorded_input_files();
+    const Progress progress = say;  // Computations keeps a reference
+    Computations c(opt, argv, progress);
+    nlohmann::json outcomes = nlohmann::json::array();
+    for (std::size_t i : job.entries) {
+      say("building " + entries[i].artifact.name);
+      outcomes.push_back(to_json(write_built(entries[i].build(c), tables, figures)));
+      say(std::string(1, kDoneMark) + entries[i].artifact.name);
+    }
+    return outcomes.dump();
+  };
+  std::vector<int> left(jobs.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k) left[k] = static_cast<int>(jobs[k].entries.size());
+  const auto on_line = [&](int k, const std::string& text) {
+    const std::string& job = jobs[static_cast<std::size_t>(k)].name;
+    if (!text.empty() && text[0] == kDoneMark) {
+      status.entry_done(job, text.substr(1), --left[static_cast<std::size_t>(k)] == 0);
+    } else {
+      status.line(job, text);
+    }
+    status.tick();
+  };
+  std::vector<std::string> results(jobs.size());
+  if (opt.threads <= 1) {
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const int job = static_cast<int>(k);
+      results[k] = run_job(job, [&](const std::string& text) { on_line(job, text); });
+    }
+  } else {
+    results = run_worker_processes(static_cast<int>(jobs.size()), opt.threads, run_job, on_line,
+                                   [&] { status.tick(); });
+  }
+  status.tick(true);
+  std::vector<EntryOutcome> outcomes(entries.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const nlohmann::json list = nlohmann::json::parse(results[k]);
+    for (std::size_t e = 0; e < jobs[k].entries.size(); ++e) {
+      outcomes[jobs[k].entries[e]] = entry_outcome(list.at(e));
+    }
+  }
+  std::vector<EntryOutcome> ordered;
+  for (std::size_t i : selected) ordered.push_back(std::move(outcomes[i]));
+  return ordered;
+}
+
+void add_to_summary(const EntryOutcome& o, AppendixSummary& summary) {
+  for (const auto& t : o.tables) summary.tables.push_back(t);
+  for (const auto& f : o.figures) summary.figures.push_back(f);
+  for (const auto& n : o.not_rendered) summary.not_rendered.push_back(n);
 }
 
 // The whole appendix, written into `staging` (the new <out>).
 AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& staging,
-                               const std::vector<std::string>& argv, const Progress& progress) {
+                               const std::vector<std::string>& argv,
+                               const std::function<void(const std::string&)>& out,
+                               const std::function<double()>& elapsed) {
   const std::string tables = staging + "/tables", figures = staging + "/figures";
   fs::create_directories(tables);
   fs::create_directories(figures);
-  // paths as they will be once the set is swapped in
-  const auto shown = [&](const std::string& path) {
-    return path.rfind(staging, 0) == 0 ? opt.out + path.substr(staging.size()) : path;
-  };
-  Computations c(opt, argv, progress);
+  const std::vector<Entry> entries = registry(opt.size);
+  std::vector<std::size_t> all(entries.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   AppendixSummary summary;
   std::vector<DocumentFigure> doc_figures;
-  for (const Entry& e : registry(opt.size)) {
-    if (auto d = write_built(e.build(c), tables, figures, shown, progress, summary)) {
-      doc_figures.push_back(std::move(*d));
-    }
+  for (const EntryOutcome& o :
+       build_entries(opt, argv, entries, all, tables, figures, out, elapsed)) {
+    add_to_summary(o, summary);
+    if (o.figure) doc_figures.push_back(*o.figure);
   }
   // Figures the user put in <out>/figures stay: copied into the new set
   // (the registry's own files are regenerated above, never carried over).
@@ -604,11 +858,11 @@ AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& st
     fs::copy_file(entry.path(), figures + "/" + name);
   }
   const std::string folder = fs::path(opt.out).filename().string();
+  clear_recorded_input_files();  // the document reads no input of its own
   write_file_atomically(
       staging + "/appendix.tex",
       appendix_document(summary.tables, doc_figures, make_run_info(argv, 0, "see each table"),
                         folder.empty() ? "." : folder));
-  progress("wrote " + opt.out + "/appendix.tex");
   return summary;
 }
 
@@ -633,6 +887,8 @@ void check_appendix_inputs(const AppendixOptions& opt) {
   }
   for (const AppendixArtifact& a : appendix_registry(opt.size)) {
     for (const std::string& rel : a.inputs) {
+      // --retrain writes them before they are read
+      if (opt.retrain && rel.rfind(std::string(kFigureModelsFolder) + "/", 0) == 0) continue;
       const std::string path = (fs::path(opt.models) / rel).string();
       if (!fs::is_regular_file(path, ec)) {
         throw InputError(
@@ -665,16 +921,15 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
     if (report) report("[appendix " + std::to_string(static_cast<int>(elapsed())) + " s] " + msg);
   };
   check_appendix_inputs(opt);
-  AppendixSummary summary;
+  std::vector<std::size_t> selected;
+  const std::vector<Entry> entries = registry(opt.size);
   if (!opt.only.empty()) {
-    // the named tables and figures of the registry (comma-separated), their
-    // files alone (each written atomically), from one shared computation
+    // the named tables and figures of the registry (comma-separated)
     std::vector<std::string> names;
     std::stringstream list(opt.only);
     for (std::string name; std::getline(list, name, ',');) {
       if (!name.empty()) names.push_back(name);
     }
-    const std::vector<Entry> entries = registry(opt.size);
     for (const std::string& name : names) {
       if (std::none_of(entries.begin(), entries.end(),
                        [&](const Entry& e) { return e.artifact.name == name; })) {
@@ -688,21 +943,38 @@ AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<
           "command line", "--only",
           "names of tables or figures of the appendix (comma-separated), got " + opt.only);
     }
-    const Progress say = progress;  // Computations keeps a reference
-    Computations c(opt, argv, say);
-    for (const Entry& e : entries) {
-      if (std::find(names.begin(), names.end(), e.artifact.name) == names.end()) continue;
-      write_built(
-          e.build(c), opt.out + "/tables", opt.out + "/figures",
-          [](const std::string& path) { return path; }, progress, summary);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (std::find(names.begin(), names.end(), entries[i].artifact.name) != names.end()) {
+        selected.push_back(i);
+      }
     }
-    summary.seconds = elapsed();
-    return summary;
   }
-  replace_output_set(appendix_output_set(opt.out), [&](const std::string& staging) {
-    summary = write_appendix(opt, staging, argv, progress);
-  });
-  progress("replaced tables/, figures/ and appendix.tex in " + opt.out + " as a whole");
+  if (opt.retrain) {
+    const std::vector<AttentionFigureSpec> specs = appendix_attention_figures(opt.size);
+    progress("retraining the attention figures' recipe models into " +
+             (fs::path(opt.models) / kFigureModelsFolder).string());
+    retrain_figure_models(specs, opt.models, Task{16, 16, TriggerRange::kPaper}, argv, opt.threads,
+                          progress);
+  }
+  AppendixSummary summary;
+  if (!opt.only.empty()) {
+    // those entries' files alone (each written atomically), into the
+    // folders they need
+    const std::string tables = opt.out + "/tables", figures = opt.out + "/figures";
+    for (std::size_t i : selected) {
+      fs::create_directories(entries[i].artifact.kind == ArtifactKind::kTable ? tables : figures);
+    }
+    for (const EntryOutcome& o :
+         build_entries(opt, argv, entries, selected, tables, figures, progress, elapsed)) {
+      add_to_summary(o, summary);
+    }
+  } else {
+    replace_output_set(appendix_output_set(opt.out), [&](const std::string& staging) {
+      summary = write_appendix(opt, staging, argv, progress, elapsed);
+    });
+    progress("replaced tables/, figures/ and appendix.tex in " + opt.out + " as a whole");
+  }
+  for (const std::string& note : summary.not_rendered) progress("figure NOT rendered: " + note);
   summary.seconds = elapsed();
   return summary;
 }

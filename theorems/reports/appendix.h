@@ -13,8 +13,9 @@
 //   figures/attention_*.{dat,gp,pdf,png}  the attention figures
 //                                    (theorems/reports/attention_figures.h)
 //   tables/p5_refined_s*.weights.json  the refined models of P5
-// Inputs: the committed search models and study runs under the models folder
-// (--models, default: the repository's results/, compiled in), never under
+// Inputs: the committed search models, study runs and trained figure models
+// under the models folder (--models, default: results/ of the current
+// directory), never under
 // <out>: so `appendix --out EMPTY_DIR` writes everything. Every input is
 // checked before any computation, and a missing one is an InputError naming
 // it (exit code 2): no table is ever skipped.
@@ -22,7 +23,15 @@
 // replaced as a whole (replace_output_set, src/output_files.h); anything else
 // in <out> is never touched, and files the user put in <out>/figures are
 // carried into the new set.
-// Sizes: default under five minutes on two cores; `full`: larger
+// Parallel: the entries are grouped into jobs (entries sharing a computation
+// form one job) and the jobs run in worker processes, `threads` at a time,
+// longest first; every budget is a count of boxes, rounds or steps, so the
+// files are the same for any count (T2c's seconds are guards per bound that
+// a run on an ordinary machine does not reach). Progress: at most one line a
+// second (and one every ten seconds while the jobs are silent): entries done
+// of the total, the time so far, and each running job's seconds and latest
+// line.
+// Sizes: default under four minutes on two cores; `full`: larger
 // branch-and-bound budgets and the P5 path to s = 12 in 1024-bit MPFR;
 // `quick`: every table and figure on small configurations (tests).
 #pragma once
@@ -31,6 +40,7 @@
 #include <vector>
 
 #include "src/output_files.h"
+#include "src/parallel_tasks.h"
 #include "src/run_info.h"
 #include "theorems/studies/precision_tables.h"
 
@@ -50,6 +60,13 @@ struct AppendixOptions {
   // head and BOS extreme, and per model for E; 0 = the size's default.
   double t2c_bos_seconds = 0.0;
   double t2c_loss_seconds = 0.0;
+  // Worker processes computing independent tables and figures at once
+  // (src/worker_processes.h); 1: everything in this process, one after the
+  // other. The files are the same for every count.
+  int threads = default_thread_count();
+  // Retrain the attention figures' recipe models (attention_figures.h) and
+  // write them under <models>/figure_models/ before the figures read them.
+  bool retrain = false;
   // Non-empty: compute only these tables and figures of the registry
   // (comma-separated names) and write their files into <out>/tables/ and
   // <out>/figures/ (the rest of <out>, appendix.tex included, untouched).
@@ -63,6 +80,9 @@ struct AppendixArtifact {
   std::string name;  // file stem under tables/ or figures/
   ArtifactKind kind = ArtifactKind::kTable;
   std::vector<std::string> inputs;  // the files it reads, relative to the models folder
+  // Its job: the entries sharing a computation (P1's, P5 with C1 and F2, T2c
+  // with F3) have one, built by one process; every other entry is its own.
+  std::string job;
 };
 
 // Every table and figure at this size, in document order.

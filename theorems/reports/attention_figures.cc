@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/reports/attention_figures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -12,6 +14,7 @@
 #include "src/evaluation.h"
 #include "src/forward.h"
 #include "src/input_error.h"
+#include "src/parallel_tasks.h"
 #include "src/weight_file.h"
 #include "theorems/studies/theorem1_study.h"
 
@@ -263,8 +266,13 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
 std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps,
                                                        long deep_recipe_max_steps) {
   using Kind = ModelSource::Kind;
+  const auto trained = [](int shape) {
+    const std::string s = std::to_string(shape);
+    return std::string(kFigureModelsFolder) + "/paper_recipe_" + s + "x" + s + ".weights.json";
+  };
   const ModelSource relu{Kind::kReluConstruction, "ReLU (construction)", "", 0, 0};
-  const ModelSource recipe{Kind::kPaperRecipe, "softmax (paper's recipe)", "", recipe_max_steps, 0};
+  const ModelSource recipe{Kind::kPaperRecipe, "softmax (paper's recipe)", trained(1),
+                           recipe_max_steps, 0};
   const ModelSource minimax{Kind::kWeightFile, "softmax (minimax)",
                             "theorem1/path_start0.weights.json", 0, 0};
   const auto file = [](const std::string& label, const std::string& path) {
@@ -274,7 +282,7 @@ std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps,
     return ModelSource{
         Kind::kPaperRecipe,
         "softmax " + std::to_string(shape) + " x " + std::to_string(shape) + " (paper's recipe)",
-        "",
+        trained(shape),
         deep_recipe_max_steps,
         0,
         shape,
@@ -297,57 +305,113 @@ std::vector<AttentionFigureSpec> attention_figure_list(long recipe_max_steps,
 std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec) {
   std::vector<std::string> inputs;
   for (const ModelSource& s : spec.models) {
-    if (s.kind == ModelSource::Kind::kWeightFile) inputs.push_back(s.weights);
+    if (s.kind != ModelSource::Kind::kReluConstruction) inputs.push_back(s.weights);
   }
   return inputs;
 }
 
-FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
-                              const Task& task, const ProgressSink& progress) {
-  switch (source.kind) {
-    case ModelSource::Kind::kReluConstruction:
-      return {source.label,
-              "Theorem 3's single-layer ReLU construction (exact weights, M = I, scores read "
-              "the trigger and ordinary flags)",
-              relu_construction<double>(task.n)};
-    case ModelSource::Kind::kPaperRecipe: {
-      search::PaperRecipeOptions o =
-          search::paper_recipe_options(source.recipe_layers, source.recipe_heads);
-      o.seed = source.recipe_seed;
-      o.max_steps = source.recipe_max_steps;
-      o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
-      // the baseline compilation of the kernel: the same model on any x86-64
-      o.isa = search::RecipeIsa::kBaseline;
-      if (progress) {
-        o.progress = [&progress, &source, max = o.max_steps](const search::PaperRecipeProgress& p) {
-          char line[160];
-          std::snprintf(line, sizeof line, "training %s: step %ld of at most %ld, batch l_inf %.3g",
-                        source.label.c_str(), p.steps, max, p.batch_linf);
-          progress(line);
-        };
+WeightFile train_figure_model(const ModelSource& source, const Task& task, const RunInfo& info,
+                              const ProgressSink& progress) {
+  if (source.kind != ModelSource::Kind::kPaperRecipe) {
+    throw std::invalid_argument("train_figure_model: " + source.label +
+                                " is not a model of the paper's recipe");
+  }
+  search::PaperRecipeOptions o =
+      search::paper_recipe_options(source.recipe_layers, source.recipe_heads);
+  o.seed = source.recipe_seed;
+  o.max_steps = source.recipe_max_steps;
+  o.time_limit_seconds = 1e9;  // the step cap alone decides: reproducible
+  // the baseline compilation of the kernel: the same model on any x86-64
+  o.isa = search::RecipeIsa::kBaseline;
+  if (progress) {
+    o.progress = [&progress, &source, max = o.max_steps](const search::PaperRecipeProgress& p) {
+      char line[160];
+      std::snprintf(line, sizeof line, "training %s: step %ld of at most %ld, batch l_inf %.3g",
+                    source.label.c_str(), p.steps, max, p.batch_linf);
+      progress(line);
+    };
+  }
+  const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
+  std::ostringstream d;
+  const bool deep = o.kind == ModelKind::kResidual;
+  d << (deep ? "residual " + std::to_string(o.layers) + " x " + std::to_string(o.heads) + " softmax"
+             : std::string("single-layer softmax"))
+    << " trained by the paper's recipe (Adam lr " << short_number(o.lr) << ", betas ("
+    << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
+    << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed << ", " << r.kernel
+    << " kernel"
+    << "), stopped after " << r.steps << " steps "
+    << (r.reached ? "by the recipe's stop rule, at the first batch whose l_inf error is below " +
+                        short_number(o.stop_linf)
+                  : "at the step cap " + std::to_string(o.max_steps) +
+                        ", before the recipe's stop rule (a batch with l_inf error below " +
+                        short_number(o.stop_linf) + ") was met")
+    << " (that batch's l_inf error " << short_number(r.final_batch_linf) << ", NUMERIC(53))";
+  nlohmann::json training = {{"recipe", "paper"},
+                             {"layers", o.layers},
+                             {"heads", o.heads},
+                             {"seed", o.seed},
+                             {"max_steps", o.max_steps},
+                             {"steps", r.steps},
+                             {"stop_reason", r.stop_reason},
+                             {"reached", r.reached},
+                             {"final_batch_linf", r.final_batch_linf},
+                             {"kernel", r.kernel},
+                             {"lr", o.lr},
+                             {"description", d.str()}};
+  WeightFile file =
+      weight_file_from_model(r.model, {{kProvenanceKey, to_json(info)}, {"training", training}});
+  WeightTask t;
+  t.L = task.L;
+  t.range = task.range;
+  t.source = "the paper's recipe, for the appendix's attention figures";
+  file.task = t;
+  return file;
+}
+
+std::vector<std::string> retrain_figure_models(const std::vector<AttentionFigureSpec>& specs,
+                                               const std::string& models_dir, const Task& task,
+                                               const std::vector<std::string>& argv, int threads,
+                                               const ProgressSink& progress) {
+  std::vector<ModelSource> sources;
+  for (const AttentionFigureSpec& spec : specs) {
+    for (const ModelSource& s : spec.models) {
+      if (s.kind != ModelSource::Kind::kPaperRecipe) continue;
+      if (std::none_of(sources.begin(), sources.end(),
+                       [&](const ModelSource& o) { return o.weights == s.weights; })) {
+        sources.push_back(s);
       }
-      const search::PaperRecipeResult r = search::train_paper_recipe(task, o);
-      std::ostringstream d;
-      const bool deep = o.kind == ModelKind::kResidual;
-      d << (deep ? "residual " + std::to_string(o.layers) + " x " + std::to_string(o.heads) +
-                       " softmax"
-                 : std::string("single-layer softmax"))
-        << " trained by the paper's recipe (Adam lr " << short_number(o.lr) << ", betas ("
-        << short_number(o.beta1) << ", " << short_number(o.beta2) << ")"
-        << ", batch " << o.batch << ", MSE, init std 0.02, training seed " << o.seed << ", "
-        << r.kernel << " kernel"
-        << "), stopped after " << r.steps << " steps "
-        << (r.reached
-                ? "by the recipe's stop rule, at the first batch whose l_inf error is below " +
-                      short_number(o.stop_linf)
-                : "at the step cap " + std::to_string(o.max_steps) +
-                      ", before the recipe's stop rule (a batch with l_inf error below " +
-                      short_number(o.stop_linf) + ") was met")
-        << " (that batch's l_inf error " << short_number(r.final_batch_linf) << ", NUMERIC(53))";
-      return {source.label, d.str(), r.model};
     }
-    case ModelSource::Kind::kWeightFile:
-      break;
+  }
+  std::mutex lines;
+  const ProgressSink serialized = [&](const std::string& line) {
+    if (!progress) return;
+    const std::lock_guard<std::mutex> lock(lines);
+    progress(line);
+  };
+  std::vector<std::string> written(sources.size());
+  run_tasks(static_cast<int>(sources.size()), threads, [&](int k) {
+    const ModelSource& s = sources[static_cast<std::size_t>(k)];
+    const RunInfo info = make_run_info(argv, s.recipe_seed, "double (the recipe's training)");
+    const WeightFile file = train_figure_model(s, task, info, serialized);
+    const std::filesystem::path path = std::filesystem::path(models_dir) / s.weights;
+    std::filesystem::create_directories(path.parent_path());
+    write_weight_file(path.string(), file);
+    written[static_cast<std::size_t>(k)] = path.string();
+    serialized("wrote " + path.string() + " (" +
+               file.metadata["training"]["stop_reason"].get<std::string>() + " after " +
+               std::to_string(file.metadata["training"]["steps"].get<long>()) + " steps)");
+  });
+  return written;
+}
+
+FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
+                              const Task& task) {
+  if (source.kind == ModelSource::Kind::kReluConstruction) {
+    return {source.label,
+            "Theorem 3's single-layer ReLU construction (exact weights, M = I, scores read "
+            "the trigger and ordinary flags)",
+            relu_construction<double>(task.n)};
   }
   const std::string path = (std::filesystem::path(models_dir) / source.weights).string();
   const WeightFile w = read_weight_file(path);
@@ -356,7 +420,26 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
         path, "n",
         "n = " + std::to_string(task.n) + " (the figure's task), got " + std::to_string(w.n));
   }
-  return {source.label, "the weight file " + source.weights + " (" + describe(w) + ")",
+  if (source.kind == ModelSource::Kind::kWeightFile) {
+    return {source.label, "the weight file " + source.weights + " (" + describe(w) + ")",
+            to_model<double>(w)};
+  }
+  // a committed recipe model: the shape the list asks for, and its training's account
+  if (w.num_layers() != source.recipe_layers || w.num_heads() != source.recipe_heads) {
+    throw InputError(path, "layers",
+                     std::to_string(source.recipe_layers) + " layer(s) of " +
+                         std::to_string(source.recipe_heads) + " head(s) (" + source.label +
+                         "), got " + describe(w) + "; retrain with sinkcert appendix --retrain");
+  }
+  const nlohmann::json& m = w.metadata;
+  if (!m.is_object() || !m.contains("training") || !m["training"].is_object() ||
+      !m["training"].contains("description") || !m["training"]["description"].is_string()) {
+    throw InputError(path, "metadata.training.description",
+                     "the account of the model's training (written by sinkcert appendix "
+                     "--retrain)");
+  }
+  return {source.label,
+          m["training"]["description"].get<std::string>() + "; committed as " + source.weights,
           to_model<double>(w)};
 }
 
@@ -365,7 +448,7 @@ Figure make_attention_figure(const AttentionFigureSpec& spec, const std::string&
   std::vector<FigureModel> models;
   std::vector<AttentionStatistics> stats;
   for (const ModelSource& source : spec.models) {
-    models.push_back(load_figure_model(source, models_dir, options.task, options.progress));
+    models.push_back(load_figure_model(source, models_dir, options.task));
     stats.push_back(attention_statistics(models.back().model, options.task, options.samples,
                                          options.seed, options.trigger));
   }

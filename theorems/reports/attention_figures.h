@@ -27,7 +27,12 @@
 // a kind and the models, each a weight file under the models folder, the
 // single-layer ReLU construction, or a model trained by the paper's recipe
 // (search/paper_recipe.h) with a step cap; adding a figure is adding an
-// entry.
+// entry. A recipe model is trained once, by retrain_figure_models
+// (`sinkcert appendix --retrain`), and committed as a weight file under
+// <models>/figure_models/ with its provenance (command, revision, seed and
+// how the training stopped, in its metadata); the figures read that file.
+// Training is deterministic (the recipe's baseline kernel, a seed, a step
+// cap and no time limit), so retraining writes the same weights.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@
 #include "src/run_info.h"
 #include "src/table_writer.h"
 #include "src/task.h"
+#include "src/weight_file.h"
 #include "theorems/bounds/progress_lines.h"
 
 namespace sinkcert::theorems {
@@ -83,7 +89,9 @@ struct ModelSource {
   enum class Kind { kWeightFile, kReluConstruction, kPaperRecipe };
   Kind kind = Kind::kWeightFile;
   std::string label;
-  std::string weights;        // kWeightFile: relative to the models folder
+  // kWeightFile: the file, relative to the models folder; kPaperRecipe: the
+  // committed trained model (figure_models/...), likewise
+  std::string weights;
   long recipe_max_steps = 0;  // kPaperRecipe: the step cap
   std::uint64_t recipe_seed = 0;
   int recipe_layers = 1, recipe_heads = 1;  // kPaperRecipe: the shape (residual if > 1 layer)
@@ -114,29 +122,54 @@ constexpr long kFigureDeepRecipeSteps = 30000;
 
 // Every attention figure of the appendix, in document order (n = L = 16);
 // the paper's recipe is stopped at its criterion or at recipe_max_steps
-// (single layer) or deep_recipe_max_steps (2 x 2 and 4 x 4 residual).
+// (single layer) or deep_recipe_max_steps (2 x 2 and 4 x 4 residual) when
+// its models are retrained.
 std::vector<AttentionFigureSpec> attention_figure_list(
     long recipe_max_steps = kFigureRecipeSteps,
     long deep_recipe_max_steps = kFigureDeepRecipeSteps);
-// The weight files the list reads, relative to the models folder.
+// The weight files the list reads (the recipe models' committed files
+// included), relative to the models folder.
 std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec);
 
+// The folder of the committed recipe models, relative to the models folder.
+inline constexpr const char* kFigureModelsFolder = "figure_models";
+
 // The model a source names (n = task.n; a weight file must have that n:
-// InputError otherwise, as for any bad weight file).
-// progress: lines from a recipe training (steps, batch l_inf, elapsed) about
-// every ten seconds; none when empty.
+// InputError otherwise, as for any bad weight file). A recipe model is read
+// from its committed file, which must have the source's shape and a
+// metadata.training.description (the caption's account of its training):
+// InputError naming the file and the field otherwise.
 FigureModel load_figure_model(const ModelSource& source, const std::string& models_dir,
-                              const Task& task, const ProgressSink& progress = {});
+                              const Task& task);
+
+// A recipe source trained now (paper_recipe_options(layers, heads), its seed
+// and step cap, no time limit, the baseline kernel), as the weight file
+// load_figure_model reads: (A, M) per head, the task (L, paper convention),
+// metadata {provenance: info, training: {steps, stop_reason, reached,
+// final_batch_linf, kernel, max_steps, seed, lr, description}}.
+// progress: lines from the training (steps, batch l_inf) about every ten
+// seconds; none when empty. Throws std::invalid_argument for a source that
+// is not a recipe model.
+WeightFile train_figure_model(const ModelSource& source, const Task& task, const RunInfo& info,
+                              const ProgressSink& progress = {});
+
+// Trains every recipe model of `specs` (each file once) and writes it to
+// <models_dir>/<source.weights> (atomically; the folder created when
+// missing), `threads` trainings at a time (the same files for any count);
+// progress lines are serialized. Returns the paths written, in list order.
+std::vector<std::string> retrain_figure_models(const std::vector<AttentionFigureSpec>& specs,
+                                               const std::string& models_dir, const Task& task,
+                                               const std::vector<std::string>& argv, int threads,
+                                               const ProgressSink& progress = {});
 
 struct AttentionFigureOptions {
   Task task{16, 16, TriggerRange::kPaper};
   int samples = kDefaultProbeCount;
   std::uint64_t seed = kDefaultProbeSeed;
   int trigger = kPaperFigureTrigger;
-  ProgressSink progress;  // the recipe trainings' progress lines (none when empty)
 };
 
-// The spec's figure, its models loaded (or trained) and their statistics computed.
+// The spec's figure, its models loaded and their statistics computed.
 Figure make_attention_figure(const AttentionFigureSpec& spec, const std::string& models_dir,
                              const AttentionFigureOptions& options);
 

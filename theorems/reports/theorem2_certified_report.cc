@@ -84,7 +84,7 @@ std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
         o.layer = l;
         o.head = h;
         o.relative_gap = options.bos_gap;
-        o.max_boxes = options.bos_boxes;
+        o.max_boxes = options.bos_boxes(m.task, l);
         o.max_seconds = options.bos_seconds;
         Theorem2CertifiedHead head{l, h, bound_deep_min_bos(m.model, m.task, o),
                                    bound_deep_max_bos(m.model, m.task, o)};
@@ -100,7 +100,7 @@ std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
     }
     WorstCaseOptions lo;
     lo.relative_gap = options.loss_gap;
-    lo.max_boxes = options.loss_boxes;
+    lo.max_boxes = options.loss_boxes(m.task);
     lo.max_seconds = options.loss_seconds;
     row.loss = bound_deep_worst_case(m.model, m.task, lo);
     if (progress) {
@@ -166,11 +166,12 @@ Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
     }
   }
   std::ostringstream budget;
-  budget << "Budgets: per head and extreme " << options.bos_seconds << " s or " << options.bos_boxes
-         << " boxes to the relative gap " << options.bos_gap << "; E " << options.loss_seconds
-         << " s or " << options.loss_boxes << " boxes to the relative gap " << options.loss_gap
-         << ". A bound whose budget ran out says so under its cell; its enclosure is still "
-            "certified. seconds: the model's whole row (every head, both extremes, E).";
+  budget << "Budgets: " << options.boxes_text << ", to the relative gaps " << options.bos_gap
+         << " (BOS) and " << options.loss_gap << " (E); time guards " << options.bos_seconds
+         << " s per head and extreme, " << options.loss_seconds
+         << " s for E. A bound whose budget ran out says so under its cell (its enclosure is "
+            "still certified; one stopped by its time guard depends on the machine's speed). "
+            "seconds: the model's whole row (every head, both extremes, E).";
   std::ostringstream bars;
   bars << "head sinks: sink when the certified min BOS is at least " << kStudySinkBosMass
        << " (the sink bar of the studies); no sink when the certified max BOS is at most "

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "src/input_error.h"
@@ -66,6 +67,21 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
     if (a.name == "t1_hypothesis_edges") CHECK(a.inputs.size() == 9u);
     // C1: P5's start and the six descent path models (n = 5, L = 4 and n = L = 16)
     if (a.name == "c1_certified_path") CHECK(a.inputs.size() == 7u);
+    // the entries sharing a computation are one job
+    const std::map<std::string, std::string> shared = {{"p1_sink_loss", "P1"},
+                                                       {"p1_sink_bos", "P1"},
+                                                       {"f1_sink_precision", "P1"},
+                                                       {"p5_refined_search_path", "P5"},
+                                                       {"c1_certified_path", "P5"},
+                                                       {"f2_certified_path", "P5"},
+                                                       {"t2c_theorem2_certified", "T2c"},
+                                                       {"f3_theorem2_certified", "T2c"}};
+    CHECK(a.job == (shared.count(a.name) ? shared.at(a.name) : a.name));
+    // the attention figures read their committed recipe models
+    if (a.name == "attention_relu_4x4_one_input") {
+      CHECK(a.inputs == std::vector<std::string>{"figure_models/paper_recipe_4x4.weights.json",
+                                                 "theorem3/relu_residual_4x4_n16.weights.json"});
+    }
     // T2c: the Theorem 2 study's start-0 path model, the small study's two eps_one models
     if (a.name == "t2c_theorem2_certified") {
       CHECK(a.inputs == std::vector<std::string>{"theorem2/path_start0.weights.json",
@@ -112,6 +128,20 @@ TEST_CASE("a missing input is an error naming it, never a skipped table") {
     }
   }
   CHECK_NOTHROW(check_appendix_inputs(opt));
+  // a committed recipe model missing: an error, unless --retrain writes it first
+  const std::string recipe = models + "/figure_models/paper_recipe_2x2.weights.json";
+  fs::remove(recipe);
+  try {
+    check_appendix_inputs(opt);
+    FAIL("a missing recipe model passed");
+  } catch (const InputError& e) {
+    CHECK(e.file() == recipe);
+    CHECK(std::string(e.what()).find("attention_relu_2x2_one_input") != std::string::npos);
+  }
+  opt.retrain = true;
+  CHECK_NOTHROW(check_appendix_inputs(opt));
+  opt.retrain = false;
+  fs::copy_file(default_models_dir() + "/figure_models/paper_recipe_2x2.weights.json", recipe);
   // ... but not for the default size, which reads more models
   opt.size = RunSize::kDefault;
   CHECK_THROWS_AS(check_appendix_inputs(opt), InputError);

@@ -11,6 +11,7 @@
 #include "src/constructions.h"
 #include "src/forward.h"
 #include "src/input_error.h"
+#include "src/run_info.h"
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
@@ -213,17 +214,26 @@ TEST_CASE("softmax beside ReLU: four heat maps in one row; a 2 x 2 model: a 2 x 
 TEST_CASE("the appendix's list: its weight files exist, load at n = 16, and a wrong n is refused") {
   const std::string models = std::string(SINKCERT_SOURCE_DIR) + "/results";
   const Task task{16, 16, TriggerRange::kPaper};
-  int files = 0;
+  int files = 0, trained = 0;
   for (const AttentionFigureSpec& spec : attention_figure_list()) {
     CHECK(spec.name.rfind("attention_", 0) == 0);
     for (const ModelSource& s : spec.models) {
-      if (s.kind != ModelSource::Kind::kWeightFile) continue;
+      if (s.kind == ModelSource::Kind::kReluConstruction) continue;
       const FigureModel fm = load_figure_model(s, models, task);
       CHECK(fm.model.n == 16);
       ++files;
+      if (s.kind != ModelSource::Kind::kPaperRecipe) continue;
+      // the committed recipe model: its shape, and its training told in the caption
+      ++trained;
+      CHECK(s.weights.rfind(std::string(kFigureModelsFolder) + "/", 0) == 0);
+      CHECK(fm.model.num_layers() == s.recipe_layers);
+      CHECK(fm.model.num_heads() == s.recipe_heads);
+      CHECK(fm.description.find("trained by the paper's recipe") != std::string::npos);
+      CHECK(fm.description.find("committed as " + s.weights) != std::string::npos);
     }
   }
-  CHECK(files == 3);
+  CHECK(files == 6);
+  CHECK(trained == 3);
   // the deep softmax models of the paper's recipe beside the ReLU constructions
   std::vector<int> deep;
   for (const AttentionFigureSpec& spec : attention_figure_list(300, 7)) {
@@ -236,19 +246,66 @@ TEST_CASE("the appendix's list: its weight files exist, load at n = 16, and a wr
     }
   }
   CHECK(deep == std::vector<int>{2, 4});
-  ModelSource two{ModelSource::Kind::kPaperRecipe, "x", "", 3, 0, 2, 2};
-  const FigureModel trained = load_figure_model(two, models, Task{5, 4, TriggerRange::kPaper});
-  CHECK(trained.model.kind == ModelKind::kResidual);
-  CHECK(trained.model.num_layers() == 2);
-  CHECK(trained.model.num_heads() == 2);
-  CHECK(trained.description.find("residual 2 x 2 softmax") == 0);
-  CHECK(trained.description.find("after 3 steps") != std::string::npos);
   const ModelSource minimax{ModelSource::Kind::kWeightFile, "x",
                             "theorem1/path_start0.weights.json", 0, 0};
   CHECK_THROWS_AS(load_figure_model(minimax, models, Task{8, 16, TriggerRange::kPaper}),
                   InputError);
   const ModelSource missing{ModelSource::Kind::kWeightFile, "x", "no/such.weights.json", 0, 0};
   CHECK_THROWS_AS(load_figure_model(missing, models, task), InputError);
+}
+
+TEST_CASE("a recipe model trained, written, read back; a wrong shape or no account is refused") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  ModelSource two{
+      ModelSource::Kind::kPaperRecipe, "x", "figure_models/two.weights.json", 3, 0, 2, 2};
+  const RunInfo info = make_run_info({"sinkcert", "appendix", "--retrain"}, 0, "double");
+  const WeightFile file = train_figure_model(two, task, info);
+  CHECK(file.kind == ModelKind::kResidual);
+  CHECK(file.num_layers() == 2);
+  CHECK(file.num_heads() == 2);
+  CHECK(file.task->L == 4);
+  const nlohmann::json& training = file.metadata["training"];
+  CHECK(training["steps"] == 3);
+  CHECK(training["stop_reason"] == "step cap");
+  CHECK(training["description"].get<std::string>().find("residual 2 x 2 softmax") == 0);
+  CHECK(training["description"].get<std::string>().find("after 3 steps") != std::string::npos);
+  CHECK(file.metadata[kProvenanceKey]["command_line"] == "sinkcert appendix --retrain");
+  // deterministic: trained again, the same weights
+  CHECK(weight_file_text(train_figure_model(two, task, info)) == weight_file_text(file));
+  // retrain_figure_models writes each recipe model once, read back as trained
+  const std::string models = std::string(SINKCERT_BINARY_DIR) + "/attention_figures_test_models";
+  std::filesystem::remove_all(models);
+  ModelSource one{ModelSource::Kind::kPaperRecipe, "y", "figure_models/one.weights.json", 5, 0};
+  const std::vector<AttentionFigureSpec> specs = {{"a", AttentionFigureKind::kMeanStd, {one, two}},
+                                                  {"b", AttentionFigureKind::kOneInput, {two}}};
+  const auto written = retrain_figure_models(specs, models, task, {"sinkcert"}, 2);
+  CHECK(written == std::vector<std::string>{models + "/figure_models/one.weights.json",
+                                            models + "/figure_models/two.weights.json"});
+  const FigureModel back = load_figure_model(two, models, task);
+  CHECK(back.model.num_layers() == 2);
+  CHECK(back.description.find("after 3 steps") != std::string::npos);
+  CHECK(back.description.find("committed as figure_models/two.weights.json") != std::string::npos);
+  // the list asks for another shape than the file has: refused, naming the file
+  ModelSource four = two;
+  four.recipe_layers = four.recipe_heads = 4;
+  try {
+    load_figure_model(four, models, task);
+    FAIL("a 2 x 2 file passed for a 4 x 4 model");
+  } catch (const InputError& e) {
+    CHECK(e.file() == models + "/figure_models/two.weights.json");
+    CHECK(e.field() == "layers");
+  }
+  // a file without the account of its training: refused
+  WeightFile bare = file;
+  bare.metadata = nullptr;
+  write_weight_file(models + "/figure_models/two.weights.json", bare);
+  try {
+    load_figure_model(two, models, task);
+    FAIL("a recipe model without metadata.training.description passed");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "metadata.training.description");
+  }
+  std::filesystem::remove_all(models);
 }
 
 }  // namespace
