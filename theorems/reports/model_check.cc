@@ -143,6 +143,24 @@ std::string sinks_words(Decision d) {
   return "undecided whether it sinks";
 }
 
+// Why a bound does not fit: the first of its limits (n <= kMaxBoundN,
+// L <= kMaxBoundL, work <= its cap) the model violates, with its value.
+std::string violated_size_limit(const std::string& bound, int n, int L, double work,
+                                const std::string& formula, const std::string& cap_text) {
+  std::ostringstream s;
+  s << "beyond " << bound << "'s size limits: ";
+  if (n > kMaxBoundN) {
+    s << "n = " << n << " > " << kMaxBoundN;
+  } else if (L > kMaxBoundL) {
+    s << "L = " << L << " > " << kMaxBoundL;
+  } else {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3g", work);
+    s << formula << " = " << value << " > " << cap_text;
+  }
+  return s.str();
+}
+
 }  // namespace
 
 CheckReport check_model(const WeightFile& file, const Task& task, const CheckOptions& options) {
@@ -178,7 +196,14 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   {
     const Clock::time_point t = Clock::now();
     say("BOS statistics on " + std::to_string(kDefaultProbeCount) + " probes");
-    r.bos = bos_statistics(model, make_probe_set(task));
+    const ProbeSet probes = make_probe_set(task);
+    r.bos = bos_statistics(model, probes);
+    // the worst probe, certified: E >= e(X) at that input, whatever runs next
+    const Sample& worst = probes.samples[static_cast<std::size_t>(r.bos.error_max_sample)];
+    r.probe_witness.trigger = worst.trigger;
+    r.probe_witness.content = content_of(task, worst.X);
+    r.probe_witness.value = r.bos.error_max;
+    search::certify_witness(exact, task, r.probe_witness);
     const int trigger = heat_map_trigger(task);
     const AttentionStatistics stats =
         attention_statistics(model, task, kDefaultProbeCount, kDefaultProbeSeed, trigger);
@@ -257,9 +282,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     // (app/verify_command.cc: the first pass has no budget check)
     const double work = deep * task.L * task.L * task.L * task.n * task.n;
     if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBoundWork) {
-      r.worst_case = not_applicable(
-          "beyond the bound's size limits (n <= 64, L <= 64, L^3 n^2 (times layers x heads) <= "
-          "2^24)");
+      r.worst_case = not_applicable(violated_size_limit("the bound", file.n, task.L, work,
+                                                        "L^3 n^2 (times layers x heads)", "2^24"));
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
     } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {
@@ -297,8 +321,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     } else if (!bos_applies) {
       r.min_bos = not_applicable("the BOS bound does not cover softpick's minimum");
     } else if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBosWork) {
-      r.min_bos =
-          not_applicable("beyond the BOS bound's size limits (H L^2 (n - 3)^3 / 2 <= 2^25)");
+      r.min_bos = not_applicable(violated_size_limit("the BOS bound", file.n, task.L, work,
+                                                     "H L (L - 1) (n - 3)^3 / 2", "2^25"));
     } else if (share < kMinBoundSeconds) {
       r.min_bos = not_started(0, 1);
     } else {
@@ -347,6 +371,10 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.solves = v.decision;
     r.solves_text = v.text;
   } else {
+    if (std::isfinite(r.probe_witness.certified) && r.probe_witness.certified > r.e_lower) {
+      r.e_lower = r.probe_witness.certified;
+      r.e_lower_source = "probe set's worst input";
+    }
     if (r.attack && std::isfinite(r.attack->best.certified) &&
         r.attack->best.certified > r.e_lower) {
       r.e_lower = r.attack->best.certified;

@@ -142,6 +142,10 @@ struct CheckReport {
 
   // 1. probe set (NUMERIC(53)) and the heat map's data
   BosStatistics bos;
+  // the probe with the largest sampled error, certified on the exact model
+  // (adversary.h, certify_witness): a CERTIFIED lower end of E even when
+  // neither the attack nor the bound fits the model's size
+  search::Witness probe_witness;
   Figure heat_map;  // png = true; written by the caller (write_figure)
   // 2. exact ReLU checker (ReLU attention only)
   std::optional<ReluCertificate> relu;
@@ -165,7 +169,9 @@ struct CheckReport {
   std::string solves_evidence;      // e.g. "CERTIFIED", "EXACT"
   std::string solves_text;          // the verdict line (verdict_bars.h, solves_verdict)
   double e_lower = 0, e_upper = 0;  // the best certified enclosure of E overall
-  std::string e_lower_source;       // "attack witness", "bound", "exact"
+  // "probe set's worst input", "attack witness", "bound witness", "exact", or
+  // "E >= 0" (no input evaluated)
+  std::string e_lower_source;
   Decision sinks = Decision::kUndecided;
   std::string sinks_evidence;  // "CERTIFIED" (min BOS bound) or "NUMERIC(53)" (probe set)
   std::string sinks_text;      // the verdict line (sinks_verdict or probe_sinks_verdict)

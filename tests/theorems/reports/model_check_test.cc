@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "search/paper_recipe.h"
@@ -84,6 +85,38 @@ TEST_CASE("a random model does not solve the task, with a certified witness") {
   CHECK(contains(r.summary(), "-> does not solve the task"));
   CHECK(contains(r.summary(), "at trigger " + std::to_string(r.attack->best.trigger)));
   CHECK_FALSE(contains(r.summary(), "VERIFIED"));
+}
+
+TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever else runs") {
+  // L = 100: one attack round and the bound's first pass are beyond their
+  // size limits, so the probes are the only inputs evaluated
+  const Task task{kN, 100, TriggerRange::kPaper};
+  WeightFile file =
+      weight_file_from_model(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 3));
+  file.path = "mem.json";
+  CheckOptions options;
+  options.seconds = 1;
+  const CheckReport r = check_model(file, task, options);
+  INFO(r.summary());
+  REQUIRE_FALSE(r.attack);
+  CHECK(r.worst_case.verdict == Verdict::kNotApplicable);
+  // each refusal names the limit the model violates, with its value
+  CHECK(r.worst_case.why == "beyond the bound's size limits: L = 100 > 64");
+  CHECK(r.min_bos.why == "beyond the BOS bound's size limits: L = 100 > 64");
+  // the certified value at the worst probe: its double value up to the
+  // double evaluation's rounding (relative 1e-12, thousands of ulps at L =
+  // 100), and it is the report's lower end
+  REQUIRE(std::isfinite(r.probe_witness.certified));
+  CHECK(r.probe_witness.certified > 0);
+  CHECK(std::abs(r.probe_witness.certified - r.bos.error_max) <= 1e-12 * r.bos.error_max);
+  CHECK(r.e_lower == r.probe_witness.certified);
+  CHECK(r.e_lower_source == "probe set's worst input");
+  CHECK(contains(r.summary(), "[CERTIFIED; lower end from the probe set's worst input]"));
+  CHECK_FALSE(contains(r.summary(), "0.000e+00 <= E <= inf"));
+  // at the small size the attack's witness is at least as bad as the probe's
+  const CheckReport small = run(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 3));
+  REQUIRE(small.attack);
+  CHECK(small.e_lower >= small.probe_witness.certified);
 }
 
 TEST_CASE("the ReLU construction: EXACT zero error, no sink; a broken one is caught") {
