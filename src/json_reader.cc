@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -293,6 +294,30 @@ Rational parse_decimal(const std::string& text) {
   mpz_clear(scale);
   if (negative) q = -q;
   return q;
+}
+
+Rational parse_user_decimal(const std::string& text) {
+  std::string mantissa = text, exponent;
+  const std::size_t e = text.find_first_of("eE");
+  if (e != std::string::npos) {
+    mantissa = text.substr(0, e);
+    exponent = text.substr(e);
+  }
+  std::string sign;
+  if (!mantissa.empty() && (mantissa[0] == '+' || mantissa[0] == '-')) {
+    if (mantissa[0] == '-') sign = "-";
+    mantissa.erase(0, 1);
+  }
+  if (mantissa.find_first_of("0123456789") == std::string::npos ||
+      std::count(mantissa.begin(), mantissa.end(), '.') > 1) {
+    throw std::invalid_argument("expected a decimal number such as 0.25 or 1e-3, got \"" + text +
+                                "\"");
+  }
+  // ".5" -> "0.5", "5." -> "5", "007" -> "7": parse_decimal's strict form
+  if (mantissa[0] == '.') mantissa.insert(0, "0");
+  if (mantissa.back() == '.') mantissa.pop_back();
+  while (mantissa.size() > 1 && mantissa[0] == '0' && mantissa[1] != '.') mantissa.erase(0, 1);
+  return parse_decimal(sign + mantissa + exponent);
 }
 
 std::string exact_decimal(const Rational& x) {

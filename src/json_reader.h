@@ -67,6 +67,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
 // std::invalid_argument naming what is wrong (syntax, too many digits,
 // exponent out of range).
 Rational parse_decimal(const std::string& text);
+// A decimal number as a user types it on a command line or in Python
+// (strtod's decimal notation): a leading '+', a bare point (".5", "5.") and
+// leading zeros are accepted, then the rest is parse_decimal's grammar and
+// exact value. One grammar for every exact decimal the user gives (claims,
+// tolerance, sink bar). std::invalid_argument like parse_decimal.
+Rational parse_user_decimal(const std::string& text);
 // The shortest decimal literal whose exact value is x (x's full expansion,
 // which is finite when the denominator divides a power of 10, e.g. every
 // double and every MPFR value). std::invalid_argument otherwise.

@@ -44,7 +44,7 @@ Rational parse_bar(const std::string& text, const std::string& range,
   const std::string expected = "expected a decimal number " + range + ", got '" + text + "'";
   Rational value;
   try {
-    value = internal::parse_decimal(text);
+    value = internal::parse_user_decimal(text);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument(expected);
   }

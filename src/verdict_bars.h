@@ -58,7 +58,8 @@ struct VerdictBars {
 };
 
 // The exact value of a decimal tolerance >= 0 / sink bar in (0, 1] (the
-// grammar of src/json_reader.h, parse_decimal); std::invalid_argument
+// command line's notation, src/json_reader.h, parse_user_decimal, as for a
+// claim); std::invalid_argument
 // "expected a decimal number ..., got '<text>'" otherwise.
 Rational parse_tolerance(const std::string& text);
 Rational parse_sink_bar(const std::string& text);

@@ -33,29 +33,9 @@ Claim::Claim(double x) {
 }
 
 Claim Claim::parse(const std::string& text) {
-  // the command line's decimal notation (strtod's, decimal only) in the
-  // strict grammar of parse_decimal: no '+', no bare point, no leading zeros
-  std::string mantissa = text, exponent;
-  const std::size_t e = text.find_first_of("eE");
-  if (e != std::string::npos) {
-    mantissa = text.substr(0, e);
-    exponent = text.substr(e);
-  }
-  std::string sign;
-  if (!mantissa.empty() && (mantissa[0] == '+' || mantissa[0] == '-')) {
-    if (mantissa[0] == '-') sign = "-";
-    mantissa.erase(0, 1);
-  }
-  if (mantissa.find_first_of("0123456789") == std::string::npos ||
-      std::count(mantissa.begin(), mantissa.end(), '.') > 1) {
-    throw std::invalid_argument("expected a decimal number such as 0.25 or 1e-3, got \"" + text +
-                                "\"");
-  }
-  if (mantissa[0] == '.') mantissa.insert(0, "0");
-  if (mantissa.back() == '.') mantissa.pop_back();
-  while (mantissa.size() > 1 && mantissa[0] == '0' && mantissa[1] != '.') mantissa.erase(0, 1);
+  // the command line's decimal notation, read exactly (json_reader.h)
   Claim c;
-  c.value = internal::parse_decimal(sign + mantissa + exponent);
+  c.value = internal::parse_user_decimal(text);
   c.text = text;
   return c;
 }

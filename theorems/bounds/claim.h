@@ -6,8 +6,9 @@
 // certified MPFR ends of a bound. Compared as a double, "0.1" would mean
 // 0.1000000000000000055511...: a bound between the two would verify a claim
 // that is false as written. So the claim keeps
-//   value = the exact rational of its decimal literal (parse_decimal,
-//           src/json_reader.h: the grammar of the weight files' entries),
+//   value = the exact rational of its decimal literal (parse_user_decimal,
+//           src/json_reader.h: the command line's notation, read exactly,
+//           as for --tolerance and --sink-bar),
 //   text  = the literal itself, printed wherever the claim is,
 // and every comparison with an MPFR end x is exact: a finite x = m 2^e (m an
 // integer) is a rational, so x <= c and x > c are decided in GMP rationals,
