@@ -50,18 +50,24 @@ def read_csv(path):
     return kept_comments, rows
 
 
+def compare_lines(name, what, x, y, say):
+    """Line by line; one difference per line that differs, and one if the
+    counts differ."""
+    differences = 0
+    for i, (u, v) in enumerate(zip(x, y), start=1):
+        if u != v:
+            say(f"{name}: {what} {i}: expected {u!r}, got {v!r}")
+            differences += 1
+    if len(x) != len(y):
+        say(f"{name}: {len(x)} {what}s expected, got {len(y)}")
+        differences += 1
+    return differences
+
+
 def compare_csv(name, expected, actual, say):
     e_comments, e_rows = read_csv(expected)
     a_comments, a_rows = read_csv(actual)
-    differences = 0
-    if e_comments != a_comments:
-        for i, (x, y) in enumerate(zip(e_comments, a_comments)):
-            if x != y:
-                say(f"{name}: comment line {i + 1}: expected {x!r}, got {y!r}")
-                differences += 1
-        if len(e_comments) != len(a_comments):
-            say(f"{name}: {len(e_comments)} caption/note lines expected, got {len(a_comments)}")
-            differences += 1
+    differences = compare_lines(name, "caption/note line", e_comments, a_comments, say)
     if not e_rows or not a_rows:
         if e_rows != a_rows:
             say(f"{name}: one of the tables is empty")
@@ -93,16 +99,7 @@ def data_lines(path):
 
 
 def compare_dat(name, expected, actual, say):
-    x, y = data_lines(expected), data_lines(actual)
-    differences = 0
-    for i, (u, v) in enumerate(zip(x, y), start=1):
-        if u != v:
-            say(f"{name}: data line {i}: expected {u!r}, got {v!r}")
-            differences += 1
-    if len(x) != len(y):
-        say(f"{name}: {len(x)} data lines expected, got {len(y)}")
-        differences += 1
-    return differences
+    return compare_lines(name, "data line", data_lines(expected), data_lines(actual), say)
 
 
 def files(folder, sub, ext):

@@ -191,39 +191,36 @@ std::vector<std::string> t2c_models(RunSize size) {
           eps_one + "0.2.weights.json"};
 }
 
-Theorem2CertifiedOptions Computations::t2c_options() const {
+// T2c's budgets at n L > 64 (the path model, n = L = 16): boxes per head and
+// extreme above layer 0 and for E, and the time guards; boxes decide, so the
+// table is the same on every machine. Layer 0 and n L <= 64 keep the
+// defaults (20000 and 2000 boxes: each bound reaches its gap first).
+Theorem2CertifiedOptions t2c_budgets(long deep_bos_boxes, long loss_boxes, double bos_seconds,
+                                     double loss_seconds) {
   Theorem2CertifiedOptions o;
-  if (size() == RunSize::kQuick) {
-    // one n = 5, L = 4 model: the defaults (each bound reaches its gap)
-    o.bos_seconds = 60;
-    o.loss_seconds = 60;
-  } else if (size() == RunSize::kFull) {
-    o.bos_seconds = 1200;
-    o.loss_seconds = 3000;
-    o.bos_boxes = [](const Task& t, int layer) {
-      return layer == 0 || t.n * t.L <= 64 ? 20000L : 400L;
-    };
-    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 2000L : 460L; };
-    o.boxes_text =
-        "per head and extreme 20000 boxes (400 above layer 0 at n L > 64), E 2000 boxes (460 at "
-        "n L > 64)";
-  } else {
-    // Boxes decide, so the table is the same on every machine. Above layer 0
-    // at n = L = 16 each box carries an interval forward pass through the
-    // layers below (about 0.35 s a box on one core, against about 8 ms in
-    // layer 0, where 600 boxes reach the gap) and the first pass alone is
-    // about 120 boxes: 150 boxes take about 15 s and go no further in the
-    // enclosure than 135; E at n = L = 16 about 1.3 s a box: 40 boxes.
-    o.bos_seconds = 120;
-    o.loss_seconds = 300;
-    o.bos_boxes = [](const Task& t, int layer) {
-      return layer == 0 || t.n * t.L <= 64 ? 20000L : 150L;
-    };
-    o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 2000L : 40L; };
-    o.boxes_text =
-        "per head and extreme 20000 boxes (150 above layer 0 at n L > 64), E 2000 boxes (40 at "
-        "n L > 64)";
-  }
+  o.bos_seconds = bos_seconds;
+  o.loss_seconds = loss_seconds;
+  o.bos_boxes = [deep_bos_boxes](const Task& t, int layer) {
+    return layer == 0 || t.n * t.L <= 64 ? 20000L : deep_bos_boxes;
+  };
+  o.loss_boxes = [loss_boxes](const Task& t) { return t.n * t.L <= 64 ? 2000L : loss_boxes; };
+  o.boxes_text = "per head and extreme 20000 boxes (" + std::to_string(deep_bos_boxes) +
+                 " above layer 0 at n L > 64), E 2000 boxes (" + std::to_string(loss_boxes) +
+                 " at n L > 64)";
+  return o;
+}
+
+Theorem2CertifiedOptions Computations::t2c_options() const {
+  // Default: above layer 0 at n = L = 16 each box carries an interval
+  // forward pass through the layers below (about 0.35 s a box on one core,
+  // against about 8 ms in layer 0, where 600 boxes reach the gap) and the
+  // first pass alone is about 120 boxes: 150 boxes take about 15 s and go
+  // no further in the enclosure than 135; E at n = L = 16 about 1.3 s a box:
+  // 40 boxes. Full: about 2 and 10 minutes. Quick: one n = 5, L = 4 model,
+  // every bound to its gap.
+  Theorem2CertifiedOptions o = size() == RunSize::kFull    ? t2c_budgets(400, 460, 1200, 3000)
+                               : size() == RunSize::kQuick ? t2c_budgets(150, 40, 60, 60)
+                                                           : t2c_budgets(150, 40, 120, 300);
   if (options().t2c_bos_seconds > 0) o.bos_seconds = options().t2c_bos_seconds;
   if (options().t2c_loss_seconds > 0) o.loss_seconds = options().t2c_loss_seconds;
   return o;
