@@ -94,6 +94,7 @@ Enclosure not_started(double lower, double upper) {
   e.lower = lower;
   e.upper = upper;
   e.why = "not started: the budget was spent";
+  e.started = false;
   return e;
 }
 
@@ -116,6 +117,7 @@ nlohmann::json enclosure_json(const Enclosure& e) {
   j["bits"] = e.bits;
   j["boxes"] = e.boxes;
   j["stop_reason"] = e.why;
+  j["started"] = e.started;
   return j;
 }
 
@@ -394,7 +396,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.solves_text = v.text;
   }
   // sinks: the certified min BOS where it ran, else the probe set
-  if (r.min_bos.verdict != Verdict::kNotApplicable && r.min_bos.why.rfind("not started", 0) != 0) {
+  if (r.min_bos.verdict != Verdict::kNotApplicable && r.min_bos.started) {
     const BarVerdict v = sinks_verdict(Mpfr(r.min_bos.lower), Mpfr(r.min_bos.upper),
                                        "head " + std::to_string(r.min_bos_witness_head) + ", row " +
                                            std::to_string(r.min_bos_witness_row) + ", trigger " +
@@ -514,7 +516,7 @@ std::string CheckReport::summary() const {
   }
   if (worst_case.verdict == Verdict::kNotApplicable) {
     s << "worst-case bound: NOT APPLICABLE (" << worst_case.why << ")\n";
-  } else if (worst_case.why.rfind("not started", 0) == 0) {
+  } else if (!worst_case.started) {
     s << "worst-case bound: NOT ENCLOSED (" << worst_case.why << ")\n";
   } else {
     // its lower end is already in the E line above (the best of the witnesses)
@@ -543,7 +545,7 @@ std::string CheckReport::summary() const {
   }
   if (min_bos.verdict == Verdict::kNotApplicable) {
     s << "min BOS over the whole box: NOT APPLICABLE (" << min_bos.why << ")\n";
-  } else if (min_bos.why.rfind("not started", 0) == 0) {
+  } else if (!min_bos.started) {
     s << "min BOS over the whole box: NOT ENCLOSED (" << min_bos.why << ")\n";
   } else {
     // 1 - min BOS, the deficit: a sink's min BOS rounds to 1 at four digits
