@@ -104,7 +104,7 @@ TEST_CASE("study tables and figures carry the study's numbers as written") {
   CHECK(t.rows[0][2].text == "0.14999999999999999");
   CHECK(t.rows[0][4].text == "1");
   // the nuance model name holds a space: one quoted column in the data
-  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
   const std::string data = figure_data(nuance_figure(st), info);
   CHECK(data.find("\n\"frontier delta=0.1\" 0.5 0.75 0.5\n") != std::string::npos);
   CHECK(nuance_figure(st).plot.find("strcol(1) eq 'frontier delta=0.5'") != std::string::npos);
@@ -153,7 +153,7 @@ TEST_CASE("the nuance points read back from a theorem1.json, and a malformed one
   Theorem1Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
   st.nuance = {{"path", 0.5, 0.75, 0.5, 0.25}};
-  const RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  const RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
   const auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream((dir / name).string()) << text;
     return (dir / name).string();

@@ -252,7 +252,7 @@ TEST_CASE("the merged table: key order, axes then summary, no wall time") {
   CHECK(t.rows[4][2].text == "10");
   CHECK(t.rows[4].back().text == "10");  // the made-up summary's last cell is n
   CHECK(t.rows[15][1].text == "softmax");
-  RunInfo info{"sinkcert sweep", "rev", "2026-12-01T00:00:00Z", 0, "double"};
+  RunInfo info{"sinkcert sweep", "rev", "2026-12-01T00:00:00Z", 0, "double", {}, {}, ""};
   write_merged_table(g, out, info);
   std::ifstream in(out + "/sweep.csv");
   const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

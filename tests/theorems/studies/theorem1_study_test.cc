@@ -89,7 +89,7 @@ TEST_CASE("reports: certified values, the double disagreement, frontier points r
   st.runs[0].result.worst.value = 2e-11;  // the path's double value, differing
   st.runs[0].result.worst.double_disagrees = true;
   decide_verdict(st);
-  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
   const std::string csv = to_csv(frontier_table(st), info);
   CHECK(csv.find("eps(delta)") == std::string::npos);
   CHECK(csv.find("no bound on eps*(delta)") != std::string::npos);
@@ -136,7 +136,7 @@ TEST_CASE("a small study runs end to end and writes its files") {
   const std::string dir =
       (std::filesystem::temp_directory_path() / "sinkcert_theorem1_study_test").string();
   std::filesystem::remove_all(dir);
-  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double"};
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
   const auto files = write_theorem1_outputs(st, info, dir);
   CHECK(std::filesystem::exists(dir + "/theorem1.json"));
   CHECK(std::filesystem::exists(dir + "/frontier_delta_0.5.weights.json"));
@@ -176,7 +176,7 @@ TEST_CASE("the study is the same on one thread and on two") {
   const Theorem1Study one = run_theorem1_study(o);
   o.threads = 2;
   const Theorem1Study two = run_theorem1_study(o);
-  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double"};
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double", {}, {}, ""};
   const nlohmann::json a = without_time_keys(to_json(one, info));
   const nlohmann::json b = without_time_keys(to_json(two, info));
   CHECK(a.dump() == b.dump());
@@ -212,7 +212,7 @@ TEST_CASE("the final certification: the attack never lowers a worst case, and wi
     CHECK(with.frontier[k].eps == with.frontier[k].result.worst.certified);
     CHECK(with.frontier[k].final_certification.minimax_worst_case == without.frontier[k].eps);
   }
-  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double"};
+  RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 2, "double", {}, {}, ""};
   const nlohmann::json j = to_json(with, info), k = to_json(without, info);
   CHECK(j["path"][0].contains("worst_case_found_by"));
   CHECK(j["frontier"][0].contains("eps_attack"));
