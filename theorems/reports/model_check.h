@@ -123,7 +123,7 @@ struct Enclosure {
   Verdict verdict = Verdict::kNotApplicable;  // kEnclosed, kNotEnclosed, kNotApplicable
   Evidence evidence = Evidence::certified(0);
   double lower = 0, upper = 0;
-  std::string why;  // NOT APPLICABLE: why; NOT ENCLOSED: the stop reason
+  std::string why;      // NOT APPLICABLE: why; NOT ENCLOSED: the stop reason
   bool started = true;  // false: the budget left no room to start it (trivial ends)
   long boxes = 0;
   int bits = 0;
