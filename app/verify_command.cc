@@ -34,6 +34,13 @@
 // Exit codes: 0 VERIFIED or ENCLOSED, 3 NOT VERIFIED, 4 UNDECIDED or NOT
 // ENCLOSED, 2 bad input or NOT APPLICABLE. --quiet: the verdict and meaning
 // lines only.
+// verify bound and verify bos under `mpirun -np K` (a build with Open MPI):
+// every rank runs the bound, the first pass split by trigger (bound) or by
+// (head, row, trigger) case (bos), and the softmax vertex bound's caps by
+// trigger (BoxSearchOptions::ranks); every rank holds one process's result
+// bit for bit, and only rank 0 prints and writes. A residual model runs
+// whole on every rank (said on stderr). --seconds is the same budget on
+// every rank, from its own start.
 #include <algorithm>
 #include <functional>
 #include <iomanip>

@@ -37,6 +37,25 @@
 // enclosure. Progress lines (options.progress) come from the first pass
 // (triggers done, an estimate of the time left at the pace so far), from
 // inside long evaluations, and from the loop (the enclosure so far).
+// Several ranks (options.ranks, search/rank_group.h; an Evaluator that
+// declares kSharesFirstPass): the first pass is split by trigger. A
+// first-pass box's bound depends on its box and on its trigger's cap alone,
+// never on the witnesses found before it (they only raise `lower`); the
+// caps are computed once, at the first box entered with lower > 0. So with
+// lower > 0 after the attack (or no caps to compute), every rank computes
+// the caps at that same lower (split by trigger, share_caps), then rank
+// r bounds the triggers k = r, r + K, ... (k-th of the list), recording the
+// witnesses each box offers with their MPFI enclosures; share() gives every
+// rank every part (src/exact_parts.h: exactly, MPFR values with their
+// precision), and every rank takes the witnesses and pushes the nodes in
+// trigger order, as one process does. The heap, the witnesses and every
+// counter are then one process's, and the loop runs on every rank alike:
+// the enclosure is the same bits for any K. Rank 0 decides whether the
+// attack runs (it depends on the time left) for every rank. With caps
+// pending and no positive lower (no attack witness) the first pass runs
+// whole on every rank. A rank past the deadline leaves its boxes unbounded
+// (+inf) as one process would; only then can ranks differ (each holds a
+// valid enclosure; rank 0's is printed).
 // When the precision floor stops the run, the suggested starting precision is
 //   bits + log2(rounding / (kRoundingShare * relative_gap * lower)),
 // rounded up to a multiple of 64 (at least one step of 64 above bits).
