@@ -244,7 +244,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   // The first pass: each trigger's whole box; past the deadline a box is
   // not evaluated and bounds nothing (+inf).
   BoxHeap<Node> heap;
-  const double first_start = seconds_since(t0);
+  double first_start = seconds_since(t0);
   int unbounded = 0;
   const auto push_unbounded = [&](ContentBox box) {
     const Mpfr infinity(std::numeric_limits<double>::infinity());
@@ -286,6 +286,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     // the same collective calls.
     if (ranks != nullptr && (!evaluator.caps_pending() || out.lower > 0)) {
       if (evaluator.caps_pending()) evaluator.share_caps(out.lower, deadline, *ranks);
+      first_start = seconds_since(t0);  // the estimates: the boxes' pace, not the caps'
       // Part k (trigger k of the list): its node as its owner
       // bounded it and the witnesses it offered, in order; then every rank
       // takes them in trigger order, as one process would have.
