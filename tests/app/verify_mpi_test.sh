@@ -69,6 +69,7 @@ for name in bound bos; do
   (cd "$tmp/$name.one.d" && "$bin" $args --out witness.json) > "$tmp/$name.one" \
     2> "$tmp/$name.one.err"
   rc1=$?
+  eval "rc_$name=$rc1"
   (cd "$tmp/$name.two.d" && "$mpiexec" -np 2 --oversubscribe "$bin" $args --out witness.json) \
     > "$tmp/$name.two" 2> "$tmp/$name.two.err"
   rc2=$?
@@ -86,6 +87,34 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if d['boxes'] > 10 and d['lo'] > 0 else 1)" "$tmp/$name.one" ||
     fail "$name: a trivial run (at most 10 boxes or no positive lower end)"
+done
+# three ranks (the triggers split unevenly) and five (more ranks than the
+# bound's 4 triggers): the same JSON again
+for np in 3 5; do
+  for name in bound bos; do
+    [ "$name.$np" = bos.5 ] && continue
+    eval "args=\$$name"
+    mkdir -p "$tmp/$name.np$np.d"
+    (cd "$tmp/$name.np$np.d" && "$mpiexec" -np "$np" --oversubscribe "$bin" $args \
+      --out witness.json) > "$tmp/$name.np$np" 2> "$tmp/$name.np$np.err"
+    rc=$?
+    eval "want=\$rc_$name"
+    [ "$rc" -eq "$want" ] || fail "$name: exit code $rc under $np ranks (one process: $want)"
+    python3 "$tmp/same.py" "$tmp/$name.one" "$tmp/$name.np$np" ||
+      fail "$name: the JSON differs between 1 process and $np ranks"
+  done
+done
+# a deadline that passes during the run: on the n = L = 16 model itself,
+# within the softmax vertex bound (about a minute in all) on both ranks,
+# then in the first pass: the ranks still make the same collective calls,
+# read each other's parts whole, and rank 0 prints one certified enclosure
+for seconds in 4 8; do
+  "$mpiexec" -np 2 --oversubscribe "$bin" verify bound \
+    --weights results/benchmarks/pytorch_models/softmax_s0.weights.json --gap 0.05 \
+    --seconds "$seconds" --json > "$tmp/deadline.$seconds" 2> "$tmp/deadline.$seconds.err"
+  rc=$?
+  case "$rc" in 0 | 4) ;; *) fail "deadline $seconds s: exit code $rc"; tail -3 "$tmp/deadline.$seconds.err" ;; esac
+  [ "$(grep -c '^{' "$tmp/deadline.$seconds")" -eq 1 ] || fail "deadline $seconds s: not one JSON object"
 done
 # the bound's caps came from the softmax vertex bound (the split caps ran)
 grep -q 'softmax vertex bound: [1-9]' "$tmp/bound.two" || fail "bound: no trigger capped"

@@ -224,7 +224,8 @@ SoftmaxVertexBound shared_vertex_bound(
       all.slices += r.get_int();
       all.evaluations += r.get_int();
       all.seconds = std::max(all.seconds, r.get_double());
-      all.deadline_passed = all.deadline_passed || r.get_int() == 1;
+      const bool passed = r.get_int() == 1;  // read whatever the ranks before said
+      all.deadline_passed = all.deadline_passed || passed;
     }
     if (!r.at_end()) throw std::logic_error("softmax vertex bound: a part longer than written");
   }
