@@ -9,9 +9,13 @@
 # n = 16) cut down to n = 8, L = 6 (its BOS and trigger flags, its first
 # five content coordinates and its ordinary flag; the scores still read the
 # content, so the softmax vertex bound caps triggers), with a box budget
-# that binds and a time budget that does not. A broken share is caught: under SINKCERT_TEST_DROP_PART (testing
-# only: a rank leaves part 1 of each share unwritten) the run fails, not
-# silently differs; and the comparison tells a changed last bit apart.
+# that binds and a time budget that does not; again under 3 and 5 ranks (an
+# uneven split; more ranks than triggers). Under a deadline that passes
+# inside the split vertex bound and first pass (softmax_s0 itself, 4 and 8
+# s), the run still ends with one JSON object. A broken share is caught:
+# under SINKCERT_TEST_DROP_PART (testing only: part 1 of each share arrives
+# empty, search/mpi_rank_group.h) the run fails, not silently differs; and
+# the comparison tells a changed last bit apart.
 # Usage: verify_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
