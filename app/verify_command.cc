@@ -34,6 +34,13 @@
 // Exit codes: 0 VERIFIED or ENCLOSED, 3 NOT VERIFIED, 4 UNDECIDED or NOT
 // ENCLOSED, 2 bad input or NOT APPLICABLE. --quiet: the verdict and meaning
 // lines only.
+// verify bound and verify bos under `mpirun -np K` (a build with Open MPI):
+// every rank runs the bound, the first pass split by trigger (bound) or by
+// (head, row, trigger) case (bos), and the softmax vertex bound's caps by
+// trigger (BoxSearchOptions::ranks); every rank holds one process's result
+// bit for bit, and only rank 0 prints and writes. A residual model runs
+// whole on every rank (said on stderr). --seconds is the same budget on
+// every rank, from its own start.
 #include <algorithm>
 #include <functional>
 #include <iomanip>
@@ -43,11 +50,13 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "search/mpi_rank_group.h"
 #include "src/constructions.h"
 #include "src/input_error.h"
 #include "src/input_file.h"
 #include "src/limits.h"
 #include "src/output_files.h"
+#include "src/parallel_tasks.h"
 #include "src/run_info.h"
 #include "src/verdict_bars.h"
 #include "src/weight_file.h"
@@ -229,11 +238,49 @@ struct VerifyBoxOptions {
   VerdictBars bars;           // --tolerance (bound), --sink-bar (bos)
 };
 
+// The ranks of a box run under mpirun/srun (null for one process): every
+// rank runs the bound, the first pass split by them (BoxSearchOptions::ranks),
+// and only rank 0 prints and writes; the others' progress is off. The
+// threads of a rank (the softmax vertex bound's) are the hardware's divided
+// by the ranks on its node, so that the ranks of a node do not oversubscribe
+// its cores.
+struct BoxRunRanks {
+  std::unique_ptr<search::RankGroup> group;
+  bool root = true;
+  int threads = 0;  // 0: the hardware's (one process)
+};
+BoxRunRanks box_run_ranks(Context& ctx) {
+  BoxRunRanks r;
+  try {
+    r.group = search::mpi_rank_group();
+  } catch (const std::runtime_error& e) {
+    throw InputError("command line", "mpirun", e.what());
+  }
+  if (r.group) {
+    r.root = r.group->rank() == 0;
+    r.threads = std::max(1, default_thread_count() / search::launcher_local_ranks());
+  }
+  if (!r.root) ctx.quiet = true;
+  return r;
+}
+
+// A residual model under several ranks: every rank runs the whole bound
+// (its first pass is not split), said once on stderr.
+void say_redundant(const BoxRunRanks& ranks, const std::string& command) {
+  if (ranks.group && ranks.group->size() > 1 && ranks.root) {
+    std::cerr << command << ": a residual model is bounded whole on every rank under mpirun (its "
+              << "first pass is not split by ranks): no faster than one process\n";
+  }
+}
+
 // Prints the report, or with --json its JSON form stamped with the
-// provenance; writes the witness input to --out.
+// provenance; writes the witness input to --out. Under several ranks, only
+// rank 0 (root) prints and writes.
 void finish_box_run(const VerifyBoxOptions& opt, Context& ctx, const std::string& text,
                     nlohmann::json json, const std::optional<Matrix<double>>& witness,
-                    Verdict verdict) {
+                    Verdict verdict, bool root = true) {
+  ctx.exit_code = exit_code_for(verdict);
+  if (!root) return;
   std::string written;
   if (!opt.out.empty()) {
     if (witness) {
@@ -256,7 +303,6 @@ void finish_box_run(const VerifyBoxOptions& opt, Context& ctx, const std::string
     std::cout << "weights: " << opt.weights << "\n" << text;
     if (!written.empty()) std::cout << written << "\n";
   }
-  ctx.exit_code = exit_code_for(verdict);
 }
 
 // What a box checker reads: a single-layer weight file of n <= kMaxBoundN
@@ -398,8 +444,12 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
       true);
   const WeightFile& file = in.file;
   const Task& task = in.task;
+  // under mpirun: after the input checks, which every rank makes alike
+  const BoxRunRanks ranks = box_run_ranks(ctx);
   ctx.activity = "running the branch and bound (--L, --bits)";
   theorems::WorstCaseOptions options;
+  options.ranks = ranks.group.get();
+  options.threads = ranks.threads;
   // a box: its bounds, vertex and weights, 4 V doubles (V = (L - 1)(n - 3)
   // content variables), plus two MPFR numbers. The summary says when the
   // budget ran out.
@@ -408,6 +458,7 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   const bool deep = file.num_layers() > 1;  // residual, several layers
+  if (deep) say_redundant(ranks, "verify bound");
   if (const std::optional<theorems::Claim> claim = claim_as_written(opt)) {
     const theorems::UpperBoundCheck check =
         deep ? theorems::check_deep_upper_bound(model, task, *claim, options)
@@ -416,18 +467,18 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
                    deep ? theorems::deep_summary_text(model, check, task)
                         : theorems::summary_text(check, task),
                    theorems::to_json(check, task), theorems::witness_input(check.bound, task),
-                   check.verdict);
+                   check.verdict, ranks.root);
   } else {
     const theorems::WorstCaseBound bound =
         deep ? theorems::bound_deep_worst_case(model, task, options)
              : theorems::bound_worst_case(model, task, options);
     // without a claim: ENCLOSED or NOT ENCLOSED, never VERIFIED
-    finish_box_run(
-        opt, ctx,
-        deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
-             : theorems::summary_text(bound, task, opt.gap),
-        theorems::to_json(bound, task, opt.gap), theorems::witness_input(bound, task),
-        bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed);
+    finish_box_run(opt, ctx,
+                   deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
+                        : theorems::summary_text(bound, task, opt.gap),
+                   theorems::to_json(bound, task, opt.gap), theorems::witness_input(bound, task),
+                   bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed,
+                   ranks.root);
   }
 }
 
@@ -479,21 +530,24 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
                      "--layer L and --head H as well (on a residual model a claim is about one "
                      "head; without a claim every head is enclosed)");
   }
+  const BoxRunRanks ranks = box_run_ranks(ctx);
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
   theorems::DeepBosOptions options;
+  options.ranks = ranks.group.get();
   // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
   set_box_options(opt, 24.0 * (deep ? task.L - 1 : 1) * (task.n - 3) + 256 + opt.bits / 4.0,
                   options);
   options.progress = progress_sink(ctx, "verify bos");
   options.head = opt.head;
   options.layer = opt.layer;
+  if (deep) say_redundant(ranks, "verify bos");
   const Model<Rational> model = to_model<Rational>(file);
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
   const theorems::BosReport report =
       deep ? theorems::deep_bos_report(model, task, mode, claim, options)
            : theorems::bos_report(model, task, mode, claim, options);
   // with each head's own enclosure, for several heads
-  finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict);
+  finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict, ranks.root);
 }
 
 }  // namespace

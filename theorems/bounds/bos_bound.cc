@@ -9,8 +9,11 @@
 #include <queue>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
+#include "search/rank_group.h"
 #include "src/attention.h"
+#include "src/exact_parts.h"
 #include "src/interval.h"
 #include "src/json_reader.h"
 #include "src/table_writer.h"
@@ -368,12 +371,17 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     for (int l = 0; l < cd; ++l) content[content_variable(task, i, l)] = q[l];
     return content;
   };
-  const auto offer_witness = [&](int h, int i, int j, const std::vector<double>& content) {
+  // the enclosure of D (max mode: a_i0) at a witness input
+  const auto witness_value = [&](int h, int i, int j, const std::vector<double>& content) {
     const Matrix<Mpfi> X =
         make_input<Mpfi>(task, j, matrix_cast<Mpfi>(unflatten_content(task, content)));
-    const Mpfi D = max_mode ? point_bos_mass(model.layers[0][h], kind, X, i)
-                            : point_bos_deficit(model.layers[0][h], kind, X, i);
-    if (interval_is_nan(D)) return D;
+    return max_mode ? point_bos_mass(model.layers[0][h], kind, X, i)
+                    : point_bos_deficit(model.layers[0][h], kind, X, i);
+  };
+  // the witness (h, i, j, content) with its enclosure D, kept if best
+  const auto take_witness = [&](int h, int i, int j, const std::vector<double>& content,
+                                const Mpfi& D) {
+    if (interval_is_nan(D)) return;
     const Mpfr low = bmp::lower(D);
     if (!have_witness || low > out.deficit_lower) {
       have_witness = true;
@@ -384,9 +392,16 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       out.witness_content = content;
       out.witness_deficit = D;
     }
+  };
+  const auto offer_witness = [&](int h, int i, int j, const std::vector<double>& content) {
+    const Mpfi D = witness_value(h, i, j, content);
+    take_witness(h, i, j, content, D);
     return D;
   };
-  const auto bound_node = [&](int h, int i, ContentBox box) {
+  // A box's bound (it depends on the box alone, never on the witnesses
+  // found before), its witnesses given to offer(h, i, j, content), which
+  // returns their enclosure.
+  const auto bound_node_with = [&](int h, int i, ContentBox box, const auto& offer) {
     Node node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const Head<Mpfi>& head = model.layers[0][h];
     const int j = node.box.trigger;
@@ -396,7 +411,6 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
                       : box_bos_deficit(head, kind, n, i, j, lo, hi);
     };
     node.upper = upper_or_inf(box_q(node.box.lo, node.box.hi));
-    ++out.boxes;
     std::vector<double> centre(cd), vertex(cd);
     for (int l = 0; l < cd; ++l) centre[l] = 0.5 * (node.box.lo[l] + node.box.hi[l]);
     node.slope.assign(cd, 0.0);
@@ -414,9 +428,13 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       if (!std::isfinite(node.slope[l])) node.slope[l] = 0.0;
       vertex[l] = diff >= 0 ? node.box.hi[l] : node.box.lo[l];
     }
-    node.rounding = width_of(offer_witness(h, i, j, witness_content(h, i, j, vertex)));
-    offer_witness(h, i, j, witness_content(h, i, j, centre));
+    node.rounding = width_of(offer(h, i, j, witness_content(h, i, j, vertex)));
+    offer(h, i, j, witness_content(h, i, j, centre));
     return node;
+  };
+  const auto bound_node = [&](int h, int i, ContentBox box) {
+    ++out.boxes;
+    return bound_node_with(h, i, std::move(box), offer_witness);
   };
   const auto raise_to = [&](int bits) {
     scope.reset();
@@ -440,27 +458,100 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   if (options.head >= model.num_heads()) {
     throw std::invalid_argument("BOS bound: no head " + std::to_string(options.head));
   }
+  // the first pass's cases (h, i, j) in order: every j < i, and one j > i
+  // (all give row i the same value)
+  struct Case {
+    int h, i, j;
+  };
+  std::vector<Case> cases;
   for (int h = 0; h < model.num_heads(); ++h) {
     if (options.head >= 0 && h != options.head) continue;
     for (int i = 1; i < task.L; ++i) {
-      // every j < i, and one j > i (all give row i the same value)
-      std::vector<int> cases;
+      std::vector<int> js;
       for (int j : triggers) {
-        if (j < i || (j > i && (cases.empty() || cases.back() < i))) cases.push_back(j);
+        if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
       }
-      for (int j : cases) {
-        ContentBox box{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
-        if (deadline.expired()) {  // not evaluated: bounds nothing
-          const Mpfr infinity = std::numeric_limits<Mpfr>::infinity();
-          heap.push(Node{h, i, std::move(box), infinity, out.bits, infinity, {}});
-          continue;
-        }
-        heap.push(bound_node(h, i, std::move(box)));
-        progress.maybe_send([&] {
-          return "first pass: head " + std::to_string(h) + ", row " + std::to_string(i) + " of " +
-                 std::to_string(task.L - 1);
-        });
+      for (int j : js) cases.push_back({h, i, j});
+    }
+  }
+  const auto full_box = [&](int j) {
+    return ContentBox{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
+  };
+  const auto push_unbounded = [&](const Case& c) {  // not evaluated: bounds nothing
+    const Mpfr infinity = std::numeric_limits<Mpfr>::infinity();
+    heap.push(Node{c.h, c.i, full_box(c.j), infinity, out.bits, infinity, {}});
+  };
+  const search::RankGroup* ranks =
+      options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
+  if (ranks == nullptr) {
+    for (const Case& c : cases) {
+      if (deadline.expired()) {
+        push_unbounded(c);
+        continue;
       }
+      heap.push(bound_node(c.h, c.i, full_box(c.j)));
+      progress.maybe_send([&] {
+        return "first pass: head " + std::to_string(c.h) + ", row " + std::to_string(c.i) + " of " +
+               std::to_string(task.L - 1);
+      });
+    }
+  } else {
+    // Several ranks: case k is part k; its owner bounds its box and
+    // evaluates its witnesses, then every rank takes them in case order,
+    // as one process would have.
+    const int count = static_cast<int>(cases.size());
+    std::vector<std::vector<double>> parts(cases.size());
+    int done_here = 0;
+    for (int k = 0; k < count; ++k) {
+      if (!ranks->owns(k)) continue;
+      const Case& c = cases[k];
+      PartWriter w(parts[k]);
+      if (deadline.expired()) {
+        w.put_int(0);
+        continue;
+      }
+      std::vector<std::pair<std::vector<double>, Mpfi>> offers;
+      const auto record = [&](int h, int i, int j, const std::vector<double>& content) {
+        offers.emplace_back(content, witness_value(h, i, j, content));
+        return offers.back().second;
+      };
+      const Node node = bound_node_with(c.h, c.i, full_box(c.j), record);
+      w.put_int(1);
+      w.put(node.upper);
+      w.put(node.rounding);
+      w.put_int(node.bits);
+      w.put(node.slope);
+      w.put_int(static_cast<long>(offers.size()));
+      for (const auto& o : offers) {
+        w.put(o.first);
+        w.put(o.second);
+      }
+      ++done_here;
+      progress.maybe_send([&] {
+        return "first pass: " + std::to_string(done_here) + " of this rank's cases (head, row, " +
+               "trigger) bounded, " + std::to_string(count) + " in all";
+      });
+    }
+    ranks->share(parts);
+    for (int k = 0; k < count; ++k) {
+      const Case& c = cases[k];
+      PartReader r(parts[k]);
+      if (r.get_int() == 0) {
+        push_unbounded(c);
+        continue;
+      }
+      Node node{c.h, c.i, full_box(c.j), Mpfr(0), 0, Mpfr(0), {}};
+      node.upper = r.get_mpfr();
+      node.rounding = r.get_mpfr();
+      node.bits = static_cast<int>(r.get_int());
+      node.slope = r.get_doubles();
+      ++out.boxes;
+      for (long o = r.get_int(); o > 0; --o) {
+        const std::vector<double> content = r.get_doubles();
+        take_witness(c.h, c.i, c.j, content, r.get_mpfi());
+      }
+      if (!r.at_end()) throw std::logic_error("BOS bound: a first-pass part longer than written");
+      heap.push(std::move(node));
     }
   }
   if (heap.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");

@@ -68,7 +68,14 @@
 // independently), exact when s_i0 <= 0 over the box (a_i0 = 0). Witnesses:
 // c_m = -sign(v(q)) (softmax kinds); softpick, c_m = -t sign(v(q)) with
 // t = base_m / ||v||_1 clamped to [-1, 1] (s_im as near 0 as the box allows).
-// On stopping: lower <= U(theta) <= upper, CERTIFIED. Precision: when the
+// On stopping: lower <= U(theta) <= upper, CERTIFIED. Several ranks
+// (options.ranks, search/rank_group.h): the first pass's cases (h, i, j),
+// in the order above, are the parts; a box's bound and the witnesses it
+// offers depend on its case alone, so rank r bounds cases k = r, r + K, ...
+// with its witnesses' enclosures recorded, share() hands them to every rank
+// exactly (src/exact_parts.h), and every rank takes them in case order as
+// one process does: the same heap, witnesses and enclosure, bit for bit.
+// Precision: when the
 // rounding width of D at the box's vertex is at least kRoundingShare of the
 // gap, the precision is raised by step_bits up to the cap (boxes bounded
 // before are bounded again when they reach the top); at the cap, or at a box

@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "search/rank_group.h"
 #include "src/elapsed.h"
 #include "src/evidence.h"
 #include "src/scalar_traits.h"
@@ -105,6 +106,11 @@ struct BoxSearchOptions {
   // What "solves the task" and "sinks" mean in the report's plain words
   // (src/verdict_bars.h); copied into the outcome.
   VerdictBars bars;
+  // The ranks of a run under mpirun (search/rank_group.h), or null: one
+  // process. A search that splits its first pass by ranks gives every rank
+  // the same result as one process, bit for bit (worst_case_search.h,
+  // bos_bound.h); the others run on every rank alike.
+  const search::RankGroup* ranks = nullptr;
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
   // `memory_bytes` (each may stay in the heap).
   void fit_memory(double box_bytes, double memory_bytes) {

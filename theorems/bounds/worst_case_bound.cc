@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "search/rank_group.h"
+#include "src/exact_parts.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/interval.h"
@@ -172,6 +174,64 @@ int choose_split(const Node& node) {
   return split;
 }
 
+// The softmax vertex bound over `triggers` split by ranks: rank r runs
+// run(its triggers, k = r, r + size, ... of the list); part k holds trigger
+// k's cap (if certified) and, in the part k = r, rank r's totals. Every
+// rank gets the bound of the whole list: its caps in the list's order (each
+// trigger's cap depends on the model, the lower end and the deadline only,
+// softmax_vertex_bound.h), applies and reason as rank 0 found them (they
+// depend on the model alone), slices and evaluations summed, seconds the
+// longest rank's, deadline_passed if any rank's passed.
+SoftmaxVertexBound shared_vertex_bound(
+    const std::vector<int>& triggers, const search::RankGroup& ranks,
+    const std::function<SoftmaxVertexBound(const std::vector<int>&)>& run) {
+  const int count = static_cast<int>(triggers.size());
+  std::vector<int> mine;
+  for (int k = 0; k < count; ++k) {
+    if (ranks.owns(k)) mine.push_back(triggers[k]);
+  }
+  SoftmaxVertexBound own;
+  if (!mine.empty()) own = run(mine);
+  std::vector<std::vector<double>> parts(triggers.size());
+  for (int k = 0; k < count; ++k) {
+    if (!ranks.owns(k)) continue;
+    PartWriter w(parts[k]);
+    const auto cap = std::find_if(own.caps.begin(), own.caps.end(),
+                                  [&](const TriggerCap& c) { return c.trigger == triggers[k]; });
+    w.put_int(cap != own.caps.end() ? 1 : 0);
+    if (cap != own.caps.end()) w.put(cap->upper);
+    if (k == ranks.rank()) {
+      w.put_int(own.applies ? 1 : 0);
+      w.put(own.reason);
+      w.put_int(own.slices);
+      w.put_int(own.evaluations);
+      w.put(own.seconds);
+      w.put_int(own.deadline_passed ? 1 : 0);
+    }
+  }
+  ranks.share(parts);
+  SoftmaxVertexBound all;
+  for (int k = 0; k < count; ++k) {
+    PartReader r(parts[k]);
+    if (r.get_int() == 1) all.caps.push_back({triggers[k], r.get_mpfr()});
+    if (k < ranks.size()) {
+      const bool applies = r.get_int() == 1;
+      const std::string reason = r.get_string();
+      if (k == 0) {
+        all.applies = applies;
+        all.reason = reason;
+      }
+      all.slices += r.get_int();
+      all.evaluations += r.get_int();
+      all.seconds = std::max(all.seconds, r.get_double());
+      const bool passed = r.get_int() == 1;  // read whatever the ranks before said
+      all.deadline_passed = all.deadline_passed || passed;
+    }
+    if (!r.at_end()) throw std::logic_error("softmax vertex bound: a part longer than written");
+  }
+  return all;
+}
+
 // Share of the time left that the softmax vertex bound may take: its caps
 // only help the boxes, and the first pass over every trigger's box needs
 // the rest (without it the enclosure of the triggers left is infinite). At
@@ -193,6 +253,39 @@ struct SingleLayerEvaluator {
   // computes the caps once a certified lower bound is known (the softmax
   // vertex bound aims at it, until the deadline), or empty
   std::function<std::vector<TriggerCap>(const Mpfr&, const Deadline&)> caps_from_lower;
+  // the same caps with the triggers split by ranks (each rank computes its
+  // own, then every rank holds all of them), or empty: caps_from_lower on
+  // every rank
+  std::function<std::vector<TriggerCap>(const Mpfr&, const Deadline&, const search::RankGroup&)>
+      shared_caps_from_lower;
+  // Under several ranks the first pass is split by trigger
+  // (worst_case_search.h): a first-pass box's bound depends on its box and
+  // its trigger's cap alone, never on the witnesses found before it.
+  static constexpr bool kSharesFirstPass = true;
+  bool caps_pending() const { return static_cast<bool>(caps_from_lower); }
+  // What evaluate() does first, at the first box entered with lower > 0.
+  void share_caps(const Mpfr& lower, const Deadline& deadline, const search::RankGroup& ranks) {
+    const Deadline vertex_deadline = deadline.or_after(kVertexBudgetShare * deadline.remaining());
+    caps = shared_caps_from_lower ? shared_caps_from_lower(lower, vertex_deadline, ranks)
+                                  : caps_from_lower(lower, vertex_deadline);
+    caps_from_lower = nullptr;
+  }
+  void write_bound(const BoxBound& b, PartWriter& w) const {
+    w.put(b.upper);
+    w.put_int(b.position);
+    w.put_int(b.coordinate);
+    w.put(b.vertex);
+    w.put(b.weight);
+  }
+  BoxBound read_bound(PartReader& r) const {
+    BoxBound b;
+    b.upper = r.get_mpfr();
+    b.position = static_cast<int>(r.get_int());
+    b.coordinate = static_cast<int>(r.get_int());
+    b.vertex = r.get_doubles();
+    b.weight = r.get_doubles();
+    return b;
+  }
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_error(model, task, trigger, content);
   }
@@ -234,7 +327,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   // one deadline for the vertex bounds and the search
   WorstCaseOptions budgeted = options;
   budgeted.deadline = options.run_deadline();
-  SingleLayerEvaluator evaluator{task, {}, {}};
+  SingleLayerEvaluator evaluator{task, {}, {}, {}};
   std::string note;
   const std::vector<int> triggers =
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
@@ -255,7 +348,9 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
     }
   }
   if (model.attention == AttentionKind::kSoftmax) {
-    evaluator.caps_from_lower = [&](const Mpfr& lower, const Deadline& deadline) {
+    // the vertex bound on the triggers `which`
+    const auto vertex_run = [&](const Mpfr& lower, const Deadline& deadline,
+                                const std::vector<int>& which) {
       SoftmaxVertexOptions so;
       so.lower = lower.convert_to<double>();
       so.relative_gap = options.relative_gap;
@@ -263,7 +358,10 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
       so.progress = options.progress;
       so.progress_seconds = options.progress_seconds;
       so.threads = options.threads > 0 ? options.threads : default_thread_count();
-      const SoftmaxVertexBound vertex = softmax_vertex_bound(model, task, triggers, so);
+      return softmax_vertex_bound(model, task, which, so);
+    };
+    // the notes of a run over every trigger, and its caps
+    const auto vertex_caps = [&](const SoftmaxVertexBound& vertex) {
       if (vertex.deadline_passed) {
         budget_note =
             "the softmax vertex bound cut short by the deadline (candidates left "
@@ -280,6 +378,18 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
       }
       note = s.str();
       return vertex.applies ? vertex.caps : std::vector<TriggerCap>{};
+    };
+    // (the two lambdas above are copied in: they end with this block)
+    evaluator.caps_from_lower = [vertex_run, vertex_caps, &triggers](const Mpfr& lower,
+                                                                     const Deadline& deadline) {
+      return vertex_caps(vertex_run(lower, deadline, triggers));
+    };
+    evaluator.shared_caps_from_lower = [vertex_run, vertex_caps, &triggers](
+                                           const Mpfr& lower, const Deadline& deadline,
+                                           const search::RankGroup& ranks) {
+      return vertex_caps(shared_vertex_bound(triggers, ranks, [&](const std::vector<int>& which) {
+        return vertex_run(lower, deadline, which);
+      }));
     };
   }
   WorstCaseBound out =

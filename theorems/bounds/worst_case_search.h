@@ -37,6 +37,25 @@
 // enclosure. Progress lines (options.progress) come from the first pass
 // (triggers done, an estimate of the time left at the pace so far), from
 // inside long evaluations, and from the loop (the enclosure so far).
+// Several ranks (options.ranks, search/rank_group.h; an Evaluator that
+// declares kSharesFirstPass): the first pass is split by trigger. A
+// first-pass box's bound depends on its box and on its trigger's cap alone,
+// never on the witnesses found before it (they only raise `lower`); the
+// caps are computed once, at the first box entered with lower > 0. So with
+// lower > 0 after the attack (or no caps to compute), every rank computes
+// the caps at that same lower (split by trigger, share_caps), then rank
+// r bounds the triggers k = r, r + K, ... (k-th of the list), recording the
+// witnesses each box offers with their MPFI enclosures; share() gives every
+// rank every part (src/exact_parts.h: exactly, MPFR values with their
+// precision), and every rank takes the witnesses and pushes the nodes in
+// trigger order, as one process does. The heap, the witnesses and every
+// counter are then one process's, and the loop runs on every rank alike:
+// the enclosure is the same bits for any K. Rank 0 decides whether the
+// attack runs (it depends on the time left) for every rank. With caps
+// pending and no positive lower (no attack witness) the first pass runs
+// whole on every rank. A rank past the deadline leaves its boxes unbounded
+// (+inf) as one process would; only then can ranks differ (each holds a
+// valid enclosure; rank 0's is printed).
 // When the precision floor stops the run, the suggested starting precision is
 //   bits + log2(rounding / (kRoundingShare * relative_gap * lower)),
 // rounded up to a multiple of 64 (at least one step of 64 above bits).
@@ -50,10 +69,13 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "search/attack.h"
+#include "search/rank_group.h"
+#include "src/exact_parts.h"
 #include "src/interval.h"
 #include "theorems/bounds/box_search.h"
 #include "theorems/bounds/deadline.h"
@@ -84,6 +106,20 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
   const int needed = bits + std::max(64, static_cast<int>(std::ceil(extra)));
   return (needed + 63) / 64 * 64;
 }
+
+// Whether an Evaluator splits the first pass by ranks: it declares
+// kSharesFirstPass = true and provides
+//   bool caps_pending() const      its per-trigger caps not yet computed;
+//   void share_caps(const Mpfr& lower, const Deadline&, const search::RankGroup&)
+//       computes them as its first evaluate() would at this lower, each
+//       rank its own triggers' share, and gives every rank all of them;
+//   void write_bound(const Bound&, PartWriter&) const;
+//   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h).
+template <class E, class = void>
+struct SharesFirstPass : std::false_type {};
+template <class E>
+struct SharesFirstPass<E, std::void_t<decltype(E::kSharesFirstPass)>>
+    : std::bool_constant<E::kSharesFirstPass> {};
 
 // Offers a witness (trigger, content) with the enclosure e of e(X) there.
 using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
@@ -184,8 +220,19 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     model = model_in.template cast<Mpfi>();
     if (!out.witness_content.empty()) offer(out.witness_trigger, out.witness_content);
   };
-  if (options.adversary_witnesses &&
-      attack_fits(task, model_in.num_layers(), model_in.num_heads(), deadline)) {
+  const search::RankGroup* ranks =
+      options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
+  bool attack = options.adversary_witnesses &&
+                attack_fits(task, model_in.num_layers(), model_in.num_heads(), deadline);
+  if (ranks != nullptr) {
+    // rank 0's decision on every rank (the time left differs a little from
+    // rank to rank): then every rank holds the same witnesses after it
+    std::vector<std::vector<double>> decision(1);
+    if (ranks->owns(0)) decision[0] = {attack ? 1.0 : 0.0};
+    ranks->share(decision);
+    attack = decision[0].at(0) == 1.0;
+  }
+  if (attack) {
     search::AttackOptions ao;  // seed 0, round 0 only: reproducible
     ao.triggers = triggers;
     const search::AttackResult r = search::attack(model_in.template cast<double>(),
@@ -197,27 +244,112 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   // The first pass: each trigger's whole box; past the deadline a box is
   // not evaluated and bounds nothing (+inf).
   BoxHeap<Node> heap;
-  const double first_start = seconds_since(t0);
+  double first_start = seconds_since(t0);
   int unbounded = 0;
-  for (std::size_t t = 0; t < triggers.size(); ++t) {
-    ContentBox box = full_content_box(task, triggers[t]);
-    if (deadline.expired()) {
-      const Mpfr infinity(std::numeric_limits<double>::infinity());
-      Node node{std::move(box), {}, out.bits, infinity};
-      node.bound.upper = infinity;
-      heap.push(std::move(node));
-      ++unbounded;
-      continue;
-    }
-    heap.push(bound_node(std::move(box)));
+  const auto push_unbounded = [&](ContentBox box) {
+    const Mpfr infinity(std::numeric_limits<double>::infinity());
+    Node node{std::move(box), {}, out.bits, infinity};
+    node.bound.upper = infinity;
+    heap.push(std::move(node));
+    ++unbounded;
+  };
+  // done of count boxes bounded (by this rank, under several)
+  const auto first_pass_progress = [&](std::size_t done, std::size_t count) {
     progress.maybe_send([&] {
       const double spent = seconds_since(t0) - first_start;
-      const double left = spent / (t + 1) * (triggers.size() - t - 1);  // at the pace so far
-      return "first pass: " + std::to_string(t + 1) + " of " + std::to_string(triggers.size()) +
-             " triggers' boxes bounded, E >= " + progress_number(out.lower.convert_to<double>()) +
-             " [CERTIFIED], about " + progress_number(left) + " s more (estimate)";
+      const double left = spent / done * (count - done);  // at the pace so far
+      return "first pass: " + std::to_string(done) + " of " + std::to_string(count) +
+             " triggers' boxes bounded" + (count < triggers.size() ? " (by this rank)" : "") +
+             ", E >= " + progress_number(out.lower.convert_to<double>()) + " [CERTIFIED], about " +
+             progress_number(left) + " s more (estimate)";
     });
+  };
+  const auto first_pass_box = [&](std::size_t t) {
+    ContentBox box = full_content_box(task, triggers[t]);
+    if (deadline.expired()) {
+      push_unbounded(std::move(box));
+      return;
+    }
+    heap.push(bound_node(std::move(box)));
+    first_pass_progress(t + 1, triggers.size());
+  };
+  bool shared_first_pass = false;
+  if constexpr (SharesFirstPass<Evaluator>::value) {
+    // Split by ranks once the caps are known or computable: the first box
+    // entered with lower > 0 computes them (a box's bound depends on its
+    // box and on its trigger's cap, nothing else), so with lower > 0 now
+    // they are computed here, split by trigger, at the same lower. With
+    // caps pending and no positive lower yet (no attack witness), every
+    // rank runs the first pass whole, as one process (the boxes' own
+    // witnesses would decide when the caps come). Both conditions are the
+    // same on every rank (the same witnesses so far), so every rank makes
+    // the same collective calls.
+    if (ranks != nullptr && (!evaluator.caps_pending() || out.lower > 0)) {
+      if (evaluator.caps_pending()) evaluator.share_caps(out.lower, deadline, *ranks);
+      first_start = seconds_since(t0);  // the estimates: the boxes' pace, not the caps'
+      // Part k (trigger k of the list): its node as its owner
+      // bounded it and the witnesses it offered, in order; then every rank
+      // takes them in trigger order, as one process would have.
+      std::vector<std::vector<double>> parts(triggers.size());
+      std::size_t mine = 0, mine_done = 0;
+      for (std::size_t t = 0; t < triggers.size(); ++t)
+        mine += ranks->owns(static_cast<int>(t)) ? 1 : 0;
+      struct Offer {
+        int trigger;
+        std::vector<double> content;
+        Mpfi e;
+      };
+      for (std::size_t t = 0; t < triggers.size(); ++t) {
+        if (!ranks->owns(static_cast<int>(t))) continue;
+        PartWriter w(parts[t]);
+        if (deadline.expired()) {
+          w.put_int(0);  // not bounded
+          continue;
+        }
+        std::vector<Offer> offers;
+        const TakeWitness record = [&](int trigger, const std::vector<double>& content,
+                                       const Mpfi& e) {
+          offers.push_back({trigger, content, e});
+        };
+        Node node{full_content_box(task, triggers[t]), {}, out.bits, Mpfr(0)};
+        evaluator.evaluate(model, node, out.lower, record, deadline, progress);
+        w.put_int(1);
+        evaluator.write_bound(node.bound, w);
+        w.put(node.rounding);
+        w.put_int(node.bits);
+        w.put_int(static_cast<long>(offers.size()));
+        for (const Offer& o : offers) {
+          w.put_int(o.trigger);
+          w.put(o.content);
+          w.put(o.e);
+        }
+        first_pass_progress(++mine_done, mine);
+      }
+      ranks->share(parts);
+      for (std::size_t t = 0; t < triggers.size(); ++t) {
+        PartReader r(parts[t]);
+        ContentBox box = full_content_box(task, triggers[t]);
+        if (r.get_int() == 0) {
+          push_unbounded(std::move(box));
+          continue;
+        }
+        Node node{std::move(box), evaluator.read_bound(r), 0, Mpfr(0)};
+        node.rounding = r.get_mpfr();
+        node.bits = static_cast<int>(r.get_int());
+        for (long o = r.get_int(); o > 0; --o) {
+          const int trigger = static_cast<int>(r.get_int());
+          const std::vector<double> content = r.get_doubles();
+          take(trigger, content, r.get_mpfi());
+        }
+        if (!r.at_end()) throw std::logic_error(name + ": a first-pass part longer than written");
+        ++out.boxes;
+        ++slot(node.box.trigger).boxes;
+        heap.push(std::move(node));
+      }
+      shared_first_pass = true;
+    }
   }
+  for (std::size_t t = 0; t < triggers.size() && !shared_first_pass; ++t) first_pass_box(t);
   out.triggers_unbounded = unbounded;
   if (unbounded > 0) {
     add_budget_note(out, std::to_string(unbounded) + " of " + std::to_string(triggers.size()) +
