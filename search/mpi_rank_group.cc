@@ -28,6 +28,7 @@ int launcher_local_ranks() {
 
 namespace {
 
+#ifndef SINKCERT_HAVE_MPI
 // The launcher's rank count from the environment (1 if it does not say).
 int launcher_ranks() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
@@ -35,6 +36,7 @@ int launcher_ranks() {
   }
   return 1;
 }
+#endif
 
 #ifdef SINKCERT_HAVE_MPI
 class MpiRankGroup : public RankGroup {
