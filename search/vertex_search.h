@@ -80,6 +80,7 @@ struct VertexSearchOptions {
   int shared_top = 2;                 // share_across_triggers: best triggers shared to all
   int shared_rounds = 4;              // share_across_triggers: rounds at most
   std::vector<int> triggers;          // empty: every position of the convention
+  bool screen = true;                 // one-token moves screened (vertex_move_screen.h)
 };
 
 struct VertexSearchResult {
@@ -87,7 +88,8 @@ struct VertexSearchResult {
   std::vector<Witness> per_trigger;
   long evaluations = 0;  // forward passes
   long accepted_moves = 0;
-  int capped_starts = 0;  // starts stopped by max_passes before converging
+  long screened_moves = 0;  // moves rejected by the screen without a forward pass
+  int capped_starts = 0;    // starts stopped by max_passes before converging
 };
 
 // The vertex nearest to C: +1 where C >= 0, -1 elsewhere.
@@ -104,10 +106,13 @@ Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng
 
 // One local search from the vertex `start` (exposed for tests): the local
 // optimum reached and, in *evaluations, the forward passes it took;
-// *converged (if given) says whether a pass accepted no move.
+// *converged (if given) says whether a pass accepted no move;
+// *screened_moves counts the moves the screen rejected without a forward
+// pass (screen = false: every move takes one; the result is the same).
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
-                      long* evaluations, long* accepted_moves = nullptr, bool* converged = nullptr);
+                      long* evaluations, long* accepted_moves = nullptr, bool* converged = nullptr,
+                      long* screened_moves = nullptr, bool screen = true);
 
 // Sharing across triggers (header): per_trigger holds one best witness per
 // trigger searched (ascending j, any values); each entry is replaced by a

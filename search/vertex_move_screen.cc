@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+#include "search/vertex_move_screen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "src/attention.h"
+#include "src/forward.h"
+#include "src/linf_error.h"
+
+namespace sinkcert::search {
+
+namespace {
+
+bool is_softmax_kind(AttentionKind kind) {
+  return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne;
+}
+
+// a_ik of the elementwise kinds from one score: phi(s) / divisor_i,
+// phi = relu or sigmoid (src/attention.h, attention_row)
+double elementwise_weight(AttentionKind kind, int i, double s) {
+  const double divisor = attention_divisor(kind, i);
+  if (kind == AttentionKind::kSigmoid) return 1.0 / (1.0 + std::exp(-s)) / divisor;
+  return (s > 0 ? s : 0.0) / divisor;
+}
+
+}  // namespace
+
+bool VertexMoveScreen::applies(const Model<double>& model) {
+  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) return false;
+  switch (model.attention) {
+    case AttentionKind::kSoftmax:
+    case AttentionKind::kSoftmaxOffByOne:
+    case AttentionKind::kRelu:
+    case AttentionKind::kReluCountAll:
+    case AttentionKind::kSigmoid:
+      return true;
+    case AttentionKind::kSoftpick:
+    case AttentionKind::kGated:
+      return false;
+  }
+  return false;
+}
+
+VertexMoveScreen::VertexMoveScreen(const Model<double>& model, const Task& task, int trigger,
+                                   WitnessQuantity quantity)
+    : model_(model),
+      task_(task),
+      trigger_(trigger),
+      bos_(quantity == WitnessQuantity::kBosMass),
+      softmax_(is_softmax_kind(model.attention)) {
+  if (!applies(model)) throw std::invalid_argument("the move screen needs a single-layer model");
+  const int L = task.L, n = task.n;
+  // S_A = max_h sum_{t,u} |A_h[t,u]| and out_scale (header)
+  double s_a = 0, m_sum = 0;
+  for (const Head<double>& h : model.layers[0]) {
+    s_a = std::max(s_a, h.A.cwiseAbs().sum());
+    m_sum += h.M.cwiseAbs().rowwise().sum().maxCoeff();
+  }
+  const double w = softmax_ ? 1.0 : 2.0 * std::max(1.0, s_a);
+  const double out_scale = bos_ ? 1.0 : 1.0 + m_sum * w;
+  // tol = kScreenSlack eps (L + n + n S_A) out_scale
+  tolerance_ =
+      kScreenSlack * std::numeric_limits<double>::epsilon() * (L + n + n * s_a) * out_scale;
+  heads_.resize(model.layers[0].size());
+  out_.resize(n, L);
+  bos_rows_.resize(L);
+  s_row_.resize(L);
+  a_row_.resize(L);
+  estimated_.assign(L, std::nan(""));
+}
+
+Witness VertexMoveScreen::score(const Matrix<double>& C) {
+  // exactly score_error / score_bos_mass (adversary.cc)
+  pending_C_ = C;
+  pending_X_ = make_input<double>(task_, trigger_, C);
+  auto r = forward(model_, pending_X_, bos_);
+  pending_out_ = std::move(r.output);
+  if (!bos_) {
+    pending_Y_ = make_target(pending_X_, trigger_, target_kind_of(model_.kind));
+    const auto e = linf_error<double>(pending_out_, pending_Y_);
+    return Witness{trigger_, C, e.value, e.position, e.coordinate, 0};
+  }
+  pending_attention_ = std::move(r.attention[0]);
+  Witness w{trigger_, C, 2.0, 0, 0, 0};
+  for (int h = 0; h < model_.num_heads(); ++h) {
+    for (int i = 1; i < task_.L; ++i) {
+      if (i == trigger_) continue;
+      const double b = pending_attention_[h](i, 0);
+      if (b < w.value) {
+        w.value = b;
+        w.position = i;
+        w.coordinate = h;
+        w.layer = 0;
+      }
+    }
+  }
+  return w;
+}
+
+Witness VertexMoveScreen::reset(const Matrix<double>& C) {
+  Witness w = score(C);
+  accept();
+  return w;
+}
+
+void VertexMoveScreen::accept() {
+  C_ = pending_C_;
+  X_ = pending_X_;
+  const int L = task_.L, n = task_.n;
+  // the fresh row values: max_d |f_{i,d} - y_{i,d}| (the terms linf_error
+  // takes the max of), or min_h a^h_i0 over non-trigger rows i >= 1
+  rows_.assign(L, std::nan(""));
+  if (!bos_) {
+    Y_ = pending_Y_;
+    for (int i = 0; i < L; ++i) {
+      double v = 0;
+      for (int d = 0; d < n; ++d) v = std::max(v, std::abs(pending_out_(i, d) - Y_(i, d)));
+      rows_[i] = v;
+    }
+  } else {
+    for (int i = 1; i < L; ++i) {
+      if (i == trigger_) continue;
+      double v = std::numeric_limits<double>::infinity();
+      for (const Matrix<double>& a : pending_attention_) v = std::min(v, a(i, 0));
+      rows_[i] = v;
+    }
+  }
+  rebuild();
+}
+
+void VertexMoveScreen::rebuild() {
+  const int L = task_.L;
+  const bool off_by_one = model_.attention == AttentionKind::kSoftmaxOffByOne;
+  const Matrix<double> Xt = X_.transpose();
+  for (std::size_t h = 0; h < heads_.size(); ++h) {
+    const Head<double>& hd = model_.layers[0][h];
+    HeadState& st = heads_[h];
+    // stored transposed (column i = row i) so that rows are contiguous:
+    // XA^T col i = A^T x_i, AX^T col m = A x_m, P^T col m = M x_m
+    st.XA.noalias() = hd.A.transpose() * Xt;
+    st.AXt.noalias() = hd.A * Xt;
+    st.P.noalias() = hd.M * Xt;
+    // S^T(k, i) = x_k . (A^T x_i) = s_ik
+    st.S.noalias() = X_ * st.XA;
+    st.U.setZero(L, L);
+    st.Z.resize(L);
+    st.mx.resize(L);
+    for (int i = 0; i < L; ++i) {
+      const double* s = &st.S(0, i);
+      double* u = &st.U(0, i);
+      if (softmax_) {
+        // u_im = exp(s_im - m_i), Z_i = sum_m u_im [+ exp(-m_i)]
+        double m = off_by_one ? 0.0 : s[0];
+        for (int k = 0; k <= i; ++k) m = std::max(m, s[k]);
+        double Z = off_by_one ? std::exp(-m) : 0.0;
+        for (int k = 0; k <= i; ++k) {
+          u[k] = std::exp(s[k] - m);
+          Z += u[k];
+        }
+        st.mx(i) = m;
+        st.Z(i) = Z;
+      } else {
+        for (int k = 0; k <= i; ++k) u[k] = elementwise_weight(model_.attention, i, s[k]);
+        st.mx(i) = 0;
+        st.Z(i) = 1;
+      }
+    }
+    // R^T col i = sum_m U_im p_m
+    st.R.noalias() = st.P * st.U;
+  }
+}
+
+double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_end, bool* sure) {
+  const int L = task_.L, n = task_.n, j = trigger_;
+  if (first < 1 || last < first || last >= L || col_begin < 0 || col_end <= col_begin ||
+      col_end > task_.content_dim()) {
+    throw std::invalid_argument("screened move outside the content");
+  }
+  *sure = true;
+  // K = positions first..last, T = coordinates t = kFirstContent + c,
+  // delta_{m,t} = -2 C(m-1, c)
+  const int nk = last - first + 1, nt = col_end - col_begin;
+  t_idx_.resize(nt);
+  delta_.resize(nt, nk);
+  for (int q = 0; q < nt; ++q) t_idx_[q] = kFirstContent + col_begin + q;
+  for (int m = first; m <= last; ++m)
+    for (int q = 0; q < nt; ++q) delta_(q, m - first) = -2.0 * C_(m - 1, col_begin + q);
+  const auto in_k = [&](int m) { return m >= first && m <= last; };
+  out_.block(0, first, n, L - first).setZero();
+  std::fill(bos_rows_.begin() + first, bos_rows_.end(), std::numeric_limits<double>::infinity());
+  for (std::size_t h = 0; h < heads_.size(); ++h) {
+    const Head<double>& hd = model_.layers[0][h];
+    const HeadState& st = heads_[h];
+    // dp_m = M delta_m (m in K): p'_m = p_m + dp_m
+    dp_.setZero(n, nk);
+    for (int mk = 0; mk < nk; ++mk)
+      for (int q = 0; q < nt; ++q) dp_.col(mk) += delta_(q, mk) * hd.M.col(t_idx_[q]);
+    // (x_i^T A) . delta_m: the change of s_im for m in K, i not in K
+    const auto query_shift = [&](int i, int mk) {
+      double v = 0;
+      for (int q = 0; q < nt; ++q) v += st.XA(t_idx_[q], i) * delta_(q, mk);
+      return v;
+    };
+    for (int i = first; i < L; ++i) {
+      auto oi = out_.col(i);
+      // rows after K: only the terms m in K of the attention sum change,
+      // updated in O(|K| n) when that is cheaper than the row and does not
+      // cancel (sum_{m in K} u_im <= Z_i / 2)
+      bool done = false;
+      if (i > last && 2 * nk < i + 1) {
+        double removed = 0;
+        for (int m = first; m <= last; ++m) removed += st.U(m, i);
+        if (!softmax_) {
+          // o'_i = R_i + sum_{m in K} (a'_im p'_m - a_im p_m)
+          oi += st.R.col(i);
+          for (int m = first; m <= last; ++m) {
+            const double a =
+                elementwise_weight(model_.attention, i, st.S(m, i) + query_shift(i, m - first));
+            oi += a * (st.P.col(m) + dp_.col(m - first)) - st.U(m, i) * st.P.col(m);
+          }
+          bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i));
+          done = true;
+        } else if (removed <= 0.5 * st.Z(i)) {
+          // m' = max(m_i, max_{m in K} s'_im), g = exp(m_i - m'), u'_m = exp(s'_im - m')
+          const double mx = st.mx(i);
+          double top = mx;
+          for (int m = first; m <= last; ++m) {
+            s_row_[m] = st.S(m, i) + query_shift(i, m - first);
+            top = std::max(top, s_row_[m]);
+          }
+          const double g = std::exp(mx - top);
+          // Z' = (Z_i - sum_K u_im) g + sum_K u'_m,
+          // o'_i = ((R_i - sum_K u_im p_m) g + sum_K u'_m p'_m) / Z'
+          double added = 0;
+          vec_ = st.R.col(i);
+          for (int m = first; m <= last; ++m) vec_ -= st.U(m, i) * st.P.col(m);
+          vec_ *= g;
+          for (int m = first; m <= last; ++m) {
+            const double u = std::exp(s_row_[m] - top);
+            added += u;
+            vec_ += u * (st.P.col(m) + dp_.col(m - first));
+          }
+          const double Zn = (st.Z(i) - removed) * g + added;
+          oi += vec_ / Zn;
+          bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i) * g / Zn);
+          done = true;
+        }
+      }
+      if (done) continue;
+      // the whole row: s'_im = s_im + [m in K] (x_i^T A) . delta_m
+      //   + [i in K] delta_i . (A x_m) + [i, m in K] delta_i^T A delta_m
+      for (int m = 0; m <= i; ++m) {
+        double s = st.S(m, i);
+        if (in_k(m)) s += query_shift(i, m - first);
+        if (in_k(i)) {
+          for (int q = 0; q < nt; ++q) s += delta_(q, i - first) * st.AXt(t_idx_[q], m);
+          if (in_k(m)) {
+            for (int q = 0; q < nt; ++q)
+              for (int r = 0; r < nt; ++r)
+                s += delta_(q, i - first) * hd.A(t_idx_[q], t_idx_[r]) * delta_(r, m - first);
+          }
+        }
+        s_row_[m] = s;
+      }
+      attention_row(model_.attention, i, s_row_.data(), a_row_.data());
+      // o'_i = sum_{m<=i} a'_im p'_m
+      for (int m = 0; m <= i; ++m) {
+        oi += a_row_[m] * st.P.col(m);
+        if (in_k(m)) oi += a_row_[m] * dp_.col(m - first);
+      }
+      bos_rows_[i] = std::min(bos_rows_[i], a_row_[0]);
+    }
+  }
+  // the rows' values; the target changes at the trigger row when K meets
+  // 1..j: y'_j = y_j + (1/j) sum_{m in K, m <= j} delta_m
+  double best = bos_ ? std::numeric_limits<double>::infinity() : 0.0;
+  std::fill(estimated_.begin(), estimated_.end(), std::nan(""));
+  for (int i = first; i < L; ++i) {
+    double v;
+    if (bos_) {
+      if (i == j) continue;
+      v = bos_rows_[i];
+    } else {
+      v = 0;
+      for (int d = 0; d < n; ++d) {
+        double y = Y_(i, d);
+        if (i == j && d >= t_idx_[0] && d <= t_idx_[nt - 1]) {
+          for (int m = first; m <= std::min(last, j); ++m)
+            y += delta_(d - t_idx_[0], m - first) / j;
+        }
+        // std::max drops a NaN operand on the right: checked below
+        v = std::max(v, std::abs(out_(d, i) - y));
+        if (!std::isfinite(out_(d, i))) *sure = false;
+      }
+    }
+    if (!std::isfinite(v)) *sure = false;
+    estimated_[i] = v;
+    best = bos_ ? std::min(best, v) : std::max(best, v);
+  }
+  return best;
+}
+
+bool VertexMoveScreen::may_improve(int first, int last, int col_begin, int col_end,
+                                   double current) {
+  bool sure = true;
+  const double v = estimate(first, last, col_begin, col_end, &sure);
+  if (!sure) return true;
+  // the fresh rows i >= first lie within tol of the estimate; rows
+  // i < first equal the current vertex's
+  return bos_ ? !(v > current + tolerance_) : !(v < current - tolerance_);
+}
+
+}  // namespace sinkcert::search
