@@ -128,7 +128,20 @@ void VertexMoveScreen::accept() {
       rows_[i] = v;
     }
   }
+  exact_ = true;
+  applied_ = 0;
+  update_current();
   rebuild();
+}
+
+void VertexMoveScreen::update_current() {
+  // max of the row errors (error; NaN rows skipped, none after a fresh
+  // pass of finite values) or min of the BOS masses
+  current_ = bos_ ? std::numeric_limits<double>::infinity() : 0.0;
+  for (double v : rows_) {
+    if (std::isnan(v)) continue;
+    current_ = bos_ ? std::min(current_, v) : std::max(current_, v);
+  }
 }
 
 void VertexMoveScreen::rebuild() {
@@ -303,14 +316,142 @@ double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_en
   return best;
 }
 
-bool VertexMoveScreen::may_improve(int first, int last, int col_begin, int col_end,
-                                   double current) {
+VertexMoveScreen::Verdict VertexMoveScreen::judge(int first, int last, int col_begin, int col_end) {
   bool sure = true;
   const double v = estimate(first, last, col_begin, col_end, &sure);
-  if (!sure) return true;
-  // the fresh rows i >= first lie within tol of the estimate; rows
-  // i < first equal the current vertex's
-  return bos_ ? !(v > current + tolerance_) : !(v < current - tolerance_);
+  if (!sure) return Verdict::kUndecided;
+  // the fresh rows i >= first and the current value each lie within tol of
+  // their estimates (header); rows i < first are the current vertex's
+  const double margin = 2 * tolerance_;
+  const double gain = bos_ ? current_ - v : v - current_;
+  if (gain < -margin) return Verdict::kWorse;
+  if (gain > margin) return Verdict::kBetter;
+  return Verdict::kUndecided;
+}
+
+void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
+  const int L = task_.L, n = task_.n, j = trigger_;
+  // the rows' values: the estimate of this move (estimate() fills
+  // estimated_ and the block's delta_)
+  bool sure = true;
+  estimate(first, last, col_begin, col_end, &sure);
+  const int nk = last - first + 1, nt = col_end - col_begin;
+  const auto in_k = [&](int m) { return m >= first && m <= last; };
+  const bool off_by_one = model_.attention == AttentionKind::kSoftmaxOffByOne;
+  for (std::size_t h = 0; h < heads_.size(); ++h) {
+    const Head<double>& hd = model_.layers[0][h];
+    HeadState& st = heads_[h];
+    dp_.setZero(n, nk);
+    for (int mk = 0; mk < nk; ++mk)
+      for (int q = 0; q < nt; ++q) dp_.col(mk) += delta_(q, mk) * hd.M.col(t_idx_[q]);
+    const auto query_shift = [&](int i, int mk) {
+      double v = 0;
+      for (int q = 0; q < nt; ++q) v += st.XA(t_idx_[q], i) * delta_(q, mk);
+      return v;
+    };
+    for (int i = first; i < L; ++i) {
+      double* s = &st.S(0, i);
+      double* u = &st.U(0, i);
+      if (i > last) {
+        // only the entries m in K of row i change
+        if (!softmax_) {
+          // R'_i = R_i + sum_K (a'_im p'_m - a_im p_m)
+          for (int m = first; m <= last; ++m) {
+            s[m] += query_shift(i, m - first);
+            const double a = elementwise_weight(model_.attention, i, s[m]);
+            st.R.col(i) += a * (st.P.col(m) + dp_.col(m - first)) - u[m] * st.P.col(m);
+            u[m] = a;
+          }
+          continue;
+        }
+        double removed = 0;
+        for (int m = first; m <= last; ++m) removed += u[m];
+        if (removed <= 0.5 * st.Z(i)) {
+          // m' = max(m_i, max_K s'_im), g = exp(m_i - m'): every u_im scaled by g
+          const double mx = st.mx(i);
+          double top = mx;
+          for (int m = first; m <= last; ++m) {
+            s[m] += query_shift(i, m - first);
+            top = std::max(top, s[m]);
+          }
+          const double g = std::exp(mx - top);
+          vec_ = st.R.col(i);
+          for (int m = first; m <= last; ++m) vec_ -= u[m] * st.P.col(m);
+          vec_ *= g;
+          double added = 0;
+          if (g != 1.0) {
+            for (int m = 0; m <= i; ++m) u[m] *= g;
+          }
+          for (int m = first; m <= last; ++m) {
+            u[m] = std::exp(s[m] - top);
+            added += u[m];
+            vec_ += u[m] * (st.P.col(m) + dp_.col(m - first));
+          }
+          st.R.col(i) = vec_;
+          st.Z(i) = (st.Z(i) - removed) * g + added;
+          st.mx(i) = top;
+          continue;
+        }
+      }
+      // the whole row from its new scores (as rebuild())
+      for (int m = 0; m <= i; ++m) {
+        double v = s[m];
+        if (in_k(m)) v += query_shift(i, m - first);
+        if (in_k(i)) {
+          for (int q = 0; q < nt; ++q) v += delta_(q, i - first) * st.AXt(t_idx_[q], m);
+          if (in_k(m)) {
+            for (int q = 0; q < nt; ++q)
+              for (int r = 0; r < nt; ++r)
+                v += delta_(q, i - first) * hd.A(t_idx_[q], t_idx_[r]) * delta_(r, m - first);
+          }
+        }
+        s_row_[m] = v;
+      }
+      for (int m = 0; m <= i; ++m) s[m] = s_row_[m];
+      if (softmax_) {
+        double mx = off_by_one ? 0.0 : s[0];
+        for (int m = 0; m <= i; ++m) mx = std::max(mx, s[m]);
+        double Z = off_by_one ? std::exp(-mx) : 0.0;
+        for (int m = 0; m <= i; ++m) {
+          u[m] = std::exp(s[m] - mx);
+          Z += u[m];
+        }
+        st.mx(i) = mx;
+        st.Z(i) = Z;
+      } else {
+        for (int m = 0; m <= i; ++m) u[m] = elementwise_weight(model_.attention, i, s[m]);
+      }
+      vec_.setZero(n);
+      for (int m = 0; m <= i; ++m) {
+        vec_ += u[m] * st.P.col(m);
+        if (in_k(m)) vec_ += u[m] * dp_.col(m - first);
+      }
+      st.R.col(i) = vec_;
+    }
+    // the changed tokens: A^T x'_m, A x'_m, M x'_m
+    for (int m = first; m <= last; ++m) {
+      for (int q = 0; q < nt; ++q) {
+        const double dq = delta_(q, m - first);
+        st.XA.col(m) += dq * hd.A.row(t_idx_[q]).transpose();
+        st.AXt.col(m) += dq * hd.A.col(t_idx_[q]);
+      }
+      st.P.col(m) += dp_.col(m - first);
+    }
+  }
+  // the vertex, its target (y'_j = y_j + (1/j) sum_{m in K, m <= j} delta_m)
+  // and its rows
+  for (int m = first; m <= last; ++m) {
+    for (int q = 0; q < nt; ++q) {
+      const int t = t_idx_[q];
+      C_(m - 1, col_begin + q) = -C_(m - 1, col_begin + q);
+      X_(m, t) = C_(m - 1, col_begin + q);
+      if (!bos_ && m <= j) Y_(j, t) += delta_(q, m - first) / j;
+    }
+  }
+  for (int i = first; i < L; ++i) rows_[i] = estimated_[i];
+  exact_ = false;
+  ++applied_;
+  update_current();
 }
 
 }  // namespace sinkcert::search

@@ -100,13 +100,25 @@ class VertexMoveScreen {
   // col_end) (max of the row errors, or min of the non-trigger BOS masses
   // a^h_i0 over heads); *sure is false when an estimate is not finite.
   double estimate(int first, int last, int col_begin, int col_end, bool* sure);
-  // Whether the fresh pass of that move could strictly improve `current`,
-  // the current vertex's value (header): false only for a sure estimate
-  // beyond current by more than tolerance().
-  bool may_improve(int first, int last, int col_begin, int col_end, double current);
+  // The move judged against the current value v (header): kWorse (kBetter)
+  // when its estimate is worse (better) than v by more than 2 tolerance(),
+  // else kUndecided (and when the estimate is not finite).
+  enum class Verdict { kWorse, kBetter, kUndecided };
+  Verdict judge(int first, int last, int col_begin, int col_end);
+  // Makes the move's vertex the current one without a forward pass: the
+  // sums are updated as the estimate computes them, and the rows i >= first
+  // take their estimates (exact() is false until the next reset/accept).
+  void apply(int first, int last, int col_begin, int col_end);
+  // Whether the current rows are a fresh pass's; moves applied since.
+  bool exact() const { return exact_; }
+  int applied() const { return applied_; }
+  // The current vertex and its value (max of the row errors, or min of the
+  // BOS masses; a fresh pass's when exact()).
+  const Matrix<double>& content() const { return C_; }
+  double current() const { return current_; }
   double tolerance() const { return tolerance_; }
 
-  // The row values of the last fresh pass accepted, and the estimate's rows
+  // The current row values (a fresh pass's when exact()), and the estimate's rows
   // of the last estimate() (rows k..L-1; earlier rows NaN), for tests.
   const std::vector<double>& fresh_rows() const { return rows_; }
   const std::vector<double>& estimated_rows() const { return estimated_; }
@@ -122,8 +134,8 @@ class VertexMoveScreen {
     Vector<double> mx;   // softmax kinds: m_i
     Matrix<double> R;    // L x n, row i = sum_m U_im p_m
   };
-  double row_value(int i, const double* out, const double* y) const;
   void rebuild();
+  void update_current();
 
   const Model<double>& model_;
   Task task_;
@@ -131,6 +143,9 @@ class VertexMoveScreen {
   bool bos_;
   bool softmax_;
   double tolerance_ = 0;
+  bool exact_ = false;
+  int applied_ = 0;
+  double current_ = 0;
   // the current vertex (fresh pass) and the pending one (score())
   Matrix<double> C_, X_, Y_;
   Matrix<double> pending_C_, pending_X_, pending_Y_, pending_out_;

@@ -62,8 +62,9 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       long* evaluations, long* accepted_moves, bool* converged,
                       long* screened_moves, bool screen) {
   const bool bos = quantity == WitnessQuantity::kBosMass;
-  // the moves of single-layer models are screened (vertex_move_screen.h);
-  // every move still decided is decided on a fresh forward pass
+  // the moves of single-layer models are screened (vertex_move_screen.h):
+  // decided from the estimate where it is clear by the tolerance, on a
+  // fresh forward pass otherwise
   std::optional<VertexMoveScreen> screener;
   if (screen && VertexMoveScreen::applies(model)) screener.emplace(model, task, trigger, quantity);
   const auto score = [&](const Matrix<double>& C) {
@@ -76,15 +77,35 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
   Witness best = score(round_to_vertex(start));
   if (screener) screener->accept();
   Matrix<double> C = best.content;
+  // the current vertex's fresh pass again (after moves applied without one)
+  const auto refresh = [&] {
+    if (screener && !screener->exact()) {
+      best = score(C);
+      screener->accept();
+    }
+  };
   const std::vector<Move> moves = moves_for(task, trigger);
   if (converged) *converged = false;
   for (int pass = 0; pass < max_passes; ++pass) {
     bool improved = false;
     for (const Move& m : moves) {
-      if (screener &&
-          !screener->may_improve(m.row_begin + 1, m.row_end, m.col_begin, m.col_end, best.value)) {
-        if (screened_moves) ++*screened_moves;
-        continue;  // the fresh pass could not strictly improve: rejected as it would be
+      if (screener) {
+        const auto verdict = screener->judge(m.row_begin + 1, m.row_end, m.col_begin, m.col_end);
+        if (verdict == VertexMoveScreen::Verdict::kWorse) {
+          if (screened_moves) ++*screened_moves;
+          continue;  // the fresh pass would reject it
+        }
+        if (verdict == VertexMoveScreen::Verdict::kBetter &&
+            screener->applied() < kMaxAppliedMoves) {
+          // the fresh pass would accept it
+          screener->apply(m.row_begin + 1, m.row_end, m.col_begin, m.col_end);
+          flip(C, m);
+          improved = true;
+          if (accepted_moves) ++*accepted_moves;
+          if (screened_moves) ++*screened_moves;
+          continue;
+        }
+        refresh();
       }
       flip(C, m);
       Witness w = score(C);
@@ -102,6 +123,7 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
       break;
     }
   }
+  refresh();
   return best;
 }
 

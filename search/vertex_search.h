@@ -73,6 +73,14 @@ namespace sinkcert::search {
 // the starts it stopped.
 constexpr int kMaxVertexPasses = 1000;
 
+// Moves applied from the screen's estimates (vertex_move_screen.h) before
+// the current vertex takes a fresh forward pass again: each applied move
+// adds at most a few (L + n) eps out_scale of rounding to the sums it
+// updates, so 32 of them stay below half the screen's tolerance
+// (64 eps (L + n + n S_A) out_scale), and the fresh pass costs about
+// 1/32 of a pass per accepted move.
+constexpr int kMaxAppliedMoves = 32;
+
 struct VertexSearchOptions {
   std::uint64_t seed = 0;
   int random_starts_per_trigger = 9;  // random vertices searched per trigger
@@ -88,7 +96,7 @@ struct VertexSearchResult {
   std::vector<Witness> per_trigger;
   long evaluations = 0;  // forward passes
   long accepted_moves = 0;
-  long screened_moves = 0;  // moves rejected by the screen without a forward pass
+  long screened_moves = 0;  // moves decided by the screen without a forward pass
   int capped_starts = 0;    // starts stopped by max_passes before converging
 };
 
@@ -107,7 +115,7 @@ Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng
 // One local search from the vertex `start` (exposed for tests): the local
 // optimum reached and, in *evaluations, the forward passes it took;
 // *converged (if given) says whether a pass accepted no move;
-// *screened_moves counts the moves the screen rejected without a forward
+// *screened_moves counts the moves the screen decided without a forward
 // pass (screen = false: every move takes one; the result is the same).
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
