@@ -294,6 +294,10 @@ AdversaryResult run(const Model<double>& model, const Task& task, const Adversar
   for (std::size_t k = 0; k < result.per_trigger.size(); ++k) {
     if (!group.owns(static_cast<int>(k))) continue;
     Witness& w = result.per_trigger[k];
+    if (!o.certify) {
+      certified[k] = {w.certified, 0.0, 0.0};
+      continue;
+    }
     certify_witness(model, task, w, quantity);
     certified[k] = {w.certified, static_cast<double>(w.certified_bits),
                     w.double_disagrees ? 1.0 : 0.0};

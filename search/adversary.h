@@ -95,6 +95,10 @@ struct AdversaryOptions {
   // order on every rank, so the result is the same for any count). Null:
   // this process alone. Every rank must call with the same arguments.
   const RankGroup* ranks = nullptr;
+  // Step 5 (certification). Off: best and per_trigger keep certified = NaN,
+  // for a caller that certifies the witnesses it keeps itself (the attack
+  // certifies its own on the exact model, attack.h).
+  bool certify = true;
 };
 
 // What a witness's value measures.

@@ -29,8 +29,12 @@ double elementwise_weight(AttentionKind kind, int i, double s) {
 }  // namespace
 
 bool VertexMoveScreen::applies(const Model<double>& model) {
-  if (model.kind != ModelKind::kSingleLayer || model.num_layers() != 1) return false;
-  switch (model.attention) {
+  return applies(model.kind, model.attention, model.num_layers());
+}
+
+bool VertexMoveScreen::applies(ModelKind kind, AttentionKind attention, int layers) {
+  if (kind != ModelKind::kSingleLayer || layers != 1) return false;
+  switch (attention) {
     case AttentionKind::kSoftmax:
     case AttentionKind::kSoftmaxOffByOne:
     case AttentionKind::kRelu:
@@ -134,6 +138,17 @@ void VertexMoveScreen::accept() {
   rebuild();
 }
 
+void VertexMoveScreen::update_norms(HeadState& st) {
+  // Pn_m = |p_m|_inf, Pmax_i = max_{m <= i} Pn_m
+  const int L = task_.L;
+  st.Pn.resize(L);
+  st.Pmax.resize(L);
+  for (int m = 0; m < L; ++m) {
+    st.Pn(m) = st.P.col(m).cwiseAbs().maxCoeff();
+    st.Pmax(m) = m == 0 ? st.Pn(m) : std::max(st.Pmax(m - 1), st.Pn(m));
+  }
+}
+
 void VertexMoveScreen::update_current() {
   // max of the row errors (error; NaN rows skipped, none after a fresh
   // pass of finite values) or min of the BOS masses
@@ -183,10 +198,12 @@ void VertexMoveScreen::rebuild() {
     }
     // R^T col i = sum_m U_im p_m
     st.R.noalias() = st.P * st.U;
+    update_norms(st);
   }
 }
 
-double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_end, bool* sure) {
+double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_end, bool* sure,
+                                  double cutoff) {
   const int L = task_.L, n = task_.n, j = trigger_;
   if (first < 1 || last < first || last >= L || col_begin < 0 || col_end <= col_begin ||
       col_end > task_.content_dim()) {
@@ -196,105 +213,180 @@ double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_en
   // K = positions first..last, T = coordinates t = kFirstContent + c,
   // delta_{m,t} = -2 C(m-1, c)
   const int nk = last - first + 1, nt = col_end - col_begin;
+  const int heads = static_cast<int>(heads_.size());
   t_idx_.resize(nt);
   delta_.resize(nt, nk);
   for (int q = 0; q < nt; ++q) t_idx_[q] = kFirstContent + col_begin + q;
   for (int m = first; m <= last; ++m)
     for (int q = 0; q < nt; ++q) delta_(q, m - first) = -2.0 * C_(m - 1, col_begin + q);
   const auto in_k = [&](int m) { return m >= first && m <= last; };
-  out_.block(0, first, n, L - first).setZero();
-  std::fill(bos_rows_.begin() + first, bos_rows_.end(), std::numeric_limits<double>::infinity());
-  for (std::size_t h = 0; h < heads_.size(); ++h) {
+  // dp_m = M delta_m (m in K): p'_m = p_m + dp_m; dpn_m = |dp_m|_inf
+  dps_.resize(heads);
+  dpn_.resize(nk, heads);
+  for (int h = 0; h < heads; ++h) {
     const Head<double>& hd = model_.layers[0][h];
-    const HeadState& st = heads_[h];
-    // dp_m = M delta_m (m in K): p'_m = p_m + dp_m
-    dp_.setZero(n, nk);
-    for (int mk = 0; mk < nk; ++mk)
-      for (int q = 0; q < nt; ++q) dp_.col(mk) += delta_(q, mk) * hd.M.col(t_idx_[q]);
-    // (x_i^T A) . delta_m: the change of s_im for m in K, i not in K
-    const auto query_shift = [&](int i, int mk) {
-      double v = 0;
-      for (int q = 0; q < nt; ++q) v += st.XA(t_idx_[q], i) * delta_(q, mk);
-      return v;
-    };
-    for (int i = first; i < L; ++i) {
-      auto oi = out_.col(i);
-      // rows after K: only the terms m in K of the attention sum change,
-      // updated in O(|K| n) when that is cheaper than the row and does not
-      // cancel (sum_{m in K} u_im <= Z_i / 2)
-      bool done = false;
-      if (i > last && 2 * nk < i + 1) {
-        double removed = 0;
-        for (int m = first; m <= last; ++m) removed += st.U(m, i);
-        if (!softmax_) {
-          // o'_i = R_i + sum_{m in K} (a'_im p'_m - a_im p_m)
-          oi += st.R.col(i);
-          for (int m = first; m <= last; ++m) {
-            const double a =
-                elementwise_weight(model_.attention, i, st.S(m, i) + query_shift(i, m - first));
-            oi += a * (st.P.col(m) + dp_.col(m - first)) - st.U(m, i) * st.P.col(m);
-          }
-          bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i));
-          done = true;
-        } else if (removed <= 0.5 * st.Z(i)) {
-          // m' = max(m_i, max_{m in K} s'_im), g = exp(m_i - m'), u'_m = exp(s'_im - m')
-          const double mx = st.mx(i);
-          double top = mx;
-          for (int m = first; m <= last; ++m) {
-            s_row_[m] = st.S(m, i) + query_shift(i, m - first);
-            top = std::max(top, s_row_[m]);
-          }
-          const double g = std::exp(mx - top);
-          // Z' = (Z_i - sum_K u_im) g + sum_K u'_m,
-          // o'_i = ((R_i - sum_K u_im p_m) g + sum_K u'_m p'_m) / Z'
-          double added = 0;
-          vec_ = st.R.col(i);
-          for (int m = first; m <= last; ++m) vec_ -= st.U(m, i) * st.P.col(m);
-          vec_ *= g;
-          for (int m = first; m <= last; ++m) {
-            const double u = std::exp(s_row_[m] - top);
-            added += u;
-            vec_ += u * (st.P.col(m) + dp_.col(m - first));
-          }
-          const double Zn = (st.Z(i) - removed) * g + added;
-          oi += vec_ / Zn;
-          bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i) * g / Zn);
-          done = true;
-        }
-      }
-      if (done) continue;
-      // the whole row: s'_im = s_im + [m in K] (x_i^T A) . delta_m
-      //   + [i in K] delta_i . (A x_m) + [i, m in K] delta_i^T A delta_m
-      for (int m = 0; m <= i; ++m) {
-        double s = st.S(m, i);
-        if (in_k(m)) s += query_shift(i, m - first);
-        if (in_k(i)) {
-          for (int q = 0; q < nt; ++q) s += delta_(q, i - first) * st.AXt(t_idx_[q], m);
-          if (in_k(m)) {
-            for (int q = 0; q < nt; ++q)
-              for (int r = 0; r < nt; ++r)
-                s += delta_(q, i - first) * hd.A(t_idx_[q], t_idx_[r]) * delta_(r, m - first);
-          }
-        }
-        s_row_[m] = s;
-      }
-      attention_row(model_.attention, i, s_row_.data(), a_row_.data());
-      // o'_i = sum_{m<=i} a'_im p'_m
-      for (int m = 0; m <= i; ++m) {
-        oi += a_row_[m] * st.P.col(m);
-        if (in_k(m)) oi += a_row_[m] * dp_.col(m - first);
-      }
-      bos_rows_[i] = std::min(bos_rows_[i], a_row_[0]);
+    dps_[h].setZero(n, nk);
+    for (int mk = 0; mk < nk; ++mk) {
+      for (int q = 0; q < nt; ++q) dps_[h].col(mk) += delta_(q, mk) * hd.M.col(t_idx_[q]);
+      dpn_(mk, h) = dps_[h].col(mk).cwiseAbs().maxCoeff();
     }
   }
+  // (x_i^T A) . delta_m: the change of s_im for m in K
+  const auto query_shift = [&](const HeadState& st, int i, int mk) {
+    double v = 0;
+    for (int q = 0; q < nt; ++q) v += st.XA(t_idx_[q], i) * delta_(q, mk);
+    return v;
+  };
+  // s'_im for every m <= i of a row i in K, into s_row_
+  const auto full_scores = [&](const Head<double>& hd, const HeadState& st, int i) {
+    for (int m = 0; m <= i; ++m) {
+      double s = st.S(m, i);
+      if (in_k(m)) s += query_shift(st, i, m - first);
+      for (int q = 0; q < nt; ++q) s += delta_(q, i - first) * st.AXt(t_idx_[q], m);
+      if (in_k(m)) {
+        for (int q = 0; q < nt; ++q)
+          for (int r = 0; r < nt; ++r)
+            s += delta_(q, i - first) * hd.A(t_idx_[q], t_idx_[r]) * delta_(r, m - first);
+      }
+      s_row_[m] = s;
+    }
+  };
+  // Bound on |o'_i - o_i|_inf for one head (error rows that may be skipped):
+  //   o'_i - o_i = sum_m (a'_im - a_im) p_m + sum_{m in K} a'_im dp_m,
+  //   |.| <= sum_m |a'_im - a_im| |p_m| + sum_K a'_im |dp_m|;
+  // rows after K (softmax): the weights outside K all scale by one factor,
+  //   sum_{m not in K} |a'_im - a_im| = |(Z_i - sum_K u_im) g / Z' - (Z_i - sum_K u_im) / Z_i|,
+  //   bounded with max_{m <= i} |p_m|.
+  const auto change_bound = [&](int h, int i) {
+    const Head<double>& hd = model_.layers[0][h];
+    const HeadState& st = heads_[h];
+    double bound = 0;
+    if (i > last) {
+      if (softmax_) {
+        const double mx = st.mx(i);
+        double top = mx, removed = 0;
+        for (int m = first; m <= last; ++m) {
+          s_row_[m] = st.S(m, i) + query_shift(st, i, m - first);
+          top = std::max(top, s_row_[m]);
+          removed += st.U(m, i);
+        }
+        const double g = std::exp(mx - top);
+        double added = 0;
+        for (int m = first; m <= last; ++m) {
+          a_row_[m] = std::exp(s_row_[m] - top);
+          added += a_row_[m];
+        }
+        const double Z = st.Z(i), Zn = (Z - removed) * g + added;
+        bound += std::abs((Z - removed) * g / Zn - (Z - removed) / Z) * st.Pmax(i);
+        for (int m = first; m <= last; ++m) {
+          const double a_new = a_row_[m] / Zn, a_old = st.U(m, i) / Z;
+          bound += std::abs(a_new - a_old) * st.Pn(m) + a_new * dpn_(m - first, h);
+        }
+      } else {
+        for (int m = first; m <= last; ++m) {
+          const double a_new =
+              elementwise_weight(model_.attention, i, st.S(m, i) + query_shift(st, i, m - first));
+          bound += std::abs(a_new - st.U(m, i)) * st.Pn(m) + a_new * dpn_(m - first, h);
+        }
+      }
+      return bound;
+    }
+    // a row in K: every weight may change
+    full_scores(hd, st, i);
+    attention_row(model_.attention, i, s_row_.data(), a_row_.data());
+    const double Z = st.Z(i);
+    for (int m = 0; m <= i; ++m) {
+      bound += std::abs(a_row_[m] - st.U(m, i) / Z) * st.Pn(m);
+      if (in_k(m)) bound += a_row_[m] * dpn_(m - first, h);
+    }
+    return bound;
+  };
+  // one head's o'_i (added to out_.col(i)) and a'_i0 (into bos_rows_[i])
+  const auto exact_row = [&](int h, int i) {
+    const Head<double>& hd = model_.layers[0][h];
+    const HeadState& st = heads_[h];
+    const Matrix<double>& dp = dps_[h];
+    auto oi = out_.col(i);
+    // rows after K: only the terms m in K of the attention sum change,
+    // updated in O(|K| n) when that is cheaper than the row and does not
+    // cancel (sum_{m in K} u_im <= Z_i / 2)
+    if (i > last && 2 * nk < i + 1) {
+      double removed = 0;
+      for (int m = first; m <= last; ++m) removed += st.U(m, i);
+      if (!softmax_) {
+        // o'_i = R_i + sum_{m in K} (a'_im p'_m - a_im p_m)
+        bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i));
+        if (bos_) return;
+        oi += st.R.col(i);
+        for (int m = first; m <= last; ++m) {
+          const double a =
+              elementwise_weight(model_.attention, i, st.S(m, i) + query_shift(st, i, m - first));
+          oi += a * (st.P.col(m) + dp.col(m - first)) - st.U(m, i) * st.P.col(m);
+        }
+        return;
+      }
+      if (removed <= 0.5 * st.Z(i)) {
+        // m' = max(m_i, max_{m in K} s'_im), g = exp(m_i - m'), u'_m = exp(s'_im - m')
+        const double mx = st.mx(i);
+        double top = mx;
+        for (int m = first; m <= last; ++m) {
+          s_row_[m] = st.S(m, i) + query_shift(st, i, m - first);
+          top = std::max(top, s_row_[m]);
+        }
+        const double g = std::exp(mx - top);
+        // Z' = (Z_i - sum_K u_im) g + sum_K u'_m,
+        // o'_i = ((R_i - sum_K u_im p_m) g + sum_K u'_m p'_m) / Z'
+        double added = 0;
+        for (int m = first; m <= last; ++m) {
+          a_row_[m] = std::exp(s_row_[m] - top);
+          added += a_row_[m];
+        }
+        const double Zn = (st.Z(i) - removed) * g + added;
+        bos_rows_[i] = std::min(bos_rows_[i], st.U(0, i) * g / Zn);
+        if (bos_) return;
+        vec_ = st.R.col(i);
+        for (int m = first; m <= last; ++m) vec_ -= st.U(m, i) * st.P.col(m);
+        vec_ *= g;
+        for (int m = first; m <= last; ++m) vec_ += a_row_[m] * (st.P.col(m) + dp.col(m - first));
+        oi += vec_ / Zn;
+        return;
+      }
+    }
+    // the whole row: s'_im = s_im + [m in K] (x_i^T A) . delta_m
+    //   + [i in K] delta_i . (A x_m) + [i, m in K] delta_i^T A delta_m
+    if (in_k(i)) {
+      full_scores(hd, st, i);
+    } else {
+      for (int m = 0; m <= i; ++m)
+        s_row_[m] = st.S(m, i) + (in_k(m) ? query_shift(st, i, m - first) : 0.0);
+    }
+    attention_row(model_.attention, i, s_row_.data(), a_row_.data());
+    bos_rows_[i] = std::min(bos_rows_[i], a_row_[0]);
+    if (bos_) return;
+    // o'_i = sum_{m<=i} a'_im p'_m
+    for (int m = 0; m <= i; ++m) {
+      oi += a_row_[m] * st.P.col(m);
+      if (in_k(m)) oi += a_row_[m] * dp.col(m - first);
+    }
+  };
   // the rows' values; the target changes at the trigger row when K meets
   // 1..j: y'_j = y_j + (1/j) sum_{m in K, m <= j} delta_m
   double best = bos_ ? std::numeric_limits<double>::infinity() : 0.0;
   std::fill(estimated_.begin(), estimated_.end(), std::nan(""));
   for (int i = first; i < L; ++i) {
+    if (bos_ && i == j) continue;
+    // an error row that provably stays below the cutoff is not computed:
+    // its fresh value is at most rows_[i] + tol / 2 + the change bound
+    if (!bos_ && i != j && !std::isnan(cutoff)) {
+      double bound = 0;
+      for (int h = 0; h < heads; ++h) bound += change_bound(h, i);
+      if (rows_[i] + bound * kBoundRounding + 2 * tolerance_ < cutoff) continue;
+    }
+    out_.col(i).setZero();
+    bos_rows_[i] = std::numeric_limits<double>::infinity();
+    for (int h = 0; h < heads; ++h) exact_row(h, i);
     double v;
     if (bos_) {
-      if (i == j) continue;
       v = bos_rows_[i];
     } else {
       v = 0;
@@ -318,11 +410,13 @@ double VertexMoveScreen::estimate(int first, int last, int col_begin, int col_en
 
 VertexMoveScreen::Verdict VertexMoveScreen::judge(int first, int last, int col_begin, int col_end) {
   bool sure = true;
-  const double v = estimate(first, last, col_begin, col_end, &sure);
+  const double margin = 2 * tolerance_;
+  // error rows that cannot reach current - margin are not computed
+  const double v =
+      estimate(first, last, col_begin, col_end, &sure, bos_ ? std::nan("") : current_ - margin);
   if (!sure) return Verdict::kUndecided;
   // the fresh rows i >= first and the current value each lie within tol of
   // their estimates (header); rows i < first are the current vertex's
-  const double margin = 2 * tolerance_;
   const double gain = bos_ ? current_ - v : v - current_;
   if (gain < -margin) return Verdict::kWorse;
   if (gain > margin) return Verdict::kBetter;
@@ -341,9 +435,7 @@ void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
   for (std::size_t h = 0; h < heads_.size(); ++h) {
     const Head<double>& hd = model_.layers[0][h];
     HeadState& st = heads_[h];
-    dp_.setZero(n, nk);
-    for (int mk = 0; mk < nk; ++mk)
-      for (int q = 0; q < nt; ++q) dp_.col(mk) += delta_(q, mk) * hd.M.col(t_idx_[q]);
+    const Matrix<double>& dp_ = dps_[h];
     const auto query_shift = [&](int i, int mk) {
       double v = 0;
       for (int q = 0; q < nt; ++q) v += st.XA(t_idx_[q], i) * delta_(q, mk);
@@ -437,6 +529,7 @@ void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
       }
       st.P.col(m) += dp_.col(m - first);
     }
+    update_norms(st);
   }
   // the vertex, its target (y'_j = y_j + (1/j) sum_{m in K, m <= j} delta_m)
   // and its rows

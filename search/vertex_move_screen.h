@@ -64,6 +64,7 @@
 // |e~ - e| / tol on random models (below 1e-2).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "search/adversary.h"
@@ -74,6 +75,11 @@ namespace sinkcert::search {
 
 // Units of the tolerance (header).
 constexpr double kScreenSlack = 64.0;
+// Factor on a row's change bound (estimate() with a cutoff): the bound is a
+// sum of at most 2 L + 2 nonnegative products, each rounded once, so its
+// relative rounding is below (2 L + 2) eps < 2^-40 for L <= kMaxL; 1 + 2^-20
+// covers it with room.
+constexpr double kBoundRounding = 1.0 + 0x1.0p-20;
 
 class VertexMoveScreen {
  public:
@@ -81,6 +87,9 @@ class VertexMoveScreen {
   // softmax, softmax-off-by-one, relu, relu-count-all or sigmoid attention
   // (deeper models and the other kinds take a fresh pass for every move).
   static bool applies(const Model<double>& model);
+  // The same from a model's description (a weight file's kind, attention
+  // and layer count).
+  static bool applies(ModelKind kind, AttentionKind attention, int layers);
 
   // The screen of trigger j for `model` (applies(model) must hold).
   VertexMoveScreen(const Model<double>& model, const Task& task, int trigger,
@@ -99,7 +108,11 @@ class VertexMoveScreen {
   // current vertex for positions m = first..last and c in [col_begin,
   // col_end) (max of the row errors, or min of the non-trigger BOS masses
   // a^h_i0 over heads); *sure is false when an estimate is not finite.
-  double estimate(int first, int last, int col_begin, int col_end, bool* sure);
+  // With a cutoff (error only), a row whose value provably stays below it
+  // (its current value, the tolerance and a bound on its change, see the
+  // header) is not computed; its estimated_rows() entry is NaN.
+  double estimate(int first, int last, int col_begin, int col_end, bool* sure,
+                  double cutoff = std::numeric_limits<double>::quiet_NaN());
   // The move judged against the current value v (header): kWorse (kBetter)
   // when its estimate is worse (better) than v by more than 2 tolerance(),
   // else kUndecided (and when the estimate is not finite).
@@ -125,16 +138,19 @@ class VertexMoveScreen {
 
  private:
   struct HeadState {
-    Matrix<double> XA;   // L x n, row i = x_i^T A
-    Matrix<double> AXt;  // L x n, row m = (A x_m)^T
-    Matrix<double> P;    // L x n, row m = (M x_m)^T
-    Matrix<double> S;    // L x L, s_ik (k <= i)
-    Matrix<double> U;    // L x L: u_ik (softmax kinds) or a_ik (elementwise)
-    Vector<double> Z;    // softmax kinds: sum_m u_im [+ exp(-m_i)]; else 1
-    Vector<double> mx;   // softmax kinds: m_i
-    Matrix<double> R;    // L x n, row i = sum_m U_im p_m
+    Matrix<double> XA;    // L x n, row i = x_i^T A
+    Matrix<double> AXt;   // L x n, row m = (A x_m)^T
+    Matrix<double> P;     // L x n, row m = (M x_m)^T
+    Matrix<double> S;     // L x L, s_ik (k <= i)
+    Matrix<double> U;     // L x L: u_ik (softmax kinds) or a_ik (elementwise)
+    Vector<double> Z;     // softmax kinds: sum_m u_im [+ exp(-m_i)]; else 1
+    Vector<double> mx;    // softmax kinds: m_i
+    Matrix<double> R;     // L x n, row i = sum_m U_im p_m
+    Vector<double> Pn;    // |p_m|_inf
+    Vector<double> Pmax;  // max_{m <= i} |p_m|_inf
   };
   void rebuild();
+  void update_norms(HeadState& st);
   void update_current();
 
   const Model<double>& model_;
@@ -153,7 +169,8 @@ class VertexMoveScreen {
   std::vector<double> rows_, estimated_;
   std::vector<HeadState> heads_;
   // scratch of estimate()
-  Matrix<double> out_, delta_, dp_;
+  Matrix<double> out_, delta_, dpn_;
+  std::vector<Matrix<double>> dps_;
   Vector<double> vec_;
   std::vector<int> t_idx_;
   std::vector<double> bos_rows_, s_row_, a_row_;

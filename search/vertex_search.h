@@ -51,6 +51,20 @@
 // (a source already tried at its current value is not tried again), at most
 // `shared_rounds` times.
 //
+// Cost: for single-layer models of the row-wise attention kinds
+// (vertex_move_screen.h, VertexMoveScreen::applies) each move is judged
+// from the current vertex's attention sums: rejected or accepted without a
+// forward pass when its estimate is worse or better than the current value
+// by more than twice the screen's rounding tolerance, decided on a fresh
+// forward pass (score_error / score_bos_mass) otherwise, and the current
+// vertex takes a fresh pass again after kMaxAppliedMoves accepted moves and
+// at the end of a start. The decisions are those of the fresh passes, so
+// the search visits the same vertices and returns the same witnesses with
+// and without the screen (VertexSearchOptions::screen); a move costs
+// O(heads L) for its rows' change bounds plus O(n) per row that could still
+// matter, instead of a forward pass's heads (2 L n^2 + 1.5 L^2 n). Other
+// models take a forward pass per move.
+//
 // The result is NUMERIC(53) per witness: the values are the double
 // evaluations; a caller that reports them certifies the witnesses
 // (adversary.h, certify_witness). Deterministic for a given seed.

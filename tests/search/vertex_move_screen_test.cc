@@ -58,7 +58,7 @@ const AttentionKind kScreenedKinds[] = {AttentionKind::kSoftmax, AttentionKind::
 TEST_CASE("VertexMoveScreen: every estimate within the tolerance of a fresh forward pass") {
   const Task task{7, 6, TriggerRange::kPaper};
   double worst_ratio = 0;
-  long compared = 0, unsure = 0;
+  long compared = 0, unsure = 0, skipped = 0;
   bool neighbour_caught = false;
   for (AttentionKind kind : kScreenedKinds) {
     for (int heads : {1, 2}) {
@@ -116,6 +116,19 @@ TEST_CASE("VertexMoveScreen: every estimate within the tolerance of a fresh forw
               ++unsure;
               continue;
             }
+            // judge() skips rows that provably stay below the cutoff: the
+            // same verdict as from every row
+            {
+              const double margin = 2 * screen.tolerance();
+              const double gain = bos ? screen.current() - est : est - screen.current();
+              const auto want = gain < -margin  ? VertexMoveScreen::Verdict::kWorse
+                                : gain > margin ? VertexMoveScreen::Verdict::kBetter
+                                                : VertexMoveScreen::Verdict::kUndecided;
+              CHECK(screen.judge(b.first, b.last, b.cb, b.ce) == want);
+              for (int i = b.first; i < task.L; ++i) {
+                if (!std::isnan(rows[i]) && std::isnan(screen.estimated_rows()[i])) ++skipped;
+              }
+            }
             double want_est = bos ? std::numeric_limits<double>::infinity() : 0.0;
             for (int i = b.first; i < task.L; ++i) {
               if (std::isnan(after[i])) continue;
@@ -147,8 +160,10 @@ TEST_CASE("VertexMoveScreen: every estimate within the tolerance of a fresh forw
   CHECK(unsure < compared / 10);
   CHECK(worst_ratio < kMeasuredRatioCeiling);
   CHECK(neighbour_caught);
+  CHECK(skipped > 0);
   MESSAGE("largest |estimate - fresh| / tolerance: " << worst_ratio << " over " << compared
-                                                     << " rows; " << unsure << " moves unsure");
+                                                     << " rows; " << unsure << " moves unsure; "
+                                                     << skipped << " rows skipped by judge()");
 }
 
 TEST_CASE("vertex_ascent: the screen changes the cost, not the path") {
