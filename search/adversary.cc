@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "search/certified_forward.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/linf_error.h"
@@ -375,7 +376,8 @@ void certify_witness(const Model<T>& model, const Task& task, Witness& w,
     // exactly; a Rational model's entries are enclosed
     const Model<Mpfi> m = model.template cast<Mpfi>();
     const Matrix<Mpfi> X = make_input<Mpfi>(task, w.trigger, matrix_cast<Mpfi>(w.content));
-    const auto r = forward(m, X, bos);
+    // src/forward.h's pass with the softmax rows enclosed in O(L) each
+    const auto r = certified_forward(m, X, bos);
     w.certified_bits = PrecisionScope::current_bits();
     if (bos) {
       // min over the terms of upper(a_i0): an upper bound on min a_i0 at X
