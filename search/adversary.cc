@@ -157,12 +157,27 @@ std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task,
     RefinedTerm term;
   };
   std::vector<Cand> cands;
+  // the gradient of the last error term with sigma = +1: the term with
+  // sigma = -1 has exactly its negation (the reverse pass is linear in the
+  // cotangent sigma, and round-to-nearest is odd: fl(-x) = -fl(x)), so the
+  // two signs share one pass and rank exactly as with a pass each
+  Matrix<double> last_g;
+  RefinedTerm last_term;
+  bool have_last = false;
   const auto add = [&](const RefinedTerm& t, double value) {
     const bool bos_term = t.kind == TermKind::kBosMass;
     double key = bos_term ? -value : value;
     if (linearize) {
       Matrix<double> g;
-      term_value_and_gradient(model, task, t, w.content, &g);
+      if (!bos_term && have_last && last_term.position == t.position &&
+          last_term.coordinate == t.coordinate && last_term.sign == -t.sign) {
+        g = -last_g;
+      } else {
+        term_value_and_gradient(model, task, t, w.content, &g);
+        last_g = g;
+        last_term = t;
+        have_last = true;
+      }
       if (bos_term) g = -g;
       for (int k = 0; k < g.rows(); ++k)
         for (int c = 0; c < g.cols(); ++c) {
