@@ -46,7 +46,8 @@
 //                   a^{l,h}_{i0}, rounded up (BOS mass: a true upper bound on
 //                   the smallest BOS mass at X, hence on its infimum).
 //     The MPFI pass is search/certified_forward.h's (src/forward.h's pass
-//     with softmax rows enclosed in O(L) each). Start at kCertifyStartBits; while the lower end of the error's
+//     with softmax rows enclosed in O(L) each). Start at
+//     kCertifyStartBits; while the lower end of the error's
 //     enclosure is <= 0 but the double value is > 0, raise by
 //     kCertifyStepBits up to kCertifyMaxBits. Values printed or written as
 //     SEARCH(lower bound) / SEARCH(upper bound) are these, never `value`.

@@ -129,9 +129,11 @@ constexpr double kAttackProgressSeconds = 1.0;
 // measured (CPU seconds, the softmax model of seed 0 trained by
 // scripts/train_pytorch_models.py at each size; the round's gradient
 // adversary, vertex search, shared starts and certification):
-//   n = L = 16 (2^20)  0.7 s       n = L = 32 (2^25)  6.5 s
-//   n = L = 64 (2^30)  see docs/benchmarks.md
-// kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256.
+//   n = L = 16 (2^20)  0.35 s      n = L = 32 (2^25)  4.9 s
+//   n = L = 64 (2^30)  134 s       (docs/methods.md, "The attack's cost"),
+// about 1.3e-7 s per unit at the larger sizes;
+// kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256
+// (about 10 minutes of CPU at the limit by that rate).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;
