@@ -130,8 +130,8 @@ constexpr double kAttackProgressSeconds = 1.0;
 // scripts/train_pytorch_models.py at each size; the round's gradient
 // adversary, vertex search, shared starts and certification):
 //   n = L = 16 (2^20)  0.35 s      n = L = 32 (2^25)  4.9 s
-//   n = L = 64 (2^30)  134 s       (docs/methods.md, "The attack's cost"),
-// about 1.3e-7 s per unit at the larger sizes;
+//   n = L = 64 (2^30)  119 s       (docs/methods.md, "The attack's cost"),
+// about 1.2e-7 s per unit at the larger sizes;
 // kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256
 // (about 10 minutes of CPU at the limit by that rate).
 inline double attack_work(const Task& task, int layers, int heads) {
