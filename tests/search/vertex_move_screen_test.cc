@@ -17,7 +17,7 @@ namespace {
 
 using testing::random_model;
 
-// The largest |estimate - fresh| / tolerance measured below is about 1e-3
+// The largest |estimate - fresh| / tolerance measured below is about 1.5e-4
 // (the tolerance has kScreenSlack = 64 units and bounds the worst case):
 // a ratio above this would mean the tolerance is closer to the rounding
 // than the header's argument says.
