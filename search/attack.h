@@ -132,8 +132,10 @@ constexpr double kAttackProgressSeconds = 1.0;
 //   n = L = 16 (2^20)  0.35 s      n = L = 32 (2^25)  4.9 s
 //   n = L = 64 (2^30)  119 s       (docs/methods.md, "The attack's cost"),
 // about 1.2e-7 s per unit at the larger sizes;
+// and n = 16, L = 256 (2^32) 1083 s: long sequences cost more per unit
+// (each move's change bounds are O(L), the adversary's passes O(L^2 n)).
 // kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256
-// (about 10 minutes of CPU at the limit by that rate).
+// (about 20 minutes of CPU at the limit).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;
