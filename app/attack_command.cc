@@ -42,18 +42,17 @@ void run_attack(const AttackCliOptions& opt, Context& ctx) {
   ctx.activity = "reading " + opt.weights;
   const WeightFile w = read_weight_file(opt.weights);
   const Task task = resolve_task(w, opt.task);
-  const double work = search::attack_work(task, w.num_layers(), w.num_heads());
-  if (work > search::kMaxAttackWork) {
+  if (!search::attack_round_fits(task, w.kind, w.attention, w.num_layers(), w.num_heads())) {
     int max_L = kMinL;
-    while (search::attack_work(Task{task.n, max_L + 1, task.range}, w.num_layers(),
-                               w.num_heads()) <= search::kMaxAttackWork) {
+    while (search::attack_round_fits(Task{task.n, max_L + 1, task.range}, w.kind, w.attention,
+                                     w.num_layers(), w.num_heads())) {
       ++max_L;
     }
     throw InputError("command line", "--L",
                      "expected " + integer_range_text(kMinL, max_L) +
-                         " for this model (n = " + std::to_string(w.n) +
-                         "; one round, layers heads L^4 n^2 <= 2^28, takes about 20 s at the "
-                         "limit), got " +
+                         " for this model (n = " + std::to_string(w.n) + "; one round, " +
+                         search::attack_limit_text(w.kind, w.attention, w.num_layers()) +
+                         ", takes minutes at the limit, search/attack.h), got " +
                          std::to_string(task.L));
   }
   if (!opt.out.empty()) check_output_file(opt.out, "--out");

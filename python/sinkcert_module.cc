@@ -310,10 +310,11 @@ py::dict witness_dict(const Task& task, const search::Witness& w) {
 py::dict run_attack(const WeightFile& w, int L, const std::string& trigger_range,
                     std::uint64_t seed, double seconds, bool bos, py::object progress) {
   const Task task = make_task(w, L, trigger_range);
-  if (search::attack_work(task, w.num_layers(), w.num_heads()) > search::kMaxAttackWork) {
-    throw std::invalid_argument(
-        "L: one attack round on this model at L = " + std::to_string(L) +
-        " exceeds the work limit (layers heads L^4 n^2 <= 2^28, about 20 s)");
+  if (!search::attack_round_fits(task, w.kind, w.attention, w.num_layers(), w.num_heads())) {
+    throw std::invalid_argument("L: one attack round on this model at L = " + std::to_string(L) +
+                                " exceeds the work limit (" +
+                                search::attack_limit_text(w.kind, w.attention, w.num_layers()) +
+                                ", search/attack.h)");
   }
   if (!(seconds >= 0) || seconds > kMaxBoundSeconds) {
     throw std::invalid_argument("seconds: expected a number in [0, 1e6]");

@@ -46,7 +46,10 @@ double evaluations of the same model in different orders; the file stores
 the float32 values exactly).
 
   /usr/bin/python3 scripts/train_pytorch_models.py --out DIR [--sinkcert build/sinkcert]
-      [--only NAME ...] [--max-steps 20000] [--reuse]
+      [--only NAME ...] [--max-steps 20000] [--reuse] [--n 16] [--L 16]
+--n and --L train the same recipe at another token dimension and sequence
+length (the committed models are n = L = 16; larger ones measure the
+attack's cost, docs/benchmarks.md).
 --reuse loads the models already in OUT (their .pt and .train.json) instead of
 training them again (the same seed gives the same model).
 """
@@ -266,6 +269,7 @@ def check_conversion(model, convention, weights, sinkcert, samples=None):
 
 
 def main(argv):
+    global N, L
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
     p.add_argument("--sinkcert", default=None)
@@ -273,7 +277,10 @@ def main(argv):
     p.add_argument("--max-steps", type=int, default=20000)
     p.add_argument("--reuse", action="store_true",
                    help="load OUT/<name>.pt and .train.json when present instead of training")
+    p.add_argument("--n", type=int, default=N, help="token dimension (default 16)")
+    p.add_argument("--L", type=int, default=L, help="sequence length (default 16)")
     args = p.parse_args(argv)
+    N, L = args.n, args.L
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     os.makedirs(args.out, exist_ok=True)
@@ -282,7 +289,8 @@ def main(argv):
     # (it reloads the same models)
     shown = ["--out", "DIR"] + (["--sinkcert", "build/sinkcert"] if args.sinkcert else []) + \
         (["--only"] + args.only if args.only else []) + \
-        (["--max-steps", str(args.max_steps)] if args.max_steps != 20000 else [])
+        (["--max-steps", str(args.max_steps)] if args.max_steps != 20000 else []) + \
+        (["--n", str(N)] if N != 16 else []) + (["--L", str(L)] if L != 16 else [])
     command = "/usr/bin/python3 scripts/train_pytorch_models.py " + " ".join(shown)
     lines = []
     failed = False
@@ -338,7 +346,7 @@ def main(argv):
               (" eval vs torch64 (rel.) |" if args.sinkcert else ""))
     sep = "|" + "|".join("---" for _ in range(header.count("|") - 1)) + "|"
     with open(os.path.join(args.out, "README.md"), "w") as f:
-        f.write(README_TEXT)
+        f.write(README_TEXT.replace("n = L = 16", f"n = {N}, L = {L}"))
         f.write(f"Command: `{command}` (torch {torch.__version__}, float32, one thread)"
                 + ("; conversion checked with `sinkcert eval`" if args.sinkcert else "")
                 + ".\n\n")

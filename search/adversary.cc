@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "search/certified_forward.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/linf_error.h"
@@ -156,12 +157,27 @@ std::vector<RefinedTerm> terms_for(const Model<double>& model, const Task& task,
     RefinedTerm term;
   };
   std::vector<Cand> cands;
+  // the gradient of the last error term with sigma = +1: the term with
+  // sigma = -1 has exactly its negation (the reverse pass is linear in the
+  // cotangent sigma, and round-to-nearest is odd: fl(-x) = -fl(x)), so the
+  // two signs share one pass and rank exactly as with a pass each
+  Matrix<double> last_g;
+  RefinedTerm last_term;
+  bool have_last = false;
   const auto add = [&](const RefinedTerm& t, double value) {
     const bool bos_term = t.kind == TermKind::kBosMass;
     double key = bos_term ? -value : value;
     if (linearize) {
       Matrix<double> g;
-      term_value_and_gradient(model, task, t, w.content, &g);
+      if (!bos_term && have_last && last_term.position == t.position &&
+          last_term.coordinate == t.coordinate && last_term.sign == -t.sign) {
+        g = -last_g;
+      } else {
+        term_value_and_gradient(model, task, t, w.content, &g);
+        last_g = g;
+        last_term = t;
+        have_last = true;
+      }
       if (bos_term) g = -g;
       for (int k = 0; k < g.rows(); ++k)
         for (int c = 0; c < g.cols(); ++c) {
@@ -294,6 +310,10 @@ AdversaryResult run(const Model<double>& model, const Task& task, const Adversar
   for (std::size_t k = 0; k < result.per_trigger.size(); ++k) {
     if (!group.owns(static_cast<int>(k))) continue;
     Witness& w = result.per_trigger[k];
+    if (!o.certify) {
+      certified[k] = {w.certified, 0.0, 0.0};
+      continue;
+    }
     certify_witness(model, task, w, quantity);
     certified[k] = {w.certified, static_cast<double>(w.certified_bits),
                     w.double_disagrees ? 1.0 : 0.0};
@@ -371,7 +391,8 @@ void certify_witness(const Model<T>& model, const Task& task, Witness& w,
     // exactly; a Rational model's entries are enclosed
     const Model<Mpfi> m = model.template cast<Mpfi>();
     const Matrix<Mpfi> X = make_input<Mpfi>(task, w.trigger, matrix_cast<Mpfi>(w.content));
-    const auto r = forward(m, X, bos);
+    // src/forward.h's pass with the softmax rows enclosed in O(L) each
+    const auto r = certified_forward(m, X, bos);
     w.certified_bits = PrecisionScope::current_bits();
     if (bos) {
       // min over the terms of upper(a_i0): an upper bound on min a_i0 at X

@@ -45,7 +45,9 @@
 //       certified = min over the terms of the upper end of the enclosure of
 //                   a^{l,h}_{i0}, rounded up (BOS mass: a true upper bound on
 //                   the smallest BOS mass at X, hence on its infimum).
-//     Start at kCertifyStartBits; while the lower end of the error's
+//     The MPFI pass is search/certified_forward.h's (src/forward.h's pass
+//     with softmax rows enclosed in O(L) each). Start at
+//     kCertifyStartBits; while the lower end of the error's
 //     enclosure is <= 0 but the double value is > 0, raise by
 //     kCertifyStepBits up to kCertifyMaxBits. Values printed or written as
 //     SEARCH(lower bound) / SEARCH(upper bound) are these, never `value`.
@@ -95,6 +97,10 @@ struct AdversaryOptions {
   // order on every rank, so the result is the same for any count). Null:
   // this process alone. Every rank must call with the same arguments.
   const RankGroup* ranks = nullptr;
+  // Step 5 (certification). Off: best and per_trigger keep certified = NaN,
+  // for a caller that certifies the witnesses it keeps itself (the attack
+  // certifies its own on the exact model, attack.h).
+  bool certify = true;
 };
 
 // What a witness's value measures.

@@ -94,6 +94,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
     AdversaryOptions ao = o.adversary;
     ao.seed = round_seed(o.seed, r);
     ao.triggers = triggers;
+    ao.certify = false;  // the witnesses kept are certified at the end, on the exact model
     for (const Witness& w : result.per_trigger) ao.warm_starts.emplace_back(w.trigger, w.content);
     const AdversaryResult adv =
         bos ? minimize_bos_mass(model, task, ao) : maximize_error(model, task, ao);
@@ -123,6 +124,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
       vo.triggers = triggers;
       const VertexSearchResult vs = vertex_search(model, task, adv.per_trigger, o.quantity, vo);
       result.evaluations += vs.evaluations;
+      result.screened_moves += vs.screened_moves;
       merge(vs.per_trigger, FoundBy::kVertex);
       report(r, "vertex search done");
       // 3. every trigger's best shared with the others as vertex-search starts
@@ -130,6 +132,7 @@ AttackResult attack(const Model<double>& model, const Model<Rational>& exact, co
       const std::vector<bool> replaced =
           share_across_triggers(model, task, result.per_trigger, o.quantity, vo, &shared);
       result.evaluations += shared.evaluations;
+      result.screened_moves += shared.screened_moves;
       for (std::size_t t = 0; t < replaced.size(); ++t) {
         if (replaced[t]) result.found_by[t] = FoundBy::kShared;
       }
@@ -226,8 +229,9 @@ std::string summary_text(const AttackResult& r) {
          " (" + to_string(r.found_by[t]) + ")\n";
   }
   char buf[128];
-  std::snprintf(buf, sizeof buf, "search: %d round(s), %ld forward passes, %.1f s\n", r.rounds,
-                r.evaluations, r.seconds);
+  std::snprintf(buf, sizeof buf,
+                "search: %d round(s), %ld forward passes, %ld vertex moves screened, %.1f s\n",
+                r.rounds, r.evaluations, r.screened_moves, r.seconds);
   s += buf;
   return s;
 }
@@ -257,6 +261,7 @@ nlohmann::json to_json(const AttackResult& r) {
           {"per_trigger", per},
           {"rounds", r.rounds},
           {"evaluations", r.evaluations},
+          {"screened_moves", r.screened_moves},
           {"seconds", r.seconds}};
 }
 

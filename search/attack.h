@@ -39,12 +39,23 @@
 // round 0's, round 0's is kept: a budget never gives a worse result than
 // none.
 //
-// Cost of round 0: one forward pass per vertex move tried, most of the
-// round. On the twelve n = L = 16 models trained by the paper's recipe
-// (results/benchmarks/pytorch_models/) it takes about 2.2 times the forward
-// passes of the round before sharing, rank-one starts and convergence were
-// added (softmax seed 0: 186825 against 82415), and finds at least the
-// plain PGD baseline's value on every one (results/benchmarks/pytorch_models.txt).
+// Cost of round 0: for single-layer models of the row-wise attention kinds
+// the vertex search decides most moves from the vertex move screen's
+// estimates (vertex_move_screen.h) and runs a forward pass only for close
+// calls and every kMaxAppliedMoves accepted moves: on softmax seed 0 of
+// results/benchmarks/pytorch_models/ (n = L = 16) 8151 forward passes
+// instead of 186825, with the same witnesses, values and certified result
+// (the screen never changes a decision: tests/search/vertex_move_screen_test.cc).
+// The gradient adversary no longer certifies its own witnesses inside the
+// attack (AdversaryOptions::certify): the attack certifies the ones it keeps.
+// Round 0 then costs about heads L^3 n^2 (below), spent on the adversary's
+// refinements, the screened moves and the final MPFI certification in
+// about equal parts at n = L = 32 and 64. Without the screen (deep models,
+// softpick, gated) one forward pass per vertex move tried is most of the
+// round. The round finds at least the plain PGD baseline's value on the
+// twelve n = L = 16 models (results/benchmarks/pytorch_models.txt), and on
+// the softmax models trained by the same recipe at n = L = 32 and 64
+// (docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +65,7 @@
 #include <vector>
 
 #include "search/adversary.h"
+#include "search/vertex_move_screen.h"
 #include "search/vertex_search.h"
 #include "src/evidence.h"
 #include "src/model.h"
@@ -83,6 +95,7 @@ struct AttackResult {
   std::vector<Witness> per_trigger;  // one per trigger searched, ascending j, certified
   std::vector<FoundBy> found_by;     // per trigger
   long evaluations = 0;              // forward passes in double
+  long screened_moves = 0;           // vertex moves decided without one (vertex_move_screen.h)
   int rounds = 0;
   double seconds = 0;  // wall time (not part of the result's reproducibility)
 };
@@ -97,20 +110,57 @@ using AttackProgress = std::function<void(const std::string&)>;
 constexpr double kAttackProgressAfterSeconds = 2.0;
 constexpr double kAttackProgressSeconds = 1.0;
 
-// Size limit of one round (the CLI refuses larger tasks before searching):
-// the vertex search's passes cost L triggers x L n moves x one forward pass
-// (layers heads L n (L + n)), so a round grows about as
-//   work = layers heads L^4 n^2,
+// Size limit of one round (the CLI refuses larger tasks before searching).
+// Without the vertex move screen (deep models, softpick and gated
+// attention) every vertex move tried is a forward pass: L triggers x L n
+// moves x layers heads L n (L + n), so a round grows about as
+//   attack_work = layers heads L^4 n^2,
 // measured (Release, one thread, shared 2-core machine) at n = L = 16,
-// work 2^24: about 1 s before the shared starts, now about 1.5 s of CPU
-// time (softmax seed 0 of results/benchmarks/pytorch_models/).
-// kMaxAttackWork = 2^28 allows n = 16, L = 32 or n = 64, L = 16 (about 20 s
-// before the shared starts, which about double it).
+// work 2^24: about 1.5 s of CPU time (softmax seed 0 of
+// results/benchmarks/pytorch_models/, before the screen); kMaxAttackWork =
+// 2^28 allows n = 16, L = 32 or n = 64, L = 16 (about 20 s). verify bound
+// and check-model plan their budgets with this estimate.
+// With the screen (single-layer models of the other kinds,
+// vertex_move_screen.h) a move costs O(heads L) for its change bounds plus
+// O(n) per row that can still matter, and a forward pass is left only for
+// close calls and every kMaxAppliedMoves accepted moves; the round then
+// grows about as
+//   screened_attack_work = heads L^3 n^2,
+// measured (CPU seconds, the softmax model of seed 0 trained by
+// scripts/train_pytorch_models.py at each size; the round's gradient
+// adversary, vertex search, shared starts and certification):
+//   n = L = 16 (2^20)  0.35 s      n = L = 32 (2^25)  4.9 s
+//   n = L = 64 (2^30)  119 s       (docs/methods.md, "The attack's cost"),
+// about 1.2e-7 s per unit at the larger sizes;
+// and n = 16, L = 256 (2^32) 1083 s: long sequences cost more per unit
+// (each move's change bounds are O(L), the adversary's passes O(L^2 n)).
+// kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256
+// (about 20 minutes of CPU at the limit).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;
 }
 constexpr double kMaxAttackWork = 268435456.0;  // 2^28
+inline double screened_attack_work(const Task& task, int heads) {
+  const double L = task.L, n = task.n;
+  return double(heads) * L * L * L * n * n;
+}
+constexpr double kMaxScreenedAttackWork = 4294967296.0;  // 2^32
+// Whether one round on this model fits the limit of its kind (above).
+inline bool attack_round_fits(const Task& task, ModelKind kind, AttentionKind attention, int layers,
+                              int heads) {
+  if (VertexMoveScreen::applies(kind, attention, layers)) {
+    return screened_attack_work(task, heads) <= kMaxScreenedAttackWork;
+  }
+  return attack_work(task, layers, heads) <= kMaxAttackWork;
+}
+// The limit's formula for messages: "heads L^3 n^2 <= 2^32" or
+// "layers heads L^4 n^2 <= 2^28".
+inline const char* attack_limit_text(ModelKind kind, AttentionKind attention, int layers) {
+  return VertexMoveScreen::applies(kind, attention, layers)
+             ? "heads L^3 n^2 <= 2^32 with the vertex move screen"
+             : "layers heads L^4 n^2 <= 2^28";
+}
 
 // Runs the schedule of the header on `model` (the double model searched) and
 // certifies on `exact` (the model the weight file denotes exactly; both must

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <stdexcept>
+
+#include "search/vertex_move_screen.h"
 
 namespace sinkcert::search {
 
@@ -56,27 +59,61 @@ Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng
 
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
-                      long* evaluations, long* accepted_moves, bool* converged) {
+                      long* evaluations, long* accepted_moves, bool* converged,
+                      long* screened_moves, bool screen) {
   const bool bos = quantity == WitnessQuantity::kBosMass;
+  // the moves of single-layer models are screened (vertex_move_screen.h):
+  // decided from the estimate where it is clear by the tolerance, on a
+  // fresh forward pass otherwise
+  std::optional<VertexMoveScreen> screener;
+  if (screen && VertexMoveScreen::applies(model)) screener.emplace(model, task, trigger, quantity);
   const auto score = [&](const Matrix<double>& C) {
     ++*evaluations;
+    if (screener) return screener->score(C);
     return bos ? score_bos_mass(model, task, trigger, C) : score_error(model, task, trigger, C);
   };
   // better(a, b): a strictly improves on b (NaN never does)
   const auto better = [bos](double a, double b) { return bos ? a < b : a > b; };
   Witness best = score(round_to_vertex(start));
+  if (screener) screener->accept();
   Matrix<double> C = best.content;
+  // the current vertex's fresh pass again (after moves applied without one)
+  const auto refresh = [&] {
+    if (screener && !screener->exact()) {
+      best = score(C);
+      screener->accept();
+    }
+  };
   const std::vector<Move> moves = moves_for(task, trigger);
   if (converged) *converged = false;
   for (int pass = 0; pass < max_passes; ++pass) {
     bool improved = false;
     for (const Move& m : moves) {
+      if (screener) {
+        const auto verdict = screener->judge(m.row_begin + 1, m.row_end, m.col_begin, m.col_end);
+        if (verdict == VertexMoveScreen::Verdict::kWorse) {
+          if (screened_moves) ++*screened_moves;
+          continue;  // the fresh pass would reject it
+        }
+        if (verdict == VertexMoveScreen::Verdict::kBetter &&
+            screener->applied() < kMaxAppliedMoves) {
+          // the fresh pass would accept it
+          screener->apply(m.row_begin + 1, m.row_end, m.col_begin, m.col_end);
+          flip(C, m);
+          improved = true;
+          if (accepted_moves) ++*accepted_moves;
+          if (screened_moves) ++*screened_moves;
+          continue;
+        }
+        refresh();
+      }
       flip(C, m);
       Witness w = score(C);
       if (better(w.value, best.value)) {
         best = std::move(w);
         improved = true;
         if (accepted_moves) ++*accepted_moves;
+        if (screener) screener->accept();
       } else {
         flip(C, m);  // undo
       }
@@ -86,6 +123,7 @@ Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
       break;
     }
   }
+  refresh();
   return best;
 }
 
@@ -114,8 +152,9 @@ VertexSearchResult vertex_search(const Model<double>& model, const Task& task,
     Witness best;
     for (const Matrix<double>& C : from) {
       bool converged = false;
-      const Witness w = vertex_ascent(model, task, j, C, quantity, o.max_passes,
-                                      &result.evaluations, &result.accepted_moves, &converged);
+      const Witness w =
+          vertex_ascent(model, task, j, C, quantity, o.max_passes, &result.evaluations,
+                        &result.accepted_moves, &converged, &result.screened_moves, o.screen);
       if (!converged && o.max_passes > 0) ++result.capped_starts;
       if (!any || better(w, best)) best = w;
       any = true;
@@ -158,7 +197,8 @@ std::vector<bool> share_across_triggers(const Model<double>& model, const Task& 
         bool converged = false;
         const Witness w =
             vertex_ascent(model, task, per_trigger[t].trigger, sources[u].content, quantity,
-                          o.max_passes, &result->evaluations, &result->accepted_moves, &converged);
+                          o.max_passes, &result->evaluations, &result->accepted_moves, &converged,
+                          &result->screened_moves, o.screen);
         if (!converged && o.max_passes > 0) ++result->capped_starts;
         if (better(w.value, per_trigger[t].value)) {
           per_trigger[t] = w;

@@ -51,6 +51,20 @@
 // (a source already tried at its current value is not tried again), at most
 // `shared_rounds` times.
 //
+// Cost: for single-layer models of the row-wise attention kinds
+// (vertex_move_screen.h, VertexMoveScreen::applies) each move is judged
+// from the current vertex's attention sums: rejected or accepted without a
+// forward pass when its estimate is worse or better than the current value
+// by more than twice the screen's rounding tolerance, decided on a fresh
+// forward pass (score_error / score_bos_mass) otherwise, and the current
+// vertex takes a fresh pass again after kMaxAppliedMoves accepted moves and
+// at the end of a start. The decisions are those of the fresh passes, so
+// the search visits the same vertices and returns the same witnesses with
+// and without the screen (VertexSearchOptions::screen); a move costs
+// O(heads L) for its rows' change bounds plus O(n) per row that could still
+// matter, instead of a forward pass's heads (2 L n^2 + 1.5 L^2 n). Other
+// models take a forward pass per move.
+//
 // The result is NUMERIC(53) per witness: the values are the double
 // evaluations; a caller that reports them certifies the witnesses
 // (adversary.h, certify_witness). Deterministic for a given seed.
@@ -73,6 +87,14 @@ namespace sinkcert::search {
 // the starts it stopped.
 constexpr int kMaxVertexPasses = 1000;
 
+// Moves applied from the screen's estimates (vertex_move_screen.h) before
+// the current vertex takes a fresh forward pass again: each applied move
+// adds at most a few (L + n) eps out_scale of rounding to the sums it
+// updates, so 32 of them stay below half the screen's tolerance
+// (64 eps (L + n + n S_A) out_scale), and the fresh pass costs about
+// 1/32 of a pass per accepted move.
+constexpr int kMaxAppliedMoves = 32;
+
 struct VertexSearchOptions {
   std::uint64_t seed = 0;
   int random_starts_per_trigger = 9;  // random vertices searched per trigger
@@ -80,6 +102,7 @@ struct VertexSearchOptions {
   int shared_top = 2;                 // share_across_triggers: best triggers shared to all
   int shared_rounds = 4;              // share_across_triggers: rounds at most
   std::vector<int> triggers;          // empty: every position of the convention
+  bool screen = true;                 // one-token moves screened (vertex_move_screen.h)
 };
 
 struct VertexSearchResult {
@@ -87,7 +110,8 @@ struct VertexSearchResult {
   std::vector<Witness> per_trigger;
   long evaluations = 0;  // forward passes
   long accepted_moves = 0;
-  int capped_starts = 0;  // starts stopped by max_passes before converging
+  long screened_moves = 0;  // moves decided by the screen without a forward pass
+  int capped_starts = 0;    // starts stopped by max_passes before converging
 };
 
 // The vertex nearest to C: +1 where C >= 0, -1 elsewhere.
@@ -104,10 +128,13 @@ Matrix<double> random_vertex_start(const Task& task, int v, std::mt19937_64& eng
 
 // One local search from the vertex `start` (exposed for tests): the local
 // optimum reached and, in *evaluations, the forward passes it took;
-// *converged (if given) says whether a pass accepted no move.
+// *converged (if given) says whether a pass accepted no move;
+// *screened_moves counts the moves the screen decided without a forward
+// pass (screen = false: every move takes one; the result is the same).
 Witness vertex_ascent(const Model<double>& model, const Task& task, int trigger,
                       const Matrix<double>& start, WitnessQuantity quantity, int max_passes,
-                      long* evaluations, long* accepted_moves = nullptr, bool* converged = nullptr);
+                      long* evaluations, long* accepted_moves = nullptr, bool* converged = nullptr,
+                      long* screened_moves = nullptr, bool screen = true);
 
 // Sharing across triggers (header): per_trigger holds one best witness per
 // trigger searched (ascending j, any values); each entry is replaced by a

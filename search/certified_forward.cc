@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#include "search/certified_forward.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "src/attention.h"
+
+namespace sinkcert::search {
+
+void softmax_enclosure(const Mpfi* s, int count, bool off_by_one, Mpfi* a) {
+  std::vector<Mpfi> lo(count), hi(count);
+  for (int t = 0; t < count; ++t) {
+    lo[t] = Mpfi(bmp::lower(s[t]));
+    hi[t] = Mpfi(bmp::upper(s[t]));
+  }
+  // m_u = max_t u_t, m_l = max_t l_t (points; the logit 0 of off-by-one included)
+  Mpfr mu = bmp::upper(s[0]), ml = bmp::lower(s[0]);
+  for (int t = 0; t < count; ++t) {
+    if (bmp::upper(s[t]) > mu) mu = bmp::upper(s[t]);
+    if (bmp::lower(s[t]) > ml) ml = bmp::lower(s[t]);
+  }
+  if (off_by_one) {
+    if (mu < 0) mu = 0;
+    if (ml < 0) ml = 0;
+  }
+  const Mpfi MU(mu), ML(ml);
+  // eu_t = exp(u_t - m_u), el_t = exp(l_t - m_l)
+  std::vector<Mpfi> eu(count), el(count);
+  for (int t = 0; t < count; ++t) {
+    eu[t] = exp(Mpfi(hi[t] - MU));
+    el[t] = exp(Mpfi(lo[t] - ML));
+  }
+  // the off-by-one logit 0 is a term t != k of every sum
+  const Mpfi zero_u = off_by_one ? Mpfi(exp(Mpfi(-MU))) : Mpfi(0);
+  const Mpfi zero_l = off_by_one ? Mpfi(exp(Mpfi(-ML))) : Mpfi(0);
+  // suffix sums S_k = sum_{t>k}, then prefix sums P_k = sum_{t<k} on the way
+  std::vector<Mpfi> su(count + 1), sl(count + 1);
+  su[count] = Mpfi(0);
+  sl[count] = Mpfi(0);
+  for (int t = count - 1; t >= 0; --t) {
+    su[t] = su[t + 1] + eu[t];
+    sl[t] = sl[t + 1] + el[t];
+  }
+  Mpfi pu(0), pl(0);
+  for (int k = 0; k < count; ++k) {
+    // lower end: 1 / (1 + exp(m_u - l_k) (P^u_k + S^u_k [+ exp(-m_u)]))
+    const Mpfi sum_hi = Mpfi(exp(Mpfi(MU - lo[k]))) * Mpfi(pu + su[k + 1] + zero_u);
+    // upper end: 1 / (1 + exp(m_l - u_k) (P^l_k + S^l_k [+ exp(-m_l)]))
+    const Mpfi sum_lo = Mpfi(exp(Mpfi(ML - hi[k]))) * Mpfi(pl + sl[k + 1] + zero_l);
+    const Mpfi low = Mpfi(1) / Mpfi(Mpfi(1) + sum_hi);
+    const Mpfi high = Mpfi(1) / Mpfi(Mpfi(1) + sum_lo);
+    pu += eu[k];
+    pl += el[k];
+    a[k] = Mpfi(bmp::lower(low), bmp::upper(high));
+  }
+}
+
+ForwardResult<Mpfi> certified_forward(const Model<Mpfi>& model, const Matrix<Mpfi>& X,
+                                      bool keep_attention) {
+  const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
+  if (n != model.n) {
+    throw std::invalid_argument("input has " + std::to_string(n) +
+                                " coordinates, model expects n = " + std::to_string(model.n));
+  }
+  const bool softmax_kind = model.attention == AttentionKind::kSoftmax ||
+                            model.attention == AttentionKind::kSoftmaxOffByOne ||
+                            model.attention == AttentionKind::kGated;
+  const bool off_by_one = model.attention == AttentionKind::kSoftmaxOffByOne;
+  ForwardResult<Mpfi> result;
+  Matrix<Mpfi> x = X;
+  Matrix<Mpfi> W(L, L), V(L, n);
+  for (const auto& layer : model.layers) {
+    Matrix<Mpfi> delta = Matrix<Mpfi>::Constant(L, n, Mpfi(0));
+    if (keep_attention) result.attention.emplace_back();
+    for (const auto& head : layer) {
+      // as src/forward.h: W = X (X A)^T = S^T, column i holds s_i0..s_ii
+      W.noalias() = matrix_product(x, matrix_product(x, head.A).transpose());
+      for (int i = 0; i < L; ++i) {
+        if (softmax_kind) {
+          softmax_enclosure(&W(0, i), i + 1, off_by_one, &W(0, i));
+        } else {
+          attention_row(model.attention, i, &W(0, i), &W(0, i));
+        }
+        W.col(i).tail(L - 1 - i).setZero();
+      }
+      // V_i = sum_{k<=i} a_ik x_k
+      V.noalias() = matrix_product(W.transpose(), x);
+      if (model.attention == AttentionKind::kGated) {
+        // o_i = g_i * (M V_i), g_i = sigma(G x_i)
+        Matrix<Mpfi> o = matrix_product(V, head.M.transpose());
+        for (int i = 0; i < L; ++i) {
+          o.row(i).array() *=
+              head_gate(head.G, Vector<Mpfi>(x.row(i).transpose())).array().transpose();
+        }
+        delta += o;
+      } else {
+        // o = V M^T
+        delta.noalias() += matrix_product(V, head.M.transpose());
+      }
+      if (keep_attention) result.attention.back().push_back(W.transpose());
+    }
+    if (model.kind == ModelKind::kResidual) {
+      x += delta;
+    } else {
+      x = delta;
+    }
+  }
+  result.output = std::move(x);
+  return result;
+}
+
+}  // namespace sinkcert::search
