@@ -429,7 +429,7 @@ void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
   // estimated_ and the block's delta_)
   bool sure = true;
   estimate(first, last, col_begin, col_end, &sure);
-  const int nk = last - first + 1, nt = col_end - col_begin;
+  const int nt = col_end - col_begin;
   const auto in_k = [&](int m) { return m >= first && m <= last; };
   const bool off_by_one = model_.attention == AttentionKind::kSoftmaxOffByOne;
   for (std::size_t h = 0; h < heads_.size(); ++h) {
