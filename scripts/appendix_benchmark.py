@@ -53,7 +53,7 @@ def main():
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "# wall and CPU seconds of the whole command; ratio = wall / the first run's wall; "
         "tables: scripts/compare_appendix.py against the committed results/",
-        f"{'threads':>8} {'wall s':>8} {'CPU s':>8} {'ratio':>6}  tables",
+        f"{'threads':>11} {'wall s':>8} {'CPU s':>8} {'ratio':>6}  tables",
     ]
     first = None
     failed = False
@@ -80,7 +80,7 @@ def main():
             failed = failed or differences != 0
             first = first or wall
             label = str(t) if t > 0 else f"{os.cpu_count()} (default)"
-            lines.append(f"{label:>8} {wall:8.1f} {cpu:8.1f} {wall / first:6.2f}  {verdict}")
+            lines.append(f"{label:>11} {wall:8.1f} {cpu:8.1f} {wall / first:6.2f}  {verdict}")
             print(lines[-1], file=sys.stderr, flush=True)
     lines.append("# load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     target = os.path.join(ROOT, a.out)

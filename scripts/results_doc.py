@@ -46,6 +46,14 @@ TABLES = [
 # The benchmark outputs, each with what it measures and the program that
 # wrote it (the exact command lines are in the files' own headers).
 BENCHMARKS = [
+    ("benchmarks/appendix_benchmark.txt", "The appendix on one worker and on every core",
+     "`python3 scripts/appendix_benchmark.py` (run from the source folder)",
+     "`sinkcert appendix` run twice in one benchmark, with `--threads 1` and "
+     "with its default (one worker process per core), from the committed "
+     "models of `results/`: wall and CPU seconds, the ratio of wall times, "
+     "and whether every table and figure data file equals the committed one "
+     "cell by cell (`scripts/compare_appendix.py`, timing columns and "
+     "provenance apart)."),
     ("benchmarks/attack_benchmark.txt", "The attack against projected gradient ascent",
      "`build/tests/attack_benchmark` (run from the source folder)",
      "Worst cases found by plain projected sign-gradient ascent (PGD), by "
