@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/attention.h"
+#include "src/forward.h"
 
 namespace sinkcert::search {
 
@@ -59,56 +60,18 @@ void softmax_enclosure(const Mpfi* s, int count, bool off_by_one, Mpfi* a) {
 
 ForwardResult<Mpfi> certified_forward(const Model<Mpfi>& model, const Matrix<Mpfi>& X,
                                       bool keep_attention) {
-  const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
-  if (n != model.n) {
-    throw std::invalid_argument("input has " + std::to_string(n) +
-                                " coordinates, model expects n = " + std::to_string(model.n));
-  }
   const bool softmax_kind = model.attention == AttentionKind::kSoftmax ||
                             model.attention == AttentionKind::kSoftmaxOffByOne ||
                             model.attention == AttentionKind::kGated;
   const bool off_by_one = model.attention == AttentionKind::kSoftmaxOffByOne;
-  ForwardResult<Mpfi> result;
-  Matrix<Mpfi> x = X;
-  Matrix<Mpfi> W(L, L), V(L, n);
-  for (const auto& layer : model.layers) {
-    Matrix<Mpfi> delta = Matrix<Mpfi>::Constant(L, n, Mpfi(0));
-    if (keep_attention) result.attention.emplace_back();
-    for (const auto& head : layer) {
-      // as src/forward.h: W = X (X A)^T = S^T, column i holds s_i0..s_ii
-      W.noalias() = matrix_product(x, matrix_product(x, head.A).transpose());
-      for (int i = 0; i < L; ++i) {
-        if (softmax_kind) {
-          softmax_enclosure(&W(0, i), i + 1, off_by_one, &W(0, i));
-        } else {
-          attention_row(model.attention, i, &W(0, i), &W(0, i));
-        }
-        W.col(i).tail(L - 1 - i).setZero();
-      }
-      // V_i = sum_{k<=i} a_ik x_k
-      V.noalias() = matrix_product(W.transpose(), x);
-      if (model.attention == AttentionKind::kGated) {
-        // o_i = g_i * (M V_i), g_i = sigma(G x_i)
-        Matrix<Mpfi> o = matrix_product(V, head.M.transpose());
-        for (int i = 0; i < L; ++i) {
-          o.row(i).array() *=
-              head_gate(head.G, Vector<Mpfi>(x.row(i).transpose())).array().transpose();
-        }
-        delta += o;
-      } else {
-        // o = V M^T
-        delta.noalias() += matrix_product(V, head.M.transpose());
-      }
-      if (keep_attention) result.attention.back().push_back(W.transpose());
-    }
-    if (model.kind == ModelKind::kResidual) {
-      x += delta;
+  // src/forward.h's pass, softmax rows enclosed by softmax_enclosure
+  return forward_with_rows(model, X, keep_attention, [&](int i, const Mpfi* s, Mpfi* a) {
+    if (softmax_kind) {
+      softmax_enclosure(s, i + 1, off_by_one, a);
     } else {
-      x = delta;
+      attention_row(model.attention, i, s, a);
     }
-  }
-  result.output = std::move(x);
-  return result;
+  });
 }
 
 }  // namespace sinkcert::search

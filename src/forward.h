@@ -26,10 +26,13 @@ struct ForwardResult {
   std::vector<std::vector<Matrix<T>>> attention;  // [layer][head], L x L, zero above the diagonal
 };
 
-// Runs the model on X. With keep_attention = false the attention matrices are
-// not stored (faster for search loops).
-template <class T>
-ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_attention = true) {
+// The forward pass with `row(i, scores, out)` as the attention of query row
+// i (scores s_i0..s_ii in, a_i0..a_ii out, possibly in place); forward()
+// below passes attention_row of the model's kind, search/certified_forward.h
+// an enclosure of softmax rows in O(L) exponentials.
+template <class T, class Row>
+ForwardResult<T> forward_with_rows(const Model<T>& model, const Matrix<T>& X, bool keep_attention,
+                                   const Row& row) {
   const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
   if (n != model.n) {
     throw std::invalid_argument("input has " + std::to_string(n) +
@@ -44,9 +47,9 @@ ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_at
     for (const auto& head : layer) {
       // W = X (X A)^T = S^T: column i holds s_i0..s_ii contiguously
       W.noalias() = matrix_product(x, matrix_product(x, head.A).transpose());
-      // a_i. = attention_row(s_i.), in place in column i; a_ik = 0 for k > i
+      // a_i. = row(s_i.), in place in column i; a_ik = 0 for k > i
       for (int i = 0; i < L; ++i) {
-        attention_row(model.attention, i, &W(0, i), &W(0, i));
+        row(i, &W(0, i), &W(0, i));
         W.col(i).tail(L - 1 - i).setZero();
       }
       // V_i = sum_{k<=i} a_ik x_k, i.e. V = W^T X (zeros above the diagonal
@@ -74,6 +77,15 @@ ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_at
   }
   result.output = std::move(x);
   return result;
+}
+
+// Runs the model on X. With keep_attention = false the attention matrices are
+// not stored (faster for search loops).
+template <class T>
+ForwardResult<T> forward(const Model<T>& model, const Matrix<T>& X, bool keep_attention = true) {
+  return forward_with_rows(model, X, keep_attention, [&model](int i, const T* s, T* a) {
+    attention_row(model.attention, i, s, a);
+  });
 }
 
 // The scalar types most units run the forward pass in are compiled once, in
