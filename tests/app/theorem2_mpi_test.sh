@@ -22,33 +22,9 @@ rc2=$?
 case "$rc1" in 0 | 3 | 4) ;; *) fail "exit code $rc1"; tail -5 "$tmp/one.err" ;; esac
 [ "$(grep -c '^verdict: ' "$tmp/two.out")" -eq 1 ] || fail "not one verdict line under mpirun"
 [ -s "$tmp/two/theorem2.json" ] || fail "no theorem2.json under mpirun"
-cat > "$tmp/same.py" << 'PY'
-import json, re, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: re.sub(r", [0-9.]+ s$", "", v) if k == "summary" else strip(v)
-                for k, v in x.items() if k not in ("seconds", "elapsed", "provenance")}
-    if isinstance(x, list):
-        return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-if a != b:
-    def first(a, b, path="$"):
-        if type(a) != type(b):
-            return path
-        if isinstance(a, dict):
-            for k in a:
-                if k not in b or a[k] != b[k]:
-                    return first(a[k], b.get(k), path + "." + k)
-        if isinstance(a, list):
-            for i, (u, v) in enumerate(zip(a, b)):
-                if u != v:
-                    return first(u, v, "%s[%d]" % (path, i))
-        return path
-    print("first difference at", first(a, b))
-    sys.exit(1)
-PY
-python3 "$tmp/same.py" "$tmp/one/theorem2.json" "$tmp/two/theorem2.json" ||
+# same A B: the two JSON outputs agree, timings apart (tests/app/same_json.py)
+same() { python3 "$(dirname "$0")/same_json.py" "$1" "$2" ', [0-9.]+ s$' summary; }
+same "$tmp/one/theorem2.json" "$tmp/two/theorem2.json" ||
   fail "theorem2.json differs between 1 process and 2 ranks"
 # the comparison tells a changed bit apart (the last digit of the path's worst case)
 python3 - "$tmp/one/theorem2.json" "$tmp/changed.json" << 'PY'
@@ -58,6 +34,6 @@ d["path"][0]["worst_case"] = math.nextafter(d["path"][0]["worst_case"], math.inf
 json.dump(d, open(sys.argv[2], "w"))
 PY
 [ -s "$tmp/changed.json" ] || fail "no changed copy of theorem2.json"
-python3 "$tmp/same.py" "$tmp/one/theorem2.json" "$tmp/changed.json" > /dev/null &&
+same "$tmp/one/theorem2.json" "$tmp/changed.json" > /dev/null &&
   fail "the comparison missed a worst case changed in its last bit"
 finish theorem2_mpi

@@ -39,32 +39,8 @@ PY
 bound="verify bound --weights $model --gap 1e-6 --boxes 200 --seconds 900 --json"
 bos="verify bos --weights $model --gap 1e-12 --boxes 200 --seconds 900 --json"
 
-cat > "$tmp/same.py" << 'PY'
-import json, re, sys
-def strip(x):
-    if isinstance(x, dict):
-        return {k: (re.sub(r"[0-9.e+-]+ s\b", "T s", v) if isinstance(v, str) else strip(v))
-                for k, v in x.items() if k not in ("seconds", "elapsed", "provenance")}
-    if isinstance(x, list):
-        return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
-if a != b:
-    def first(a, b, path="$"):
-        if type(a) != type(b):
-            return path
-        if isinstance(a, dict):
-            for k in a:
-                if k not in b or a[k] != b[k]:
-                    return first(a[k], b.get(k), path + "." + k)
-        if isinstance(a, list):
-            for i, (u, v) in enumerate(zip(a, b)):
-                if u != v:
-                    return first(u, v, "%s[%d]" % (path, i))
-        return path
-    print("first difference at", first(a, b))
-    sys.exit(1)
-PY
+# same A B: the two JSON outputs agree, timings apart (tests/app/same_json.py)
+same() { python3 "$(dirname "$0")/same_json.py" "$1" "$2" '[0-9.e+-]+ s\b'; }
 
 for name in bound bos; do
   eval "args=\$$name"
@@ -80,7 +56,7 @@ for name in bound bos; do
   [ "$rc1" -eq "$rc2" ] || fail "$name: exit codes differ: one process $rc1, two ranks $rc2"
   case "$rc1" in 0 | 4) ;; *) fail "$name: exit code $rc1"; tail -5 "$tmp/$name.one.err" ;; esac
   [ "$(grep -c '^{' "$tmp/$name.two")" -eq 1 ] || fail "$name: not one JSON object under mpiexec"
-  python3 "$tmp/same.py" "$tmp/$name.one" "$tmp/$name.two" ||
+  same "$tmp/$name.one" "$tmp/$name.two" ||
     fail "$name: the JSON differs between 1 process and 2 ranks"
   [ -s "$tmp/$name.two.d/witness.json" ] || fail "$name: no witness file under mpiexec"
   cmp -s "$tmp/$name.one.d/witness.json" "$tmp/$name.two.d/witness.json" ||
@@ -104,7 +80,7 @@ for np in 3 5; do
     rc=$?
     eval "want=\$rc_$name"
     [ "$rc" -eq "$want" ] || fail "$name: exit code $rc under $np ranks (one process: $want)"
-    python3 "$tmp/same.py" "$tmp/$name.one" "$tmp/$name.np$np" ||
+    same "$tmp/$name.one" "$tmp/$name.np$np" ||
       fail "$name: the JSON differs between 1 process and $np ranks"
   done
 done
@@ -130,7 +106,7 @@ d = json.load(open(sys.argv[1]))
 d["per_trigger"][0]["hi"] = math.nextafter(d["per_trigger"][0]["hi"], math.inf)
 json.dump(d, open(sys.argv[2], "w"))
 PY
-python3 "$tmp/same.py" "$tmp/bound.one" "$tmp/changed" > /dev/null &&
+same "$tmp/bound.one" "$tmp/changed" > /dev/null &&
   fail "the comparison missed an upper end changed in its last bit"
 
 # a part left unshared is caught (the run fails with the reader's message)
