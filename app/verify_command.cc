@@ -425,21 +425,27 @@ std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
 }
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
-  // One box's plain pass is not interrupted by the budget: L^3 n^2
-  // max(1, bits / 1024) is capped (limits.h, kMaxBoundWork).
-  // Several layers: times layers x heads (every box of the deep bound runs
-  // a reverse pass per output term through every head).
+  // One box's evaluation is not interrupted by the budget, nor a deep
+  // model's first pass: their work is capped (limits.h). Work is measured
+  // in units of its cap, so one comparison serves both.
   const auto bound_work = [&](const WeightFile& file, int L) {
-    const double deep = file.num_layers() > 1 ? file.num_layers() * file.num_heads() : 1;
-    return deep * L * L * L * file.n * file.n * std::max(1.0, opt.bits / 1024.0);
+    return file.num_layers() > 1
+               ? deep_bound_work(file.n, L, opt.bits, file.num_layers(), file.num_heads()) /
+                     kMaxBoundWork
+               : single_layer_bound_box_work(file.n, L, opt.bits) / kMaxSingleLayerBoxWork;
   };
   const BoxInput in = read_box_input(
       opt, ctx, "the bound", " for verify bound (its interval forward passes grow as L^3 n)",
-      bound_work, kMaxBoundWork,
-      [&](const WeightFile&) {
+      bound_work, 1.0,
+      [&](const WeightFile& file) {
         return " at --bits " + std::to_string(opt.bits) +
-               " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, times layers x heads "
-               "for several layers, takes about a minute at the limit)";
+               (file.num_layers() > 1
+                    ? " and " + std::to_string(file.num_layers()) + " layers x " +
+                          std::to_string(file.num_heads()) +
+                          " heads (the first pass, layers heads L^3 n^2 max(1, bits / 1024) <= "
+                          "2^24, takes about a minute at the limit; fewer --bits may fit)"
+                    : " (one box, L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29, takes about a "
+                      "minute at the limit; fewer --bits may fit)");
       },
       true);
   const WeightFile& file = in.file;

@@ -432,11 +432,14 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
     throw std::invalid_argument("n: the bound handles n <= " + std::to_string(kMaxBoundN));
   }
   const Task task = make_task(w, L, trigger_range);
-  const double deep_factor = deep ? double(w.num_layers()) * w.num_heads() : 1.0;
-  if (deep_factor * L * L * L * w.n * w.n * std::max(1.0, args.bits / 1024.0) > kMaxBoundWork) {
-    throw std::invalid_argument("L: the bound's first pass at L = " + std::to_string(L) +
-                                " exceeds its work limit (L^3 n^2 max(1, bits / 1024), times "
-                                "layers x heads for several layers, <= 2^24)");
+  // the uninterrupted work, capped as for verify bound (limits.h)
+  if (deep ? deep_bound_work(w.n, L, args.bits, w.num_layers(), w.num_heads()) > kMaxBoundWork
+           : single_layer_bound_box_work(w.n, L, args.bits) > kMaxSingleLayerBoxWork) {
+    throw std::invalid_argument(
+        "L: the bound at L = " + std::to_string(L) + " exceeds its work limit (" +
+        (deep ? std::string("the first pass, layers heads L^3 n^2 max(1, bits / 1024) <= 2^24")
+              : std::string("one box, L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29")) +
+        "; a smaller L or fewer bits may fit)");
   }
   if (claim && !(claim->value >= 0)) {
     throw std::invalid_argument("claim: expected a finite number >= 0, got " + claim->text);

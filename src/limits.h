@@ -17,6 +17,8 @@
 // points here.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -57,19 +59,42 @@ inline constexpr int kMaxReluL = kMaxL;
 inline constexpr double kMaxReluWork = 1073741824.0;  // 2^30 = H L^3
 
 // --- verify bound -----------------------------------------------------------
-// Before its first budget check the branch and bound runs the adversary and
-// one MPFI pass per trigger (theorems/bounds/worst_case_bound.h), whose time grows
-// about as L^3 n^2 and linearly in the precision beyond ~1000 bits;
-// measured at 128 bits: n = L = 16 3 s, n = 16 / L = 32 27 s, n = 64 /
-// L = 16 29 s, n = 32 / L = 32 101 s, n = 16 / L = 64 324 s (whatever
-// --seconds says); 8192 bits costs 10 times 128 bits. So
-//   L^3 n^2 max(1, bits / 1024) <= 2^24
-// (n = 64 / L = 16 or n = 16 / L = 40 at 128 bits, about a minute).
+// The budget (--seconds) is checked between boxes and inside the vertex
+// bounds, so what must be capped is one box's evaluation, which is not
+// interrupted, and the first pass of a deep model.
+// Single layer: a box costs about L^2 n (L + n) interval operations (the
+// score differences of every softmax row, L^3 n / 3, the interval forward
+// pass and the centred forms of the terms that can attain the maximum,
+// theorems/bounds/worst_case_bound.h), and beyond 512 bits the
+// exponentials' cost grows faster than the precision. Measured for one
+// trigger's whole content box (the first pass; Release, 2 cores shared
+// with other jobs): n = L = 32 0.6 s at 128 bits, 38 s at 8192 bits;
+// n = L = 64 3.6 s at 128 bits, 8.8 s at 1024 bits. So
+//   L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29
+// (about a minute a box: n = L = 64 up to about 3200 bits, n = L = 32 at
+// every --bits), and the first pass over L - 1 triggers stops at the
+// deadline like the rest of the run (the triggers it did not reach are
+// reported unbounded).
+inline double single_layer_bound_box_work(int n, int L, int bits) {
+  return static_cast<double>(L) * L * n * (L + n) * std::pow(std::max(1.0, bits / 512.0), 1.5);
+}
+inline constexpr double kMaxSingleLayerBoxWork = 536870912.0;  // 2^29
+// Several layers: the deep bound's first pass (theorems/bounds/deep_worst_case_bound.h)
+// runs the adversary and one interval pass per trigger, each with a
+// reverse pass per output term through every head; its time grows about as
+// layers heads L^3 n^2 and linearly in the precision beyond ~1000 bits
+// (measured for one layer at 128 bits before the single-layer box above
+// was made cheaper: n = L = 16 3 s, n = 16 / L = 32 27 s, n = 32 / L = 32
+// 101 s). So
+//   layers heads L^3 n^2 max(1, bits / 1024) <= 2^24.
+inline double deep_bound_work(int n, int L, int bits, int layers, int heads) {
+  return static_cast<double>(layers) * heads * L * L * L * n * n * std::max(1.0, bits / 1024.0);
+}
+inline constexpr double kMaxBoundWork = 16777216.0;  // 2^24
 // Every evaluated box may stay live (4 (L - 1)(n - 3) doubles and two MPFR
 // numbers each), so the CLI lowers the box budget to fit kMemoryBudgetBytes.
 inline constexpr int kMaxBoundN = 64;
 inline constexpr int kMaxBoundL = 64;
-inline constexpr double kMaxBoundWork = 16777216.0;  // 2^24
 // verify bos: its first pass bounds every (head, row, trigger case), about
 // H L^2 / 2 cases of (n - 3)^3 interval operations each (the box bound and
 // the central differences that pick its witness). Measured: n = L = 32, one

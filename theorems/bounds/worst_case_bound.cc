@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "search/certified_forward.h"
 #include "search/rank_group.h"
 #include "src/exact_parts.h"
 #include "src/forward.h"
@@ -63,13 +64,37 @@ bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
 // entering each score's enclosure independently (the dependency problem of
 // forward<Mpfi>'s per-score softmax range). The result is intersected with
 // `a`, which holds the per-score enclosure: both contain the true range.
+// The key differences split by columns: P, the columns that are points in
+// every row (the flags), differ exactly, and the others hold a distinct
+// variable per row, so the enclosure of their part is the same (up to
+// rounding) with each row's product formed once:
+//   A (x_m - x_k) = A_P (x_m - x_k)_P + A_Q x_m,Q - A_Q x_k,Q,
+// O(L n^2 + L^2 |P| n) instead of O(L^2 n^2).
 void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>& a) {
-  const int L = static_cast<int>(X.rows());
+  const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
+  std::vector<int> point_columns, free_columns;
+  for (int l = 0; l < n; ++l) {
+    bool point = true;
+    for (int m = 0; m < L && point; ++m) point = lower_of(X(m, l)) == upper_of(X(m, l));
+    (point ? point_columns : free_columns).push_back(l);
+  }
+  // free_part[m] = A_Q x_m,Q
+  std::vector<Vector<Mpfi>> free_part(L, Vector<Mpfi>::Constant(n, Mpfi(0)));
+  for (int m = 0; m < L; ++m) {
+    for (const int l : free_columns) free_part[m] += A.col(l) * X(m, l);
+  }
   // key_delta[m L + k] = A (x_m - x_k), shared by every query row i >= m, k
   std::vector<Vector<Mpfi>> key_delta(static_cast<std::size_t>(L) * L);
   for (int m = 0; m < L; ++m) {
     for (int k = 0; k < L; ++k) {
-      if (m != k) key_delta[m * L + k] = A.lazyProduct((X.row(m) - X.row(k)).transpose());
+      if (m == k) continue;
+      Vector<Mpfi> delta = free_part[m] - free_part[k];
+      for (const int l : point_columns) {
+        // (x_m - x_k)_l, a difference of points
+        const Mpfi diff = X(m, l) - X(k, l);
+        if (!(lower_of(diff) == 0 && upper_of(diff) == 0)) delta += A.col(l) * diff;
+      }
+      key_delta[m * L + k] = std::move(delta);
     }
   }
   for (int i = 0; i < L; ++i) {
@@ -418,7 +443,8 @@ bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right) {
   return true;
 }
 
-BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box) {
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
+                   bool tighten_every_term) {
   const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
   const Matrix<Mpfi> X = box_input(task, box);
   // the forward pass over the box, recorded for the reverse pass of the
@@ -452,7 +478,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
   if (centered) {
     const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
-    centre_error = forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
+    centre_error = search::certified_forward(model, Xc, false).output -
+                   make_target(Xc, j, TargetKind::kPlain);
     for (const auto& h : heads) AX.push_back(X.lazyProduct(h.A.transpose()));
   }
   // the taped rows of query row i with the (tightened) attention enclosures
@@ -473,6 +500,15 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
     return G;
   };
+  // Plain enclosures of every term (i, d), then their centred forms where
+  // they can matter: upper(B) = max over terms of |plain meet centred|, and
+  // a term's tightened magnitude is at most its plain one, so a term whose
+  // plain magnitude is below a value some term attains (the tightened value
+  // of the largest plain term) is neither the maximum nor the first term
+  // attaining it. The result, and the term chosen, are those of tightening
+  // every term.
+  std::vector<Vector<Mpfi>> plain(L);
+  std::vector<std::vector<Mpfr>> plain_magnitude(L);
   for (int i = 0; i < L; ++i) {
     Vector<Mpfi> e = Vector<Mpfi>::Constant(n, Mpfi(0));
     if (heads.size() == 1 && i != j) {
@@ -485,47 +521,75 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       // f(X)_i - y_i = sum_{k<=i} G_ik x_k
       for (int k = 0; k <= i; ++k) e += coefficient_matrix(i, k).lazyProduct(X.row(k).transpose());
     }
-    std::vector<HeadRow<Mpfi>> rows;
-    if (centered) {
+    plain[i] = std::move(e);
+    for (int d = 0; d < n; ++d) plain_magnitude[i].push_back(magnitude_of(plain[i](d)));
+  }
+  // the term (i, d) tightened by its centred form
+  std::vector<HeadRow<Mpfi>> rows;
+  int rows_of = -1;
+  const auto tightened = [&](int i, int d) {
+    if (!centered) return plain[i](d);
+    if (rows_of != i) {
       rows = centred_rows(i);
+      rows_of = i;
+    }
+    const Mpfi c =
+        centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d), i, d);
+    return intersection_of(plain[i](d), c).value_or(plain[i](d));
+  };
+  Mpfr threshold(-1);
+  if (centered && !tighten_every_term) {
+    int top_i = 0, top_d = 0;
+    for (int i = 0; i < L; ++i) {
       for (int d = 0; d < n; ++d) {
-        const Mpfi c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
-                                    centre_error(i, d), i, d);
-        e(d) = intersection_of(e(d), c).value_or(e(d));
+        if (plain_magnitude[i][d] > plain_magnitude[top_i][top_d]) {
+          top_i = i;
+          top_d = d;
+        }
       }
     }
+    threshold = magnitude_of(tightened(top_i, top_d));
+  }
+  Mpfi best_term;
+  for (int i = 0; i < L; ++i) {
     for (int d = 0; d < n; ++d) {
-      const Mpfr mag = magnitude_of(e(d));  // +inf for a NaN enclosure: never pruned
+      if (plain_magnitude[i][d] < threshold) continue;
+      const Mpfi e = tightened(i, d);
+      const Mpfr mag = magnitude_of(e);  // +inf for a NaN enclosure: never pruned
       if (mag > best.upper) {
         best.upper = mag;
         best.position = i;
         best.coordinate = d;
-        // sign of the term: maximize sigma (f - y)_{i,d}
-        const bool positive = bmp::upper(e(d)) >= -bmp::lower(e(d));
-        best.vertex.assign(box.lo.size(), 0.0);
-        best.weight.assign(box.lo.size(), 0.0);
-        for (int k = 1; k <= i; ++k) {
-          const Matrix<Mpfi> G = coefficient_matrix(i, k);
-          for (int c = 0; c < cd; ++c) {
-            const int m = content_variable(task, k, c);
-            const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
-            best.weight[m] = std::abs(g);
-            best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
-          }
-        }
-        if (centered) {
-          // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
-          centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d),
-                       i, d, &best.weight);
-        }
-        // variables after i do not enter row i: take their centre
-        for (int k = i + 1; k < L; ++k) {
-          for (int c = 0; c < cd; ++c) {
-            const int m = content_variable(task, k, c);
-            best.vertex[m] = 0.5 * (box.lo[m] + box.hi[m]);
-          }
-        }
+        best_term = e;
       }
+    }
+  }
+  // the chosen term's vertex and split weights
+  const int i = best.position, d = best.coordinate;
+  // sign of the term: maximize sigma (f - y)_{i,d}
+  const bool positive = bmp::upper(best_term) >= -bmp::lower(best_term);
+  best.vertex.assign(box.lo.size(), 0.0);
+  best.weight.assign(box.lo.size(), 0.0);
+  for (int k = 1; k <= i; ++k) {
+    const Matrix<Mpfi> G = coefficient_matrix(i, k);
+    for (int c = 0; c < cd; ++c) {
+      const int m = content_variable(task, k, c);
+      const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
+      best.weight[m] = std::abs(g);
+      best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
+    }
+  }
+  if (centered) {
+    // split weights: |dphi/dx_m| over the box (Ratz-Csendes rule C)
+    if (rows_of != i) rows = centred_rows(i);
+    centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d), i, d,
+                 &best.weight);
+  }
+  // variables after i do not enter row i: take their centre
+  for (int k = i + 1; k < L; ++k) {
+    for (int c = 0; c < cd; ++c) {
+      const int m = content_variable(task, k, c);
+      best.vertex[m] = 0.5 * (box.lo[m] + box.hi[m]);
     }
   }
   return best;
@@ -534,7 +598,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
 Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
                      const std::vector<double>& content) {
   const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, content_matrix(task, content));
-  const auto r = forward(model, X, false);
+  // a point input: O(L) exponentials a softmax row (certified_forward.h)
+  const auto r = search::certified_forward(model, X, false);
   const Matrix<Mpfi> Y = make_target(X, trigger, TargetKind::kPlain);
   return linf_error(r.output, Y).value;
 }

@@ -121,7 +121,11 @@ struct BoxBound {
   std::vector<double> vertex;        // the vertex maximizing that term's linear form
   std::vector<double> weight;        // |mid G| per variable for that term
 };
-BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box);
+// Only the terms that can attain the maximum are tightened by their centred
+// form (the header's cost note); tighten_every_term tightens all of them,
+// for the tests: the result is the same by construction.
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
+                   bool tighten_every_term = false);
 
 // The MPFI enclosure of e(X) at one input (content as in ContentBox), and
 // its lower end, a certified lower bound on E (NaN when the enclosure is).

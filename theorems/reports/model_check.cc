@@ -283,9 +283,17 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     // L^3 n^2 max(1, bits / 1024), times layers x heads for several layers
     // (app/verify_command.cc: the first pass has no budget check)
     const double work = deep * task.L * task.L * task.L * task.n * task.n;
-    if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBoundWork) {
-      r.worst_case = not_applicable(violated_size_limit("the bound", file.n, task.L, work,
-                                                        "L^3 n^2 (times layers x heads)", "2^24"));
+    // the uninterrupted work, capped as for verify bound (limits.h)
+    const double capped_work =
+        single ? single_layer_bound_box_work(task.n, task.L, o.bits)
+               : deep_bound_work(task.n, task.L, o.bits, file.num_layers(), file.num_heads());
+    if (file.n > kMaxBoundN || task.L > kMaxBoundL ||
+        capped_work > (single ? kMaxSingleLayerBoxWork : kMaxBoundWork)) {
+      r.worst_case = not_applicable(violated_size_limit(
+          "the bound", file.n, task.L, capped_work,
+          single ? "one box's L^2 n (L + n) max(1, bits / 512)^1.5"
+                 : "the first pass's layers heads L^3 n^2 max(1, bits / 1024)",
+          single ? "2^29" : "2^24"));
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
     } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {
