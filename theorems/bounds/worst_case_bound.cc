@@ -478,8 +478,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
   if (centered) {
     const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
-    centre_error = search::certified_forward(model, Xc, false).output -
-                   make_target(Xc, j, TargetKind::kPlain);
+    centre_error =
+        search::certified_forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
     for (const auto& h : heads) AX.push_back(X.lazyProduct(h.A.transpose()));
   }
   // the taped rows of query row i with the (tightened) attention enclosures
@@ -533,8 +533,8 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       rows = centred_rows(i);
       rows_of = i;
     }
-    const Mpfi c =
-        centred_term(heads, model.attention, rows, X, AX, task, box, centre, centre_error(i, d), i, d);
+    const Mpfi c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
+                                centre_error(i, d), i, d);
     return intersection_of(plain[i](d), c).value_or(plain[i](d));
   };
   Mpfr threshold(-1);

@@ -289,11 +289,11 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
                : deep_bound_work(task.n, task.L, o.bits, file.num_layers(), file.num_heads());
     if (file.n > kMaxBoundN || task.L > kMaxBoundL ||
         capped_work > (single ? kMaxSingleLayerBoxWork : kMaxBoundWork)) {
-      r.worst_case = not_applicable(violated_size_limit(
-          "the bound", file.n, task.L, capped_work,
-          single ? "one box's L^2 n (L + n) max(1, bits / 512)^1.5"
-                 : "the first pass's layers heads L^3 n^2 max(1, bits / 1024)",
-          single ? "2^29" : "2^24"));
+      r.worst_case = not_applicable(
+          violated_size_limit("the bound", file.n, task.L, capped_work,
+                              single ? "one box's L^2 n (L + n) max(1, bits / 512)^1.5"
+                                     : "the first pass's layers heads L^3 n^2 max(1, bits / 1024)",
+                              single ? "2^29" : "2^24"));
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
     } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {

@@ -155,7 +155,8 @@ TEST_CASE("bound_box on sub-boxes of content-dependent models: every term's resu
   std::mt19937_64 eng(17);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   int boxes = 0;
-  for (const auto& [n, L, heads] : {std::tuple{5, 4, 1}, std::tuple{7, 6, 1}, std::tuple{6, 5, 2}}) {
+  for (const auto& [n, L, heads] :
+       {std::tuple{5, 4, 1}, std::tuple{7, 6, 1}, std::tuple{6, 5, 2}}) {
     const Task task{n, L, TriggerRange::kPaper};
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       const Model<double> m =
