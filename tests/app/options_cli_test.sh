@@ -73,10 +73,14 @@ bad "$R--n: expected an integer in \[3, 256\], got '2'$" verify relu --n 2
 bad "$R--n: expected an integer in \[3, 256\], got '16.5'$" verify relu --n 16.5
 bad "$R--n: expected an integer in \[3, 256\], got '0x10'$" verify relu --n 0x10
 bad "$R--trigger-range: expected paper or reference-code, got 'papr'$" verify relu --trigger-range papr
-# theorem1: --n, --L and the dense Jacobian they need together
+# theorem1: --n and --L within their caps. The search's memory (P x P
+# matrices, P = 2 n^2, times the searches at once; not a dense Jacobian of
+# 160 (L - 1) L n^3 bytes, which refused n = 32 beyond L = 29) fits at every
+# such size and --threads, so n = 32, L = 64 on 64 threads passes to the
+# --out check, the last before the study starts
 bad "$R--n: expected an integer in \[3, 32\], got '100000'$" theorem1 --n 100000 --out out
 bad "$R--L: expected an integer in \[2, 64\], got '65'$" theorem1 --L 65 --out out
-bad "$R--L: expected an integer in \[2, 29\] at --n 32 \(the search's dense Jacobian" theorem1 --n 32 --L 64 --out out
+bad "--out: /dev/null: exists as a character device" theorem1 --n 32 --L 64 --threads 64 --out /dev/null
 # eval
 bad "$R--samples: expected an integer in \[1, 10000000\], got '2147483647'$" eval --weights "$W" --samples 2147483647
 bad "$R--samples: expected an integer in \[1, 10000000\], got '0'$" eval --weights "$W" --samples 0
