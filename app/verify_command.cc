@@ -439,7 +439,10 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
       [&](const WeightFile&) {
         return " at --bits " + std::to_string(opt.bits) +
                " (the first pass, L^3 n^2 max(1, bits / 1024) <= 2^24, times layers x heads "
-               "for several layers, takes about a minute at the limit)";
+               "for several layers, takes about a minute at the limit" +
+               (opt.bits > 1024 ? std::string("; fewer --bits, down to 1024, fit a larger L")
+                                : std::string()) +
+               ")";
       },
       true);
   const WeightFile& file = in.file;

@@ -106,15 +106,17 @@ inline constexpr double kMaxScreenedAttackWork = 4294967296.0;  // 2^32
 // matrices of doubles plus its active set (search/minimax.h,
 // single_head_minimax_bytes):
 //   8 (6.5 P^2 + 2 P + 64 n^3 + 3 x 10 (L - 1) L n) bytes,
-// 243 MB at n = L = 32 (peak RSS measured there: 244 MB, one thread), and
+// 243 MB at n = L = 32 (peak RSS of the whole program measured there, one
+// thread: 244 MB; at n = 32, L = 64, three rounds: 278 MB), and
 // the searches at once (at most --threads, and at most max(starts, frontier
 // points + 1)) must fit kMemoryBudgetBytes: every n <= 32 and L <= 64 does
 // (9 x 266 MB at n = 32, L = 64). The caps on n and L are for time: at
 // n = L = 32 (--quick, one thread, the other core busy) the first round
 // (M alone) took 11 s and the next seven 19 to 55 s each (23 s of CPU on
-// average), and every start and frontier point stops after 600 s, so a
-// study there takes about 80 minutes on one thread (3 starts x 600 s, then
-// 8 frontier points x 12 rounds).
+// average), at n = 32, L = 64 62, 96 and 82 s; every start and frontier
+// point stops after 600 s, so a study takes about 80 minutes on one thread
+// at n = L = 32 (3 starts x 600 s, then 8 frontier points x 12 rounds) and
+// about 2 hours at n = 32, L = 64 (every one of them at its 600 s).
 inline constexpr int kMaxTheorem1N = 32;
 inline constexpr int kMaxTheorem1L = 64;
 inline constexpr int kTheorem1MaxInputsPerTrigger = 10;  // MinimaxOptions::max_per_trigger

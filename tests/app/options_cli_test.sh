@@ -123,7 +123,7 @@ awk 'BEGIN {
 }' > "$tmp/heads.json"
 bad "$R--L: expected an integer in \[2, 406\] for a model of 16 heads" \
   verify relu --weights "$tmp/heads.json" --L 500 --out cert.json
-bad "$R--L: expected an integer in \[2, 38\] for n = 6 at --bits 8192 " \
+bad "$R--L: expected an integer in \[2, 38\] for n = 6 at --bits 8192 .*; fewer --bits, down to 1024, fit a larger L\), got 64" \
   verify bound --weights "$W" --L 64 --bits 8192
 bad "$R--samples: expected an integer in \[1, 190\] for this model at L = 64 " \
   eval --weights "$tmp/big.json" --samples 1000 --L 64
