@@ -43,17 +43,16 @@ void run_attack(const AttackCliOptions& opt, Context& ctx) {
   const WeightFile w = read_weight_file(opt.weights);
   const Task task = resolve_task(w, opt.task);
   if (!search::attack_round_fits(task, w.kind, w.attention, w.num_layers(), w.num_heads())) {
-    int max_L = kMinL;
-    while (search::attack_round_fits(Task{task.n, max_L + 1, task.range}, w.kind, w.attention,
-                                     w.num_layers(), w.num_heads())) {
-      ++max_L;
-    }
-    throw InputError("command line", "--L",
-                     "expected " + integer_range_text(kMinL, max_L) +
-                         " for this model (n = " + std::to_string(w.n) + "; one round, " +
-                         search::attack_limit_text(w.kind, w.attention, w.num_layers()) +
-                         ", takes minutes at the limit, search/attack.h), got " +
-                         std::to_string(task.L));
+    const int max_L =
+        search::attack_max_L(task, w.kind, w.attention, w.num_layers(), w.num_heads());
+    const std::string limit = " (n = " + std::to_string(w.n) + "; one round, " +
+                              search::attack_limit_text(w.kind, w.attention, w.num_layers()) +
+                              ", takes minutes at the limit, src/limits.h)";
+    throw InputError(
+        "command line", "--L",
+        (max_L >= kMinL ? "expected " + integer_range_text(kMinL, max_L) + " for this model" + limit
+                        : "no L fits this model" + limit) +
+            ", got " + std::to_string(task.L));
   }
   if (!opt.out.empty()) check_output_file(opt.out, "--out");
   ctx.activity = "running the attack (--L)";

@@ -10,11 +10,13 @@
 // Exit codes: 0 CONSISTENT, 3 COUNTEREXAMPLE CANDIDATE, 4 INCONCLUSIVE or
 // NOT APPLICABLE (L = 2),
 // 2 bad input.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "app/commands.h"
+#include "search/minimax.h"
 #include "src/input_error.h"
 #include "src/limits.h"
 #include "src/parallel_tasks.h"
@@ -42,26 +44,6 @@ struct Theorem1CliOptions {
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
   check_task_options(task);
-  // The dense Levenberg-Marquardt Jacobian must fit the memory budget
-  // (limits.h): 8 * kTheorem1MaxInputsPerTrigger (L - 1) L n * 2 n^2 bytes.
-  const auto jacobian_bytes = [n = double(task.n)](int L) {
-    return 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n;
-  };
-  if (jacobian_bytes(task.L) > static_cast<double>(kMemoryBudgetBytes)) {
-    int max_L = kMinL;
-    while (jacobian_bytes(max_L + 1) <= static_cast<double>(kMemoryBudgetBytes)) ++max_L;
-    const std::string why = " (the search's dense Jacobian, 160 (L-1) L n^3 bytes, must fit " +
-                            std::to_string(kMemoryBudgetBytes >> 30) + " GiB), got ";
-    throw InputError("command line", "--L",
-                     "expected " + integer_range_text(kMinL, max_L) + " at --n " +
-                         std::to_string(task.n) + why + std::to_string(task.L));
-  }
-  // before minutes of search: --out must be a writable folder whose study
-  // files are regular files
-  auto mute = std::make_unique<StdoutMute>(opt.out.json);
-  const std::string out = resolve_study_out(opt.out, "theorem1");
-  check_output_set(theorems::theorem1_output_set(out), "--out");
-  ctx.activity = "running the search (--n, --L)";
   theorems::Theorem1Options o;
   if (opt.quick) {
     o = theorems::quick_options(task, opt.seed);
@@ -71,6 +53,32 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   }
   o.threads = opt.threads;
   o.attack = !opt.no_attack;
+  // The searches running at once must fit the memory budget (limits.h):
+  // each is a single-head minimax whose compressed least-squares block
+  // holds P x P matrices, P = 2 n^2 (search/minimax.h,
+  // single_head_minimax_bytes: about 8 x 6.5 P^2 bytes, independent of L
+  // but for the active set); the path starts run at once, then the frontier
+  // points and the nuance scan, each phase on up to --threads threads.
+  const double search_bytes = search::single_head_minimax_bytes(task, kTheorem1MaxInputsPerTrigger);
+  const int at_once =
+      std::min(o.threads, std::max(o.starts, static_cast<int>(o.deltas.size()) + 1));
+  if (at_once * search_bytes > static_cast<double>(kMemoryBudgetBytes)) {
+    const int fit = static_cast<int>(static_cast<double>(kMemoryBudgetBytes) / search_bytes);
+    const std::string why =
+        " at --n " + std::to_string(task.n) + " (each search's P x P matrices, P = 2 n^2, about " +
+        std::to_string(static_cast<long long>(search_bytes / 1e6)) +
+        " MB, times the searches at once must fit " + std::to_string(kMemoryBudgetBytes >> 30) +
+        " GiB; a smaller --n fits more), got ";
+    throw InputError("command line", "--threads",
+                     (fit >= 1 ? "expected " + integer_range_text(1, fit) : "no --threads fits") +
+                         why + std::to_string(opt.threads));
+  }
+  // before minutes of search: --out must be a writable folder whose study
+  // files are regular files
+  auto mute = std::make_unique<StdoutMute>(opt.out.json);
+  const std::string out = resolve_study_out(opt.out, "theorem1");
+  check_output_set(theorems::theorem1_output_set(out), "--out");
+  ctx.activity = "running the search (--n, --L)";
   std::cout << "theorem1: n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";

@@ -25,6 +25,7 @@
 #include <stdexcept>
 
 #include "app/commands.h"
+#include "search/minimax.h"
 #include "search/mpi_rank_group.h"
 #include "src/input_error.h"
 #include "src/limits.h"
@@ -110,13 +111,9 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     o.initial_per_trigger = std::min(o.initial_per_trigger, opt.active_per_trigger - 1);
   }
   // The least-squares solve over P = 2 n^2 layers heads parameters, its
-  // rows summed into one compressed block (search/compressed_rows_cost.h):
-  // P x P matrices for the four parts' sums (every rank holds them all), the block's own copy and
-  // its factor, Ceres' (P + 1) x P Jacobian, normal matrix and factor (9 P^2), and each part's
-  // chunk of at most 256 + L n rows (one input's rows fit in a chunk), 8 bytes each.
-  const double params = 2.0 * task.n * task.n * opt.layers * opt.heads;
-  check_memory("command line", "--layers",
-               8.0 * (9 * params * params + 4 * (256.0 + task.L * task.n) * params),
+  // rows summed into one compressed block (search/minimax.h,
+  // deep_minimax_bytes: nine P x P matrices and the parts' row chunks).
+  check_memory("command line", "--layers", search::deep_minimax_bytes(task, opt.layers * opt.heads),
                "the least-squares solve (nine P x P matrices, P = 2 n^2 layers heads)");
   // under mpirun: every rank runs the study, rank 0 alone prints and writes
   std::unique_ptr<search::RankGroup> ranks;

@@ -443,9 +443,13 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
                     ? " and " + std::to_string(file.num_layers()) + " layers x " +
                           std::to_string(file.num_heads()) +
                           " heads (the first pass, layers heads L^3 n^2 max(1, bits / 1024) <= "
-                          "2^24, takes about a minute at the limit; fewer --bits may fit)"
+                          "2^24, takes about a minute at the limit"
                     : " (one box, L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29, takes about a "
-                      "minute at the limit; fewer --bits may fit)");
+                      "minute at the limit") +
+               (opt.bits > (file.num_layers() > 1 ? 1024 : 512)
+                    ? std::string("; fewer --bits fit a larger L")
+                    : std::string()) +
+               ")";
       },
       true);
   const WeightFile& file = in.file;

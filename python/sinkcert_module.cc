@@ -311,10 +311,13 @@ py::dict run_attack(const WeightFile& w, int L, const std::string& trigger_range
                     std::uint64_t seed, double seconds, bool bos, py::object progress) {
   const Task task = make_task(w, L, trigger_range);
   if (!search::attack_round_fits(task, w.kind, w.attention, w.num_layers(), w.num_heads())) {
-    throw std::invalid_argument("L: one attack round on this model at L = " + std::to_string(L) +
-                                " exceeds the work limit (" +
-                                search::attack_limit_text(w.kind, w.attention, w.num_layers()) +
-                                ", search/attack.h)");
+    const int max_L =
+        search::attack_max_L(task, w.kind, w.attention, w.num_layers(), w.num_heads());
+    throw std::invalid_argument(
+        "L: one attack round on this model at L = " + std::to_string(L) +
+        " exceeds the work limit (" +
+        search::attack_limit_text(w.kind, w.attention, w.num_layers()) + ", src/limits.h); " +
+        (max_L >= kMinL ? "L <= " + std::to_string(max_L) + " fits" : "no L fits this model"));
   }
   if (!(seconds >= 0) || seconds > kMaxBoundSeconds) {
     throw std::invalid_argument("seconds: expected a number in [0, 1e6]");

@@ -68,6 +68,7 @@
 #include "search/vertex_move_screen.h"
 #include "search/vertex_search.h"
 #include "src/evidence.h"
+#include "src/limits.h"
 #include "src/model.h"
 #include "src/task.h"
 
@@ -118,8 +119,10 @@ constexpr double kAttackProgressSeconds = 1.0;
 // measured (Release, one thread, shared 2-core machine) at n = L = 16,
 // work 2^24: about 1.5 s of CPU time (softmax seed 0 of
 // results/benchmarks/pytorch_models/, before the screen); kMaxAttackWork =
-// 2^28 allows n = 16, L = 32 or n = 64, L = 16 (about 20 s). verify bound
-// and check-model plan their budgets with this estimate.
+// 2^28 (src/limits.h) allows n = 16, L = 32 or n = 64, L = 16 (about 20 s).
+// check and verify bound plan their budgets with attack_round_fits and the
+// estimate of the kind that applies (theorems/bounds/worst_case_search.h,
+// attack_seconds).
 // With the screen (single-layer models of the other kinds,
 // vertex_move_screen.h) a move costs O(heads L) for its change bounds plus
 // O(n) per row that can still matter, and a forward pass is left only for
@@ -134,25 +137,39 @@ constexpr double kAttackProgressSeconds = 1.0;
 // about 1.2e-7 s per unit at the larger sizes;
 // and n = 16, L = 256 (2^32) 1083 s: long sequences cost more per unit
 // (each move's change bounds are O(L), the adversary's passes O(L^2 n)).
-// kMaxScreenedAttackWork = 2^32 allows n = L = 64 and n = 16, L = 256
-// (about 20 minutes of CPU at the limit).
+// kMaxScreenedAttackWork = 2^32 (src/limits.h) allows n = L = 64 and
+// n = 16, L = 256 (about 20 minutes of CPU at the limit).
 inline double attack_work(const Task& task, int layers, int heads) {
   const double L = task.L, n = task.n;
   return double(layers) * heads * L * L * L * L * n * n;
 }
-constexpr double kMaxAttackWork = 268435456.0;  // 2^28
 inline double screened_attack_work(const Task& task, int heads) {
   const double L = task.L, n = task.n;
   return double(heads) * L * L * L * n * n;
 }
-constexpr double kMaxScreenedAttackWork = 4294967296.0;  // 2^32
-// Whether one round on this model fits the limit of its kind (above).
+// The work of one round on this model by the estimate of its kind (above),
+// and whether it fits that kind's limit.
+inline double attack_round_work(const Task& task, ModelKind kind, AttentionKind attention,
+                                int layers, int heads) {
+  return VertexMoveScreen::applies(kind, attention, layers) ? screened_attack_work(task, heads)
+                                                            : attack_work(task, layers, heads);
+}
 inline bool attack_round_fits(const Task& task, ModelKind kind, AttentionKind attention, int layers,
                               int heads) {
-  if (VertexMoveScreen::applies(kind, attention, layers)) {
-    return screened_attack_work(task, heads) <= kMaxScreenedAttackWork;
+  const double limit =
+      VertexMoveScreen::applies(kind, attention, layers) ? kMaxScreenedAttackWork : kMaxAttackWork;
+  return attack_round_work(task, kind, attention, layers, heads) <= limit;
+}
+// The largest L <= kMaxL at which one round fits (task.n and task.range
+// kept), for refusals that say what would fit; kMinL - 1 when none does.
+inline int attack_max_L(const Task& task, ModelKind kind, AttentionKind attention, int layers,
+                        int heads) {
+  int max_L = kMinL - 1;
+  while (max_L < kMaxL &&
+         attack_round_fits(Task{task.n, max_L + 1, task.range}, kind, attention, layers, heads)) {
+    ++max_L;
   }
-  return attack_work(task, layers, heads) <= kMaxAttackWork;
+  return max_L;
 }
 // The limit's formula for messages: "heads L^3 n^2 <= 2^32" or
 // "layers heads L^4 n^2 <= 2^28".

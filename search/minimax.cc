@@ -441,6 +441,19 @@ double max_abs(const std::vector<std::vector<double>>& rs) {
 
 std::string to_string(Surrogate s) { return s == Surrogate::kLawson ? "lawson" : "least-squares"; }
 
+double single_head_minimax_bytes(const Task& task, int max_per_trigger) {
+  const double n = task.n, L = task.L, P = 2 * n * n;
+  // 8 (6.5 P^2 + 2 P + chunk n^3 + 3 mpt (L - 1) L n) (header)
+  return 8 * (6.5 * P * P + 2 * P + kNormalEquationsChunk * n * n * n +
+              3.0 * max_per_trigger * (L - 1) * L * n);
+}
+
+double deep_minimax_bytes(const Task& task, int layers_heads) {
+  const double P = 2.0 * task.n * task.n * layers_heads;
+  // 8 (9 P^2 + 4 (256 + L n) P) (header)
+  return 8.0 * (9 * P * P + 4 * (256.0 + task.L * task.n) * P);
+}
+
 double mean_probe_bos(const Model<double>& model, const ProbeSet& probes, int layer, int head) {
   double sum = 0;
   long count = 0;

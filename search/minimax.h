@@ -199,6 +199,32 @@ struct MinimaxResult {
   long jacobian_evaluations = 0;
 };
 
+// Memory (bytes) of one minimax of a single-layer single-head ungated
+// model with compressed rows (the default; step 2's NormalEquationsCost),
+// P = 2 n^2 parameters. Every array of size P^2 or L n per input:
+//   G and its Jacobi-scaled copy C, whose factor is taken in place   2 P^2
+//   the structured sums G_AA (n^2 x n^2) and G_AM (n x n^3)          P^2 / 2
+//   Ceres' dense (P + 1) x P Jacobian and its evaluation scratch      2 P (P + 1)
+//   Ceres' normal matrix J^T J and its Cholesky factor (Eigen LLT)    2 P^2
+//   the sums' chunk of kNormalEquationsChunk rows' n^3 products      64 n^3
+//   the active set: up to max_per_trigger inputs per trigger, X, Y
+//   and the Lawson weights, L n doubles each                          3 mpt (L - 1) L n
+//   bytes = 8 (6.5 P^2 + 2 P + 64 n^3 + 3 mpt (L - 1) L n).
+// The Jacobian Ceres sees is P + 1 rows whatever the active set (not the
+// mpt (L - 1) L n rows of the residuals), so the memory grows as n^4, not
+// with L: 235 MB at n = 32, and 31 MB more of active set at L = 64.
+// The probe set (a few MB) and the adversary's buffers are left out.
+double single_head_minimax_bytes(const Task& task, int max_per_trigger);
+
+// The same for several heads or layers with the dense normal solver (the
+// generic compressed block, search/compressed_rows_cost.h), P = 2 n^2
+// layers heads: P x P matrices for the four parts' sums (every rank holds
+// them all), the block's own copy and its factor, Ceres' (P + 1) x P
+// Jacobian, normal matrix and factor (9 P^2), and each part's chunk of at
+// most 256 + L n rows (one input's rows fit in a chunk):
+//   bytes = 8 (9 P^2 + 4 (256 + L n) P).
+double deep_minimax_bytes(const Task& task, int layers_heads);
+
 // Called after every round with its record and that round's model.
 using MinimaxProgress = std::function<void(const MinimaxRecord&, const Model<double>&)>;
 

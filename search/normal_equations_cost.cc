@@ -10,10 +10,8 @@ namespace sinkcert::search {
 
 namespace {
 
-// Terms per block of the structured products: the largest buffer holds
-// kChunk n^3 doubles (2 MB at n = 16), and each product still has kChunk
-// as its inner dimension, long enough for Eigen's blocked kernels.
-constexpr int kChunk = 64;
+// Terms per block of the structured products (normal_equations_cost.h).
+constexpr int kChunk = kNormalEquationsChunk;
 // mu, added to the diagonal of the Jacobi-scaled C (unit diagonal) before
 // its Cholesky factor is taken: C is only semidefinite (the softmax is blind
 // to some directions of A), and its entries carry rounding errors of up to

@@ -74,6 +74,11 @@ struct NormalEquations {
   Vector<double> g;
   double S = 0;
 };
+// Terms per block of the structured products: the largest buffer (Z)
+// holds kNormalEquationsChunk n^3 doubles (2 MB at n = 16), and each
+// product still has it as its inner dimension, long enough for Eigen's
+// blocked kernels.
+inline constexpr int kNormalEquationsChunk = 64;
 // The buffers of one evaluation, kept between evaluations: at n = 16 they
 // are megabytes, and allocating them anew each time (fresh pages from the
 // system) cost about a seventh of the study's time.

@@ -109,14 +109,39 @@ inline constexpr int kMaxBoundBits = 8192;
 // needs and keeps the deadline arithmetic finite.
 inline constexpr double kMaxBoundSeconds = 1e6;
 
+// --- attack (sinkcert attack, check, verify bound's witnesses) --------------
+// One round of the attack cannot be interrupted, so its size is capped
+// (search/attack.h, attack_round_fits, has the cost model and the
+// measurements; a larger --L is refused, naming the largest L that fits):
+//   single-layer softmax, softmax-off-by-one, relu, relu-count-all and
+//   sigmoid models (the vertex move screen, search/vertex_move_screen.h):
+//     heads L^3 n^2 <= kMaxScreenedAttackWork = 2^32 (n = L = 64, or n = 16
+//     with L = 256: about 20 minutes of CPU at the limit);
+//   every other model (deep, softpick, gated: a forward pass per move):
+//     layers heads L^4 n^2 <= kMaxAttackWork = 2^28 (n = 16 with L = 32,
+//     n = 64 with L = 16: about 20 s).
+inline constexpr double kMaxAttackWork = 268435456.0;           // 2^28
+inline constexpr double kMaxScreenedAttackWork = 4294967296.0;  // 2^32
+
 // --- theorem1 ---------------------------------------------------------------
-// Levenberg-Marquardt with a dense Jacobian (search/minimax.h): up to
-// 10 (L - 1) inputs of L n residuals each, times 2 n^2 parameters,
-//   8 * 10 (L - 1) L n * 2 n^2 bytes = 160 (L - 1) L n^3,
-// which must fit kMemoryBudgetBytes (n = 32 allows L <= 29). One round takes
-// 41 s at n = 32 / L = 16 and 35 s at n = 16 / L = 64, and every start and
-// frontier point stops after 600 s: n <= 32 and L <= 64 keep a full study
-// within hours.
+// The search is Levenberg-Marquardt on a single-head model whose rows are
+// summed into one compressed least-squares block (search/minimax.h,
+// search/normal_equations_cost.h): Ceres sees P + 1 rows, P = 2 n^2
+// parameters, whatever the active set, so one search holds about 6.5 P x P
+// matrices of doubles plus its active set (search/minimax.h,
+// single_head_minimax_bytes):
+//   8 (6.5 P^2 + 2 P + 64 n^3 + 3 x 10 (L - 1) L n) bytes,
+// 243 MB at n = L = 32 (peak RSS of the whole program measured there, one
+// thread: 244 MB; at n = 32, L = 64, three rounds: 278 MB), and
+// the searches at once (at most --threads, and at most max(starts, frontier
+// points + 1)) must fit kMemoryBudgetBytes: every n <= 32 and L <= 64 does
+// (9 x 266 MB at n = 32, L = 64). The caps on n and L are for time: at
+// n = L = 32 (--quick, one thread, the other core busy) the first round
+// (M alone) took 11 s and the next seven 19 to 55 s each (23 s of CPU on
+// average), at n = 32, L = 64 62, 96 and 82 s; every start and frontier
+// point stops after 600 s, so a study takes about 80 minutes on one thread
+// at n = L = 32 (3 starts x 600 s, then 8 frontier points x 12 rounds) and
+// about 2 hours at n = 32, L = 64 (every one of them at its 600 s).
 inline constexpr int kMaxTheorem1N = 32;
 inline constexpr int kMaxTheorem1L = 64;
 inline constexpr int kTheorem1MaxInputsPerTrigger = 10;  // MinimaxOptions::max_per_trigger

@@ -62,7 +62,7 @@ printf '{"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
  "weights": [[{"A": [%s], "M": [%s]}]]}\n' "$rows" "$rows" > "$tmp/zero64.json"
 expect 4 '^verdict: NOT ENCLOSED E in \[1\.00000e\+00, inf\]' \
   verify bound --weights "$tmp/zero64.json" --L 64 --seconds 0.5
-expect 2 'command line: --L: expected an integer in \[2, 36\] for n = 64 at --bits 8192 \(one box, L\^2 n \(L \+ n\) max\(1, bits / 512\)\^1\.5 <= 2\^29, .*fewer --bits may fit\), got 64' \
+expect 2 'command line: --L: expected an integer in \[2, 36\] for n = 64 at --bits 8192 \(one box, L\^2 n \(L \+ n\) max\(1, bits / 512\)\^1\.5 <= 2\^29, .*fewer --bits fit a larger L\), got 64' \
   verify bound --weights "$tmp/zero64.json" --L 64 --bits 8192
 
 finish "verify bound"

@@ -10,6 +10,7 @@
 
 #include "search/attack.h"
 #include "src/forward.h"
+#include "src/limits.h"
 #include "src/parameter_layout.h"
 #include "tests/test_util.h"
 
@@ -414,6 +415,25 @@ TEST_CASE("the deep minimax refuses what it does not cover") {
   Model<double> ragged = deep;
   ragged.layers[1].pop_back();
   CHECK_THROWS_AS(minimax(ragged, task, MinimaxOptions{}), std::invalid_argument);
+}
+
+TEST_CASE("one single-head search's memory: P x P matrices, P = 2 n^2, and the active set") {
+  const double n = 32, P = 2 * n * n;
+  const Task short_task{32, 32, TriggerRange::kPaper}, long_task{32, 64, TriggerRange::kPaper};
+  const double short_bytes = single_head_minimax_bytes(short_task, 10);
+  const double long_bytes = single_head_minimax_bytes(long_task, 10);
+  // the matrices do not grow with L: the two sizes differ by the active set
+  // alone, 10 (L - 1) inputs of X, Y and weights, L n doubles each
+  CHECK(long_bytes - short_bytes ==
+        doctest::Approx(8.0 * 3 * 10 * (63.0 * 64 - 31.0 * 32) * n).epsilon(1e-12));
+  // 6.5 P x P matrices of doubles dominate (the peak RSS measured at
+  // n = L = 32 on one thread, whole program included: 244 MB)
+  CHECK(short_bytes >= 8 * 6.5 * P * P);
+  CHECK(short_bytes <= 8 * 7.5 * P * P);
+  // far below the dense Jacobian of the rows, 8 x 10 (L - 1) L n x P bytes
+  // (4.3 GB at n = 32, L = 64): nine searches at once fit the budget there
+  CHECK(long_bytes < 8.0 * 10 * 63 * 64 * n * P / 10);
+  CHECK(9 * long_bytes <= static_cast<double>(kMemoryBudgetBytes));
 }
 
 }  // namespace

@@ -131,18 +131,46 @@ using TakeWitness = std::function<void(int, const std::vector<double>&, const Mp
 // enclosure whose lower end is far below the truth reads as a gap the
 // bound did not close.
 constexpr double kAttackBudgetShare = 0.5;
-// Seconds per unit of search::attack_work for one round of the attack, a
-// guess on the safe side: measured (Release, shared 2-core machine) about
-// 1 s per 2^24 on an idle machine (attack.h; the 2 x 2 path model above:
-// 4.2 s at work 2^26) and 1.8 s per 2^24 with the other core busy; twice
-// the idle figure.
+// The expected seconds of round 0 of the attack on this model, by the cost
+// model of its kind (search/attack.h, attack_round_fits):
+//   unscreened (deep, softpick, gated): kAttackSecondsPerWork x attack_work,
+//     attack_work = layers heads L^4 n^2;
+//   screened (single-layer softmax, softmax-off-by-one, relu,
+//     relu-count-all, sigmoid; search/vertex_move_screen.h):
+//     kScreenedAttackSecondsPerWork x screened_attack_work,
+//     screened_attack_work = heads L^3 n^2.
+// Seconds per unit of search::attack_work, a guess on the safe side:
+// measured (Release, shared 2-core machine) about 1 s per 2^24 on an idle
+// machine (attack.h; the 2 x 2 path model above: 4.2 s at work 2^26) and
+// 1.8 s per 2^24 with the other core busy; twice the idle figure.
 constexpr double kAttackSecondsPerWork = 2.0 / 16777216.0;
+// Seconds per unit of search::screened_attack_work, on the safe side:
+// `sinkcert attack` (round 0, seed 0; Release, the 2-core machine shared,
+// load average about 2.5) measured in wall seconds
+//   n = L = 16, softmax seed 0 of results/benchmarks/pytorch_models/
+//     (2^20):  0.47 s (4.5e-7 per unit: the fixed costs of a small round);
+//   n = L = 32, softmax seed 0 trained by scripts/train_pytorch_models.py
+//     (2^25):  6.1 s (1.8e-7);
+//   n = 16, L = 64, the n = 16 softmax model at L = 64 (2^26): 15.7 s
+//     (2.3e-7; the relu model of seed 0 there: 12.1 s, 1.8e-7);
+// long sequences cost the most per unit (attack.h: n = 16, L = 256, 2.5e-7
+// of CPU), but the bounds take L <= kMaxBoundL = 64. Twice the largest of
+// the rounds that take seconds, 2 x 2.3e-7, rounded up: the other core may
+// be busy, and an attack that overruns its share takes the boxes' time.
+constexpr double kScreenedAttackSecondsPerWork = 4.7e-7;
+inline double attack_seconds(const Task& task, ModelKind kind, AttentionKind attention, int layers,
+                             int heads) {
+  return search::VertexMoveScreen::applies(kind, attention, layers)
+             ? kScreenedAttackSecondsPerWork * search::screened_attack_work(task, heads)
+             : kAttackSecondsPerWork * search::attack_work(task, layers, heads);
+}
 
 // Whether round 0 of the attack (which cannot be interrupted) is expected
 // to fit kAttackBudgetShare of the time left before `deadline`.
-inline bool attack_fits(const Task& task, int layers, int heads, const Deadline& deadline) {
-  const double expected = kAttackSecondsPerWork * search::attack_work(task, layers, heads);
-  return expected <= kAttackBudgetShare * deadline.remaining();
+inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attention, int layers,
+                        int heads, const Deadline& deadline) {
+  return attack_seconds(task, kind, attention, layers, heads) <=
+         kAttackBudgetShare * deadline.remaining();
 }
 
 // Appends one clause to out.budget_note ("; " between clauses).
@@ -223,7 +251,8 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   const search::RankGroup* ranks =
       options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
   bool attack = options.adversary_witnesses &&
-                attack_fits(task, model_in.num_layers(), model_in.num_heads(), deadline);
+                attack_fits(task, model_in.kind, model_in.attention, model_in.num_layers(),
+                            model_in.num_heads(), deadline);
   if (ranks != nullptr) {
     // rank 0's decision on every rank (the time left differs a little from
     // rank to rank): then every rank holds the same witnesses after it

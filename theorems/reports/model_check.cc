@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -146,19 +147,31 @@ std::string sinks_words(Decision d) {
 }
 
 // Why a bound does not fit: the first of its limits (n <= kMaxBoundN,
-// L <= kMaxBoundL, work <= its cap) the model violates, with its value.
+// L <= kMaxBoundL, work <= its cap) the model violates, with its value, and
+// what would fit: the largest --L <= kMaxBoundL whose work(L) is within the
+// cap (n is the weight file's: beyond kMaxBoundN no --L helps).
 std::string violated_size_limit(const std::string& bound, int n, int L, double work,
-                                const std::string& formula, const std::string& cap_text) {
+                                const std::string& formula, const std::string& cap_text, double cap,
+                                const std::function<double(int)>& work_at) {
   std::ostringstream s;
   s << "beyond " << bound << "'s size limits: ";
   if (n > kMaxBoundN) {
-    s << "n = " << n << " > " << kMaxBoundN;
-  } else if (L > kMaxBoundL) {
+    s << "n = " << n << " > " << kMaxBoundN << " (n is the weight file's: no --L fits)";
+    return s.str();
+  }
+  if (L > kMaxBoundL) {
     s << "L = " << L << " > " << kMaxBoundL;
   } else {
     char value[32];
     std::snprintf(value, sizeof value, "%.3g", work);
     s << formula << " = " << value << " > " << cap_text;
+  }
+  int max_L = kMinL - 1;
+  while (max_L < kMaxBoundL && work_at(max_L + 1) <= cap) ++max_L;
+  if (max_L >= kMinL) {
+    s << "; --L " << max_L << " or less fits";
+  } else {
+    s << "; no --L fits this model";
   }
   return s.str();
 }
@@ -247,8 +260,19 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   {
     const Clock::time_point t = Clock::now();
     const double share = (deep_fits ? kAttackShare : kAttackAloneShare) * options.seconds;
-    if (search::attack_work(task, file.num_layers(), file.num_heads()) > search::kMaxAttackWork) {
-      r.attack_note = "one round is beyond the attack's work limit (layers heads L^4 n^2 > 2^28)";
+    // the limit of `sinkcert attack` (search/attack.h, attack_round_fits)
+    if (!search::attack_round_fits(task, file.kind, file.attention, file.num_layers(),
+                                   file.num_heads())) {
+      const int max_L = search::attack_max_L(task, file.kind, file.attention, file.num_layers(),
+                                             file.num_heads());
+      const double work = search::attack_round_work(task, file.kind, file.attention,
+                                                    file.num_layers(), file.num_heads());
+      r.attack_note = "one round at L = " + std::to_string(task.L) +
+                      " is beyond the attack's work limit " +
+                      search::attack_limit_text(file.kind, file.attention, file.num_layers()) +
+                      " (here " + plain(work, 3) + "; src/limits.h); " +
+                      (max_L >= kMinL ? "--L " + std::to_string(max_L) + " or less fits"
+                                      : "no --L fits this model");
       r.steps.push_back({"attack", share, since(t), "NOT APPLICABLE: " + r.attack_note});
     } else {
       say("attack (" + seconds_text(share) + ")");
@@ -284,16 +308,17 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     // (app/verify_command.cc: the first pass has no budget check)
     const double work = deep * task.L * task.L * task.L * task.n * task.n;
     // the uninterrupted work, capped as for verify bound (limits.h)
-    const double capped_work =
-        single ? single_layer_bound_box_work(task.n, task.L, o.bits)
-               : deep_bound_work(task.n, task.L, o.bits, file.num_layers(), file.num_heads());
-    if (file.n > kMaxBoundN || task.L > kMaxBoundL ||
-        capped_work > (single ? kMaxSingleLayerBoxWork : kMaxBoundWork)) {
+    const auto capped_work = [&](int L) {
+      return single ? single_layer_bound_box_work(task.n, L, o.bits)
+                    : deep_bound_work(task.n, L, o.bits, file.num_layers(), file.num_heads());
+    };
+    const double cap = single ? kMaxSingleLayerBoxWork : kMaxBoundWork;
+    if (file.n > kMaxBoundN || task.L > kMaxBoundL || capped_work(task.L) > cap) {
       r.worst_case = not_applicable(
-          violated_size_limit("the bound", file.n, task.L, capped_work,
+          violated_size_limit("the bound", file.n, task.L, capped_work(task.L),
                               single ? "one box's L^2 n (L + n) max(1, bits / 512)^1.5"
                                      : "the first pass's layers heads L^3 n^2 max(1, bits / 1024)",
-                              single ? "2^29" : "2^24"));
+                              single ? "2^29" : "2^24", cap, capped_work));
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
     } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {
@@ -323,7 +348,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     const Clock::time_point t = Clock::now();
     const double share = left();
     const double c = task.n - 3;
-    const double work = file.num_heads() * task.L * (task.L - 1) / 2.0 * c * c * c;
+    const auto work_at = [&](int L) { return file.num_heads() * L * (L - 1) / 2.0 * c * c * c; };
+    const double work = work_at(task.L);
     if (!single) {
       r.min_bos = not_applicable(
           "check's BOS bound covers single-layer models (its reduction to the query's content "
@@ -332,7 +358,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       r.min_bos = not_applicable("the BOS bound does not cover softpick's minimum");
     } else if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBosWork) {
       r.min_bos = not_applicable(violated_size_limit("the BOS bound", file.n, task.L, work,
-                                                     "H L (L - 1) (n - 3)^3 / 2", "2^25"));
+                                                     "H L (L - 1) (n - 3)^3 / 2", "2^25",
+                                                     kMaxBosWork, work_at));
     } else if (share < kMinBoundSeconds) {
       r.min_bos = not_started(0, 1);
     } else {

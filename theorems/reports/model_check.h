@@ -30,6 +30,10 @@
 // what is left when each starts, so time a step does not use passes on:
 //   attack:          kAttackShare of S (at least its round 0, which is not
 //                    interruptible: about 1 s at n = L = 16 for one head);
+//                    it runs wherever `sinkcert attack` accepts the size
+//                    (search/attack.h, attack_round_fits), so near that
+//                    limit (minutes at n = L = 64) round 0 alone may
+//                    overrun S;
 //   worst-case bound: kBoundShare of what is left then (all of it when the
 //                    BOS bound does not apply);
 //   BOS bound:       what is left then.

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "search/minimax.h"
 #include "src/input_error.h"
 #include "src/json_reader.h"
 #include "src/limits.h"
@@ -90,12 +91,14 @@ namespace {
 constexpr int kMaxStarts = 10;
 constexpr int kMaxRounds = 10000;
 
-// The sizes a single-layer search runs at (the theorem1 and normalization
-// studies): n, L within the theorem1 command's limits and the dense
-// Jacobian, 8 kTheorem1MaxInputsPerTrigger (L-1) L n 2 n^2 bytes (the
-// Jacobian per head, times `heads`), within the memory budget.
+// The sizes a search runs at (the theorem1, normalization and theorem2
+// studies): n, L within the theorem1 command's limits and one search's
+// memory (the studies of a sweep run on one thread) within the budget:
+// single-head, search/minimax.h's single_head_minimax_bytes (as `sinkcert
+// theorem1` checks it); `heads` = layers x heads > 1, deep_minimax_bytes
+// (as `sinkcert theorem2`).
 void check_search_task(const SweepConfig& c, const std::string& file, const std::string& study,
-                       double heads = 1) {
+                       int heads = 1) {
   if (c.task.n > kMaxTheorem1N) {
     throw InputError(file, "axes.n",
                      "expected an integer in [3, " + std::to_string(kMaxTheorem1N) + "] for the " +
@@ -106,12 +109,12 @@ void check_search_task(const SweepConfig& c, const std::string& file, const std:
                      "expected an integer in [2, " + std::to_string(kMaxTheorem1L) + "] for the " +
                          study + " study, got " + std::to_string(c.task.L));
   }
-  // the search's dense Jacobian, as `sinkcert theorem1` checks it
-  const double n = c.task.n, L = c.task.L;
-  const double bytes = 8.0 * kTheorem1MaxInputsPerTrigger * (L - 1) * L * n * 2 * n * n * heads;
+  const double bytes = heads == 1
+                           ? search::single_head_minimax_bytes(c.task, kTheorem1MaxInputsPerTrigger)
+                           : search::deep_minimax_bytes(c.task, heads);
   if (bytes > static_cast<double>(kMemoryBudgetBytes)) {
-    throw InputError(file, "axes.L",
-                     "expected n, L whose search Jacobian (160 (L-1) L n^3 bytes per head) fits " +
+    throw InputError(file, "axes.n",
+                     "expected n, L whose search (P x P matrices, P = 2 n^2 layers heads) fits " +
                          std::to_string(kMemoryBudgetBytes >> 30) + " GiB, got n = " +
                          std::to_string(c.task.n) + ", L = " + std::to_string(c.task.L));
   }

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <string>
 
+#include "search/attack.h"
 #include "search/paper_recipe.h"
 #include "src/constructions.h"
+#include "src/limits.h"
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
@@ -88,11 +90,12 @@ TEST_CASE("a random model does not solve the task, with a certified witness") {
 }
 
 TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever else runs") {
-  // L = 100: one attack round and the bound's first pass are beyond their
+  // L = 100, gated attention (no vertex move screen): one attack round
+  // (L^4 n^2 = 2.5e9 > 2^28) and the bound's first pass are beyond their
   // size limits, so the probes are the only inputs evaluated
   const Task task{kN, 100, TriggerRange::kPaper};
   WeightFile file =
-      weight_file_from_model(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 3));
+      weight_file_from_model(testing::random_model(kN, AttentionKind::kGated, 1.0, 3));
   file.path = "mem.json";
   CheckOptions options;
   options.seconds = 1;
@@ -100,9 +103,13 @@ TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever 
   INFO(r.summary());
   REQUIRE_FALSE(r.attack);
   CHECK(r.worst_case.verdict == Verdict::kNotApplicable);
-  // each refusal names the limit the model violates, with its value
-  CHECK(r.worst_case.why == "beyond the bound's size limits: L = 100 > 64");
-  CHECK(r.min_bos.why == "beyond the BOS bound's size limits: L = 100 > 64");
+  // each refusal names the limit the model violates, with its value, and
+  // the --L that would fit (n = 5: L^4 n^2 <= 2^28 up to L = 57)
+  CHECK(r.attack_note ==
+        "one round at L = 100 is beyond the attack's work limit layers heads L^4 n^2 <= 2^28 "
+        "(here 2.5e+09; src/limits.h); --L 57 or less fits");
+  CHECK(r.worst_case.why == "beyond the bound's size limits: L = 100 > 64; --L 64 or less fits");
+  CHECK(r.min_bos.why == "beyond the BOS bound's size limits: L = 100 > 64; --L 64 or less fits");
   // the certified value at the worst probe: its double value up to the
   // double evaluation's rounding (relative 1e-12, thousands of ulps at L =
   // 100), and it is the report's lower end
@@ -117,6 +124,34 @@ TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever 
   const CheckReport small = run(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 3));
   REQUIRE(small.attack);
   CHECK(small.e_lower >= small.probe_witness.certified);
+}
+
+TEST_CASE("check runs the attack wherever `sinkcert attack` would: the screened round's limit") {
+  // single-layer softmax at n = 5, L = 65: the screened round's work
+  // heads L^3 n^2 = 6.9e6 is within 2^32 (about a second), while the
+  // unscreened estimate layers heads L^4 n^2 = 4.5e8 exceeds 2^28, which
+  // check once applied to every model
+  const Task task{kN, 65, TriggerRange::kPaper};
+  WeightFile file =
+      weight_file_from_model(testing::random_model(kN, AttentionKind::kSoftmax, 1.0, 5));
+  file.path = "mem.json";
+  REQUIRE(search::attack_round_fits(task, file.kind, file.attention, 1, 1));
+  REQUIRE(search::attack_work(task, 1, 1) > kMaxAttackWork);
+  CheckOptions options;
+  options.seconds = 1;  // round 0 runs whatever the share
+  const CheckReport r = check_model(file, task, options);
+  INFO(r.summary());
+  REQUIRE(r.attack);
+  CHECK(r.attack_note.empty());
+  CHECK(r.attack->rounds >= 1);
+  CHECK(r.attack->screened_moves > 0);
+  // its certified witness is a lower end of E, at least the probes' worst
+  CHECK(r.attack->best.certified > 0);
+  CHECK(r.e_lower >= r.attack->best.certified);
+  CHECK(r.e_lower >= r.probe_witness.certified);
+  CHECK(r.witness_tokens.rows() == task.L);
+  CHECK_FALSE(contains(r.summary(), "attack: NOT APPLICABLE"));
+  CHECK_FALSE(contains(r.summary(), "0.000e+00 <= E <= inf"));
 }
 
 TEST_CASE("the ReLU construction: EXACT zero error, no sink; a broken one is caught") {
