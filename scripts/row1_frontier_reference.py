@@ -21,8 +21,10 @@ The lower curve (k = n - 3 content coordinates, a = L - 2):
 
 G has a closed form (a polynomial plus one logarithm, `G_closed`), checked
 against numerical quadrature (`G_quad`); g is found by bisection. The upper
-curve is U(delta) = (L-1) delta / (1 + (2L-3) delta) (EXACT rational for a
-rational delta).
+curve is U(delta) = (L-2) delta / (1 + (2L-5) delta), the infimum loss of
+the family `upper_family` (ordinary queries ignore the trigger key); the
+family that attends to it gives U1(delta) = (L-1) delta / (1 + (2L-3) delta)
+(both EXACT rationals for a rational delta).
 
 Usage:
   row1_frontier_reference.py table [--digits D] [--doc docs/methods.md]
