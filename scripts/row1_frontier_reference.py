@@ -44,7 +44,9 @@ Usage:
       dependent perturbation), certifies an upper end E_hi of their worst-case
       loss with `SINKCERT verify bound`, and checks mean deficit <= G(E_hi):
       CERTIFIED for E_hi; the mean deficit of the perturbed model is a
-      NUMERIC(53) quadrature.
+      NUMERIC(53) quadrature. With --searched: a stored searched model,
+      E <= 0.2526 certified by `verify bound --claim` (slow), D by quadrature
+      (NUMERIC), compared with G and with U(D).
 
 Evidence: every table value is NUMERIC(p) (mpmath at p bits) except U, which
 is EXACT; a worst-case loss estimated here from the forward pass at vertices
@@ -677,6 +679,48 @@ def cmd_mutate(args):
     return 0 if caught_all else 1
 
 
+# A model found by a search (Adam on (A, M) against adversarial inputs, with
+# the row-1 mean deficit held at 1/5 and up), n = 5, L = 4: content-dependent
+# attention (a self term decreasing in |c|^2), u_{n-1} < 0, ordinary queries
+# ignoring the trigger key. `certify --searched` certifies E <= SEARCHED_CLAIM
+# and compares with U(D): the upper family is not the frontier.
+SEARCHED_A = [
+    ["0.014509928394142913", "-0.02117543338277417",
+     "-0.08430920839281562", "-0.030786645097740213",
+     "0.0496239661543115"],
+    ["-13.819786779316473", "0.5561819703648906",
+     "0.0008531502175949497", "-0.0006969881199671544",
+     "0.15647812646454096"],
+    ["-0.05451473579840654", "-0.056042281472739944",
+     "-0.1704647561149846", "0.0007076376609067221",
+     "-0.0542909026493968"],
+    ["0.041678565231711096", "0.04048733805842879",
+     "0.0003307496281804678", "-0.16998132048900225",
+     "0.0414554848426749"],
+    ["0.009453774459585883", "-5.757513373109285",
+     "-0.0006144960079288778", "0.00034206790159959884",
+     "-1.2432641078617164"],
+]
+SEARCHED_M = [
+    ["-0.025484773855424803", "0.009511575177597245",
+     "0.01746941129228035", "0.014990429958464844",
+     "-0.0034358113071692254"],
+    ["0.0595438671131892", "0.7808385736970674",
+     "0.0005817340862755418", "0.0005011682106236116",
+     "-0.005413891725006394"],
+    ["8.824915276406983e-05", "-1.9368225225305794e-05",
+     "0.7541084469315872", "-0.00017717905234375833",
+     "-0.00041047361853027454"],
+    ["-0.0003904825820059931", "-0.000407166563791023",
+     "-6.339390340317342e-06", "0.7539180821074429",
+     "0.00029071840830477034"],
+    ["-0.16788410088993772", "0.11902081393636725",
+     "-0.0013294576074028364", "0.0011931505912593466",
+     "0.7581366910081436"],
+]
+SEARCHED_CLAIM = "0.2526"
+
+
 # ---------------------------------------------------------------------------
 # CERTIFIED check with sinkcert verify bound (n = 5, L = 4).
 # ---------------------------------------------------------------------------
@@ -729,7 +773,51 @@ def row1_deficit_exact(Aq, n, c):
     return 1 / (1 + mp.exp(s10 - s11))
 
 
+def certify_searched(args):
+    """E of the searched model <= SEARCHED_CLAIM (CERTIFIED, verify bound
+    --claim) and D (NUMERIC: tanh-sinh quadrature of a smooth integrand in
+    mpmath): checks D <= G(claim) (the theorem) and claim < U(D)."""
+    mp.mp.dps = 30
+    n, L = 5, 4
+    Aq = [[Fraction(v) for v in row] for row in SEARCHED_A]
+    A = [[mp.mpf(q.numerator) / q.denominator for q in row] for row in Aq]
+
+    def alpha(c1, c2):
+        x = [0, 0, c1, c2, 1]
+        s11 = mp.fsum(x[a] * A[a][b] * x[b] for a in range(n) for b in range(n))
+        s10 = mp.fsum(x[a] * A[a][0] for a in range(n))
+        return 1 / (1 + mp.exp(s10 - s11))
+
+    D = mp.quad(alpha, [-1, 1], [-1, 1]) / 4
+    U = (L - 2) * D / (1 + (2 * L - 5) * D)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "searched.weights.json")
+        doc = {"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
+               "attention": "softmax", "n": n, "layers": 1, "heads": 1,
+               "weights": [[{"A": SEARCHED_A, "M": SEARCHED_M}]],
+               "metadata": {"task": {"L": L, "trigger_range": "paper"}}}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        out = subprocess.run([args.sinkcert, "--quiet", "verify", "bound", "--weights", path,
+                              "--L", str(L), "--claim", SEARCHED_CLAIM, "--boxes", "1500000",
+                              "--seconds", str(max(args.seconds, 1800)), "--json"],
+                             capture_output=True, text=True)
+    rep = json.loads(out.stdout)
+    claim = mp.mpf(SEARCHED_CLAIM)
+    verified = rep.get("verdict") == "VERIFIED"
+    print("searched model: verify bound --claim %s: %s, E in [%s, %s] CERTIFIED (%s boxes)"
+          % (SEARCHED_CLAIM, rep.get("verdict"), rep["lo"], rep["hi"], rep.get("boxes")))
+    print("  D = %s NUMERIC(%d) (quadrature); U(D) = %s; g(D) = %s"
+          % (mp.nstr(D, 12), mp.mp.prec, mp.nstr(U, 12), mp.nstr(g_of(D, n, L), 12)))
+    ok = verified and D <= G_closed(claim, n, L)
+    print("  D <= G(claim) (the theorem): %s; claim < U(D) (below the upper family): %s"
+          % (D <= G_closed(claim, n, L), claim < U))
+    return 0 if ok else 1
+
+
 def cmd_certify(args):
+    if args.searched:
+        return certify_searched(args)
     mp.mp.dps = 30
     n, L = 5, 4
     rng = np.random.default_rng(7)
@@ -805,6 +893,8 @@ def main():
     v = sub.add_parser("certify")
     v.add_argument("sinkcert")
     v.add_argument("--seconds", type=float, default=120)
+    v.add_argument("--searched", action="store_true",
+                   help="certify the searched model below U instead (about 15 minutes on one core)")
     args = ap.parse_args()
     return {"table": cmd_table, "check": cmd_check, "mutate": cmd_mutate,
             "certify": cmd_certify}[args.cmd](args)
