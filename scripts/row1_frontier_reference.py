@@ -33,7 +33,8 @@ Usage:
   row1_frontier_reference.py check [--seed S] [--models N] [--steps N] [--mutate M]
       every lemma on random and adversarially perturbed near-solution models
       (n = 5, L = 4 and n = 6, L = 5); exits 1 on any violation. With
-      --mutate M the pair check uses mutant M's phi and must fail.
+      --mutate M the pair check uses mutant M's phi: exit 0 when it reports
+                 violations (the mutant is caught), 1 when it does not.
   row1_frontier_reference.py mutate
       mutated derivations (a flipped sign, a changed constant): each mutant's
       "lower curve" must exceed the worst-case loss of an explicit model with
@@ -605,6 +606,13 @@ def cmd_check(args):
         print("VIOLATIONS (%d):" % len(ck.fail))
         for line in ck.fail[:20]:
             print("  " + line)
+        if args.mutate:
+            # the mutant must be caught: its violations are the expected outcome
+            print("mutant %s caught by the lemma check" % args.mutate)
+            return 0
+        return 1
+    if args.mutate:
+        print("FAIL: mutant %s was not caught by the lemma check" % args.mutate)
         return 1
     print("every lemma held (FLOAT_SLACK %g)" % FLOAT_SLACK)
     return 0
@@ -888,7 +896,7 @@ def main():
     c.add_argument("--models", type=int, default=40)
     c.add_argument("--steps", type=int, default=60)
     c.add_argument("--mutate", choices=sorted(MUTATIONS), default=None,
-                   help="check the pair bound against a mutated phi (must report violations)")
+                   help="check the pair bound against a mutated phi (exit 0 iff it reports violations)")
     sub.add_parser("mutate")
     v = sub.add_parser("certify")
     v.add_argument("sinkcert")
