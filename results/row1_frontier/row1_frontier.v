@@ -51,9 +51,8 @@
                                 (alpha(c) + alpha(c^(d)))/2 <= phi(t), with
                                 alpha = f(o), on each branch of phi: both
                                 bounds (K < 1, K < t), the flag alone (K < 1;
-                                o_C = inf) and the pair alone (K < t; o_F = inf).
-                                When neither holds phi = f(inf) = 1 and f_range
-                                is the bound.
+                                o_C = inf), the pair alone (K < t; o_F = inf)
+                                and neither (phi = f(inf) = 1: the mean is < 1).
 
    NOT in Coq (on paper in docs/methods.md, checked numerically by
    scripts/row1_frontier_reference.py):
@@ -437,7 +436,9 @@ Definition content_rows
   (1 - alpha) * u_c + alpha * mo_c = q_c.
 
 (* Lemma 7 (the pointwise bound) from the row equations of c (sign s) and
-   c^(d) (sign -s); alpha(c) = f(o), alpha(c^(d)) = f(o'). *)
+   c^(d) (sign -s); alpha(c) = f(o), alpha(c^(d)) = f(o'). The four
+   conjuncts are the four branches of phi(t) = f(min(o_F, o_C(t))), with
+   o_F = inf when K >= 1 and o_C(t) = inf when t <= t0 = K. *)
 Theorem row1_pointwise :
   forall (L eps t s u_f u_c : R)
          (W gamma mt_f mt_c r_f r_c r2_f r2_c mo_f mo_c q_f q_c o : R)
@@ -451,7 +452,8 @@ Theorem row1_pointwise :
   let oC := eps / ((L - 2) * t - 2 * (L - 1) * eps) in
   (K < 1 -> K < t -> (f o + f o') / 2 <= f (Rmin oF oC)) /\
   (K < 1 -> (f o + f o') / 2 <= f oF) /\
-  (K < t -> (f o + f o') / 2 <= f oC).
+  (K < t -> (f o + f o') / 2 <= f oC) /\
+  (f o + f o') / 2 < 1.
 Proof.
   intros L eps t s u_f u_c W gamma mt_f mt_c r_f r_c r2_f r2_c mo_f mo_c q_f q_c o
          W' gamma' mt_f' mt_c' r_f' r_c' r2_f' r2_c' mo_f' mo_c' q_f' q_c' o'
@@ -479,7 +481,7 @@ Proof.
     replace (- s * mo_c') with (- (s * mo_c')) in Hminus by ring.
     exact (pair_odds_bound L eps t s u_c mo_c mo_c' q_c q_c' o o'
              HL Ho Ho' Hqc Hqc' Hs Ht Hplus Hminus HOc HOc'). }
-  split; [| split].
+  split; [| split; [| split]].
   - intros HK Ht. destruct (HF HK) as [H1 H2].
     exact (pointwise_bound o o' oF oC Ho Ho' H1 H2 (HC Ht)).
   - intro HK. destruct (HF HK) as [H1 H2].
@@ -488,6 +490,7 @@ Proof.
   - intro Ht.
     apply Rle_trans with (f ((o + o') / 2)); [apply f_concave_midpoint; assumption |].
     apply f_increasing. split; [lra | exact (HC Ht)].
+  - pose proof (f_range o Ho). pose proof (f_range o' Ho'). lra.
 Qed.
 
 (* The axioms each lemma rests on: only those of Coq's standard reals.
