@@ -22,22 +22,20 @@ if ! command -v coqc > /dev/null 2>&1; then
   exit 77
 fi
 . "$(dirname "$0")/cli_expect.sh"
-
-# The axioms of Coq's standard real numbers (Reals), the only ones allowed.
-allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
+. "$(dirname "$0")/../coq_axioms.sh"
 
 # coq_accepts FILE: coqc checks FILE (run in $tmp, which gets any file coqc
-# writes), and the axioms it prints (Print
-# Assumptions) are all allowed ones.
+# writes), and the axioms it prints (Print Assumptions) are all the standard
+# reals' ones (coq_allowed_axioms, tests/coq_axioms.sh).
 coq_accepts() {
   if ! (cd "$tmp" && coqc "$1") > "$tmp/coq.out" 2>&1; then
     fail "coqc rejected $1:"
     head -20 "$tmp/coq.out"
     return
   fi
-  awk '/^Axioms:/ {on = 1; next} on && /^[^ ]/ {print $1}' "$tmp/coq.out" > "$tmp/axioms"
+  coq_axioms "$tmp/coq.out" > "$tmp/axioms"
   grep -q 'sig_forall_dec' "$tmp/axioms" || fail "$1: no axiom list printed"
-  if grep -Ev "$allowed" "$tmp/axioms" > "$tmp/extra"; then
+  if grep -Ev "$coq_allowed_axioms" "$tmp/axioms" > "$tmp/extra"; then
     fail "$1 rests on axioms beyond the standard reals: $(tr '\n' ' ' < "$tmp/extra")"
   fi
 }
