@@ -79,11 +79,8 @@ expect 2 'command line: --gap: .*> 0' verify bos --weights "$tmp/sink.json" --L 
 # the first pass is capped (H L^2 (n - 3)^3 / 2 <= 2^25): --L itself stops
 # at 64, and a model of n = 64 at L = 17
 expect 2 'command line: --L: .*\[2, 64\]' verify bos --weights "$tmp/sink.json" --L 65
-row=$(printf '0, %.0s' $(seq 63))0
-rows=$(printf "[$row], %.0s" $(seq 63))"[$row]"
-printf '{"format": "sinkcert-weights", "version": 1, "kind": "single-layer",
- "attention": "softmax", "n": 64, "layers": 1, "heads": 1,
- "weights": [[{"A": [%s], "M": [%s]}]]}\n' "$rows" "$rows" > "$tmp/zero64.json"
+. "$(dirname "$0")/zero_model.sh"
+zero_model 64 "$tmp/zero64.json"
 expect 2 'command line: --L: expected an integer in \[2, 17\] for n = 64' \
   verify bos --weights "$tmp/zero64.json" --L 18
 # residual files: every (layer, head) enclosed (theorems/bounds/deep_bos_bound.h). One
