@@ -41,6 +41,8 @@ TABLES = [
      ["t2_theorem2_study", "t2b_theorem2_every_head", "t2c_theorem2_certified"]),
     ("Which normalizations need a sink",
      ["normalizations_n5_L4", "normalizations_n16_L16"]),
+    ("The row-1 frontier: certified lower curve and certified models",
+     ["q1_row1_frontier"]),
 ]
 
 # The benchmark outputs, each with what it measures and the program that

@@ -16,11 +16,11 @@ bin="$1"
 tables="p1_sink_loss p1_sink_bos p3_relu_certificate p4_beyond_double b1_worst_case_bound
   p2_search_models p5_refined_search_path c1_certified_path t1_hypothesis_edges
   t2_theorem2_study t2b_theorem2_every_head t2c_theorem2_certified normalizations_n5_L4 normalizations_n16_L16
-  p5_refined_paper_size"
+  p5_refined_paper_size q1_row1_frontier"
 
 # 1. Into an empty folder: everything.
 mkdir "$tmp/empty"
-expect 0 '^appendix: 15 tables, 12 figures under' appendix --quick --out "$tmp/empty"
+expect 0 '^appendix: 16 tables, 13 figures under' appendix --quick --out "$tmp/empty"
 out="$tmp/empty"
 for t in $tables; do
   for ext in tex csv json; do
@@ -49,7 +49,10 @@ done
 if command -v gnuplot > /dev/null 2>&1; then
   [ -s "$out/figures/f1_sink_precision.pdf" ] || fail "F1 not rendered"
 fi
-[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 12 ] || fail "appendix.tex: not 12 figure captions"
+[ "$(grep -c '^\\caption{' "$out/appendix.tex")" -eq 13 ] || fail "appendix.tex: not 13 figure captions"
+grep -q '^5,4,0.5,2.382030195e-01,4.00000000[0-9]e-01,2/5,' "$out/tables/q1_row1_frontier.csv" ||
+  fail "Q1 lacks its n = 5, L = 4, delta = 0.5 row"
+[ -s "$out/tables/q1_row1_n16_L16_delta0.01.weights.json" ] || fail "Q1's model files not written"
 grep -q '^"*theorem2/n5_L4/eps_one_delta0.5"* 5 [01] [01] ' "$out/figures/f3_theorem2_certified.dat" ||
   fail "F3 lacks the eps_one model's point"
 grep -q 'caption{\\texttt' "$out/appendix.tex" && fail "a figure's caption is its file name"

@@ -25,6 +25,7 @@
 #include "theorems/reports/attention_figures.h"
 #include "theorems/reports/certified_path_report.h"
 #include "theorems/reports/precision_report.h"
+#include "theorems/reports/row1_frontier_report.h"
 #include "theorems/reports/study_json.h"
 #include "theorems/reports/theorem1_report.h"
 #include "theorems/reports/theorem2_certified_report.h"
@@ -159,6 +160,15 @@ class Computations {
   // T2c's budgets and rows (the models of t2c_models), shared by T2c and F3.
   Theorem2CertifiedOptions t2c_options() const;
   const std::vector<Theorem2CertifiedRow>& t2c();
+  // Q1's rows (the row-1 frontier), shared by Q1 and F4.
+  const std::vector<Row1FrontierRow>& q1() {
+    if (!q1_) {
+      say("Q1: row-1 frontier, 12 certified lower ends and model losses");
+      q1_ = row1_frontier_rows(q1_sizes(), q1_deltas());
+    }
+    return *q1_;
+  }
+  RunInfo q1_info() const { return info(0, "MPFI 128 bits"); }
   RunInfo p1_info() const {
     return info(0,
                 "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
@@ -176,6 +186,7 @@ class Computations {
   std::optional<RefinedPath> p5_;
   std::optional<std::vector<CertifiedPathRow>> c1_;
   std::optional<std::vector<Theorem2CertifiedRow>> t2c_;
+  std::optional<std::vector<Row1FrontierRow>> q1_;
 };
 
 // T2c's models, relative to the models folder: the Theorem 2 study's path
@@ -550,6 +561,26 @@ std::vector<Entry> registry(RunSize size) {
       return Built{std::move(t), info, {}, {}};
     });
   }
+  // Q1 and F4: the row-1 frontier's certified ends (theorems/studies/row1_frontier.h);
+  // the twelve upper models as exact weight files beside the table.
+  table(
+      "q1_row1_frontier", {},
+      [](Computations& c) {
+        Built b{q1_table(c.q1()), c.q1_info(), {}, {}};
+        for (const Row1FrontierRow& r : c.q1()) {
+          WeightFile file = r.model.file;
+          file.metadata["run_info"] = to_json(b.info);
+          b.weight_files.emplace_back(r.file, std::move(file));
+        }
+        return b;
+      },
+      "Q1", 5);
+  figure(
+      "f4_row1_frontier", {},
+      [](Computations& c) {
+        return Built{q1_figure(c.q1()), c.q1_info(), {}, {}};
+      },
+      "Q1", 0);
   // P5 at the paper's size, as its benchmark wrote it (refined_path_benchmark
   // --out p5_paper_size; two minutes of MPFR and MPFI work, not redone here).
   {

@@ -13,6 +13,8 @@
 //   figures/attention_*.{dat,gp,pdf,png}  the attention figures
 //                                    (theorems/reports/attention_figures.h)
 //   tables/p5_refined_s*.weights.json  the refined models of P5
+//   tables/q1_row1_*.weights.json     the row-1 frontier's upper models of Q1
+//                                    (theorems/studies/row1_frontier.h)
 // Inputs: the committed search models, study runs and trained figure models
 // under the models folder (--models, default: results/ of the current
 // directory), never under

@@ -37,6 +37,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                        "normalizations_n5_L4",
                                        "normalizations_n16_L16",
                                        "p5_refined_paper_size",
+                                       "q1_row1_frontier",
+                                       "f4_row1_frontier",
                                        "theorem1_path",
                                        "theorem1_frontier",
                                        "theorem1_nuance",
@@ -56,7 +58,7 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   CHECK(names(appendix_registry(RunSize::kFull)) == expected);
   int figures = 0;
   for (const auto& a : registry) figures += a.kind == ArtifactKind::kFigure;
-  CHECK(figures == 12);
+  CHECK(figures == 13);
   // P5 and P2 read the committed search models, relative to --models
   for (const auto& a : registry) {
     if (a.name == "p5_refined_search_path") {
@@ -75,7 +77,9 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
                                                        {"c1_certified_path", "P5"},
                                                        {"f2_certified_path", "P5"},
                                                        {"t2c_theorem2_certified", "T2c"},
-                                                       {"f3_theorem2_certified", "T2c"}};
+                                                       {"f3_theorem2_certified", "T2c"},
+                                                       {"q1_row1_frontier", "Q1"},
+                                                       {"f4_row1_frontier", "Q1"}};
     CHECK(a.job == (shared.count(a.name) ? shared.at(a.name) : a.name));
     // the attention figures read their committed recipe models
     if (a.name == "attention_relu_4x4_one_input") {
