@@ -66,6 +66,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/exact/coq_export.h"
 #include "theorems/exact/relu_exact_checker.h"
+#include "theorems/studies/row1_frontier.h"
 
 namespace sinkcert::cli {
 
@@ -424,6 +425,20 @@ std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
   return c;
 }
 
+// What the row-1 frontier theorem gives this model from the certified upper
+// end of its E (theorems/studies/row1_frontier.h): a line before the verdict
+// and "row1" in the JSON.
+void with_row1_consequence(const WeightFile& file, const Task& task, const Mpfr& e_upper,
+                           std::string& text, nlohmann::json& json) {
+  const theorems::Row1Consequence c = theorems::row1_consequence(
+      file.kind, file.attention, file.num_layers(), file.num_heads(), task, e_upper);
+  json["row1"] = theorems::to_json(c);
+  if (!c.applies) return;  // the JSON says why; the report stays as it was
+  const std::size_t at = text.find("\nverdict:");
+  text.insert(at == std::string::npos ? text.size() : at + 1,
+              theorems::row1_consequence_text(c) + "\n");
+}
+
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // One box's evaluation is not interrupted by the budget, nor a deep
   // model's first pass: their work is capped (limits.h). Work is measured
@@ -473,20 +488,22 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
     const theorems::UpperBoundCheck check =
         deep ? theorems::check_deep_upper_bound(model, task, *claim, options)
              : theorems::check_upper_bound(model, task, *claim, options);
-    finish_box_run(opt, ctx,
-                   deep ? theorems::deep_summary_text(model, check, task)
-                        : theorems::summary_text(check, task),
-                   theorems::to_json(check, task), theorems::witness_input(check.bound, task),
-                   check.verdict, ranks.root);
+    nlohmann::json json = theorems::to_json(check, task);
+    std::string text = deep ? theorems::deep_summary_text(model, check, task)
+                            : theorems::summary_text(check, task);
+    if (!deep) with_row1_consequence(file, task, check.bound.upper, text, json);
+    finish_box_run(opt, ctx, text, json, theorems::witness_input(check.bound, task), check.verdict,
+                   ranks.root);
   } else {
     const theorems::WorstCaseBound bound =
         deep ? theorems::bound_deep_worst_case(model, task, options)
              : theorems::bound_worst_case(model, task, options);
+    nlohmann::json json = theorems::to_json(bound, task, opt.gap);
+    std::string text = deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
+                            : theorems::summary_text(bound, task, opt.gap);
+    if (!deep) with_row1_consequence(file, task, bound.upper, text, json);
     // without a claim: ENCLOSED or NOT ENCLOSED, never VERIFIED
-    finish_box_run(opt, ctx,
-                   deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
-                        : theorems::summary_text(bound, task, opt.gap),
-                   theorems::to_json(bound, task, opt.gap), theorems::witness_input(bound, task),
+    finish_box_run(opt, ctx, text, json, theorems::witness_input(bound, task),
                    bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed,
                    ranks.root);
   }

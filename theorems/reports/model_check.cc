@@ -430,6 +430,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.solves = v.decision;
     r.solves_text = v.text;
   }
+  r.row1 = row1_consequence(file.kind, file.attention, file.num_layers(), file.num_heads(), task,
+                            Mpfr(r.e_upper));
   // sinks: the certified min BOS where it ran, else the probe set
   if (r.min_bos.verdict != Verdict::kNotApplicable && r.min_bos.started) {
     const BarVerdict v = sinks_verdict(Mpfr(r.min_bos.lower), Mpfr(r.min_bos.upper),
@@ -484,6 +486,7 @@ nlohmann::json CheckReport::to_json() const {
   j["steps"] = steps_json;
   j["conclusion"] = {{"solves_task", solves_words(solves)},
                      {"solves_text", solves_text},
+                     {"row1", theorems::to_json(row1)},
                      {"tolerance", bars.tolerance_text},
                      {"worst_case_lower", e_lower},
                      {"worst_case_upper", std::isfinite(e_upper) ? nlohmann::json(e_upper)
@@ -543,6 +546,7 @@ std::string CheckReport::summary() const {
   }
   s << "\n";
   s << "  -> " << solves_text << "\n";
+  if (row1.applies) s << row1_consequence_text(row1) << "\n";
   if (relu) {
     // a verdict that says nothing about E carries no evidence label
     s << "exact ReLU checker: " << to_string(relu->verdict)

@@ -78,6 +78,7 @@
 #include "src/verdict_bars.h"
 #include "src/weight_file.h"
 #include "theorems/exact/relu_exact_checker.h"
+#include "theorems/studies/row1_frontier.h"
 
 namespace sinkcert::theorems {
 
@@ -180,6 +181,9 @@ struct CheckReport {
   Decision sinks = Decision::kUndecided;
   std::string sinks_evidence;  // "CERTIFIED" (min BOS bound) or "NUMERIC(53)" (probe set)
   std::string sinks_text;      // the verdict line (sinks_verdict or probe_sinks_verdict)
+  // What the row-1 frontier theorem gives from e_upper (single-layer,
+  // single-head softmax, paper convention; theorems/studies/row1_frontier.h)
+  Row1Consequence row1;
 
   nlohmann::json to_json() const;
   // One screen: the model, E with evidence labels, the worst input, the

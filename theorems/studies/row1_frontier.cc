@@ -70,6 +70,64 @@ Row1Lower row1_certified_lower(const Rational& delta, int n, int L, const Row1Co
   return out;
 }
 
+Row1Consequence row1_consequence(ModelKind kind, AttentionKind attention, int layers, int heads,
+                                 const Task& task, const Mpfr& eps) {
+  Row1Consequence out;
+  out.eps = eps;
+  if (kind != ModelKind::kSingleLayer || layers != 1 || heads != 1 ||
+      attention != AttentionKind::kSoftmax) {
+    out.reason = "the theorem covers single-layer, single-head softmax models";
+  } else if (task.range != TriggerRange::kPaper) {
+    out.reason = "the theorem needs the paper trigger convention (a trigger at position 1)";
+  } else if (task.L < 3) {
+    out.reason = "the theorem needs L >= 3";
+  } else if (!bmp::isfinite(eps)) {
+    out.reason = "no finite upper end of E";
+  } else if (!(eps > 0)) {
+    out.reason = "the upper end of E is 0";
+  }
+  if (!out.reason.empty()) return out;
+  PrecisionScope scope(kRow1Bits);
+  const Mpfi e(eps, eps);
+  const Mpfi one(1), a(task.L - 2);
+  // K = 2 eps (L-1) / (L-2)
+  const Mpfi K = Mpfi(kFlagConstant) * e * Mpfi(task.L - 1) / a;
+  if (certainly_less(K, one)) {
+    // f(o_F) = K / ((1 - K) (L-2) + K)
+    out.uniform_upper = upper_of(Mpfi(K / ((one - K) * a + K)));
+  } else {
+    out.uniform_upper = Mpfr(1);
+  }
+  out.mean_upper = upper_of(row1_G(e, task.n, task.L));
+  if (out.mean_upper > out.uniform_upper)
+    out.mean_upper = out.uniform_upper;  // a mean of values <= it
+  out.applies = true;
+  return out;
+}
+
+std::string row1_consequence_text(const Row1Consequence& c) {
+  if (!c.applies) return "row 1 BOS deficit: NOT APPLICABLE (" + c.reason + ")";
+  const auto up = [](const Mpfr& x) {
+    char buf[64];
+    mpfr_snprintf(buf, sizeof buf, "%.3RUe", x.backend().data());
+    return std::string(buf);
+  };
+  return "row 1 BOS deficit [CERTIFIED; the row-1 frontier theorem applied to this model's "
+         "certified E <= " +
+         up(c.eps) + "]: 1 - a_10 <= " + up(c.uniform_upper) +
+         " at every content, mean over uniform content <= " + up(c.mean_upper);
+}
+
+nlohmann::json to_json(const Row1Consequence& c) {
+  if (!c.applies) return {{"applies", false}, {"reason", c.reason}};
+  const auto up = [](const Mpfr& x) { return mpfr_get_d(x.backend().data(), MPFR_RNDU); };
+  return {{"applies", true},
+          {"eps", up(c.eps)},
+          {"uniform_upper", up(c.uniform_upper)},
+          {"mean_upper", up(c.mean_upper)},
+          {"evidence", "CERTIFIED"}};
+}
+
 Rational row1_U(const Rational& delta, int L) {
   // U = (L-2) delta / (1 + (2L-5) delta)
   return Rational((L - 2) * delta / (1 + (2 * L - 5) * delta));

@@ -42,6 +42,7 @@
 // (eps*_1 is nondecreasing: a model with D >= D' has D >= delta).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,32 @@ T row1_G(const T& eps, int n, int L, const Row1Constants& c = {}) {
   if (t1_below_one == Decision::kYes) return G;
   return row1_detail::hull_of(fF, G);  // t1 vs 1 undecided: both branches
 }
+
+// What the row-1 frontier gives one model from a certified upper end eps of
+// its worst-case loss E, when the model is single-layer, single-head softmax
+// on a task of the paper convention with L >= 3 (docs/methods.md, the
+// row-1 frontier). At every content, the flag lemma (F) at j = L - 1 with
+// the odds scaling of Lemma 2:
+//   1 - a_10 <= f(o_F) = K / ((1 - K) (L-2) + K),  K = 2 eps (L-1) / (L-2)
+// (no bound, 1, when K >= 1); over uniform content, the theorem:
+//   E_c[1 - a_10] <= G(eps).
+// Both are CERTIFIED (MPFI at kRow1Bits, upper ends): a theorem applied to
+// this model's certified E.
+struct Row1Consequence {
+  bool applies = false;
+  std::string reason;  // why not, when it does not apply
+  Mpfr eps;            // the certified upper end of E it was applied to
+  Mpfr uniform_upper;  // 1 - a_10 <= this at every content
+  Mpfr mean_upper;     // the mean of 1 - a_10 over uniform content <= this
+};
+Row1Consequence row1_consequence(ModelKind kind, AttentionKind attention, int layers, int heads,
+                                 const Task& task, const Mpfr& eps);
+// One line: "row 1 [CERTIFIED; ...]: 1 - a_10 <= ... at every content,
+// mean over uniform content <= ..." or "row 1: NOT APPLICABLE (reason)".
+std::string row1_consequence_text(const Row1Consequence& c);
+// {"applies", "reason"} or {"applies", "eps", "uniform_upper",
+// "mean_upper", "evidence"} (upper ends rounded up to double).
+nlohmann::json to_json(const Row1Consequence& c);
 
 // The certified lower end at delta: the largest dyadic eps0 found by
 // bisection on [0, 1] with upper(G(eps0)) < delta (G in MPFI at kRow1Bits).

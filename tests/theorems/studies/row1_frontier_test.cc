@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "src/json_reader.h"
 
@@ -155,6 +157,49 @@ TEST_CASE("mutation: the flag lemma without u gives a 'g' above a certified mode
   // model has D = 1/2 and E <= 0.4 + 1e-15: the check catches it
   CHECK(wrong.eps0 > cert.bound.upper);
   CHECK(std::abs(wrong.eps0 - 4.0 / 9.0) < 1e-12);
+}
+
+TEST_CASE("a model's row-1 consequence holds at its own deficit, and says when it applies") {
+  // The upper models' row-1 deficit D' does not depend on the content, so
+  // both the uniform bound and the mean bound must hold at D' itself. The
+  // mean bound is nearly attained at n = L = 16 (U/g <= 1.15 there): an eps
+  // 20 % below the certified E gives a bound under D', so the check can fail.
+  for (const auto& [n, L] : {std::pair{5, 4}, std::pair{16, 16}}) {
+    for (const char* text : {"0.5", "0.1", "0.01"}) {
+      const Row1UpperModel model = row1_upper_model(n, L, internal::parse_decimal(text));
+      const Row1UpperCertificate cert = certify_row1_upper_model(model);
+      const Task task{n, L, TriggerRange::kPaper};
+      const Row1Consequence c = row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax,
+                                                 1, 1, task, cert.bound.upper);
+      INFO("n " << n << " L " << L << " delta " << std::string(text));
+      REQUIRE(c.applies);
+      CHECK(c.mean_upper >= upper_of(cert.D));
+      CHECK(c.uniform_upper >= upper_of(cert.D));
+      CHECK(c.mean_upper <= c.uniform_upper);
+      const Row1Consequence too_low =
+          row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, task,
+                           Mpfr(cert.bound.upper * Mpfr(0.8)));
+      if (n == 16) CHECK(too_low.mean_upper < lower_of(cert.D));
+    }
+  }
+  const Task paper{5, 4, TriggerRange::kPaper}, reference{5, 4, TriggerRange::kReferenceCode};
+  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 2, paper,
+                               Mpfr(0.1))
+                  .applies);
+  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kRelu, 1, 1, paper,
+                               Mpfr(0.1))
+                  .applies);
+  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, reference,
+                               Mpfr(0.1))
+                  .applies);
+  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, paper,
+                               std::numeric_limits<Mpfr>::infinity())
+                  .applies);
+  // E large: no uniform bound (K >= 1), reported as 1
+  const Row1Consequence big = row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1,
+                                               1, paper, Mpfr(0.5));
+  REQUIRE(big.applies);
+  CHECK(big.uniform_upper == 1);
 }
 
 TEST_CASE("the upper model's file: exact decimals, task and provenance") {
