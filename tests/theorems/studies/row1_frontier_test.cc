@@ -183,21 +183,21 @@ TEST_CASE("a model's row-1 consequence holds at its own deficit, and says when i
     }
   }
   const Task paper{5, 4, TriggerRange::kPaper}, reference{5, 4, TriggerRange::kReferenceCode};
-  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 2, paper,
-                               Mpfr(0.1))
-                  .applies);
-  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kRelu, 1, 1, paper,
-                               Mpfr(0.1))
-                  .applies);
-  CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, reference,
-                               Mpfr(0.1))
-                  .applies);
+  CHECK_FALSE(
+      row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 2, paper, Mpfr(0.1))
+          .applies);
+  CHECK_FALSE(
+      row1_consequence(ModelKind::kSingleLayer, AttentionKind::kRelu, 1, 1, paper, Mpfr(0.1))
+          .applies);
+  CHECK_FALSE(
+      row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, reference, Mpfr(0.1))
+          .applies);
   CHECK_FALSE(row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, paper,
                                std::numeric_limits<Mpfr>::infinity())
                   .applies);
   // E large: no uniform bound (K >= 1), reported as 1
-  const Row1Consequence big = row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1,
-                                               1, paper, Mpfr(0.5));
+  const Row1Consequence big =
+      row1_consequence(ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, paper, Mpfr(0.5));
   REQUIRE(big.applies);
   CHECK(big.uniform_upper == 1);
 }
