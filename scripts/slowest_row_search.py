@@ -292,9 +292,9 @@ def readme_row(s):
         row1 = "not applicable"
     # The upper end of a_i0 = 1 - (lower end of 1 - a_i0), rounded up.
     bos_hi = 1 - Decimal(s["row_deficit_at_witness"].strip("[]").split(",")[0])
-    return "| %d | %s | [%s, %s] [%s] | %s [%s] | %s [%s] | %s | `%s` |" % (
+    return "| %d | %s | [%s, %s] [%s; %s] | %s [%s] | %s [%s] | %s | `%s` |" % (
         s["row"], s["delta"], directed(s["E_lo"], False), directed(s["E_hi"], True),
-        s["E_evidence"], s["row_deficit_at_witness"], s["row_deficit_evidence"],
+        s["E_evidence"], s["E_verdict"], s["row_deficit_at_witness"], s["row_deficit_evidence"],
         directed(bos_hi, True), s["row_deficit_evidence"], row1, s["file"])
 
 
@@ -309,7 +309,9 @@ def readme(summary):
         "does not sink on a fixed witness input with distinct contents (1 - a_i0 >= delta",
         "there), with the smallest worst-case loss E the search found. Each E is",
         "CERTIFIED for its model (`sinkcert verify bound`), so it is an UPPER bound on",
-        "the smallest E of such a model, never a lower bound. Row 1 sinks at every",
+        "the smallest E of such a model, never a lower bound (verdict NOT ENCLOSED:",
+        "the 120 s budget ended before the 0.05 relative gap; the enclosure is still",
+        "CERTIFIED, only wider). Row 1 sinks at every",
         "content by the row-1 frontier theorem (docs/methods.md); its certified",
         "deficit bound from the certified E is the last-but-one column (trivial,",
         "1, when E >= (L-2)/(2(L-1)) = 1/3); \"below delta\" says whether it is below",
