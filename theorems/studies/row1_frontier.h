@@ -112,6 +112,24 @@ T hull_of(const T& x, const T& y) {
   }
 }
 
+// The lower (upper) end of x as a point of T (x itself for point types).
+template <class T>
+T lower_point(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return T(lower_of(x), lower_of(x));
+  } else {
+    return x;
+  }
+}
+template <class T>
+T upper_point(const T& x) {
+  if constexpr (ScalarTraits<T>::kIsInterval) {
+    return T(upper_of(x), upper_of(x));
+  } else {
+    return x;
+  }
+}
+
 }  // namespace row1_detail
 
 // G(eps) for eps > 0 (see the top of this file), in T = double, Mpfr
@@ -163,6 +181,46 @@ T row1_G(const T& eps, int n, int L, const Row1Constants& c = {}) {
   const T G = fF * row1_detail::power(t1, k) + T(k) * eps / a * S;
   if (t1_below_one == Decision::kYes) return G;
   return row1_detail::hull_of(fF, G);  // t1 vs 1 undecided: both branches
+}
+
+// The integration step checked without the closed form: phi is
+// nonincreasing in t and P(T <= t) = t^k, so with t_m = m / N
+//   sum_m phi(t_{m+1}) (t_{m+1}^k - t_m^k) <= G(eps) <= sum_m phi(t_m) (t_{m+1}^k - t_m^k),
+//   phi(t) = f(min(o_F, o_C(t))),  o_C(t) = eps / ((L-2) t - 2 (L-1) eps) (inf for t <= t0).
+// Returned as one interval [lower sum, upper sum] (each phi enclosed; a
+// branch the comparisons cannot decide gives phi in [0, 1]). In Mpfi the
+// ends are CERTIFIED, so a closed form outside them is wrong.
+template <class T>
+T row1_G_riemann(const T& eps, int n, int L, int N) {
+  using row1_detail::Decision;
+  const int k = n - 3;
+  const T one(1), zero(0), a(L - 2);
+  // K = 2 eps (L-1) / (L-2) = t0
+  const T K = T(kFlagConstant) * eps * T(L - 1) / a;
+  const Decision k_below_one = row1_detail::decide_less(K, one);
+  // f(o_F) = K / ((1 - K)(L-2) + K), 1 when K >= 1
+  T fF = one;
+  if (k_below_one == Decision::kYes) fF = K / ((one - K) * a + K);
+  if (k_below_one == Decision::kUndecided) fF = row1_detail::hull_of(zero, one);
+  // phi(t) = min(f(o_F), f(o_C(t))), f(o_C) = eps / ((L-2) t - (2L-3) eps) for t > t0
+  const auto phi = [&](const T& t) {
+    const Decision above = row1_detail::decide_less(K, t);
+    if (above == Decision::kNo) return fF;
+    if (above == Decision::kUndecided) return row1_detail::hull_of(zero, one);
+    const T fC = eps / (a * t - T(2 * L - 3) * eps);
+    return row1_detail::decide_less(fC, fF) == Decision::kYes   ? fC
+           : row1_detail::decide_less(fF, fC) == Decision::kYes ? fF
+                                                                : row1_detail::hull_of(fC, fF);
+  };
+  T low(0), high(0);
+  for (int m = 0; m < N; ++m) {
+    const T left = T(m) / T(N), right = T(m + 1) / T(N);
+    // P(t_m < T <= t_{m+1}) = t_{m+1}^k - t_m^k
+    const T mass = row1_detail::power(right, k) - row1_detail::power(left, k);
+    low += row1_detail::lower_point(phi(right)) * mass;
+    high += row1_detail::upper_point(phi(left)) * mass;
+  }
+  return row1_detail::hull_of(low, high);
 }
 
 // What the row-1 frontier gives one model from a certified upper end eps of

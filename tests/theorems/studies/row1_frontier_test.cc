@@ -159,6 +159,27 @@ TEST_CASE("mutation: the flag lemma without u gives a 'g' above a certified mode
   CHECK(std::abs(wrong.eps0 - 4.0 / 9.0) < 1e-12);
 }
 
+TEST_CASE("the integration step: G's closed form lies between certified Riemann sums") {
+  // G = E[phi(T)] with phi nonincreasing: the lower and upper sums over
+  // N = 2000 cells enclose it (CERTIFIED in MPFI) without the closed form's
+  // algebra; the closed form's enclosure must lie inside. A closed form off
+  // by a 1 % factor falls outside (the sums are 1e-3 apart, relative).
+  PrecisionScope scope(kRow1Bits);
+  constexpr int kCells = 2000;
+  for (const auto& [n, L] : {std::pair{5, 4}, std::pair{16, 16}, std::pair{8, 6}}) {
+    for (const char* text : {"0.01", "0.05", "0.2", "0.3"}) {
+      const Mpfi eps(internal::parse_decimal(text));
+      const Mpfi closed = row1_G(eps, n, L);
+      const Mpfi sums = row1_G_riemann(eps, n, L, kCells);
+      INFO("n " << n << " L " << L << " eps " << std::string(text));
+      CHECK(lower_of(sums) <= lower_of(closed));
+      CHECK(upper_of(closed) <= upper_of(sums));
+      // the check has teeth: the sums are tight enough to catch 1 %
+      CHECK(Mpfr(upper_of(sums) - lower_of(sums)) < Mpfr(0.01) * lower_of(closed));
+    }
+  }
+}
+
 TEST_CASE("a model's row-1 consequence holds at its own deficit, and says when it applies") {
   // The upper models' row-1 deficit D' does not depend on the content, so
   // both the uniform bound and the mean bound must hold at D' itself. The
