@@ -26,6 +26,28 @@ double elementwise_weight(AttentionKind kind, int i, double s) {
   return (s > 0 ? s : 0.0) / divisor;
 }
 
+// Row i's weights from its scores s[0..i], as the screen stores them:
+// softmax kinds u_k = exp(s_k - m), m = max_k s_k (and 0 for off-by-one,
+// whose extra logit is 0), Z = sum_k u_k (+ exp(-m)), so a_ik = u_k / Z;
+// the elementwise kinds u_k = a_ik, m = 0, Z = 1.
+void row_weights(AttentionKind kind, int i, const double* s, double* u, double& m, double& Z) {
+  if (!is_softmax_kind(kind)) {
+    for (int k = 0; k <= i; ++k) u[k] = elementwise_weight(kind, i, s[k]);
+    m = 0;
+    Z = 1;
+    return;
+  }
+  const bool off_by_one = kind == AttentionKind::kSoftmaxOffByOne;
+  m = off_by_one ? 0.0 : s[0];
+  for (int k = 0; k <= i; ++k) m = std::max(m, s[k]);
+  // Z = sum_k exp(s_k - m) [+ exp(-m)]
+  Z = off_by_one ? std::exp(-m) : 0.0;
+  for (int k = 0; k <= i; ++k) {
+    u[k] = std::exp(s[k] - m);
+    Z += u[k];
+  }
+}
+
 }  // namespace
 
 bool VertexMoveScreen::applies(const Model<double>& model) {
@@ -161,7 +183,6 @@ void VertexMoveScreen::update_current() {
 
 void VertexMoveScreen::rebuild() {
   const int L = task_.L;
-  const bool off_by_one = model_.attention == AttentionKind::kSoftmaxOffByOne;
   const Matrix<double> Xt = X_.transpose();
   for (std::size_t h = 0; h < heads_.size(); ++h) {
     const Head<double>& hd = model_.layers[0][h];
@@ -179,22 +200,7 @@ void VertexMoveScreen::rebuild() {
     for (int i = 0; i < L; ++i) {
       const double* s = &st.S(0, i);
       double* u = &st.U(0, i);
-      if (softmax_) {
-        // u_im = exp(s_im - m_i), Z_i = sum_m u_im [+ exp(-m_i)]
-        double m = off_by_one ? 0.0 : s[0];
-        for (int k = 0; k <= i; ++k) m = std::max(m, s[k]);
-        double Z = off_by_one ? std::exp(-m) : 0.0;
-        for (int k = 0; k <= i; ++k) {
-          u[k] = std::exp(s[k] - m);
-          Z += u[k];
-        }
-        st.mx(i) = m;
-        st.Z(i) = Z;
-      } else {
-        for (int k = 0; k <= i; ++k) u[k] = elementwise_weight(model_.attention, i, s[k]);
-        st.mx(i) = 0;
-        st.Z(i) = 1;
-      }
+      row_weights(model_.attention, i, s, u, st.mx(i), st.Z(i));
     }
     // R^T col i = sum_m U_im p_m
     st.R.noalias() = st.P * st.U;
@@ -431,7 +437,6 @@ void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
   estimate(first, last, col_begin, col_end, &sure);
   const int nt = col_end - col_begin;
   const auto in_k = [&](int m) { return m >= first && m <= last; };
-  const bool off_by_one = model_.attention == AttentionKind::kSoftmaxOffByOne;
   for (std::size_t h = 0; h < heads_.size(); ++h) {
     const Head<double>& hd = model_.layers[0][h];
     HeadState& st = heads_[h];
@@ -500,19 +505,7 @@ void VertexMoveScreen::apply(int first, int last, int col_begin, int col_end) {
         s_row_[m] = v;
       }
       for (int m = 0; m <= i; ++m) s[m] = s_row_[m];
-      if (softmax_) {
-        double mx = off_by_one ? 0.0 : s[0];
-        for (int m = 0; m <= i; ++m) mx = std::max(mx, s[m]);
-        double Z = off_by_one ? std::exp(-mx) : 0.0;
-        for (int m = 0; m <= i; ++m) {
-          u[m] = std::exp(s[m] - mx);
-          Z += u[m];
-        }
-        st.mx(i) = mx;
-        st.Z(i) = Z;
-      } else {
-        for (int m = 0; m <= i; ++m) u[m] = elementwise_weight(model_.attention, i, s[m]);
-      }
+      row_weights(model_.attention, i, s, u, st.mx(i), st.Z(i));
       vec_.setZero(n);
       for (int m = 0; m <= i; ++m) {
         vec_ += u[m] * st.P.col(m);
