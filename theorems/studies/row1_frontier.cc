@@ -89,15 +89,8 @@ Row1Consequence row1_consequence(ModelKind kind, AttentionKind attention, int la
   if (!out.reason.empty()) return out;
   PrecisionScope scope(kRow1Bits);
   const Mpfi e(eps, eps);
-  const Mpfi one(1), a(task.L - 2);
-  // K = 2 eps (L-1) / (L-2)
-  const Mpfi K = Mpfi(kFlagConstant) * e * Mpfi(task.L - 1) / a;
-  if (certainly_less(K, one)) {
-    // f(o_F) = K / ((1 - K) (L-2) + K)
-    out.uniform_upper = upper_of(Mpfi(K / ((one - K) * a + K)));
-  } else {
-    out.uniform_upper = Mpfr(1);
-  }
+  // f(o_F); an undecided K < 1 gives [0, 1], whose upper end is the trivial 1
+  out.uniform_upper = upper_of(row1_flag_deficit(e, task.L));
   out.mean_upper = upper_of(row1_G(e, task.n, task.L));
   if (out.mean_upper > out.uniform_upper)
     out.mean_upper = out.uniform_upper;  // a mean of values <= it

@@ -112,20 +112,15 @@ T hull_of(const T& x, const T& y) {
   }
 }
 
-// The lower (upper) end of x as a point of T (x itself for point types).
+// The upper (upper = true) or lower end of x as a point of T (x itself
+// for point types).
 template <class T>
-T lower_point(const T& x) {
+T end_point(const T& x, bool upper) {
   if constexpr (ScalarTraits<T>::kIsInterval) {
-    return T(lower_of(x), lower_of(x));
+    const Mpfr e = upper ? Mpfr(upper_of(x)) : Mpfr(lower_of(x));
+    return T(e, e);
   } else {
-    return x;
-  }
-}
-template <class T>
-T upper_point(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
-    return T(upper_of(x), upper_of(x));
-  } else {
+    (void)upper;
     return x;
   }
 }
@@ -183,6 +178,26 @@ T row1_G(const T& eps, int n, int L, const Row1Constants& c = {}) {
   return row1_detail::hull_of(fF, G);  // t1 vs 1 undecided: both branches
 }
 
+// f(o_F), the flag lemma's bound on the row-1 deficit at every content
+// ((F) with the odds scaling), for eps > 0:
+//   K = 2 eps (L-1) / (L-2),  f(o_F) = K / ((1 - K) (L-2) + K)  (K < 1),
+// 1 when K >= 1, [0, 1] when the comparison K < 1 is undecided.
+template <class T>
+T row1_flag_deficit(const T& eps, int L) {
+  using row1_detail::Decision;
+  const T one(1), a(L - 2);
+  const T K = T(kFlagConstant) * eps * T(L - 1) / a;
+  switch (row1_detail::decide_less(K, one)) {
+    case Decision::kYes:
+      // f(o_F) = K / ((1 - K) (L-2) + K)
+      return K / ((one - K) * a + K);
+    case Decision::kNo:
+      return one;
+    default:
+      return row1_detail::hull_of(T(0), one);
+  }
+}
+
 // The integration step checked without the closed form: phi is
 // nonincreasing in t and P(T <= t) = t^k, so with t_m = m / N
 //   sum_m phi(t_{m+1}) (t_{m+1}^k - t_m^k) <= G(eps) <= sum_m phi(t_m) (t_{m+1}^k - t_m^k),
@@ -194,14 +209,10 @@ template <class T>
 T row1_G_riemann(const T& eps, int n, int L, int N) {
   using row1_detail::Decision;
   const int k = n - 3;
-  const T one(1), zero(0), a(L - 2);
+  const T zero(0), one(1), a(L - 2);
   // K = 2 eps (L-1) / (L-2) = t0
   const T K = T(kFlagConstant) * eps * T(L - 1) / a;
-  const Decision k_below_one = row1_detail::decide_less(K, one);
-  // f(o_F) = K / ((1 - K)(L-2) + K), 1 when K >= 1
-  T fF = one;
-  if (k_below_one == Decision::kYes) fF = K / ((one - K) * a + K);
-  if (k_below_one == Decision::kUndecided) fF = row1_detail::hull_of(zero, one);
+  const T fF = row1_flag_deficit(eps, L);
   // phi(t) = min(f(o_F), f(o_C(t))), f(o_C) = eps / ((L-2) t - (2L-3) eps) for t > t0
   const auto phi = [&](const T& t) {
     const Decision above = row1_detail::decide_less(K, t);
@@ -217,8 +228,8 @@ T row1_G_riemann(const T& eps, int n, int L, int N) {
     const T left = T(m) / T(N), right = T(m + 1) / T(N);
     // P(t_m < T <= t_{m+1}) = t_{m+1}^k - t_m^k
     const T mass = row1_detail::power(right, k) - row1_detail::power(left, k);
-    low += row1_detail::lower_point(phi(right)) * mass;
-    high += row1_detail::upper_point(phi(left)) * mass;
+    low += row1_detail::end_point(phi(right), false) * mass;
+    high += row1_detail::end_point(phi(left), true) * mass;
   }
   return row1_detail::hull_of(low, high);
 }
