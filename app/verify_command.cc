@@ -441,29 +441,27 @@ void with_row1_consequence(const WeightFile& file, const Task& task, const Mpfr&
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // One box's evaluation is not interrupted by the budget, nor a deep
-  // model's first pass: their work is capped (limits.h). Work is measured
-  // in units of its cap, so one comparison serves both.
+  // model's first pass: their work is capped (limits.h, bound_work_cap).
+  // Work is measured in units of its cap, so one comparison serves both.
+  const auto cap_of = [&](const WeightFile& file, int L) {
+    return bound_work_cap(file.n, L, opt.bits, file.num_layers(), file.num_heads());
+  };
   const auto bound_work = [&](const WeightFile& file, int L) {
-    return file.num_layers() > 1
-               ? deep_bound_work(file.n, L, opt.bits, file.num_layers(), file.num_heads()) /
-                     kMaxBoundWork
-               : single_layer_bound_box_work(file.n, L, opt.bits) / kMaxSingleLayerBoxWork;
+    const BoundWorkCap c = cap_of(file, L);
+    return c.work / c.cap;
   };
   const BoxInput in = read_box_input(
       opt, ctx, "the bound", " for verify bound (its interval forward passes grow as L^3 n)",
       bound_work, 1.0,
       [&](const WeightFile& file) {
+        const BoundWorkCap c = cap_of(file, kMinL);
         return " at --bits " + std::to_string(opt.bits) +
-               (file.num_layers() > 1
-                    ? " and " + std::to_string(file.num_layers()) + " layers x " +
-                          std::to_string(file.num_heads()) +
-                          " heads (the first pass, layers heads L^3 n^2 max(1, bits / 1024) <= "
-                          "2^24, takes about a minute at the limit"
-                    : " (one box, L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29, takes about a "
-                      "minute at the limit") +
-               (opt.bits > (file.num_layers() > 1 ? 1024 : 512)
-                    ? std::string("; fewer --bits fit a larger L")
-                    : std::string()) +
+               (file.num_layers() > 1 ? " and " + std::to_string(file.num_layers()) + " layers x " +
+                                            std::to_string(file.num_heads()) + " heads"
+                                      : std::string()) +
+               " (" + c.formula + " <= " + c.cap_text + ", takes about a minute at the limit" +
+               (opt.bits > c.bits_from ? std::string("; fewer --bits fit a larger L")
+                                       : std::string()) +
                ")";
       },
       true);

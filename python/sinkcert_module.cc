@@ -436,13 +436,11 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
   }
   const Task task = make_task(w, L, trigger_range);
   // the uninterrupted work, capped as for verify bound (limits.h)
-  if (deep ? deep_bound_work(w.n, L, args.bits, w.num_layers(), w.num_heads()) > kMaxBoundWork
-           : single_layer_bound_box_work(w.n, L, args.bits) > kMaxSingleLayerBoxWork) {
-    throw std::invalid_argument(
-        "L: the bound at L = " + std::to_string(L) + " exceeds its work limit (" +
-        (deep ? std::string("the first pass, layers heads L^3 n^2 max(1, bits / 1024) <= 2^24")
-              : std::string("one box, L^2 n (L + n) max(1, bits / 512)^1.5 <= 2^29")) +
-        "; a smaller L or fewer bits may fit)");
+  const BoundWorkCap cap = bound_work_cap(w.n, L, args.bits, w.num_layers(), w.num_heads());
+  if (!cap.fits()) {
+    throw std::invalid_argument("L: the bound at L = " + std::to_string(L) +
+                                " exceeds its work limit (" + cap.formula + " <= " + cap.cap_text +
+                                "; a smaller L or fewer bits may fit)");
   }
   if (claim && !(claim->value >= 0)) {
     throw std::invalid_argument("claim: expected a finite number >= 0, got " + claim->text);

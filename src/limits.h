@@ -91,6 +91,25 @@ inline double deep_bound_work(int n, int L, int bits, int layers, int heads) {
   return static_cast<double>(layers) * heads * L * L * L * n * n * std::max(1.0, bits / 1024.0);
 }
 inline constexpr double kMaxBoundWork = 16777216.0;  // 2^24
+// The capped work of verify bound on a file of `layers` layers (one box for
+// a single layer, the first pass for several), its cap, the formula and
+// cap as refusals quote them, and the precision beyond which fewer --bits
+// let a larger L fit. verify bound, check and the Python module use this.
+struct BoundWorkCap {
+  double work = 0, cap = 0;
+  const char* formula = "";
+  const char* cap_text = "";
+  int bits_from = 0;
+  bool fits() const { return work <= cap; }
+};
+inline BoundWorkCap bound_work_cap(int n, int L, int bits, int layers, int heads) {
+  if (layers > 1) {
+    return {deep_bound_work(n, L, bits, layers, heads), kMaxBoundWork,
+            "the first pass, layers heads L^3 n^2 max(1, bits / 1024)", "2^24", 1024};
+  }
+  return {single_layer_bound_box_work(n, L, bits), kMaxSingleLayerBoxWork,
+          "one box, L^2 n (L + n) max(1, bits / 512)^1.5", "2^29", 512};
+}
 // Every evaluated box may stay live (4 (L - 1)(n - 3) doubles and two MPFR
 // numbers each), so the CLI lowers the box budget to fit kMemoryBudgetBytes.
 inline constexpr int kMaxBoundN = 64;

@@ -304,21 +304,17 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     o.fit_memory(32.0 * (task.L - 1) * (task.n - 3) + 256 + o.bits / 4.0,
                  static_cast<double>(kMemoryBudgetBytes));
     o.progress = [&](const std::string& line) { say("worst-case bound: " + line); };
-    // L^3 n^2 max(1, bits / 1024), times layers x heads for several layers
-    // (app/verify_command.cc: the first pass has no budget check)
+    // layers heads L^3 n^2 for several layers: the deep first pass's seconds below
     const double work = deep * task.L * task.L * task.L * task.n * task.n;
-    // the uninterrupted work, capped as for verify bound (limits.h)
-    const auto capped_work = [&](int L) {
-      return single ? single_layer_bound_box_work(task.n, L, o.bits)
-                    : deep_bound_work(task.n, L, o.bits, file.num_layers(), file.num_heads());
+    // the uninterrupted work, capped as for verify bound (limits.h, bound_work_cap)
+    const auto cap_at = [&](int L) {
+      return bound_work_cap(task.n, L, o.bits, file.num_layers(), file.num_heads());
     };
-    const double cap = single ? kMaxSingleLayerBoxWork : kMaxBoundWork;
-    if (file.n > kMaxBoundN || task.L > kMaxBoundL || capped_work(task.L) > cap) {
-      r.worst_case = not_applicable(
-          violated_size_limit("the bound", file.n, task.L, capped_work(task.L),
-                              single ? "one box's L^2 n (L + n) max(1, bits / 512)^1.5"
-                                     : "the first pass's layers heads L^3 n^2 max(1, bits / 1024)",
-                              single ? "2^29" : "2^24", cap, capped_work));
+    const BoundWorkCap cap = cap_at(task.L);
+    if (file.n > kMaxBoundN || task.L > kMaxBoundL || !cap.fits()) {
+      r.worst_case = not_applicable(violated_size_limit("the bound", file.n, task.L, cap.work,
+                                                        cap.formula, cap.cap_text, cap.cap,
+                                                        [&](int L) { return cap_at(L).work; }));
     } else if (share < kMinBoundSeconds) {
       r.worst_case = not_started(0, std::numeric_limits<double>::infinity());
     } else if (!single && (!deep_fits || work * kDeepFirstPassSecondsPerWork > share)) {
