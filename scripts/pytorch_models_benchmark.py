@@ -54,6 +54,41 @@ def fmt(x, spec=".4e"):
     return format(x, spec)
 
 
+def measure_model(f, binary, seed, gap, seconds, no_bound=False, pgd_json=None,
+                  pgd_budget=(64, 200)):
+    """One model's row: PGD (or its cached output DIR/<model>.json, which
+    must be of this seed and budget), the attack's default round, and
+    unless no_bound the certified bound. Returns a dict: name, range,
+    attack, pgd, ratio, attack_s, pgd_s, lower, upper, gap, bound_s,
+    verdict, pgd_budget."""
+    name = os.path.basename(f).split(".")[0]
+    starts, steps = pgd_budget
+    cached = os.path.join(pgd_json, name + ".json") if pgd_json else None
+    if cached and os.path.exists(cached):
+        with open(cached) as fh:
+            pgd = json.load(fh)
+        if (pgd["seed"], pgd["starts"], pgd["steps"]) != (seed, starts, steps):
+            raise SystemExit(f"{PROGRAM}: error: {cached}: another seed or budget than this "
+                             f"run's (expected seed {seed}, {starts} starts x {steps} steps)")
+        pgd_s = pgd["seconds"]
+    else:
+        pgd, pgd_s = run_json(["/usr/bin/python3", os.path.join(ROOT, "scripts", "pgd_attack.py"),
+                               f, "--seed", str(seed), "--starts", str(starts), "--steps",
+                               str(steps)], PROGRAM)
+    att, att_s = run_json([binary, "attack", "--weights", f, "--seed", str(seed), "--json",
+                           "--quiet"], PROGRAM)
+    a = att["best"]["certified"]
+    m = dict(name=name, range=pgd["trigger_range"], attack=a, pgd=pgd["worst"],
+             ratio=a / pgd["worst"] if pgd["worst"] > 0 else float("nan"), attack_s=att_s,
+             pgd_s=pgd_s, lower=None, upper=None, gap=None, bound_s=None, verdict="-",
+             pgd_budget=[starts, steps])
+    if not no_bound:
+        b, m["bound_s"] = run_json([binary, "verify", "bound", "--weights", f, "--gap", f"{gap:g}",
+                                    "--seconds", f"{seconds:g}", "--json", "--quiet"], PROGRAM)
+        m["lower"], m["upper"], m["gap"], m["verdict"] = bound_fields(b)
+    return m
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
@@ -99,34 +134,13 @@ def main(argv):
         print(line, flush=True)
     worst_ratio = float("inf")
     for f in files:
-        name = os.path.basename(f).split(".")[0]
-        cached = os.path.join(args.pgd_json, name + ".json") if args.pgd_json else None
-        if cached and os.path.exists(cached):
-            with open(cached) as fh:
-                pgd = json.load(fh)
-            if (pgd["seed"], pgd["starts"], pgd["steps"]) != (args.seed, 64, 200):
-                raise SystemExit(f"pytorch_models_benchmark: error: {cached}: another seed or "
-                                 "budget than this run's")
-            pgd_s = pgd["seconds"]
-        else:
-            pgd, pgd_s = run_json(["/usr/bin/python3",
-                                   os.path.join(ROOT, "scripts", "pgd_attack.py"), f,
-                                   "--seed", str(args.seed)], PROGRAM)
-        att, att_s = run_json([args.binary, "attack", "--weights", f, "--seed", str(args.seed),
-                               "--json", "--quiet"], PROGRAM)
-        a = att["best"]["certified"]
-        ratio = a / pgd["worst"] if pgd["worst"] > 0 else float("nan")
-        worst_ratio = min(worst_ratio, ratio)
-        lo = hi = gap = None
-        bound_s, verdict = None, "-"
-        if not args.no_bound:
-            b, bound_s = run_json([args.binary, "verify", "bound", "--weights", f, "--gap",
-                                   f"{args.gap:g}", "--seconds", f"{args.seconds:g}", "--json",
-                                   "--quiet"], PROGRAM)
-            lo, hi, gap, verdict = bound_fields(b)
-        line = (f"{name:<20} {pgd['trigger_range']:<14} {a:>10.4e} {pgd['worst']:>10.4e} "
-                f"{ratio:>7.4f} {att_s:>6.1f} {pgd_s:>6.1f} | {fmt(lo):>10} {fmt(hi):>10} "
-                f"{fmt(gap, '.2e'):>8} {fmt(bound_s, '.1f'):>7} {verdict}")
+        m = measure_model(f, args.binary, args.seed, args.gap, args.seconds, args.no_bound,
+                          args.pgd_json)
+        worst_ratio = min(worst_ratio, m["ratio"])
+        line = (f"{m['name']:<20} {m['range']:<14} {m['attack']:>10.4e} {m['pgd']:>10.4e} "
+                f"{m['ratio']:>7.4f} {m['attack_s']:>6.1f} {m['pgd_s']:>6.1f} | "
+                f"{fmt(m['lower']):>10} {fmt(m['upper']):>10} {fmt(m['gap'], '.2e'):>8} "
+                f"{fmt(m['bound_s'], '.1f'):>7} {m['verdict']}")
         lines.append(line)
         print(line, flush=True)
     summary = (f"# smallest attack / PGD: {worst_ratio:.4f} (goal >= {TARGET_RATIO}); "

@@ -74,17 +74,22 @@ BENCHMARKS = [
      "then `verify bound`'s CERTIFIED enclosure of E within the budget the "
      "header names, its relative gap and wall seconds."),
     ("benchmarks/scaling.txt", "Beyond the paper's size",
-     "`/usr/bin/python3 scripts/pytorch_models_benchmark.py --models "
-     "results/benchmarks/scaling_models --pgd-json results/benchmarks/scaling_models/pgd "
-     "[--seconds T]`",
-     "The same comparison on models trained by the same recipe at "
-     "n = L = 32 (softmax and ReLU) and n = L = 64 (softmax) (`results/benchmarks/scaling_models/`, whose "
-     "README gives the training commands): the attack's default round "
-     "against PGD (read from the committed PGD outputs, which take minutes "
-     "at n = L = 64), and `verify bound`'s CERTIFIED enclosure within the "
-     "budget the header names. At these sizes the vertex bounds do not "
-     "apply (their enumerations of query vertices grow exponentially in n), "
-     "so the enclosure is that of the interval branch and bound alone."),
+     "`/usr/bin/python3 scripts/scaling_benchmark.py measure [--seconds T] [--mpiexec M]`, then "
+     "`/usr/bin/python3 scripts/scaling_benchmark.py table --out results/benchmarks/scaling.txt`",
+     "The same comparison on single-layer models trained by the same recipe "
+     "at growing sizes: n = L = 8, 16, 32, 64 and n = 16 with L = 32 up to "
+     "256 (`results/benchmarks/scaling_models/`, whose README gives the "
+     "training commands; the n = L = 16 rows are the seed-0 models of "
+     "`results/benchmarks/pytorch_models/`). Per row: the attack's default "
+     "round against PGD (whose outputs are committed in "
+     "`scaling_models/pgd/`: they take minutes to hours at the larger "
+     "sizes, so beyond L = 64 PGD runs a smaller budget, printed in the "
+     "row), `verify bound`'s CERTIFIED enclosure within the row's budget "
+     "and, where measured, the same bound under `mpiexec -np 2`. Each row "
+     "was measured on its own (`scaling_models/runs/`, with its command, "
+     "revision, time and load average). The last lines fit each time's "
+     "growth exponent in n (n = L) and in L (n = 16), NUMERIC descriptions "
+     "of wall times on one shared machine, not bounds."),
     ("benchmarks/deep_heldout.txt", "The deep bound against two searches",
      "`/usr/bin/python3 scripts/deep_heldout_benchmark.py [--seconds T]`",
      "On the committed residual models (the Theorem 2 path models, the "
