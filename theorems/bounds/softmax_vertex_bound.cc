@@ -127,6 +127,10 @@ struct Setup {
 struct ChainSlots {
   double *EU, *sp, *gu, *gp, *inv_gu, *inv_gp;
 };
+// The same, read only.
+struct ChainView {
+  const double *EU, *sp, *gu, *gp, *inv_gu, *inv_gp;
+};
 
 // The upper chain of the zonotope of the generators (b_l, sigma m_l), l in
 // `gens`: oriented to u > 0 (or p >= 0 when u = 0), sorted by angle, the
@@ -180,7 +184,7 @@ void upper_chain(const std::vector<int>& gens, const Eigen::VectorXd& b,
 // at every edge's start, and at the edge's interior stationary point
 // s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p), P = p + shift at
 // the start, when 0 < s* < 1.
-double chain_max(const ChainSlots& c, int E, double shift) {
+double chain_max(const ChainView& c, int E, double shift) {
   double best = -std::numeric_limits<double>::infinity();
   for (int e = 0; e < E; ++e) {
     const double P = c.sp[e] + shift;
@@ -463,10 +467,8 @@ void key_values(const Setup& s, const Corrections& k, int iq, double c, double* 
   }
   const double Kq = corrected ? s.Kq : 0.0;
   const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-  // the stored arrays are read only
-  Setup& w = const_cast<Setup&>(s);
-  const ChainSlots chain{&w.EU[base], &w.sp[base],     &w.gu[base],
-                         &w.gp[base], &w.inv_gu[base], &w.inv_gp[base]};
+  const ChainView chain{&s.EU[base], &s.sp[base],     &s.gu[base],
+                        &s.gp[base], &s.inv_gu[base], &s.inv_gp[base]};
   for (int t = 0; t < s.NT; ++t) {
     const double best = chain_max(chain, s.E, s.cp[t] - c + Kt);
     // S_t = e^(b_d t) max_edges;  max(S_t, (1 - K_q) S_t)
@@ -682,7 +684,8 @@ struct SliceTable {
       // S_t = e^(b_d t) max over the chain of e^u (p - c + K_t), then
       // max(S_t, (1 - K_q) S_t), then up(., ek)
       double v = (q.cd >= 0 ? std::exp(b(q.cd) * q.tvals[t]) : 1.0) *
-                 chain_max(slots, E, q.cp[t] - c + Kt);
+                 chain_max({slots.EU, slots.sp, slots.gu, slots.gp, slots.inv_gu, slots.inv_gp}, E,
+                           q.cp[t] - c + Kt);
       if (v < 0) v *= 1 - Kq;
       St[t] = up(v, ek);
     }
