@@ -114,6 +114,15 @@ inline BoundWorkCap bound_work_cap(int n, int L, int bits, int layers, int heads
 // numbers each), so the CLI lowers the box budget to fit kMemoryBudgetBytes.
 inline constexpr int kMaxBoundN = 64;
 inline constexpr int kMaxBoundL = 64;
+// The softmax vertex bound (theorems/bounds/softmax_vertex_bound.h):
+// up to n = 16 it enumerates the query's 5 x 2^(n - 4) vertices; beyond,
+// it searches the query box by branch and bound, whose cells cost
+// O(n^2) each (the query's scores, the first-order spans, the key
+// zonotope's sorted chain) with at most 2^19 of them kept per slice and
+// the deadline checked every 1024, so its time is what --seconds allows
+// and its memory about 100 MB per thread at n = 64. The cell key holds one
+// bit per split coordinate (n - 3 of them at most, 61 here).
+inline constexpr int kMaxSoftmaxVertexN = kMaxBoundN;
 // verify bos: its first pass bounds every (head, row, trigger case), about
 // H L^2 / 2 cases of (n - 3)^3 interval operations each (the box bound and
 // the central differences that pick its witness). Measured: n = L = 32, one

@@ -12,10 +12,13 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numeric>
+#include <tuple>
 
 #include "src/interval.h"
+#include "src/limits.h"
 #include "src/parallel_tasks.h"
 
 namespace sinkcert::theorems {
@@ -28,8 +31,19 @@ namespace {
 // with k < 100 is under 2^-46 R; the zonotope's vertices are sums of at
 // most 2 (n - 4) generators; 2^-30 leaves a factor 2^16).
 constexpr double kRoundingAllowance = 0x1p-30;
-// Largest content dimension n - 3: (kPiecesQ + 1) 2^12 query points.
-constexpr int kMaxContentDim = 13;
+// Largest content dimension n - 3 whose query vertices are enumerated
+// ((kPiecesQ + 1) 2^12 query points); beyond it (or when asked) the query
+// box is searched by branch and bound (header, step 3b).
+constexpr int kMaxEnumeratedContentDim = 13;
+// Branch and bound: query cells kept per slice (each holds NT + 4 doubles
+// and its key, about 200 bytes at n = 64: 2^19 cells stay near 100 MB per
+// thread); a piece whose search needs more fails (failing is safe).
+constexpr int kMaxCells = 1 << 19;
+// Branch and bound: cells evaluated between deadline checks (a cell costs
+// O(n^2), microseconds at n = 64).
+constexpr int kCellsPerCheck = 1024;
+// A cell's key holds one bit per split coordinate.
+static_assert(kMaxSoftmaxVertexN - 3 <= 64, "cell keys hold one bit per coordinate");
 // Pieces of [-1, 1] for the query's and the key's coordinate d; the
 // corrections they carry fall as 1 / pieces^2 (at n = L = 16 on the
 // paper-recipe model: under 0.2 % of E at these counts, against 1 % and
@@ -62,6 +76,10 @@ constexpr double kMinLower = 1e-6;
 constexpr int kGoldenSteps = 40;
 // Query points kept in the active set per refresh.
 constexpr int kActive = 96;
+// Branch mode: rounds of golden section and confirmation per piece (the
+// failing leaves of one confirmation join the active set of the next;
+// more than the enumeration's 3 since a search stops at kActive of them).
+constexpr int kBranchRounds = 6;
 
 using Clock = std::chrono::steady_clock;
 
@@ -92,16 +110,103 @@ struct Setup {
   unsigned drop = 0;   // SoftmaxVertexOptions::drop (testing only)
   bool finite = true;  // every exponential above finite (else nothing is certified)
   std::vector<std::vector<int>> pieces;  // query points per piece of q_d
+  // branch and bound over the query (header, step 3b): the query points
+  // are then the values of q_d alone (the roots of the search), `others`
+  // the content coordinates it splits, and per coordinate l its term of
+  // K_q and K_b (half width h_l: h_q for q_d, 1 for the others)
+  bool branch = false;
+  std::vector<double> qd_vals;
+  std::vector<int> others;
+  std::vector<double> kq_term, kb_term;
 };
+
+// Where a key zonotope's upper chain is stored: E = G + 1 entries (the
+// start -sum g, then the G edges that add -2 g), each e^u at its start,
+// p there, the edge's direction (g_u, g_p) and their inverses (0 for an
+// edge along an axis: no interior stationary point).
+struct ChainSlots {
+  double *EU, *sp, *gu, *gp, *inv_gu, *inv_gp;
+};
+// The same, read only.
+struct ChainView {
+  const double *EU, *sp, *gu, *gp, *inv_gu, *inv_gp;
+};
+
+// The upper chain of the zonotope of the generators (b_l, sigma m_l), l in
+// `gens`: oriented to u > 0 (or p >= 0 when u = 0), sorted by angle, the
+// boundary runs from -sum g through +2 g in that order to +sum g (the
+// lower chain), and back through -2 g (the upper chain: at each u the
+// largest p). `gen` is scratch of size gens.size().
+void upper_chain(const std::vector<int>& gens, const Eigen::VectorXd& b,
+                 const std::vector<double>& m, double sigma,
+                 std::vector<std::array<double, 3>>& gen, ChainSlots out) {
+  const int G = static_cast<int>(gens.size());
+  double su = 0, spp = 0;
+  for (int g = 0; g < G; ++g) {
+    double u = b(gens[g]), p = sigma * m[gens[g]];
+    if (u < 0 || (u == 0 && p < 0)) {
+      u = -u;
+      p = -p;
+    }
+    // the angle's order is that of the slope p / u (+inf at u = 0, p > 0)
+    const double slope = u == 0 ? (p > 0 ? std::numeric_limits<double>::infinity() : 0.0) : p / u;
+    // insertion into the sorted front (G is at most 60)
+    int at = g;
+    for (; at > 0 && gen[at - 1][0] > slope; --at) gen[at] = gen[at - 1];
+    gen[at] = {slope, u, p};
+    su -= u;
+    spp -= p;
+  }
+  // the start -sum g (as a point: no edge)
+  out.sp[0] = spp;
+  out.EU[0] = std::exp(su);
+  out.gu[0] = out.gp[0] = out.inv_gu[0] = out.inv_gp[0] = 0.0;
+  for (int e = 0; e < 2 * G; ++e) {
+    const auto& g = gen[e % G];
+    const double sign = e < G ? 2.0 : -2.0;
+    const double gu = sign * g[1], gp = sign * g[2];
+    if (e >= G) {
+      const int k = e - G + 1;
+      const bool interior = gu != 0 && gp != 0;
+      out.sp[k] = spp;
+      out.EU[k] = std::exp(su);
+      out.gu[k] = gu;
+      out.gp[k] = gp;
+      out.inv_gu[k] = interior ? 1.0 / gu : 0.0;
+      out.inv_gp[k] = interior ? 1.0 / gp : 0.0;
+    }
+    su += gu;
+    spp += gp;
+  }
+}
+
+// The maximum of e^u (p + shift) over a stored upper chain of E entries:
+// at every edge's start, and at the edge's interior stationary point
+// s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p), P = p + shift at
+// the start, when 0 < s* < 1.
+double chain_max(const ChainView& c, int E, double shift) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (int e = 0; e < E; ++e) {
+    const double P = c.sp[e] + shift;
+    best = std::max(best, c.EU[e] * P);
+    if (c.inv_gp[e] != 0) {
+      const double st = -P * c.inv_gp[e] - c.inv_gu[e];
+      if (st > 0 && st < 1)
+        best = std::max(best, c.EU[e] * std::exp(st * c.gu[e]) * (P + st * c.gp[e]));
+    }
+  }
+  return best;
+}
 
 void set_queries(Setup& s, const std::vector<double>& qd_grid);
 
 // qd_grid: the values of the query's q_d (empty: kPiecesQ equal pieces of
 // [-1, 1]; ignored for a flag d).
 Setup make_setup(const Eigen::MatrixXd& A, const Eigen::MatrixXd& M, int n, int d, double sigma,
-                 unsigned drop, std::vector<double> qd_grid = {}) {
+                 unsigned drop, bool branch, std::vector<double> qd_grid = {}) {
   Setup s;
   s.drop = drop;
+  s.branch = branch;
   s.n = n;
   s.C = n - 3;
   s.d = d;
@@ -187,6 +292,39 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   }
   const int G = static_cast<int>(others.size());
   s.hq = qd_grid.size() > 1 ? 0.5 * (qd_grid[1] - qd_grid[0]) : 1.0;
+  // K_q's and K_b's terms per coordinate:
+  //   0.5 h_l^2 e^(2 h_l R_l) R_l^2,  0.5 h_l^2 e^(2 h_l |beta_l|) beta_l^2
+  s.kq_term.assign(C, 0.0);
+  s.kb_term.assign(C, 0.0);
+  for (int l = 0; l < C; ++l) {
+    const double hl = l == s.cd ? s.hq : 1.0;
+    s.kq_term[l] = 0.5 * hl * hl * std::exp(2 * hl * s.R[l]) * s.R[l] * s.R[l];
+    s.kb_term[l] = 0.5 * hl * hl * std::exp(2 * hl * std::abs(s.beta[l])) * s.beta[l] * s.beta[l];
+  }
+  if (s.branch) {
+    // the roots of the search: one per value of q_d (cells are built per
+    // slice, SliceTable); piece i holds roots i and i + 1
+    s.others = others;
+    s.qd_vals = qd_grid;
+    s.NQ = static_cast<int>(qd_grid.size());
+    s.E = G + 1;
+    s.pieces.assign(std::max<std::size_t>(1, qd_grid.size() - 1), {});
+    for (int g = 0; g < s.NQ; ++g) {
+      if (g < static_cast<int>(s.pieces.size())) s.pieces[g].push_back(g);
+      if (g > 0) s.pieces[g - 1].push_back(g);
+    }
+    // tau_s = qt_d per root
+    s.taus.assign(s.NQ, s.cd >= 0 ? 0.0 : (d == kTriggerFlag ? 1.0 : 0.0));
+    for (int g = 0; s.cd >= 0 && g < s.NQ; ++g) s.taus[g] = qd_grid[g];
+    s.Kq = std::accumulate(s.kq_term.begin(), s.kq_term.end(), 0.0);
+    s.Kb = std::accumulate(s.kb_term.begin(), s.kb_term.end(), 0.0);
+    if (s.drop & kDropKeyQuery) s.Kq = 0;
+    if (s.drop & kDropBos) s.Kb = 0;
+    const auto finite = [](double x) { return std::isfinite(x); };
+    s.finite = std::all_of(s.kq_term.begin(), s.kq_term.end(), finite) &&
+               std::all_of(s.kb_term.begin(), s.kb_term.end(), finite);
+    return;
+  }
   // piece i: the points whose q_d is qd_grid[i] or qd_grid[i + 1]
   s.pieces.assign(std::max<std::size_t>(1, qd_grid.size() - 1), {});
   s.NQ = static_cast<int>(qd_grid.size()) << G;
@@ -239,46 +377,10 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
       s.bd[iq] = b(s.cd);
       s.ebd[iq] = std::exp(2 * s.hx * std::abs(b(s.cd)));
     }
-    // zonotope generators (b_l, sigma m_l), oriented to u > 0 (or p >= 0
-    // when u = 0), sorted by angle: the boundary runs from -sum g through
-    // +2 g in that order to +sum g (the lower chain), and back through
-    // -2 g (the upper chain: at each u the largest p)
-    double su = 0, spp = 0;
-    for (int g = 0; g < G; ++g) {
-      double u = b(others[g]), p = sigma * s.m[others[g]];
-      if (u < 0 || (u == 0 && p < 0)) {
-        u = -u;
-        p = -p;
-      }
-      // the angle's order is that of the slope p / u (+inf at u = 0, p > 0)
-      const double slope = u == 0 ? (p > 0 ? std::numeric_limits<double>::infinity() : 0.0) : p / u;
-      // insertion into the sorted front (G is at most 12)
-      int at = g;
-      for (; at > 0 && gen[at - 1][0] > slope; --at) gen[at] = gen[at - 1];
-      gen[at] = {slope, u, p};
-      su -= u;
-      spp -= p;
-    }
-    // stored: the start -sum g (as a point: no edge), then the upper
-    // chain's G edges (those that add -2 g)
     const std::size_t base = static_cast<std::size_t>(iq) * s.E;
-    for (int e = 0; e < 2 * G; ++e) {
-      const auto& g = gen[e % G];
-      const double sign = e < G ? 2.0 : -2.0;
-      const double gu = sign * g[1], gp = sign * g[2];
-      if (e == 0 || e >= G) {
-        const std::size_t k = base + (e == 0 ? 0 : e - G + 1);
-        const bool interior = e >= G && gu != 0 && gp != 0;
-        s.sp[k] = spp;
-        s.EU[k] = std::exp(su);
-        s.gu[k] = e >= G ? gu : 0.0;
-        s.gp[k] = e >= G ? gp : 0.0;
-        s.inv_gu[k] = interior ? 1.0 / gu : 0.0;
-        s.inv_gp[k] = interior ? 1.0 / gp : 0.0;
-      }
-      su += gu;
-      spp += gp;
-    }
+    upper_chain(
+        others, b, s.m, sigma, gen,
+        {&s.EU[base], &s.sp[base], &s.gu[base], &s.gp[base], &s.inv_gu[base], &s.inv_gp[base]});
   }
   const auto all_finite = [](const std::vector<double>& v) {
     return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
@@ -286,13 +388,8 @@ void set_queries(Setup& s, const std::vector<double>& qd_grid) {
   // K_q = sum_l 0.5 w_l e^(2 h_l R_l) R_l^2,  K_b = sum_l 0.5 w_l e^(2 h_l |beta_l|) beta_l^2
   // (h_l half the cell's width in q_l: 1 for a vertex coordinate, h_q for
   // q_d; w_l = h_l^2)
-  s.Kq = 0;
-  s.Kb = 0;
-  for (int l = 0; l < C; ++l) {
-    const double hl = l == s.cd ? s.hq : 1.0;
-    s.Kq += 0.5 * hl * hl * std::exp(2 * hl * s.R[l]) * s.R[l] * s.R[l];
-    s.Kb += 0.5 * hl * hl * std::exp(2 * hl * std::abs(s.beta[l])) * s.beta[l] * s.beta[l];
-  }
+  s.Kq = std::accumulate(s.kq_term.begin(), s.kq_term.end(), 0.0);
+  s.Kb = std::accumulate(s.kb_term.begin(), s.kb_term.end(), 0.0);
   if (s.drop & kDropKeyQuery) s.Kq = 0;
   if (s.drop & kDropBos) s.Kb = 0;
   s.finite = all_finite(s.EU) && all_finite(s.ET) && all_finite(s.e_y0) && all_finite(s.e_ys) &&
@@ -370,21 +467,10 @@ void key_values(const Setup& s, const Corrections& k, int iq, double c, double* 
   }
   const double Kq = corrected ? s.Kq : 0.0;
   const std::size_t base = static_cast<std::size_t>(iq) * s.E;
+  const ChainView chain{&s.EU[base], &s.sp[base],     &s.gu[base],
+                        &s.gp[base], &s.inv_gu[base], &s.inv_gp[base]};
   for (int t = 0; t < s.NT; ++t) {
-    const double shift = s.cp[t] - c + Kt;
-    double best = -std::numeric_limits<double>::infinity();
-    for (int e = 0; e < s.E; ++e) {
-      const std::size_t x = base + e;
-      // at the edge's start: e^u (p - c)
-      const double P = s.sp[x] + shift;
-      best = std::max(best, s.EU[x] * P);
-      if (s.inv_gp[x] != 0) {
-        // stationary point s* = -(P / g_p) - 1 / g_u of e^(u + s g_u) (P + s g_p)
-        const double st = -P * s.inv_gp[x] - s.inv_gu[x];
-        if (st > 0 && st < 1)
-          best = std::max(best, s.EU[x] * std::exp(st * s.gu[x]) * (P + st * s.gp[x]));
-      }
-    }
+    const double best = chain_max(chain, s.E, s.cp[t] - c + Kt);
     // S_t = e^(b_d t) max_edges;  max(S_t, (1 - K_q) S_t)
     double St = s.ET[static_cast<std::size_t>(iq) * s.NT + t] * best;
     if (St < 0) St *= 1 - Kq;
@@ -405,6 +491,15 @@ struct SliceTable {
   double c = 0, Tref = 0;
   std::vector<char> done;
   std::vector<double> bos, self, correction, slope, S;  // S: NQ x NT
+  // branch mode (Setup::branch): the entries above are per cell, ids
+  // 0..NQ-1 the roots (q_d at its grid value, every other coordinate
+  // free); a cell is (root, depth, bits): the first `depth` coordinates of
+  // `order` fixed, the i-th at +1 where bit i is set and -1 elsewhere
+  std::vector<int> order;                  // split order of Setup::others
+  std::vector<double> kq_fixed, kb_fixed;  // K_q, K_b of the fixed set, per depth
+  std::vector<std::uint64_t> cell_bits;
+  std::vector<int> cell_root, cell_depth;
+  std::map<std::tuple<int, int, std::uint64_t>, int> cells;
 
   // kept from slice to slice (its buffers keep their capacity)
   void reset(const Setup& setup, int j_in, double c_in, double Tref_in) {
@@ -420,9 +515,188 @@ struct SliceTable {
     correction.resize(nq);
     slope.resize(nq);
     S.resize(nq * setup.NT);
+    if (setup.branch) start_cells();
+  }
+
+  // branch mode: the roots, the split order and the K's per depth
+  void start_cells() {
+    const Setup& q = *s;
+    cells.clear();
+    cell_bits.assign(q.NQ, 0);
+    cell_root.resize(q.NQ);
+    std::iota(cell_root.begin(), cell_root.end(), 0);
+    cell_depth.assign(q.NQ, 0);
+    for (int g = 0; g < q.NQ; ++g) cells[{g, 0, 0}] = g;
+    const bool drop_q = q.drop & kDropKeyQuery, drop_b = q.drop & kDropBos;
+    kq_fixed.assign(1, q.cd >= 0 && !drop_q ? q.kq_term[q.cd] : 0.0);
+    kb_fixed.assign(1, q.cd >= 0 && !drop_b ? q.kb_term[q.cd] : 0.0);
+    // split order: by each coordinate's first-order share of root 0's
+    // bound (a heuristic only: any order is sound), largest first
+    std::vector<double> share(q.C, 0.0);
+    order = q.others;
+    compute(0);
+    double key_scale = 0;
+    for (int t = 0; j > 1 && t < q.NT; ++t)
+      key_scale = std::max(key_scale, (j - 1) * std::abs(S[t]));
+    if (!std::isfinite(key_scale)) key_scale = 1;
+    const Eigen::VectorXd qt = root_query(0);
+    const Eigen::VectorXd Aq = q.A * qt;
+    const Eigen::RowVectorXd qA = qt.transpose() * q.A;
+    const double ys = qA.dot(qt) - qA(q.ord);
+    for (int l : q.others) {
+      const int cl = kFirstContent + l;
+      const double grad = Aq(cl) + qA(cl) - q.A(cl, q.ord);
+      share[l] = key_scale * q.R[l] + std::abs(bos[0]) * std::abs(q.beta[l]) +
+                 (std::abs(self[0]) + std::exp(ys)) * std::abs(grad) +
+                 std::exp(ys) * std::abs(q.m[l]);
+      if (!std::isfinite(share[l])) share[l] = 0;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return share[a] > share[b]; });
+    for (int l : order) {
+      kq_fixed.push_back(kq_fixed.back() + (drop_q ? 0.0 : q.kq_term[l]));
+      kb_fixed.push_back(kb_fixed.back() + (drop_b ? 0.0 : q.kb_term[l]));
+    }
+  }
+
+  // branch mode: qt = e_1 + q at root g (q_d at its value, the rest 0)
+  Eigen::VectorXd root_query(int g) const {
+    Eigen::VectorXd qt = Eigen::VectorXd::Zero(s->n);
+    qt(kTriggerFlag) = 1.0;
+    if (s->cd >= 0) qt(kFirstContent + s->cd) = s->qd_vals[g];
+    return qt;
+  }
+
+  // branch mode: the id of a cell, made (not computed) when new
+  int cell(int root, int depth, std::uint64_t bits) {
+    const auto [it, fresh] = cells.try_emplace({root, depth, bits}, static_cast<int>(done.size()));
+    if (fresh) {
+      done.push_back(0);
+      cell_bits.push_back(bits);
+      cell_root.push_back(root);
+      cell_depth.push_back(depth);
+      const std::size_t m = done.size();
+      bos.resize(m);
+      self.resize(m);
+      correction.resize(m);
+      slope.resize(m);
+      S.resize(m * s->NT);
+    }
+    return it->second;
+  }
+
+  // branch mode: the cell's two halves, q_(order[depth]) = -1 and +1
+  std::array<int, 2> children(int id) {
+    const int depth = cell_depth[id], root = cell_root[id];
+    const std::uint64_t bits = cell_bits[id];
+    const int minus = cell(root, depth + 1, bits);
+    const int plus = cell(root, depth + 1, bits | (std::uint64_t{1} << depth));
+    return {minus, plus};
+  }
+
+  bool leaf(int id) const { return !s->branch || cell_depth[id] == static_cast<int>(order.size()); }
+
+  // branch mode: the cell's terms, bounds over its free coordinates
+  // (header, step 3b). q0: the fixed coordinates at their values, the free
+  // ones at 0; F the free set. With |q_l - q0_l| <= 1 on F:
+  //   y0 - y0(q0) = sum_F beta_l (q_l - q0_l), within +-eb = sum_F |beta_l|;
+  //   ys - ys(q0) = grad . (q - q0) + (q - q0)^T Acc (q - q0), within
+  //     +-es = sum_F |grad_l| + sum_(F x F) |Acc_kl|;
+  //   sigma vs - sigma vs(q0) within +-mu = sum_F |m_l|;
+  //   b(q) - b(q0) = Acc^T (q - q0): per key u moves by at most
+  //     ek = sum_(k in F) R_k (|x_l| <= 1), and b_d by at most
+  //     dd = sum_(k in F) |Acc_(k,cd)|.
+  // A term e^z y with z within z0 +- e and y <= Y is at most
+  //   up(e^z0 Y, e) = e^z0 Y e^(+-e) (+ when Y >= 0),
+  // and up(., e) is increasing, so it passes through the maxima over keys.
+  void compute_cell(int id) {
+    const Setup& q = *s;
+    const int depth = cell_depth[id], C = q.C, c0 = kFirstContent;
+    const std::uint64_t bits = cell_bits[id];
+    Eigen::VectorXd qt = root_query(cell_root[id]);
+    std::vector<char> free(C, 0);
+    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      if (i < depth) {
+        qt(c0 + order[i]) = (bits >> i) & 1 ? 1.0 : -1.0;
+      } else {
+        free[order[i]] = 1;
+      }
+    }
+    const Eigen::RowVectorXd qA = qt.transpose() * q.A;
+    const Eigen::VectorXd Aq = q.A * qt;
+    const double alpha = qA(q.ord);
+    Eigen::VectorXd b(C);
+    for (int l = 0; l < C; ++l) b(l) = qA(c0 + l);
+    double eb = 0, es = 0, mu = 0, ek = 0, dd = 0;
+    for (int l = 0; l < C; ++l) {
+      if (!free[l]) continue;
+      const int cl = c0 + l;
+      eb += std::abs(q.beta[l]);
+      // dys/dq_l at q0 = (A qt)_l + (qt^T A)_l - A[c_l, ord]
+      es += std::abs(Aq(cl) + qA(cl) - q.A(cl, q.ord));
+      for (int k2 = 0; k2 < C; ++k2) {
+        if (free[k2]) es += std::abs(q.A(c0 + k2, cl));
+      }
+      mu += std::abs(q.m[l]);
+      ek += q.R[l];
+      if (q.cd >= 0) dd += std::abs(q.A(cl, c0 + q.cd));
+    }
+    if (q.drop & kDropFirstOrder) eb = es = mu = ek = dd = 0;
+    const auto up = [](double y, double e) { return y * std::exp(y >= 0 ? e : -e); };
+    const double Kq = kq_fixed[depth], Kb = kb_fixed[depth];
+    const double sv = q.sigma * q.M.row(q.d).dot(qt);
+    const double b0 = q.sigma * q.M(q.d, kBosFlag) - c;
+    // e^y0 (sigma v0 - c), times (1 - K_b) where sigma v0 < c
+    bos[id] = up(std::exp(qA(kBosFlag) - alpha) * b0 * (b0 < 0 ? 1 - Kb : 1.0), eb);
+    // e^ys (sigma vs - c) with sigma vs <= sigma vs(q0) + mu
+    self[id] = std::exp(qA.dot(qt) - alpha) * up(sv + mu - c, es);
+    slope[id] = qt(q.d) / j - Tref;
+    // the self term's corrections over the fixed coordinates (q_d with
+    // w = h_q^2), rest_l within rest_l(q0) +- mu
+    double sum = 0;
+    for (int l = 0; l < C; ++l) {
+      if (free[l]) continue;
+      const double rest = sv - q.sigma * q.m[l] * qt(c0 + l), am = std::abs(q.m[l]);
+      sum += k.w[l] * (k.P[l] * std::max(0.0, c - rest + am + mu) +
+                       k.N[l] * std::max(0.0, rest + mu + am - c) + 2 * q.Ylmax[l] * am);
+    }
+    correction[id] = k.self_scale * sum;
+    if (j == 1) return;
+    double* St = &S[static_cast<std::size_t>(id) * q.NT];
+    // K_q >= 1 leaves g without the form max(S, (1 - K_q) S): no bound
+    if (!(Kq < 1)) {
+      std::fill(St, St + q.NT, std::numeric_limits<double>::infinity());
+      return;
+    }
+    // K_t with |b_d| at most |b_d(q0)| + dd over the cell
+    double Kt = 0;
+    const double bd = q.cd >= 0 ? std::abs(b(q.cd)) + dd : 0.0;
+    if (q.cd >= 0 && !(q.drop & kDropKeyContent)) {
+      Kt = 0.5 * q.hx * q.hx * std::exp(2 * q.hx * bd) *
+           (bd * bd * k.pneg + 2 * bd * std::abs(q.m[q.cd]));
+    }
+    const int E = q.E;
+    std::vector<double> chain(6 * static_cast<std::size_t>(E));
+    std::vector<std::array<double, 3>> gen(q.others.size());
+    const ChainSlots slots{&chain[0],     &chain[E],     &chain[2 * E],
+                           &chain[3 * E], &chain[4 * E], &chain[5 * E]};
+    upper_chain(q.others, b, q.m, q.sigma, gen, slots);
+    for (int t = 0; t < q.NT; ++t) {
+      // S_t = e^(b_d t) max over the chain of e^u (p - c + K_t), then
+      // max(S_t, (1 - K_q) S_t), then up(., ek)
+      double v = (q.cd >= 0 ? std::exp(b(q.cd) * q.tvals[t]) : 1.0) *
+                 chain_max({slots.EU, slots.sp, slots.gu, slots.gp, slots.inv_gu, slots.inv_gp}, E,
+                           q.cp[t] - c + Kt);
+      if (v < 0) v *= 1 - Kq;
+      St[t] = up(v, ek);
+    }
   }
 
   void compute(int iq) {
+    if (s->branch) {
+      compute_cell(iq);
+      done[iq] = 1;
+      return;
+    }
     const Setup& q = *s;
     const double sv = q.sigma * q.vs[iq];
     const double b0 = q.sigma * q.M(q.d, kBosFlag) - c;
@@ -446,7 +720,8 @@ struct SliceTable {
   double keys(int iq, double nu) const {
     if (j == 1) return 0;
     // K_q >= 1 leaves g without the form max(S, (1 - K_q) S): no bound
-    if (!(s->Kq < 1)) return std::numeric_limits<double>::infinity();
+    // (branch mode: checked per cell, compute_cell)
+    if (!s->branch && !(s->Kq < 1)) return std::numeric_limits<double>::infinity();
     const double* St = &S[static_cast<std::size_t>(iq) * s->NT];
     double best = -std::numeric_limits<double>::infinity();
     for (int t = 0; t < s->NT; ++t) best = std::max(best, St[t] + nu * s->tau[t] / j);
@@ -467,7 +742,7 @@ struct SliceTable {
     terms.mean = nu * slope[iq];
     terms.keys = keys(iq, nu);
     terms.key_corrections = 0;
-    if (j > 1) {
+    if (j > 1 && !s->branch) {
       std::vector<double> bare(s->NT);
       key_values(*s, k, iq, c, bare.data(), false);
       double best = -std::numeric_limits<double>::infinity();
@@ -520,7 +795,7 @@ double slice_bound(SliceTable& table, double nu, double h, const std::vector<int
 
 // Per (d, sigma) task: its counts, and the deadline every loop checks.
 struct Counters {
-  long slices = 0, evaluations = 0;
+  long slices = 0, evaluations = 0, cells = 0;
   const Deadline* deadline = nullptr;
   bool cut = false;  // the deadline stopped a candidate
   // per piece index of q_d, the nu' that last held (piece_holds)
@@ -545,6 +820,77 @@ struct Counters {
 
 enum class Slice { kHolds, kSplit, kHopeless };
 
+// Branch mode: the bound at nu' for a slice of half width h over every
+// query point below the cells `roots` (the roots of a piece of q_d), by
+// branch and bound: a cell whose bound (compute_cell) plus the penalty and
+// the allowance is <= 0 is done; otherwise it is split at the next
+// coordinate of the order, down to the vertices (the leaves, whose bound
+// is the enumeration's at that vertex). Returns the largest leaf bound
+// above 0 (when one is found: then `top` receives up to kActive of the
+// failing leaves, largest first, and the search stops there) or a value
+// <= 0 when every cell is done; +inf when a bound is not finite, the cell
+// store is full or the deadline passed (failing is safe).
+double branch_bound(SliceTable& table, double nu, double h, const std::vector<int>& roots,
+                    std::vector<int>* top, Counters& n) {
+  const Setup& s = *table.s;
+  const Corrections& k = table.k;
+  const double penalty = std::abs(nu + s.sigma * k.Dref) * h + h * k.maxdev;
+  const double R = k.Dmax * (2 + std::abs(table.c) + s.Vmax) + 2 * std::abs(nu) + 1;
+  const double extra = penalty + kRoundingAllowance * R;
+  std::vector<int> stack(roots.rbegin(), roots.rend());
+  std::vector<std::pair<double, int>> failing;
+  double done_max = -std::numeric_limits<double>::infinity();
+  long visited = 0;
+  while (!stack.empty()) {
+    if (++visited % kCellsPerCheck == 0 && n.expired())
+      return std::numeric_limits<double>::infinity();
+    const int id = stack.back();
+    stack.pop_back();
+    ++n.cells;
+    // the self correction grows with mu: its own share of the allowance
+    const double v =
+        table.value(id, nu) + extra + kRoundingAllowance * std::abs(table.correction[id]);
+    if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+    if (v <= 0) {
+      done_max = std::max(done_max, v);
+      continue;
+    }
+    if (table.leaf(id)) {
+      failing.push_back({v, id});
+      if (static_cast<int>(failing.size()) >= kActive) break;
+      continue;
+    }
+    if (static_cast<int>(table.done.size()) + 2 > kMaxCells)
+      return std::numeric_limits<double>::infinity();
+    const auto [minus, plus] = table.children(id);
+    // the half with the larger bound first (found failing sooner)
+    const double vm = table.value(minus, nu), vp = table.value(plus, nu);
+    if (vm < vp) {
+      stack.push_back(minus);
+      stack.push_back(plus);
+    } else {
+      stack.push_back(plus);
+      stack.push_back(minus);
+    }
+  }
+  if (failing.empty()) return done_max;
+  std::sort(failing.begin(), failing.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (top) {
+    top->clear();
+    for (const auto& f : failing) top->push_back(f.second);
+  }
+  return failing.front().first;
+}
+
+// The bound at nu' over a whole piece: every query point (slice_bound) or,
+// in branch mode, the branch and bound over the piece's roots.
+double piece_bound(SliceTable& table, double nu, double h, const std::vector<int>& piece,
+                   std::vector<int>* top, Counters& n) {
+  if (table.s->branch) return branch_bound(table, nu, h, piece, top, n);
+  return slice_bound(table, nu, h, piece, top);
+}
+
 // Whether lambda holds on the slice [Tref - h, Tref + h] and one piece of
 // q_d: a golden-section search over nu' on an active set of the piece's
 // query points, confirmed on all of them.
@@ -561,11 +907,15 @@ Slice piece_holds(SliceTable& table, const std::vector<int>& piece, double h, Co
   const double first = std::isfinite(hint) ? hint : centre;
   std::vector<int> active;
   ++n.evaluations;
-  if (slice_bound(table, first, h, piece, &active) <= 0) {
+  if (piece_bound(table, first, h, piece, &active, n) <= 0) {
     hint = first;
     return Slice::kHolds;
   }
-  for (int round = 0; round < 3; ++round) {
+  // branch mode: no failing leaf to start from (the store was full, the
+  // deadline passed or a bound was not finite)
+  if (active.empty()) return Slice::kHopeless;
+  const int rounds = table.s->branch ? kBranchRounds : 3;
+  for (int round = 0; round < rounds; ++round) {
     if (n.expired()) return Slice::kHopeless;  // failing is safe
     // the active set's bound, convex in nu', minimized on a bracket
     const auto f = [&](double nu) { return slice_bound(table, nu, h, active); };
@@ -591,7 +941,8 @@ Slice piece_holds(SliceTable& table, const std::vector<int>& piece, double h, Co
     if (n.diagnose) {
       n.fail_tref = table.Tref;
       n.fail_h = h;
-      slice_bound(table, nu, h, piece, nullptr, &n.fail_terms);
+      // branch mode: at the failing leaves found
+      slice_bound(table, nu, h, table.s->branch ? active : piece, nullptr, &n.fail_terms);
     }
     // the active set's bound is below the whole set's: no nu' found works
     if (std::min(f1, f2) > 0) {
@@ -600,7 +951,7 @@ Slice piece_holds(SliceTable& table, const std::vector<int>& piece, double h, Co
     }
     std::vector<int> top;
     ++n.evaluations;
-    if (slice_bound(table, nu, h, piece, &top) <= 0) {
+    if (piece_bound(table, nu, h, piece, &top, n) <= 0) {
       hint = nu;
       return Slice::kHolds;
     }
@@ -646,7 +997,7 @@ Slice slice_holds(const Setup& s, int j, double lambda, double Tref, double h, C
       // everything that depends on the query points)
       Setup& narrow = *n.narrow;
       if (narrow.n == 0) {
-        narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, grid);
+        narrow = make_setup(s.A, s.M, s.n, s.d, s.sigma, s.drop, s.branch, grid);
       } else {
         set_queries(narrow, grid);
       }
@@ -711,9 +1062,12 @@ Mpfr other_rows_bound(const Model<Mpfi>& model, const Task& task) {
     }
     worst = std::max(worst, Mpfr(bmp::upper(r)));
   }
-  // 1 - a_i0 <= min(1, (L - 1) exp(worst))
+  // 1 - a_i0 = S / (1 + S), S = sum_(k >= 1) exp(s_ik - s_i0) <= U = (L - 1) exp(worst),
+  // and S / (1 + S) grows with S: 1 - a_i0 <= U / (1 + U) (the upper end
+  // of the MPFI quotient with U at its upper end)
   const Mpfr mass = bmp::upper(Mpfi(task.L - 1) * exp_of(point_interval(worst)));
-  const Mpfi one_minus = point_interval(std::min(mass, Mpfr(1)));
+  const Mpfi U = point_interval(mass);
+  const Mpfi one_minus = point_interval(Mpfr(bmp::upper(U / (Mpfi(1) + U))));
   Mpfr best(0);
   for (int d = 0; d < n; ++d) {
     Mpfi v = point_interval(std::max(magnitude_of(M(d, ord)), magnitude_of(M(d, kTriggerFlag))));
@@ -738,10 +1092,20 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
     out.reason = "not a single-layer single-head softmax model of dimension n";
     return out;
   }
-  if (C < 1 || C > kMaxContentDim) {
-    out.reason = "content dimension outside 1.." + std::to_string(kMaxContentDim);
+  if (C < 1 || n > kMaxSoftmaxVertexN) {
+    out.reason = "content dimension outside 1.." + std::to_string(kMaxSoftmaxVertexN - 3) +
+                 " (n <= " + std::to_string(kMaxSoftmaxVertexN) + ", src/limits.h)";
     return out;
   }
+  const bool branch =
+      options.query_search == SoftmaxQuerySearch::kBranch ||
+      (options.query_search == SoftmaxQuerySearch::kAuto && C > kMaxEnumeratedContentDim);
+  if (!branch && C > kMaxEnumeratedContentDim) {
+    out.reason = "more than 2^" + std::to_string(kMaxEnumeratedContentDim - 1) +
+                 " query vertices to enumerate";
+    return out;
+  }
+  out.branched = branch;
   if (!(options.lower > 0) || !(options.relative_gap > 0)) {
     out.reason = "no positive lower bound or gap to aim at";
     return out;
@@ -811,7 +1175,7 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
     log.d = k / 2;
     log.sigma = k % 2 == 0 ? 1.0 : -1.0;
     // about 20 ms at n = 16, against seconds for a candidate
-    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop);
+    const Setup s = make_setup(A, M, n, k / 2, k % 2 == 0 ? 1.0 : -1.0, options.drop, branch);
     SliceTable table;
     Setup narrow;
     counter.table = &table;
@@ -877,6 +1241,7 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
   for (const Counters& c : counters) {
     out.slices += c.slices;
     out.evaluations += c.evaluations;
+    out.cells += c.cells;
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;

@@ -17,7 +17,8 @@
 //
 // 1. Rows i != j: the query is ordinary, the target 0, and
 //      |out_{i,d}| <= |M[d,0]| + (1 - a_i0) max_x |(M xt)_d|,
-//      1 - a_i0 <= (L - 1) exp(max over the box of s_ik - s_i0),
+//      1 - a_i0 = S / (1 + S) <= U / (1 + U),  S = sum_(k >= 1) e^(s_ik - s_i0),
+//      U = (L - 1) exp(max over the box of s_ik - s_i0) >= S (S / (1 + S) grows with S),
 //    enclosed in MPFI on the exact model.
 // 2. Row j, for each d, sigma and a candidate lambda: F <= lambda iff
 //      sum_m w_m (sigma v_m - lambda) - sigma T D <= 0.
@@ -76,6 +77,47 @@
 //          [ h(q) (BOS factor) + self correction(q)
 //            + (j - 1) max over t of (max(S_t, (1 - K_q) S_t) + nu' t / j) ],
 //    S_t the edges' maximum with c - K_t(q) in place of c, w_l = h_l^2.
+// 3b. sup Lambda by branch and bound over the query (beyond n = 16, where
+//    the 2^(n - 4) vertices are too many; or when asked). q_d keeps its
+//    pieces; the other coordinates are searched in a fixed order (by their
+//    first-order share of the bound at the root, a heuristic: any order is
+//    sound). A cell N = (S, s) fixes the coordinates S (q_d and the first
+//    ones of the order) to s in {+-1} and leaves F, the rest, free in
+//    [-1, 1]. G_S is Lambda with step 3's corrections for the coordinates
+//    of S only (K_q(S) = sum over S of K_q's terms, likewise K_b and the
+//    self correction); G_empty = Lambda. Claim: for any cell and any
+//    coordinate k in F,
+//      sup_(q_F) G_S(s, q_F) <= max over q_k = +-1 of sup G_(S + k),
+//    which is step 3's reduction of one coordinate with the others held
+//    fixed (anywhere in the box: every bound it uses, R_k, beta_k and the
+//    self term's box-wide factors, holds on the whole box, and the
+//    corrections already added are positive multiples of e^u, of e^y0 or
+//    max(0, affine): convex in q_k). By induction over the tree, sup Lambda
+//    is at most the largest bound B(N) >= sup_(q_F) G_S(s, q_F) over a
+//    frontier of cells, and lambda holds when every frontier cell has
+//    B(N) + penalty + allowance <= 0. B(N): q0 = s on S and 0 on F,
+//    every |q_l - q0_l| <= 1 on F, and
+//      y0 - y0(q0) = sum_F beta_l (q_l - q0_l):        |.| <= eb = sum_F |beta_l|;
+//      ys - ys(q0) = grad . dq + dq^T Acc dq (ys quadratic, exact):
+//                                 |.| <= es = sum_F |grad_l(q0)| + sum_(F x F) |Acc|;
+//      sigma vs - sigma vs(q0):   |.| <= mu = sum_F |m_l|;
+//      u - u(q0) = (Acc^T dq) . x: |.| <= ek = sum_(k in F) R_k  (|x_l| <= 1);
+//      b_d - b_d(q0):             |.| <= dd = sum_(k in F) |Acc_(k,cd)|.
+//    With up(y, e) = y e^e for y >= 0 and y e^-e for y < 0 (increasing in
+//    y), e^z y <= e^z0 up(Y, e) when |z - z0| <= e and y <= Y. So
+//      BOS  <= up(e^y0(q0) (sigma v0 - c) (1 - K_b(S) where sigma v0 < c), eb),
+//      self <= e^ys(q0) up(sigma vs(q0) + mu - c, es),
+//    the self correction over S takes rest_l within +-mu, and each key at
+//    x_d = t: step 3's S_t at q0 with K_t from |b_d(q0)| + dd (K_t grows
+//    with |b_d|), then max(S_t, (1 - K_q(S)) S_t), then up(., ek) (up is
+//    increasing, so it commutes with the maximum over the key's content).
+//    A cell whose bound fails is split at its first free coordinate into
+//    q_k = -1 and +1; a leaf (F empty) has eb = es = mu = ek = dd = 0 and
+//    is step 3's bound at that vertex. The first failing leaves (up to 96)
+//    feed the golden-section search over nu' as the failing query points
+//    do in step 4, and the search is confirmed by a new branch and bound.
+//    Cells are kept per slice (at most 2^19; a search that needs more
+//    fails, which is safe).
 // 4. lambda is certified when every slice I (adaptive bisection of T's
 //    range, down to kMinSliceWidth; one slice with h = 0 for a flag d,
 //    whose T is constant) and every piece of q_d (the pieces cover its
@@ -108,7 +150,10 @@
 // the allowance 2^-30 R (R bounds every term in absolute value) covers them
 // as in relu_vertex_bound.h, including the zonotope's edges (built by
 // sorting generators by angle; a misordering from rounding moves the
-// boundary by rounding amounts).
+// boundary by rounding amounts). A cell's spans are sums of at most
+// (n - 3)^2 + n < 2^13 terms (gamma_k < 2^-40), its terms stay within the
+// box's maxima that R bounds (y0(q0) + eb <= max y0, likewise ys and u),
+// and its self correction, which grows with mu, adds 2^-30 of itself.
 #pragma once
 
 #include <functional>
@@ -128,11 +173,17 @@ namespace sinkcert::theorems {
 // the tests show each omission certifying a false cap on a model built for
 // it).
 enum SoftmaxVertexDrop : unsigned {
-  kDropKeyQuery = 1,    // the keys' query-coordinate factor K_q
-  kDropKeyContent = 2,  // the keys' x_d-piece shift K_t
-  kDropBos = 4,         // the BOS factor K_b
-  kDropSelf = 8,        // the self term's corrections
+  kDropKeyQuery = 1,     // the keys' query-coordinate factor K_q
+  kDropKeyContent = 2,   // the keys' x_d-piece shift K_t
+  kDropBos = 4,          // the BOS factor K_b
+  kDropSelf = 8,         // the self term's corrections
+  kDropFirstOrder = 16,  // branch and bound: a cell's spans over its free coordinates
 };
+
+// How sup Lambda is bounded over the query (step 3): by its vertices, or by
+// branch and bound over the query box (step 3b); kAuto enumerates up to
+// content dimension 13 (n = 16) and branches beyond.
+enum class SoftmaxQuerySearch { kAuto, kEnumerate, kBranch };
 
 struct SoftmaxVertexOptions {
   double lower = 0;            // a certified lower bound on E (the candidates' base)
@@ -145,6 +196,7 @@ struct SoftmaxVertexOptions {
   ProgressSink progress;
   double progress_seconds = kProgressSeconds;
   unsigned drop = 0;  // testing only: SoftmaxVertexDrop flags (unsound when set)
+  SoftmaxQuerySearch query_search = SoftmaxQuerySearch::kAuto;
   // diagnosis: fill each failed candidate's terms (a pass over the query
   // points more per failed slice)
   bool diagnose = false;
@@ -191,6 +243,8 @@ struct SoftmaxVertexBound {
   std::vector<TriggerCap> caps;  // per trigger certified, in the order asked
   long slices = 0;               // T slices examined
   long evaluations = 0;          // vertex maximizations run
+  long cells = 0;                // branch and bound: query cells examined
+  bool branched = false;         // the query searched by branch and bound (step 3b)
   double seconds = 0;
   bool deadline_passed = false;          // some candidate was cut short or never tried
   std::vector<SoftmaxVertexUnit> units;  // the units started, for diagnosis

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "src/evaluation.h"
@@ -19,22 +20,22 @@ namespace {
 using testing::grid_max;
 using testing::random_model;
 
-// A single-head softmax model of T(5, 4) shaped like the paper-recipe
-// models: a trigger query scores BOS -3 and every other key 3 (it averages
+// A single-head softmax model of dimension n (5 unless given) shaped like
+// the paper-recipe models: a trigger query scores BOS -3 and every other key 3 (it averages
 // the non-BOS tokens), an ordinary query scores BOS 4 and the others -4 (it
 // sinks), M = I with a zero BOS column; every other entry of A and all of M
 // carry i.i.d. normal noise of std `content_std` (the scores' content
 // part, 10 entries of A, is what the error comes from).
-Model<double> sink_model(double content_std, std::uint64_t seed) {
-  Model<double> m = random_model(5, AttentionKind::kSoftmax, content_std, seed);
+Model<double> sink_model(double content_std, std::uint64_t seed, int n = 5) {
+  Model<double> m = random_model(n, AttentionKind::kSoftmax, content_std, seed);
   Matrix<double>& A = m.layers[0][0].A;
   Matrix<double>& M = m.layers[0][0].M;
-  const int ord = ordinary_flag(5);
+  const int ord = ordinary_flag(n);
   A(kTriggerFlag, kBosFlag) = -3.0;
   A(kTriggerFlag, kTriggerFlag) = A(kTriggerFlag, ord) = 3.0;
   A(ord, kBosFlag) = 4.0;
   A(ord, kTriggerFlag) = A(ord, ord) = -4.0;
-  M += Matrix<double>::Identity(5, 5);
+  M += Matrix<double>::Identity(n, n);
   M.col(kBosFlag).setZero();
   return m;
 }
@@ -62,21 +63,51 @@ void check_false_cap_without(unsigned drop, const Model<double>& m, int j, const
   // e(X) = max_{i,d} |f(X)_{i,d} - y_{i,d}|
   const double e = evaluate(m, make_input<double>(task, j, C), j).error.value;
   CAPTURE(e);
-  SoftmaxVertexOptions o;
-  o.lower = lower_fraction * e;
-  o.relative_gap = gap;
-  const SoftmaxVertexBound sound = softmax_vertex_bound(m, task, task.trigger_positions(), o);
-  REQUIRE(sound.caps.size() == task.trigger_positions().size());
-  for (const TriggerCap& cap : sound.caps) {
-    CAPTURE(cap.trigger);
-    const double upper = cap.upper.convert_to<double>();
-    CHECK(upper >= grid_max(m, task, cap.trigger, 7));
-    if (cap.trigger == j) CHECK(upper >= e);
+  // both ways of bounding the query: the vertices and the branch and bound
+  for (const SoftmaxQuerySearch search :
+       {SoftmaxQuerySearch::kEnumerate, SoftmaxQuerySearch::kBranch}) {
+    CAPTURE(static_cast<int>(search));
+    SoftmaxVertexOptions o;
+    o.lower = lower_fraction * e;
+    o.relative_gap = gap;
+    o.query_search = search;
+    const SoftmaxVertexBound sound = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+    REQUIRE(sound.caps.size() == task.trigger_positions().size());
+    for (const TriggerCap& cap : sound.caps) {
+      CAPTURE(cap.trigger);
+      const double upper = cap.upper.convert_to<double>();
+      CHECK(upper >= grid_max(m, task, cap.trigger, 7));
+      if (cap.trigger == j) CHECK(upper >= e);
+    }
+    o.drop = drop;
+    const SoftmaxVertexBound mutant = softmax_vertex_bound(m, task, {j}, o);
+    REQUIRE(mutant.caps.size() == 1);
+    CHECK(mutant.caps[0].upper.convert_to<double>() < e);
   }
+}
+
+// The caps of the branch and bound over the query on T(n, L), each against
+// its trigger's grid maximum (3 points per content variable: the vertices
+// and 0); returns whether one lies below (a false claim).
+bool branch_caps_below_grid(const Model<double>& m, const Task& task, double lower_fraction,
+                            unsigned drop, std::vector<double>* caps = nullptr) {
+  std::vector<double> grid;
+  for (int j : task.trigger_positions()) grid.push_back(grid_max(m, task, j, 3));
+  SoftmaxVertexOptions o;
+  o.lower = lower_fraction * *std::max_element(grid.begin(), grid.end());
+  o.relative_gap = 0.05;
+  o.query_search = SoftmaxQuerySearch::kBranch;
   o.drop = drop;
-  const SoftmaxVertexBound mutant = softmax_vertex_bound(m, task, {j}, o);
-  REQUIRE(mutant.caps.size() == 1);
-  CHECK(mutant.caps[0].upper.convert_to<double>() < e);
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+  REQUIRE(b.applies);
+  REQUIRE(b.branched);
+  bool below = false;
+  for (const TriggerCap& cap : b.caps) {
+    const double upper = cap.upper.convert_to<double>();
+    below = below || upper < grid[cap.trigger - 1];
+    if (caps) caps->push_back(upper);
+  }
+  return below;
 }
 
 TEST_CASE("the softmax vertex bound refuses every candidate below the grid's maximum") {
@@ -430,6 +461,133 @@ TEST_CASE("softmax vertex bound progress: units done and an estimate") {
   CHECK(lines.back().find(std::to_string(units) + " of " + std::to_string(units)) !=
         std::string::npos);
   CHECK(lines.back().find("s more (estimate)") != std::string::npos);
+}
+
+TEST_CASE("branch and bound over the query: caps above the grid's maximum, content-dependent") {
+  // Models whose scores read the content strongly (nothing like the
+  // paper-recipe models): random A and M of std 0.3, and sink models with
+  // content entries of std 0.1 and 0.2, on T(7, 4), where the grid of 3
+  // points per content variable (3^12 inputs a trigger: the vertices and
+  // 0) is a lower bound on each trigger's worst case. No cap may lie below
+  // it; that some trigger is capped at all is checked too (else the test
+  // could not fail).
+  const Task task{7, 4, TriggerRange::kPaper};
+  int capped = 0;
+  std::vector<Model<double>> models;
+  for (const std::uint64_t seed : {1u, 2u}) {
+    models.push_back(random_model(7, AttentionKind::kSoftmax, 0.3, seed));
+    models.push_back(sink_model(0.1, seed, 7));
+    models.push_back(sink_model(0.2, seed, 7));
+  }
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    CAPTURE(i);
+    std::vector<double> caps;
+    CHECK_FALSE(branch_caps_below_grid(models[i], task, 0.5, 0, &caps));
+    capped += static_cast<int>(caps.size());
+  }
+  CHECK(capped > 0);
+}
+
+TEST_CASE("branch and bound over the query: sink models' caps, near the enumeration's") {
+  // On sink models (content std 0.02 and 0.05) of T(7, 4) both searches
+  // cap every trigger above the grid's maximum, and the branch and bound's
+  // cap is within 5 % of the enumeration's (its leaves are the
+  // enumeration's vertices; its larger cells prune where their
+  // first-order spans allow)
+  const Task task{7, 4, TriggerRange::kPaper};
+  for (const double std : {0.02, 0.05}) {
+    CAPTURE(std);
+    const Model<double> m = sink_model(std, 5, 7);
+    std::vector<double> branch;
+    CHECK_FALSE(branch_caps_below_grid(m, task, 0.5, 0, &branch));
+    std::vector<double> grid;
+    for (int j : task.trigger_positions()) grid.push_back(grid_max(m, task, j, 3));
+    SoftmaxVertexOptions o;
+    o.lower = 0.5 * *std::max_element(grid.begin(), grid.end());
+    o.relative_gap = 0.05;
+    o.query_search = SoftmaxQuerySearch::kEnumerate;
+    const SoftmaxVertexBound e = softmax_vertex_bound(m, task, task.trigger_positions(), o);
+    REQUIRE(e.caps.size() == task.trigger_positions().size());
+    REQUIRE(branch.size() == e.caps.size());
+    for (std::size_t t = 0; t < branch.size(); ++t) {
+      CAPTURE(t);
+      CHECK(branch[t] <= 1.05 * e.caps[t].upper.convert_to<double>());
+    }
+  }
+}
+
+TEST_CASE(
+    "without the cells' first-order spans the branch and bound caps below an attained error") {
+  // T(7, 3). Ordinary queries sink (BOS 20); the trigger query scores BOS
+  // 0, itself 5 and ordinary keys -20, so its row is BOS and itself; M is
+  // the identity plus M[2, c] = 1 for the content coordinates c = 3, 4, 5,
+  // so coordinate 2 of the trigger's value is q_0 + q_1 + q_2 + q_3 (q_i its
+  // content coordinate 2 + i) while its target at j = 1 is q_0: the error
+  // a_s (q_0 + q_1 + q_2 + q_3) - q_0, with a_s = e^5 / (1 + e^5), is about
+  // 3 at q_1 = q_2 = q_3 = 1. The mutant (kDropFirstOrder) bounds the root
+  // cell of (d = 2, +), q_1..q_3 free, by its centre q_1 = q_2 = q_3 = 0
+  // alone, where the error is about 0, and caps trigger 1 below e; the
+  // bound with the spans caps it above.
+  Matrix<double> A = Matrix<double>::Zero(7, 7), M = Matrix<double>::Identity(7, 7);
+  const int ord = ordinary_flag(7);
+  A(ord, kBosFlag) = 20.0;
+  A(kTriggerFlag, kTriggerFlag) = 5.0;
+  A(kTriggerFlag, ord) = -20.0;
+  A(kFirstContent + 1, kFirstContent + 2) = 0.01;  // the scores read the content
+  M(kBosFlag, kBosFlag) = 0.0;
+  for (int c = 3; c <= 5; ++c) M(2, c) = 1.0;
+  Model<double> m = explicit_model(A, M);
+  m.n = 7;
+  const Task task{7, 3, TriggerRange::kPaper};
+  Matrix<double> C = Matrix<double>::Ones(2, 4);  // the trigger's q and the key's x
+  const double e = evaluate(m, make_input<double>(task, 1, C), 1).error.value;
+  CAPTURE(e);
+  REQUIRE(e > 2.9);
+  SoftmaxVertexOptions o;
+  o.lower = 0.5 * e;
+  o.relative_gap = 0.05;
+  o.query_search = SoftmaxQuerySearch::kBranch;
+  const SoftmaxVertexBound sound = softmax_vertex_bound(m, task, {1}, o);
+  REQUIRE(sound.caps.size() == 1);
+  CHECK(sound.caps[0].upper.convert_to<double>() >= e);
+  o.drop = kDropFirstOrder;
+  const SoftmaxVertexBound mutant = softmax_vertex_bound(m, task, {1}, o);
+  REQUIRE(mutant.caps.size() == 1);
+  CHECK(mutant.caps[0].upper.convert_to<double>() < e);
+}
+
+TEST_CASE("beyond n = 16 the softmax vertex bound branches over the query") {
+  // T(17, 3), a sink model with content entries of std 0.002: 2^13 query
+  // vertices per value of q_d would be enumerated; kAuto branches and caps
+  // trigger 1 above the largest error of 4000 random inputs at the content
+  // box's vertices (a lower bound on its worst case); forcing the
+  // enumeration is refused.
+  const int n = 17;
+  const Task task{n, 3, TriggerRange::kPaper};
+  const Model<double> m = sink_model(0.002, 7, n);
+  std::mt19937_64 eng(11);
+  std::bernoulli_distribution coin(0.5);
+  double sampled = 0;
+  for (int r = 0; r < 4000; ++r) {
+    Matrix<double> C(task.L - 1, n - 3);
+    for (int i = 0; i < C.rows(); ++i) {
+      for (int c = 0; c < C.cols(); ++c) C(i, c) = coin(eng) ? 1.0 : -1.0;
+    }
+    sampled = std::max(sampled, evaluate(m, make_input<double>(task, 1, C), 1).error.value);
+  }
+  SoftmaxVertexOptions o;
+  o.lower = sampled;
+  o.relative_gap = 0.05;
+  const SoftmaxVertexBound b = softmax_vertex_bound(m, task, {1}, o);
+  REQUIRE(b.applies);
+  CHECK(b.branched);
+  CHECK(b.cells > 0);
+  REQUIRE(b.caps.size() == 1);
+  CHECK(b.caps[0].upper.convert_to<double>() >= sampled);
+  o.query_search = SoftmaxQuerySearch::kEnumerate;
+  const SoftmaxVertexBound refused = softmax_vertex_bound(m, task, {1}, o);
+  CHECK_FALSE(refused.applies);
+  CHECK(refused.reason.find("query vertices to enumerate") != std::string::npos);
 }
 
 }  // namespace
