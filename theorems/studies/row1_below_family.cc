@@ -33,7 +33,7 @@ Model<double> family_start(int n, int L, const Rational& delta_floor) {
   return to_model<double>(row1_upper_model(n, L, delta_floor).file);
 }
 
-// N(0, sigma) added to A_ab (a, b >= 2) and M_ab (a, b >= 1).
+// N(0, sigma) added to A_ab (a, b >= 2) and M_ab (a >= 1; b = 0 is u = M e_0).
 Model<double> perturbed(const Model<double>& m, std::uint64_t seed, double sigma) {
   Model<double> out = m;
   std::mt19937_64 eng(seed);
@@ -43,7 +43,7 @@ Model<double> perturbed(const Model<double>& m, std::uint64_t seed, double sigma
   for (int a = 2; a < n; ++a)
     for (int b = 2; b < n; ++b) h.A(a, b) += noise(eng);
   for (int a = 1; a < n; ++a)
-    for (int b = 1; b < n; ++b) h.M(a, b) += noise(eng);
+    for (int b = 0; b < n; ++b) h.M(a, b) += noise(eng);
   return out;
 }
 
@@ -163,6 +163,7 @@ std::vector<Row1BelowRow> row1_below_family(const Row1BelowOptions& o,
       // the start's saturated entries (beta = 40) must not take unbounded steps
       mo.lm_min_diagonal = kRow1LmMinDiagonal;
       mo.initial_penalty = kRow1InitialPenalty;
+      mo.adversary_tolerance = o.adversary_tolerance;
       mo.lm_iterations = o.lm_iterations;
       mo.initial_per_trigger = o.initial_per_trigger;
       const search::MinimaxResult res = search::minimax(

@@ -10,9 +10,9 @@
 // (row1_upper_model, whose deficit is content-independent and >= delta +
 // margin) and `perturbed_starts` seeded perturbations of it (N(0, sigma)
 // added to A_ab, a, b >= 2, the ordinary and content block of the scores,
-// and to M). Each start runs the Lawson minimax (search/minimax.h) with
-// the floor D_Q(A) >= delta + margin (search/row1_deficit.h); the best
-// feasible model by the adversary's certified witness value is kept.
+// and to M_ab, a >= 1, u = M e_0 included). Each start runs the Lawson minimax (search/minimax.h)
+// with the floor D_Q(A) >= delta + margin (search/row1_deficit.h); the best feasible model by the
+// adversary's certified witness value is kept.
 //
 // Certification of the kept model, as its weight file denotes it exactly:
 //  - its row-1 mean deficit D enclosed (CERTIFIED, both ends) by a midpoint
@@ -104,8 +104,12 @@ struct Row1BelowOptions {
   int lm_iterations = 1;
   int initial_per_trigger = 8;  // initial active inputs per trigger position
   double start_seconds = 60;    // minimax time limit per start
-  double bound_gap = 1e-5;      // bound_worst_case's relative gap target
-  double bound_seconds = 60;    // its time budget
+  // The minimax's stopping gap (adversary vs active set, relative). The
+  // gains sought are ~1e-4 of E, below the default 0.02, so the default
+  // here stops only at the round or time limit.
+  double adversary_tolerance = 0;
+  double bound_gap = 1e-5;    // bound_worst_case's relative gap target
+  double bound_seconds = 60;  // its time budget
   long bound_boxes = 2000000;
   int cells = kRow1DeficitCells;
 };
