@@ -99,6 +99,8 @@ void add_row1_below_command(CLI::App& app, Context& ctx) {
                  "LM iterations per minimax round");
   add_real_option(sub, "--perturbation", &opt->study.perturbation, RealRange{0, true, false, 0},
                   "standard deviation of the perturbed starts");
+  add_real_option(sub, "--reject-factor", &opt->study.reject_factor, RealRange{1, false, true, 10},
+                  "the Lawson trust control's factor");
   add_text_option(sub, "--deltas", &opt->deltas, "a comma-separated list of decimals",
                   "the deltas (default 0.5,0.2,0.1)");
   add_study_out_options(sub, &opt->out);

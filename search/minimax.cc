@@ -527,6 +527,7 @@ std::string checkpoint_identity(const Model<double>& init, const Task& task,
   if (o.row1_deficit_floor) s << " row1_floor=" << *o.row1_deficit_floor;
   if (o.lm_min_diagonal != 1e-6) s << " lm_min_diagonal=" << o.lm_min_diagonal;
   if (o.initial_penalty != 10.0) s << " initial_penalty=" << o.initial_penalty;
+  if (o.lawson_reject_factor) s << " lawson_reject_factor=" << *o.lawson_reject_factor;
   if (o.bos_ceiling_head)
     s << " ceiling_head=" << o.bos_ceiling_head->first << "," << o.bos_ceiling_head->second;
   s << " frozen_m=" << o.frozen_m.size() << " triggers=";
@@ -813,8 +814,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         (!o.row1_deficit_floor || rec.row1_deficit >= *o.row1_deficit_floor);
 
     // 5. trust control against the worst case
-    const double reject_factor =
-        o.surrogate == Surrogate::kLawson ? kLawsonRejectFactor : kRejectFactor;
+    const double reject_factor = o.surrogate == Surrogate::kLawson
+                                     ? o.lawson_reject_factor.value_or(kLawsonRejectFactor)
+                                     : kRejectFactor;
     if (!std::isfinite(worst.best.value) || worst.best.value > reject_factor * best_worst) {
       rec.accepted = false;
       rec.event = "reject";

@@ -148,6 +148,10 @@ struct MinimaxOptions {
   // constraint with no room (the row-1 family at its floor) needs it large
   // from the first round, or the first step trades the constraint for loss.
   double initial_penalty = 10.0;
+  // The Lawson trust control's factor (step 5; none: kLawsonRejectFactor,
+  // 1.1). A search for gains of ~1e-4 of E sets it near 1, so that the
+  // worst case cannot drift up by 10% and stay there.
+  std::optional<double> lawson_reject_factor;
   // Several heads or layers only (the single-layer single-head path keeps
   // DENSE_NORMAL_CHOLESKY on one thread).
   DeepLinearSolver deep_solver = DeepLinearSolver::kDenseNormal;

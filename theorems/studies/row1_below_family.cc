@@ -164,6 +164,7 @@ std::vector<Row1BelowRow> row1_below_family(const Row1BelowOptions& o,
       mo.lm_min_diagonal = kRow1LmMinDiagonal;
       mo.initial_penalty = kRow1InitialPenalty;
       mo.adversary_tolerance = o.adversary_tolerance;
+      mo.lawson_reject_factor = o.reject_factor;
       mo.lm_iterations = o.lm_iterations;
       mo.initial_per_trigger = o.initial_per_trigger;
       const search::MinimaxResult res = search::minimax(

@@ -108,6 +108,9 @@ struct Row1BelowOptions {
   // gains sought are ~1e-4 of E, below the default 0.02, so the default
   // here stops only at the round or time limit.
   double adversary_tolerance = 0;
+  // The Lawson trust control's factor (search/minimax.h): 1 accepts only
+  // rounds whose worst case is no larger than the best so far.
+  double reject_factor = 1.0;
   double bound_gap = 1e-5;    // bound_worst_case's relative gap target
   double bound_seconds = 60;  // its time budget
   long bound_boxes = 2000000;
