@@ -198,9 +198,9 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
     if (to_string(dv) != Dj.at("verdict_at_least_delta").get<std::string>()) {
       fail("delta " + delta_text + ": D >= delta re-decided " + to_string(dv));
     }
-    out.lines.push_back("delta " + delta_text + ": D in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "] CERTIFIED (recomputed), D >= delta " +
-                        to_string(dv));
+    out.lines.push_back("delta " + delta_text + ": D in [" + num(nlohmann::json(lo), "%.9f") +
+                        ", " + num(nlohmann::json(hi), "%.9f") +
+                        "] CERTIFIED (recomputed), D >= delta " + to_string(dv));
     // E: a brief rerun must meet the recorded enclosure
     WorstCaseOptions wo;
     wo.relative_gap = s.at("bound_gap");
@@ -219,10 +219,10 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
       fail("delta " + delta_text +
            ": the recorded lower end of E exceeds the rerun's certified upper end");
     }
-    out.lines.push_back("delta " + delta_text + ": E rerun in [" + std::to_string(down(E.lower)) +
-                        ", " + std::to_string(up(E.upper)) + "] CERTIFIED meets the recorded [" +
-                        std::to_string(rec_lower) + ", " + Ej.at("upper_exact").get<std::string>() +
-                        "]");
+    out.lines.push_back(
+        "delta " + delta_text + ": E rerun in [" + num(nlohmann::json(down(E.lower)), "%.9f") +
+        ", " + num(nlohmann::json(up(E.upper)), "%.9f") + "] CERTIFIED meets the recorded [" +
+        num(Ej.at("lower"), "%.9f") + ", " + num(Ej.at("upper"), "%.9f") + "] CERTIFIED");
     const bool below = dv == Verdict::kVerified && rec_upper < row1_U(delta, L);
     if (below != r.at("below_U").get<bool>()) {
       fail("delta " + delta_text + ": below_U does not follow from the recorded numbers");
