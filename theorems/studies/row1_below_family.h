@@ -150,8 +150,9 @@ struct Row1BelowRow {
 std::vector<Row1BelowRow> row1_below_family(const Row1BelowOptions& o,
                                             const std::function<void(const std::string&)>& say);
 
-// The row's certified quantities recomputed from its weight file: the
-// deficit enclosure at `cells` cells and E's enclosure with the given budget.
+// The row as JSON: every start (SEARCH, NUMERIC(53)), and for a kept model
+// its file, D's and E's enclosures (CERTIFIED, lower ends rounded down and
+// upper ends up; E's upper end also exactly) and "below_U".
 nlohmann::json to_json(const Row1BelowRow& row);
 
 }  // namespace sinkcert::theorems
