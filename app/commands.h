@@ -205,6 +205,7 @@ void add_attack_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
 void add_figures_command(CLI::App& app, Context& ctx);
 void add_normalizations_command(CLI::App& app, Context& ctx);
+void add_row1_below_command(CLI::App& app, Context& ctx);
 void add_check_command(CLI::App& app, Context& ctx);
 void add_completion_command(CLI::App& app, Context& ctx);
 // The bash completion script of `root` (completion_command.cc): every

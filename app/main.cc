@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
   sinkcert::cli::add_sweep_command(app, ctx);
   sinkcert::cli::add_figures_command(app, ctx);
   sinkcert::cli::add_normalizations_command(app, ctx);
+  sinkcert::cli::add_row1_below_command(app, ctx);
   sinkcert::cli::add_check_command(app, ctx);
   // provenance: the compilation of the recipe kernel this process runs
   try {

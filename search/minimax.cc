@@ -19,6 +19,7 @@
 #include "search/linf_surrogate.h"
 #include "search/minimax_checkpoint.h"
 #include "search/normal_equations_cost.h"
+#include "search/row1_deficit.h"
 #include "src/forward.h"
 #include "src/forward_vjp.h"
 #include "src/parameter_layout.h"
@@ -43,8 +44,8 @@ constexpr double kRadiusShrink = 8.0;
 // Lawson rounds have converged when the weighted objective's relative change
 // over a round is below this (and the adversary gap is within tolerance).
 constexpr double kLawsonObjectiveTolerance = 1e-3;
-// Initial weight of the BOS-ceiling penalty and its growth while violated.
-constexpr double kInitialPenalty = 10.0;
+// Growth of the constraint penalty while violated, and its cap (its first
+// weight is MinimaxOptions::initial_penalty).
 constexpr double kPenaltyGrowth = 10.0;
 constexpr double kMaxPenalty = 1e8;
 // LM starts with this radius (Ceres' default 1e4 lets the first step run far
@@ -523,6 +524,10 @@ std::string checkpoint_identity(const Model<double>& init, const Task& task,
   } else {
     s << "none";
   }
+  if (o.row1_deficit_floor) s << " row1_floor=" << *o.row1_deficit_floor;
+  if (o.lm_min_diagonal != 1e-6) s << " lm_min_diagonal=" << o.lm_min_diagonal;
+  if (o.initial_penalty != 10.0) s << " initial_penalty=" << o.initial_penalty;
+  if (o.lawson_reject_factor) s << " lawson_reject_factor=" << *o.lawson_reject_factor;
   if (o.bos_ceiling_head)
     s << " ceiling_head=" << o.bos_ceiling_head->first << "," << o.bos_ceiling_head->second;
   s << " frozen_m=" << o.frozen_m.size() << " triggers=";
@@ -564,6 +569,20 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
         "parameter layout of several heads has no gate block)");
   }
   if (o.bos_ceiling && !o.probes) throw std::invalid_argument("a BOS ceiling needs a probe set");
+  if (o.row1_deficit_floor && (!single || init.attention != AttentionKind::kSoftmax)) {
+    throw std::invalid_argument("a row-1 floor needs a single-layer single-head softmax model");
+  }
+  // the floor's fixed rule (its size is checked here: k <= kRow1QuadratureMaxDim)
+  const std::optional<Row1Quadrature> row1_rule =
+      o.row1_deficit_floor ? std::optional<Row1Quadrature>(row1_quadrature(task.content_dim()))
+                           : std::nullopt;
+  const auto row1_of = [&](const Model<double>& m) {
+    return row1_mean_deficit(m.layers[0][0].A, *row1_rule);
+  };
+  // the constraints together: the ceiling (if any) and the floor (if any)
+  const auto meets_floor = [&](const Model<double>& m) {
+    return !o.row1_deficit_floor || row1_of(m) >= *o.row1_deficit_floor;
+  };
   const auto t0 = std::chrono::steady_clock::now();
   const int n = task.n;
   const AttentionKind kind = init.attention;
@@ -613,7 +632,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
   // best_worst: the best worst case so far (trust control); best_feasible:
   // the best among models meeting the BOS ceiling (the result)
   double best_worst = 0, best_feasible = 0;
-  double radius = kInitialRadius, rho = kInitialPenalty, prev_objective = -1;
+  double radius = kInitialRadius, rho = o.initial_penalty, prev_objective = -1;
   double elapsed_before = 0;  // seconds of the run before it was resumed
   int first_round = 1;
   if (resumed) {
@@ -668,7 +687,8 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     result.model = current;
     result.worst = worst.best;
     best_worst = worst.best.value;
-    const bool init_feasible = !o.bos_ceiling || ceiling_statistic(current) <= *o.bos_ceiling;
+    const bool init_feasible =
+        (!o.bos_ceiling || ceiling_statistic(current) <= *o.bos_ceiling) && meets_floor(current);
     best_feasible = init_feasible ? best_worst : std::numeric_limits<double>::infinity();
   }
   std::vector<std::vector<double>> saved = P;
@@ -727,6 +747,10 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       // no position with a non-trigger probe: nothing to cap
       if (cost->num_residuals() > 0) problem.AddResidualBlock(cost.release(), nullptr, blocks);
     }
+    if (o.row1_deficit_floor) {
+      problem.AddResidualBlock(new Row1DeficitFloorCost(&*row1_rule, *o.row1_deficit_floor, rho, n),
+                               nullptr, P[0].data());
+    }
     // round 1 fits M alone: at the paper's init (|M| ~ 0.02) the A-columns of
     // the Jacobian are tiny and a joint first step would throw A into the
     // saturated region where softmax has no gradient
@@ -752,6 +776,7 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
       sopt.num_threads = o.deep_threads;
     }
     sopt.max_num_iterations = o.lm_iterations;
+    sopt.min_lm_diagonal = o.lm_min_diagonal;
     sopt.initial_trust_region_radius = radius;
     sopt.logging_type = ceres::SILENT;
     sopt.function_tolerance = 1e-16;
@@ -783,12 +808,15 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
           single ? mean_probe_bos(current, *o.probes) : max_head_mean_probe_bos(current, *o.probes);
     }
     if (o.bos_ceiling && !single) rec.ceiling_bos = ceiling_statistic(current);
+    if (o.row1_deficit_floor) rec.row1_deficit = row1_of(current);
     const bool feasible =
-        !o.bos_ceiling || (single ? rec.mean_bos : rec.ceiling_bos) <= *o.bos_ceiling;
+        (!o.bos_ceiling || (single ? rec.mean_bos : rec.ceiling_bos) <= *o.bos_ceiling) &&
+        (!o.row1_deficit_floor || rec.row1_deficit >= *o.row1_deficit_floor);
 
     // 5. trust control against the worst case
-    const double reject_factor =
-        o.surrogate == Surrogate::kLawson ? kLawsonRejectFactor : kRejectFactor;
+    const double reject_factor = o.surrogate == Surrogate::kLawson
+                                     ? o.lawson_reject_factor.value_or(kLawsonRejectFactor)
+                                     : kRejectFactor;
     if (!std::isfinite(worst.best.value) || worst.best.value > reject_factor * best_worst) {
       rec.accepted = false;
       rec.event = "reject";
@@ -805,7 +833,9 @@ MinimaxResult minimax(const Model<double>& init, const Task& task, const Minimax
     } else {
       P = saved;
     }
-    if (o.bos_ceiling && !feasible) rho = std::min(kMaxPenalty, rho * kPenaltyGrowth);
+    if ((o.bos_ceiling || o.row1_deficit_floor) && !feasible) {
+      rho = std::min(kMaxPenalty, rho * kPenaltyGrowth);
+    }
 
     // 3. surrogate weights; 4. admit witnesses
     if (o.surrogate == Surrogate::kLawson && rec.accepted) {

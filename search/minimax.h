@@ -67,6 +67,9 @@
 //    eps_all), or only bos_ceiling_head (eps_one). Its derivative: the
 //    general reverse pass with cotangent 1 on a^{l,h}_{i0} (forward_vjp's
 //    d_attention), one pass per probe and violated residual.
+// Or a floor (the row-1 frontier, single-layer single-head softmax): one
+// residual rho * max(0, floor - D_Q(A)), D_Q row 1's mean BOS deficit by a
+// fixed quadrature with its derivative beside it (search/row1_deficit.h).
 // The returned worst case is SEARCH(lower bound) for the returned model:
 // the adversary's witness re-evaluated in MPFI, lower end rounded down
 // (adversary.h, certify_witness); the search itself runs in double.
@@ -128,6 +131,27 @@ struct MinimaxOptions {
   // every head (single-layer single-head: only (0, 0) is accepted).
   std::optional<std::pair<int, int>> bos_ceiling_head;
   const ProbeSet* probes = nullptr;
+  // Row-1 floor (single-layer single-head softmax, search/row1_deficit.h):
+  // row 1's mean BOS deficit over uniform content, by the fixed quadrature
+  // D_Q, at least this; the penalty residual rho * max(0, floor - D_Q(A))
+  // (rho as for the ceiling), feasible when D_Q >= floor. A caller that
+  // certifies the deficit afterwards asks for its delta plus a margin.
+  std::optional<double> row1_deficit_floor;
+  // Ceres' LM regularizes step p by (1 / radius) D^T D, D^2 = diag(J^T J)
+  // clamped below at this (Ceres' default 1e-6). A start with saturated
+  // scores (entries ~40, Jacobian columns ~e^-40) gets, at the default,
+  // steps of any size in those entries, which the active set does not see
+  // and the worst case rejects round after round; a floor ~1 bounds them.
+  double lm_min_diagonal = 1e-6;
+  // The constraint penalty's first weight rho (the ceiling's or the floor's);
+  // it grows by kPenaltyGrowth while violated. A start that meets its
+  // constraint with no room (the row-1 family at its floor) needs it large
+  // from the first round, or the first step trades the constraint for loss.
+  double initial_penalty = 10.0;
+  // The Lawson trust control's factor (step 5; none: kLawsonRejectFactor,
+  // 1.1). A search for gains of ~1e-4 of E sets it near 1, so that the
+  // worst case cannot drift up by 10% and stay there.
+  std::optional<double> lawson_reject_factor;
   // Several heads or layers only (the single-layer single-head path keeps
   // DENSE_NORMAL_CHOLESKY on one thread).
   DeepLinearSolver deep_solver = DeepLinearSolver::kDenseNormal;
@@ -183,8 +207,9 @@ struct MinimaxRecord {
   // several heads or layers with a ceiling: the ceiling's statistic
   // (max_position_mean_probe_bos over the capped heads), else -1
   double ceiling_bos = -1;
-  bool accepted = true;  // step kept (false: rejected by the trust control)
-  std::string event;     // "M-only", "lm", "reject"
+  double row1_deficit = -1;  // D_Q of this round's model with a row-1 floor, else -1 (NUMERIC)
+  bool accepted = true;      // step kept (false: rejected by the trust control)
+  std::string event;         // "M-only", "lm", "reject"
 };
 
 struct MinimaxResult {

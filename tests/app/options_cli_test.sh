@@ -142,7 +142,7 @@ if ! grep -q __asan_init "$bin"; then
 fi
 
 # CLI11's own errors, one line each
-bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" frobnicate
+bad "unknown subcommand 'frobnicate'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, row1-below, check, completion$" frobnicate
 bad "unknown subcommand 'frob' of 'verify'; expected one of relu, bound, bos$" verify frob
 # bare sinkcert: the usage on stdout, one error line, exit 2
 (cd "$tmp/run" && "$bin" > "$tmp/out" 2> "$tmp/err")
@@ -150,10 +150,10 @@ rc=$?
 [ "$rc" -eq 2 ] || fail "bare sinkcert: exit $rc (want 2)"
 grep -q '^Usage' "$tmp/out" || fail "bare sinkcert: no usage on stdout"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
-  grep -q "^sinkcert: error: missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" "$tmp/err" ||
+  grep -q "^sinkcert: error: missing subcommand; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, row1-below, check, completion$" "$tmp/err" ||
   fail "bare sinkcert: stderr: $(cat "$tmp/err")"
 bad "missing subcommand of 'verify'; expected one of relu, bound, bos$" verify
-bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, check, completion$" --frob
+bad "unknown option '--frob'; expected one of eval, verify, theorem1, theorem2, appendix, attack, sweep, figures, normalizations, row1-below, check, completion$" --frob
 bad "unknown option '--frob' of 'eval'; see sinkcert eval --help$" $S --frob
 bad "unexpected argument 'junk' of 'verify relu'; see sinkcert verify relu --help$" verify relu junk
 bad "$R--samples: expected a value \(an integer in \[1, 10000000\]\), got none$" eval --weights "$W" --samples
