@@ -64,6 +64,9 @@ def main(argv):
     bound = [args.binary, "verify", "bound", "--weights", args.weights, "--gap", f"{args.gap:g}",
              "--boxes", str(args.boxes), "--seconds", f"{args.seconds:g}", "--json", "--quiet"]
     env_mpi = [args.mpiexec, "-np", "2", "--oversubscribe"]
+    # Open MPI refuses to start as root without these (a container's user)
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     lines = [
         "# box_ranks_benchmark output: verify bound on 1 process and on 2 MPI ranks",
         "# command: /usr/bin/python3 scripts/box_ranks_benchmark.py " + " ".join(argv),
