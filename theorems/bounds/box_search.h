@@ -122,6 +122,13 @@ constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
 // MPI", compares it with the one-box loop at n = 16).
 constexpr int kBoxBatch = 4;
 
+// A batch's boxes run on threads only while a box takes at least this
+// long: starting and joining a thread costs tens of microseconds, which
+// boxes of a tiny model (n = 5: microseconds each) would not repay; a box
+// at n = 16 takes milliseconds to seconds. Which thread bounds a box never
+// changes its bits, so this affects the wall time alone.
+constexpr double kThreadedBoxSeconds = 1e-3;
+
 // The options both bounds take.
 struct BoxSearchOptions {
   double relative_gap = 0.01;  // the gap at which a bound counts as reached
@@ -151,6 +158,8 @@ struct BoxSearchOptions {
   // Threads of a rank (0: the hardware's): the parts of a batch it owns,
   // and the softmax vertex bound's; the results are the same on any count.
   int threads = 0;
+  // Threads only while a box of the last batch took this long (tests: 0).
+  double threaded_box_seconds = kThreadedBoxSeconds;
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
   // `memory_bytes` (each may stay in the heap).
   void fit_memory(double box_bytes, double memory_bytes) {
@@ -327,6 +336,8 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
     const int split = rounding_limited ? -1 : ops.choose_split(node);
     return split >= 0 ? split : kAlone;
   };
+  // seconds per box of the last batch (the first batch runs on threads)
+  double box_seconds = limits.threaded_box_seconds;
   // one evaluation of the batch: the box, and the popped node it comes from
   struct Job {
     std::size_t item;
@@ -407,11 +418,17 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
     for (std::size_t k = 0; k < jobs.size(); ++k) {
       if (group.owns(static_cast<int>(k))) mine.push_back(k);
     }
-    run_tasks(static_cast<int>(mine.size()), threads, [&](int t) {
+    // threads only for boxes that take long enough to pay for starting them
+    const int use = box_seconds >= limits.threaded_box_seconds ? threads : 1;
+    const auto b0 = std::chrono::steady_clock::now();
+    run_tasks(static_cast<int>(mine.size()), use, [&](int t) {
       const Job& job = jobs[mine[static_cast<std::size_t>(t)]];
       PartWriter w(parts[mine[static_cast<std::size_t>(t)]]);
       ops.bound_part(items[job.item], job.box, w);
     });
+    if (!mine.empty()) {  // wall seconds per box of this batch, on `use` threads
+      box_seconds = seconds_since(b0) * use / static_cast<double>(mine.size());
+    }
     if (group.size() > 1) group.share(parts);
     // every rank alike, in part order
     for (std::size_t k = 0; k < jobs.size(); ++k) {
