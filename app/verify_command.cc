@@ -240,9 +240,10 @@ struct VerifyBoxOptions {
 };
 
 // The ranks of a box run under mpirun/srun (null for one process): every
-// rank runs the bound, the first pass split by them (BoxSearchOptions::ranks),
-// and only rank 0 prints and writes; the others' progress is off. The
-// threads of a rank (the softmax vertex bound's) are the hardware's divided
+// rank runs the bound, its first pass and its box phase split by them
+// (BoxSearchOptions::ranks), and only rank 0 prints and writes; the others'
+// progress is off. The threads of a rank (the softmax vertex bound's and
+// the box phase's) are the hardware's divided
 // by the ranks on its node, so that the ranks of a node do not oversubscribe
 // its cores.
 struct BoxRunRanks {
@@ -266,11 +267,14 @@ BoxRunRanks box_run_ranks(Context& ctx) {
 }
 
 // A residual model under several ranks: every rank runs the whole bound
-// (its first pass is not split), said once on stderr.
+// (neither its first pass nor its box phase is split: a deep box's bound
+// may be cut short by the deadline, and its evaluator keeps state from box
+// to box), said once on stderr.
 void say_redundant(const BoxRunRanks& ranks, const std::string& command) {
   if (ranks.group && ranks.group->size() > 1 && ranks.root) {
-    std::cerr << command << ": a residual model is bounded whole on every rank under mpirun (its "
-              << "first pass is not split by ranks): no faster than one process\n";
+    std::cerr << command << ": a residual model is bounded whole on every rank under mpirun "
+              << "(neither its first pass nor its box phase is split by ranks): no faster than "
+              << "one process\n";
   }
 }
 
@@ -559,6 +563,7 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
   theorems::DeepBosOptions options;
   options.ranks = ranks.group.get();
+  options.threads = ranks.threads;
   // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
   set_box_options(opt, 24.0 * (deep ? task.L - 1 : 1) * (task.n - 3) + 256 + opt.bits / 4.0,
                   options);

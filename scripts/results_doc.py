@@ -167,6 +167,19 @@ BENCHMARKS = [
      "2 x 2: R ~ 1.2e4, P = 2048); the unshared P^3 terms bound the gain of "
      "more ranks to R / (2 P) or so; on a machine with 2 cores, 2 ranks of "
      "1 thread compete with 2 threads of 1 rank for the same cores."),
+    ("benchmarks/box_ranks_benchmark.txt", "MPI ranks in verify bound",
+     "`/usr/bin/python3 scripts/box_ranks_benchmark.py [--boxes B]` (it runs "
+     "the second row under `mpiexec -np 2`)",
+     "`verify bound` on the n = L = 32 softmax model of "
+     "`results/benchmarks/scaling_models/` with a fixed box budget (the "
+     "seconds do not bind), on one process and on 2 MPI ranks in one run: "
+     "wall seconds, the ratio one process / this, and whether the JSON is "
+     "the one process's, timings apart. Under ranks the first pass is split "
+     "by trigger and the box phase by batch (docs/methods.md, \"verify bound "
+     "under MPI\"); one process runs the first pass on one core and the "
+     "box phase's batches on every core, each rank on the cores divided by "
+     "the ranks. The vertex bounds do not apply at this size. The header's "
+     "load averages say how much of the 2 shared cores the runs found."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "

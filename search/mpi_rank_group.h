@@ -3,9 +3,10 @@
 // The ranks of MPI_COMM_WORLD as a RankGroup (search/rank_group.h), for a
 // program started by mpirun/srun. share() broadcasts each part from its
 // owner (MPI_Bcast of its length, then of its doubles), parts in order.
-// Testing only: with SINKCERT_TEST_DROP_PART set, part 1 of every share
-// arrives empty on every rank (a broken share, which the readers of
-// src/exact_parts.h must refuse).
+// Testing only: with SINKCERT_TEST_DROP_PART = N (N >= 1; not a number:
+// 1), part 1 of the N-th share and of every later one arrives empty on
+// every rank (a broken share, which the readers of src/exact_parts.h must
+// refuse); a large N reaches the shares of a box search's later phase.
 // Built with Open MPI only (SINKCERT_HAVE_MPI, CMake's find_package(MPI));
 // without it mpi_rank_group() returns null under a launcher of one rank and
 // throws for several (the ranks could not share their work).

@@ -9,13 +9,16 @@
 # n = 16) cut down to n = 8, L = 6 (its BOS and trigger flags, its first
 # five content coordinates and its ordinary flag; the scores still read the
 # content, so the softmax vertex bound caps triggers), with a box budget
-# that binds and a time budget that does not; again under 3 and 5 ranks (an
-# uneven split; more ranks than triggers). Under a deadline that passes
+# that binds well past the first pass (the box phase's batches, split by
+# ranks, run: 400 boxes against the first pass's few) and a time
+# budget that does not; again under 3 and 5 ranks (an uneven split; more
+# ranks than triggers). Under a deadline that passes
 # inside the split vertex bound and first pass (softmax_s0 itself, 4 and 8
 # s), the run still ends with one JSON object. A broken share is caught:
 # under SINKCERT_TEST_DROP_PART (testing only: part 1 of each share arrives
-# empty, search/mpi_rank_group.h) the run fails, not silently differs; and
-# the comparison tells a changed last bit apart.
+# empty, search/mpi_rank_group.h) the run fails, not silently differs, in
+# the first pass and, from the 6th share on, in the box phase; and the
+# comparison tells a changed last bit apart.
 # Usage: verify_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -36,8 +39,8 @@ out = {k: d[k] for k in ("format", "version", "kind", "attention", "layers", "he
 out.update(n=len(keep), weights=[[cut]], task={"L": 6, "trigger_range": d["task"]["trigger_range"]})
 json.dump(out, sys.stdout)
 PY
-bound="verify bound --weights $model --gap 1e-6 --boxes 200 --seconds 900 --json"
-bos="verify bos --weights $model --gap 1e-12 --boxes 200 --seconds 900 --json"
+bound="verify bound --weights $model --gap 1e-6 --boxes 400 --seconds 900 --json"
+bos="verify bos --weights $model --gap 1e-12 --boxes 400 --seconds 900 --json"
 
 # same A B: the two JSON outputs agree, timings apart (tests/app/same_json.py)
 same() { python3 "$(dirname "$0")/same_json.py" "$1" "$2" '[0-9.e+-]+ s\b'; }
@@ -61,12 +64,13 @@ for name in bound bos; do
   [ -s "$tmp/$name.two.d/witness.json" ] || fail "$name: no witness file under mpiexec"
   cmp -s "$tmp/$name.one.d/witness.json" "$tmp/$name.two.d/witness.json" ||
     fail "$name: the witness files differ"
-  # the run was not trivial: several boxes, a positive lower end
+  # the run was not trivial: a positive lower end, and the box budget
+  # stopped it, far past the first pass
   python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-sys.exit(0 if d['boxes'] > 10 and d['lo'] > 0 else 1)" "$tmp/$name.one" ||
-    fail "$name: a trivial run (at most 10 boxes or no positive lower end)"
+sys.exit(0 if d['boxes'] >= 400 and d['stop_reason'] == 'budget exhausted (boxes)' and d['lo'] > 0 else 1)" "$tmp/$name.one" ||
+    fail "$name: not stopped by the box budget after 400 boxes, or no positive lower end"
 done
 # three ranks (the triggers split unevenly) and five (more ranks than the
 # bound's 4 triggers): the same JSON again
@@ -109,13 +113,20 @@ PY
 same "$tmp/bound.one" "$tmp/changed" > /dev/null &&
   fail "the comparison missed an upper end changed in its last bit"
 
-# a part left unshared is caught (the run fails with the reader's message)
+# a part left unshared is caught (the run fails with the reader's message):
+# from the first share on (the first pass), and from the 6th on (the box
+# phase: its deadline flags and batches)
 for name in bound bos; do
   eval "args=\$$name"
-  SINKCERT_TEST_DROP_PART=1 "$mpiexec" -np 2 --oversubscribe -x SINKCERT_TEST_DROP_PART \
-    "$bin" $args > "$tmp/$name.drop" 2> "$tmp/$name.drop.err"
-  rc=$?
-  [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] || fail "$name: a part left unshared went unnoticed (exit $rc)"
-  grep -q 'not shared' "$tmp/$name.drop.err" || fail "$name: no 'not shared' message"
+  for from in 1 6; do
+    SINKCERT_TEST_DROP_PART=$from "$mpiexec" -np 2 --oversubscribe -x SINKCERT_TEST_DROP_PART \
+      "$bin" $args > "$tmp/$name.drop$from" 2> "$tmp/$name.drop$from.err"
+    rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] ||
+      fail "$name: a part left unshared from share $from on went unnoticed (exit $rc)"
+    grep -q 'not shared' "$tmp/$name.drop$from.err" ||
+      fail "$name: no 'not shared' message (from share $from on)"
+  done
+  grep -q 'box search' "$tmp/$name.drop6.err" || fail "$name: the box phase's share not named"
 done
 finish verify_mpi

@@ -9,6 +9,7 @@
 #include <queue>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "search/rank_group.h"
@@ -481,6 +482,56 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     const Mpfr infinity = std::numeric_limits<Mpfr>::infinity();
     heap.push(Node{c.h, c.i, full_box(c.j), infinity, out.bits, infinity, {}});
   };
+  // A bounded box as a part of a share (src/exact_parts.h, exactly): 1,
+  // upper, rounding, bits, slope, the offers' count, then each offer's
+  // content and enclosure (its head, row and trigger are the box's); a box
+  // not bounded (past the deadline in the first pass) is the part 0.
+  using Offers = std::vector<std::pair<std::vector<double>, Mpfi>>;
+  // the box (h, i, box) bounded, its witnesses recorded, written to w
+  const auto write_part = [&](int h, int i, ContentBox box, PartWriter& w) {
+    Offers offers;
+    const auto record = [&](int hh, int ii, int jj, const std::vector<double>& content) {
+      offers.emplace_back(content, witness_value(hh, ii, jj, content));
+      return offers.back().second;
+    };
+    const Node node = bound_node_with(h, i, std::move(box), record);
+    w.put_int(1);
+    w.put(node.upper);
+    w.put(node.rounding);
+    w.put_int(node.bits);
+    w.put(node.slope);
+    w.put_int(static_cast<long>(offers.size()));
+    for (const auto& o : offers) {
+      w.put(o.first);
+      w.put(o.second);
+    }
+  };
+  // reads it back: false for a box not bounded; else the node and its
+  // witnesses taken in order, the box counted. Throws on a malformed part.
+  const auto read_part = [&](int h, int i, ContentBox box, PartReader& r, Node& node) {
+    node = Node{h, i, std::move(box), Mpfr(0), 0, Mpfr(0), {}};
+    const long bounded = r.get_int();
+    if (bounded != 0 && bounded != 1) {
+      throw std::runtime_error("a box part that does not start with 0 or 1");
+    }
+    if (bounded == 0) {
+      if (!r.at_end()) throw std::runtime_error("a box part longer than written");
+      return false;
+    }
+    node.upper = r.get_mpfr();
+    node.rounding = r.get_mpfr();
+    node.bits = static_cast<int>(r.get_int());
+    node.slope = r.get_doubles();
+    Offers offers;
+    for (long o = r.get_int(); o > 0; --o) {
+      std::vector<double> content = r.get_doubles();
+      offers.emplace_back(std::move(content), r.get_mpfi());
+    }
+    if (!r.at_end()) throw std::runtime_error("a box part longer than written");
+    ++out.boxes;
+    for (const auto& o : offers) take_witness(h, i, node.box.trigger, o.first, o.second);
+    return true;
+  };
   const search::RankGroup* ranks =
       options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
   if (ranks == nullptr) {
@@ -510,22 +561,7 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
         w.put_int(0);
         continue;
       }
-      std::vector<std::pair<std::vector<double>, Mpfi>> offers;
-      const auto record = [&](int h, int i, int j, const std::vector<double>& content) {
-        offers.emplace_back(content, witness_value(h, i, j, content));
-        return offers.back().second;
-      };
-      const Node node = bound_node_with(c.h, c.i, full_box(c.j), record);
-      w.put_int(1);
-      w.put(node.upper);
-      w.put(node.rounding);
-      w.put_int(node.bits);
-      w.put(node.slope);
-      w.put_int(static_cast<long>(offers.size()));
-      for (const auto& o : offers) {
-        w.put(o.first);
-        w.put(o.second);
-      }
+      write_part(c.h, c.i, full_box(c.j), w);
       ++done_here;
       progress.maybe_send([&] {
         return "first pass: " + std::to_string(done_here) + " of this rank's cases (head, row, " +
@@ -536,21 +572,18 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     for (int k = 0; k < count; ++k) {
       const Case& c = cases[k];
       PartReader r(parts[k]);
-      if (r.get_int() == 0) {
+      Node node;
+      bool bounded = false;
+      try {
+        bounded = read_part(c.h, c.i, full_box(c.j), r, node);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("BOS bound: first pass, part " + std::to_string(k) + ": " +
+                                 e.what());
+      }
+      if (!bounded) {
         push_unbounded(c);
         continue;
       }
-      Node node{c.h, c.i, full_box(c.j), Mpfr(0), 0, Mpfr(0), {}};
-      node.upper = r.get_mpfr();
-      node.rounding = r.get_mpfr();
-      node.bits = static_cast<int>(r.get_int());
-      node.slope = r.get_doubles();
-      ++out.boxes;
-      for (long o = r.get_int(); o > 0; --o) {
-        const std::vector<double> content = r.get_doubles();
-        take_witness(c.h, c.i, c.j, content, r.get_mpfi());
-      }
-      if (!r.at_end()) throw std::logic_error("BOS bound: a first-pass part longer than written");
       heap.push(std::move(node));
     }
   }
@@ -560,6 +593,22 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     decltype(raise_to)& raise;
     const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
     int content_dim;
+    decltype(write_part)& bound_box_part;
+    decltype(read_part)& take_box_part;
+    // the box phase split by ranks (box_search.h): a box's bound depends on
+    // its box (and head, row) alone
+    using splits_boxes = std::true_type;
+    void prepare_batch(const Mpfr&) {}
+    void bound_part(const Node& like, const ContentBox& box, PartWriter& w) const {
+      bound_box_part(like.head, like.row, box, w);
+    }
+    Node take_part(const Node& like, ContentBox box, PartReader& r) {
+      Node node;
+      if (!take_box_part(like.head, like.row, std::move(box), r, node)) {
+        throw std::runtime_error("a box of the box phase not bounded");
+      }
+      return node;
+    }
     Node evaluate(const Node& like, ContentBox box) {
       return evaluate_box(like.head, like.row, std::move(box));
     }
@@ -580,7 +629,8 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
     std::string progress(const Mpfr& lower, const Mpfr& upper) {
       return enclosure_progress(quantity, boxes, lower, upper, deadline);
     }
-  } ops{bound_node, raise_to, done, cd, max_mode ? "max BOS" : "1 - min BOS", out.boxes, deadline};
+  } ops{bound_node, raise_to, done, cd, write_part, read_part, max_mode ? "max BOS" : "1 - min BOS",
+        out.boxes,  deadline};
   run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
                  deadline, progress);
   finish_bos_bound(out, have_witness, seconds_since(t0));

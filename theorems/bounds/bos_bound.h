@@ -75,6 +75,8 @@
 // with its witnesses' enclosures recorded, share() hands them to every rank
 // exactly (src/exact_parts.h), and every rank takes them in case order as
 // one process does: the same heap, witnesses and enclosure, bit for bit.
+// The boxes after the first pass are split the same way, by batch
+// (box_search.h): a box's bound depends on its box, head and row alone.
 // Precision: when the
 // rounding width of D at the box's vertex is at least kRoundingShare of the
 // gap, the precision is raised by step_bits up to the cap (boxes bounded

@@ -7,6 +7,26 @@
 
 namespace sinkcert::theorems {
 
+bool any_rank(const search::RankGroup& group, bool flag, const std::string& what) {
+  if (group.size() == 1) return flag;
+  std::vector<std::vector<double>> parts(static_cast<std::size_t>(group.size()));
+  PartWriter(parts[static_cast<std::size_t>(group.rank())]).put_int(flag ? 1 : 0);
+  group.share(parts);
+  bool any = false;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    try {
+      PartReader r(parts[k]);
+      const long v = r.get_int();
+      if ((v != 0 && v != 1) || !r.at_end()) throw std::runtime_error("not a flag");
+      any = any || v == 1;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(what + ": rank " + std::to_string(k) +
+                               "'s deadline flag: " + e.what());
+    }
+  }
+  return any;
+}
+
 std::string enclosure_progress(const std::string& name, long boxes, const Mpfr& lower,
                                const Mpfr& upper, const Deadline& deadline) {
   const double lo = lower.convert_to<double>(), hi = upper.convert_to<double>();

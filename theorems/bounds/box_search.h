@@ -36,6 +36,27 @@
 // search stops with a precision floor. A box whose coordinates are adjacent
 // doubles cannot be split and stops the search with the reason its owner
 // gives.
+// Batches, split by ranks (an owner whose Ops declare splits_boxes): the
+// loop pops the B = options.batch best boxes at once (fewer if the heap
+// holds fewer, if the stopping rule or the box budget would have stopped
+// before one, or at a box that needs the precision raised or cannot be
+// split, which is handled alone as above). Their evaluations (two children
+// of a split box, or one box bounded again after a raise) are the batch's
+// parts k = 0..J-1, J <= 2B; the count depends on the heap alone, never on
+// the ranks. Part k is bounded by its owner rank (search/rank_group.h,
+// owner(k) = k mod size), on the rank's threads; each bound is written
+// exactly (src/exact_parts.h: MPFR values as their binary mantissa and
+// exponent), share() gives every rank every part, and every rank applies
+// them in the order k = 0..J-1: it takes the part's witnesses, caps the
+// bound by the parent's, and pushes the box or hands it to on_pruned. A
+// box's bound depends on its box alone (and on what prepare_batch fixed
+// before the batch), never on the witnesses of the boxes bounded beside
+// it, so the heap, the witnesses, the counters and the enclosure are the
+// same bits for any number of ranks and threads; only the order of the
+// boxes differs from B = 1, which is the one-box loop above. The seconds
+// are checked between batches, and every rank stops when the deadline has
+// passed on any of them (any_rank), so every rank stops after the same
+// batch.
 #pragma once
 
 #include <algorithm>
@@ -44,13 +65,17 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "search/rank_group.h"
 #include "src/elapsed.h"
 #include "src/evidence.h"
+#include "src/exact_parts.h"
+#include "src/parallel_tasks.h"
 #include "src/scalar_traits.h"
 #include "src/verdict_bars.h"
 #include "theorems/bounds/deadline.h"
@@ -89,6 +114,21 @@ struct BoxSearchOutcome {
 // the load); seconds are a guard against a run that would not end.
 constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
 
+// Boxes popped at once by the batched loop (BoxSearchOptions::batch): as
+// many as keep two ranks, or two threads, busy with one batch (its J <= 2B
+// parts: 8, 4 each), and few enough that the order of the boxes stays near
+// the one-box loop's (the boxes of a batch are the B best; a batch cannot
+// use what its first boxes found; docs/methods.md, "verify bound under
+// MPI", compares it with the one-box loop at n = 16).
+constexpr int kBoxBatch = 4;
+
+// A batch's boxes run on threads only while a box takes at least this
+// long: starting and joining a thread costs tens of microseconds, which
+// boxes of a tiny model (n = 5: microseconds each) would not repay; a box
+// at n = 16 takes milliseconds to seconds. Which thread bounds a box never
+// changes its bits, so this affects the wall time alone.
+constexpr double kThreadedBoxSeconds = 1e-3;
+
 // The options both bounds take.
 struct BoxSearchOptions {
   double relative_gap = 0.01;  // the gap at which a bound counts as reached
@@ -111,6 +151,15 @@ struct BoxSearchOptions {
   // the same result as one process, bit for bit (worst_case_search.h,
   // bos_bound.h); the others run on every rank alike.
   const search::RankGroup* ranks = nullptr;
+  // Boxes popped at once by a loop split by ranks (splits_boxes above); a
+  // fixed number, never the ranks', so that the boxes, and the enclosure,
+  // do not depend on them.
+  int batch = kBoxBatch;
+  // Threads of a rank (0: the hardware's): the parts of a batch it owns,
+  // and the softmax vertex bound's; the results are the same on any count.
+  int threads = 0;
+  // Threads only while a box of the last batch took this long (tests: 0).
+  double threaded_box_seconds = kThreadedBoxSeconds;
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
   // `memory_bytes` (each may stay in the heap).
   void fit_memory(double box_bytes, double memory_bytes) {
@@ -148,11 +197,43 @@ using BoxHeap = std::priority_queue<Node, std::vector<Node>, ByUpperBound<Node>>
 //   void on_pruned(const Node&)                      a child dropped: bound <= lower
 //   std::string unsplittable_reason(const Node&)
 //   std::string progress(const Mpfr& lower, const Mpfr& upper)   the text of a progress line
+// Whether an owner's Ops split the loop into batches by ranks: it declares
+// the type splits_boxes = std::true_type and provides, beside the above,
+//   void prepare_batch(const Mpfr& lower)   before each batch's evaluations,
+//       on every rank alike (collective calls allowed: e.g. caps not yet
+//       computed at the first batch with lower > 0);
+//   void bound_part(const Node& like, const ContentBox& box, PartWriter&) const
+//       bounds a box of like's kind and writes the node and the witnesses
+//       it offers, exactly; called on several threads at once, it writes
+//       nothing else;
+//   Node take_part(const Node& like, ContentBox box, PartReader&)
+//       reads them back, takes the witnesses in order and counts the box
+//       (out.boxes); throws on a malformed part.
+template <class Ops, class = void>
+struct SplitsBoxes : std::false_type {};
+template <class Ops>
+struct SplitsBoxes<Ops, std::void_t<typename Ops::splits_boxes>> : Ops::splits_boxes {};
+
+// Whether `flag` holds on any rank of the group: each rank r writes its
+// flag as part r (r < size), share() gives every rank all of them. A part
+// that arrives malformed throws, naming `what`.
+bool any_rank(const search::RankGroup& group, bool flag, const std::string& what);
+
+template <class Node, class Ops>
+void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
+                            const Mpfr& lower, const bool& has_lower, Mpfr& upper,
+                            BoxSearchOutcome& out, std::chrono::steady_clock::time_point t0,
+                            const Deadline& deadline, ProgressLines& progress);
+
 template <class Node, class Ops>
 void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
                     const Mpfr& lower, const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
                     std::chrono::steady_clock::time_point t0, const Deadline& deadline,
                     ProgressLines& progress) {
+  if constexpr (SplitsBoxes<Ops>::value) {
+    run_batched_box_search(heap, limits, ops, lower, has_lower, upper, out, t0, deadline, progress);
+    return;
+  }
   int bits = limits.bits;
   const int cap = std::max(limits.bits, limits.max_bits);
   while (true) {
@@ -225,6 +306,159 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
     out.stop_reason = ops.unsplittable_reason(node);
     heap.push(std::move(node));
     return;
+  }
+}
+
+template <class Node, class Ops>
+void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
+                            const Mpfr& lower, const bool& has_lower, Mpfr& upper,
+                            BoxSearchOutcome& out, std::chrono::steady_clock::time_point t0,
+                            const Deadline& deadline, ProgressLines& progress) {
+  const search::RankGroup& group = search::ranks_or_local(limits.ranks);
+  const int batch = std::max(1, limits.batch);
+  const int threads = limits.threads > 0 ? limits.threads : default_thread_count();
+  int bits = limits.bits;
+  const int cap = std::max(limits.bits, limits.max_bits);
+  // What the one-box loop does with a box at the top, `here` = max(its
+  // bound, lower): kBoundAgain (bounded before a raise), a coordinate to
+  // split (>= 0), or kAlone (the precision or an unsplittable box: the
+  // box is handled alone); rounding_limited as the one-box loop finds it.
+  constexpr int kBoundAgain = -2, kAlone = -1;
+  const auto classify = [&](const Node& node, const Mpfr& here, bool& rounding_limited) {
+    rounding_limited = false;
+    if (node.bits < out.bits) return kBoundAgain;
+    const bool finite = !bmp::isinf(node.upper_bound());
+    // rounding at a point of the box is a large share of the gap: no
+    // bisection can close it at this precision
+    const Mpfr gap = here - lower;
+    rounding_limited = has_lower && finite && !bmp::isinf(node.rounding) &&
+                       node.rounding >= gap * Mpfr(kRoundingShare);
+    const int split = rounding_limited ? -1 : ops.choose_split(node);
+    return split >= 0 ? split : kAlone;
+  };
+  // seconds per box of the last batch (the first batch runs on threads)
+  double box_seconds = limits.threaded_box_seconds;
+  // one evaluation of the batch: the box, and the popped node it comes from
+  struct Job {
+    std::size_t item;
+    decltype(heap.top().box) box;
+  };
+  while (true) {
+    const Node& top = heap.top();
+    upper = top.upper_bound() > lower ? top.upper_bound() : lower;
+    if (has_lower && ops.done(lower, upper)) {
+      out.verdict = Verdict::kEnclosed;
+      out.stop_reason = "decided";
+      return;
+    }
+    out.seconds = seconds_since(t0);
+    const bool out_of_boxes = out.boxes >= limits.max_boxes;
+    // the same on every rank: the deadline passed on any of them
+    const bool expired = !out_of_boxes && any_rank(group, deadline.expired(), "box search");
+    if (out_of_boxes || expired) {
+      out.budget_exhausted = true;
+      out.stop_reason = out_of_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
+      return;
+    }
+    progress.maybe_send([&] { return ops.progress(lower, upper); });
+    // The batch: the best boxes, while the one-box loop would still go on.
+    std::vector<Node> items;
+    std::vector<bool> split_item;  // the item's children (else: the item bounded again)
+    std::vector<Job> jobs;
+    while (static_cast<int>(items.size()) < batch && !heap.empty()) {
+      const Node& next = heap.top();
+      const Mpfr here = next.upper_bound() > lower ? next.upper_bound() : lower;
+      if (!items.empty() && ((has_lower && ops.done(lower, here)) ||
+                             out.boxes + static_cast<long>(jobs.size()) >= limits.max_boxes)) {
+        break;
+      }
+      bool rounding_limited = false;
+      const int split = classify(next, here, rounding_limited);
+      if (split == kAlone) {
+        if (!items.empty()) break;  // alone, as the next batch's first box
+        Node node = next;
+        heap.pop();
+        if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
+          if (bits + limits.step_bits <= cap) {
+            bits += limits.step_bits;
+            ops.raise_precision(bits);
+            heap.push(std::move(node));
+            break;
+          }
+          out.precision_floor = true;
+          ops.on_precision_floor(node);
+          out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
+                            " bits (the cap) rounding is at least half the gap";
+          heap.push(std::move(node));
+          return;
+        }
+        out.box_unsplittable = true;
+        out.stop_reason = ops.unsplittable_reason(node);
+        heap.push(std::move(node));
+        return;
+      }
+      items.push_back(next);
+      heap.pop();
+      const Node& item = items.back();
+      split_item.push_back(split >= 0);
+      if (split >= 0) {
+        decltype(item.box) left, right;
+        bisect(item.box, split, left, right);
+        jobs.push_back({items.size() - 1, std::move(left)});
+        jobs.push_back({items.size() - 1, std::move(right)});
+      } else {
+        jobs.push_back({items.size() - 1, item.box});
+      }
+    }
+    if (items.empty()) continue;  // the precision was raised
+    // part k: job k, bounded by its owner
+    ops.prepare_batch(lower);
+    std::vector<std::vector<double>> parts(jobs.size());
+    std::vector<std::size_t> mine;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      if (group.owns(static_cast<int>(k))) mine.push_back(k);
+    }
+    // threads only for boxes that take long enough to pay for starting them
+    const int use = box_seconds >= limits.threaded_box_seconds ? threads : 1;
+    const auto b0 = std::chrono::steady_clock::now();
+    run_tasks(static_cast<int>(mine.size()), use, [&](int t) {
+      const Job& job = jobs[mine[static_cast<std::size_t>(t)]];
+      PartWriter w(parts[mine[static_cast<std::size_t>(t)]]);
+      ops.bound_part(items[job.item], job.box, w);
+    });
+    if (!mine.empty()) {  // wall seconds per box of this batch, on `use` threads
+      box_seconds = seconds_since(b0) * use / static_cast<double>(mine.size());
+    }
+    if (group.size() > 1) group.share(parts);
+    // every rank alike, in part order
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const Job& job = jobs[k];
+      const Node& parent = items[job.item];
+      PartReader r(parts[k]);
+      Node c = [&] {
+        try {
+          Node read = ops.take_part(parent, job.box, r);
+          if (!r.at_end()) throw std::runtime_error("a part longer than written");
+          return read;
+        } catch (const std::exception& e) {
+          throw std::runtime_error("box search: part " + std::to_string(k) + " of a batch of " +
+                                   std::to_string(jobs.size()) + ": " + e.what());
+        }
+      }();
+      // upper(child) <= min(upper(child), upper(parent))
+      c.cap_upper(parent.upper_bound());
+      if (!split_item[job.item] || !has_lower || c.upper_bound() > lower) {
+        heap.push(std::move(c));
+      } else {
+        ops.on_pruned(c);
+      }
+    }
+    if (heap.empty()) {  // every box fell below the witness: Q = lower
+      upper = lower;
+      out.verdict = ops.done(lower, upper) ? Verdict::kEnclosed : Verdict::kNotEnclosed;
+      out.stop_reason = "every box fell below the witness";
+      return;
+    }
   }
 }
 

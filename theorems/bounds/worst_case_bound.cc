@@ -295,23 +295,10 @@ struct SingleLayerEvaluator {
                                   : caps_from_lower(lower, vertex_deadline);
     caps_from_lower = nullptr;
   }
-  void write_bound(const BoxBound& b, PartWriter& w) const {
-    w.put(b.upper);
-    w.put_int(b.position);
-    w.put_int(b.coordinate);
-    w.put(b.vertex);
-    w.put(b.weight);
-  }
-  BoxBound read_bound(PartReader& r) const {
-    BoxBound b;
-    b.upper = r.get_mpfr();
-    b.position = static_cast<int>(r.get_int());
-    b.coordinate = static_cast<int>(r.get_int());
-    b.vertex = r.get_doubles();
-    b.weight = r.get_doubles();
-    return b;
-  }
-  Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
+  void write_bound(const BoxBound& b, PartWriter& w) const { write_box_bound(b, w); }
+  BoxBound read_bound(PartReader& r) const { return read_box_bound(r); }
+  Mpfi point_error(const Model<Mpfi>& model, int trigger,
+                   const std::vector<double>& content) const {
     return certified_error(model, task, trigger, content);
   }
   void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
@@ -321,6 +308,11 @@ struct SingleLayerEvaluator {
       caps = caps_from_lower(lower, deadline.or_after(kVertexBudgetShare * deadline.remaining()));
       caps_from_lower = nullptr;
     }
+    bound(model, node, take);
+  }
+  // The box's bound with the caps as they are (reads only: the box phase
+  // calls it on several threads at once).
+  void bound(const Model<Mpfi>& model, Node& node, const TakeWitness& take) const {
     node.bound = bound_box(model, task, node.box);
     const int j = node.box.trigger;
     // a box's worst case is at most its trigger's
@@ -593,6 +585,24 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
   }
   return best;
+}
+
+void write_box_bound(const BoxBound& b, PartWriter& w) {
+  w.put(b.upper);
+  w.put_int(b.position);
+  w.put_int(b.coordinate);
+  w.put(b.vertex);
+  w.put(b.weight);
+}
+
+BoxBound read_box_bound(PartReader& r) {
+  BoxBound b;
+  b.upper = r.get_mpfr();
+  b.position = static_cast<int>(r.get_int());
+  b.coordinate = static_cast<int>(r.get_int());
+  b.vertex = r.get_doubles();
+  b.weight = r.get_doubles();
+  return b;
 }
 
 Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,

@@ -88,6 +88,7 @@
 #include <vector>
 
 #include "src/evidence.h"
+#include "src/exact_parts.h"
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
@@ -127,6 +128,12 @@ struct BoxBound {
 BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
                    bool tighten_every_term = false);
 
+// A BoxBound as one rank hands it to the others (src/exact_parts.h):
+// upper exactly (its precision, sign, mantissa and exponent), position,
+// coordinate, vertex, weight; read back bit for bit.
+void write_box_bound(const BoxBound& b, PartWriter& w);
+BoxBound read_box_bound(PartReader& r);
+
 // The MPFI enclosure of e(X) at one input (content as in ContentBox), and
 // its lower end, a certified lower bound on E (NaN when the enclosure is).
 Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
@@ -140,9 +147,8 @@ struct WorstCaseOptions : BoxSearchOptions {
   // Also offer the attack's witnesses (search/attack.h, seed 0, round 0) as
   // lower-bound candidates before branching.
   bool adversary_witnesses = true;
-  // Threads of the softmax vertex bound (0: the hardware's); its caps are
-  // the same on any count.
-  int threads = 0;
+  // (threads, of BoxSearchOptions, are also the softmax vertex bound's; its
+  // caps are the same on any count.)
   // (progress, of BoxSearchOptions, also receives the lines of the first
   // pass, of the attack's witnesses and of the vertex bounds.)
 };

@@ -49,11 +49,13 @@
 // rank every part (src/exact_parts.h: exactly, MPFR values with their
 // precision), and every rank takes the witnesses and pushes the nodes in
 // trigger order, as one process does. The heap, the witnesses and every
-// counter are then one process's, and the loop runs on every rank alike:
-// the enclosure is the same bits for any K. Rank 0 decides whether the
-// attack runs (it depends on the time left) for every rank. With caps
-// pending and no positive lower (no attack witness) the first pass runs
-// whole on every rank. A rank past the deadline leaves its boxes unbounded
+// counter are then one process's; the loop after it is split by batch
+// (box_search.h: each box of a batch bounded by Evaluator::bound, which
+// reads the caps and never the witnesses, by its owner rank, then applied
+// in batch order on every rank): the enclosure is the same bits for any K. Rank 0 decides whether
+// the attack runs (it depends on the time left) for every rank. With caps pending and no positive
+// lower (no attack witness) the first pass runs whole on every rank. A rank past the deadline
+// leaves its boxes unbounded
 // (+inf) as one process would; only then can ranks differ (each holds a
 // valid enclosure; rank 0's is printed).
 // When the precision floor stops the run, the suggested starting precision is
@@ -107,6 +109,64 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
   return (needed + 63) / 64 * 64;
 }
 
+// Offers a witness (trigger, content) with the enclosure e of e(X) there.
+using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
+
+// A witness a box offered, as recorded by its rank for the others.
+struct WitnessOffer {
+  int trigger = 0;
+  std::vector<double> content;
+  Mpfi e;
+};
+
+// A bounded box as a part of a share (src/exact_parts.h, exactly):
+//   1, the evaluator's bound (write_bound), rounding, bits,
+//   the offers' count, then each offer's trigger, content and enclosure;
+// a box not bounded (past the deadline in the first pass) is the part 0.
+template <class Bound, class Evaluator>
+void write_box_part(const Evaluator& evaluator, const BoxNode<Bound>& node,
+                    const std::vector<WitnessOffer>& offers, PartWriter& w) {
+  w.put_int(1);
+  evaluator.write_bound(node.bound, w);
+  w.put(node.rounding);
+  w.put_int(node.bits);
+  w.put_int(static_cast<long>(offers.size()));
+  for (const WitnessOffer& o : offers) {
+    w.put_int(o.trigger);
+    w.put(o.content);
+    w.put(o.e);
+  }
+}
+
+// Reads a part written by write_box_part: false for a box not bounded;
+// else the node (its box given) and the offers. Throws when the part ends
+// early, holds a value no writer writes, or is longer than written.
+template <class Bound, class Evaluator>
+bool read_box_part(const Evaluator& evaluator, PartReader& r, BoxNode<Bound>& node,
+                   std::vector<WitnessOffer>& offers) {
+  const long bounded = r.get_int();
+  if (bounded == 0) {
+    if (!r.at_end()) throw std::runtime_error("a box part longer than written");
+    return false;
+  }
+  if (bounded != 1) throw std::runtime_error("a box part that does not start with 0 or 1");
+  node.bound = evaluator.read_bound(r);
+  node.rounding = r.get_mpfr();
+  node.bits = static_cast<int>(r.get_int());
+  const long count = r.get_int();
+  if (count < 0) throw std::runtime_error("a box part with a negative count of witnesses");
+  offers.clear();
+  for (long o = 0; o < count; ++o) {
+    WitnessOffer offer;
+    offer.trigger = static_cast<int>(r.get_int());
+    offer.content = r.get_doubles();
+    offer.e = r.get_mpfi();
+    offers.push_back(std::move(offer));
+  }
+  if (!r.at_end()) throw std::runtime_error("a box part longer than written");
+  return true;
+}
+
 // Whether an Evaluator splits the first pass by ranks: it declares
 // kSharesFirstPass = true and provides
 //   bool caps_pending() const      its per-trigger caps not yet computed;
@@ -114,15 +174,16 @@ inline int suggest_bits(int bits, const Mpfr& rounding, const Mpfr& lower, doubl
 //       computes them as its first evaluate() would at this lower, each
 //       rank its own triggers' share, and gives every rank all of them;
 //   void write_bound(const Bound&, PartWriter&) const;
-//   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h).
+//   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h);
+//   void bound(const Model<Mpfi>&, BoxNode<Bound>&, const TakeWitness&) const
+//       what evaluate() does once the caps are known (or pending with
+//       lower <= 0), without the deadline; safe on several threads at once.
+// Such an evaluator splits the box phase too (box_search.h, splits_boxes).
 template <class E, class = void>
 struct SharesFirstPass : std::false_type {};
 template <class E>
 struct SharesFirstPass<E, std::void_t<decltype(E::kSharesFirstPass)>>
     : std::bool_constant<E::kSharesFirstPass> {};
-
-// Offers a witness (trigger, content) with the enclosure e of e(X) there.
-using TakeWitness = std::function<void(int, const std::vector<double>&, const Mpfi&)>;
 
 // Share of the remaining budget the attack may take: half. Its witnesses
 // only raise the lower end, but the boxes' own witnesses do not replace
@@ -323,11 +384,6 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
       std::size_t mine = 0, mine_done = 0;
       for (std::size_t t = 0; t < triggers.size(); ++t)
         mine += ranks->owns(static_cast<int>(t)) ? 1 : 0;
-      struct Offer {
-        int trigger;
-        std::vector<double> content;
-        Mpfi e;
-      };
       for (std::size_t t = 0; t < triggers.size(); ++t) {
         if (!ranks->owns(static_cast<int>(t))) continue;
         PartWriter w(parts[t]);
@@ -335,42 +391,32 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
           w.put_int(0);  // not bounded
           continue;
         }
-        std::vector<Offer> offers;
+        std::vector<WitnessOffer> offers;
         const TakeWitness record = [&](int trigger, const std::vector<double>& content,
                                        const Mpfi& e) {
           offers.push_back({trigger, content, e});
         };
         Node node{full_content_box(task, triggers[t]), {}, out.bits, Mpfr(0)};
         evaluator.evaluate(model, node, out.lower, record, deadline, progress);
-        w.put_int(1);
-        evaluator.write_bound(node.bound, w);
-        w.put(node.rounding);
-        w.put_int(node.bits);
-        w.put_int(static_cast<long>(offers.size()));
-        for (const Offer& o : offers) {
-          w.put_int(o.trigger);
-          w.put(o.content);
-          w.put(o.e);
-        }
+        write_box_part(evaluator, node, offers, w);
         first_pass_progress(++mine_done, mine);
       }
       ranks->share(parts);
       for (std::size_t t = 0; t < triggers.size(); ++t) {
         PartReader r(parts[t]);
         ContentBox box = full_content_box(task, triggers[t]);
-        if (r.get_int() == 0) {
-          push_unbounded(std::move(box));
-          continue;
+        Node node{std::move(box), {}, 0, Mpfr(0)};
+        std::vector<WitnessOffer> offers;
+        try {
+          if (!read_box_part(evaluator, r, node, offers)) {
+            push_unbounded(std::move(node.box));
+            continue;
+          }
+        } catch (const std::exception& e) {
+          throw std::runtime_error(name + ": first pass, part " + std::to_string(t) + ": " +
+                                   e.what());
         }
-        Node node{std::move(box), evaluator.read_bound(r), 0, Mpfr(0)};
-        node.rounding = r.get_mpfr();
-        node.bits = static_cast<int>(r.get_int());
-        for (long o = r.get_int(); o > 0; --o) {
-          const int trigger = static_cast<int>(r.get_int());
-          const std::vector<double> content = r.get_doubles();
-          take(trigger, content, r.get_mpfi());
-        }
-        if (!r.at_end()) throw std::logic_error(name + ": a first-pass part longer than written");
+        for (const WitnessOffer& o : offers) take(o.trigger, o.content, o.e);
         ++out.boxes;
         ++slot(node.box.trigger).boxes;
         heap.push(std::move(node));
@@ -390,6 +436,35 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     TriggerBound& t = slot(node.box.trigger);
     if (node.upper_bound() > t.upper) t.upper = node.upper_bound();
   };
+  // The box phase's parts (box_search.h): the box bounded with the caps
+  // fixed before the batch, its witnesses recorded; then every rank takes
+  // them in part order.
+  const auto write_part = [&](const ContentBox& box, PartWriter& w) {
+    if constexpr (SharesFirstPass<Evaluator>::value) {
+      std::vector<WitnessOffer> offers;
+      const TakeWitness record = [&](int trigger, const std::vector<double>& content,
+                                     const Mpfi& e) {
+        offers.push_back({trigger, content, e});
+      };
+      Node node{box, {}, out.bits, Mpfr(0)};
+      evaluator.bound(model, node, record);
+      write_box_part(evaluator, node, offers, w);
+    }
+  };
+  const auto read_part = [&](ContentBox box, PartReader& r) {
+    Node node{std::move(box), {}, 0, Mpfr(0)};
+    std::vector<WitnessOffer> offers;
+    if constexpr (SharesFirstPass<Evaluator>::value) {
+      if (!read_box_part(evaluator, r, node, offers)) {
+        throw std::runtime_error("a box of the box phase not bounded");
+      }
+    }
+    for (const WitnessOffer& o : offers) take(o.trigger, o.content, o.e);
+    ++out.boxes;
+    ++slot(node.box.trigger).boxes;
+    return node;
+  };
+  const search::RankGroup& group = search::ranks_or_local(options.ranks);
   struct Ops {
     decltype(bound_node)& evaluate_box;
     decltype(raise_to)& raise;
@@ -398,6 +473,24 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     Evaluator& evaluator;
     WorstCaseBound& out;
     decltype(raise_trigger_upper)& raise_upper;
+    decltype(write_part)& bound_box_part;
+    decltype(read_part)& take_box_part;
+    const search::RankGroup& group;
+    // the box phase split by ranks: for the evaluators that split the first pass
+    using splits_boxes = SharesFirstPass<Evaluator>;
+    // caps still pending (no positive lower until now): computed before the
+    // batch, as the first box entered with lower > 0 would (split by ranks)
+    void prepare_batch(const Mpfr& lower) {
+      if constexpr (splits_boxes::value) {
+        if (evaluator.caps_pending() && lower > 0) evaluator.share_caps(lower, deadline, group);
+      }
+    }
+    void bound_part(const Node&, const ContentBox& box, PartWriter& w) const {
+      bound_box_part(box, w);
+    }
+    Node take_part(const Node&, ContentBox box, PartReader& r) {
+      return take_box_part(std::move(box), r);
+    }
     Node evaluate(const Node&, ContentBox box) { return evaluate_box(std::move(box)); }
     int choose_split(const Node& node) { return evaluator.split(node); }
     bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
@@ -417,7 +510,8 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     std::string progress(const Mpfr& lower, const Mpfr& upper) {
       return enclosure_progress("E", out.boxes, lower, upper, deadline);
     }
-  } ops{bound_node, raise_to, done, options, evaluator, out, raise_trigger_upper, deadline};
+  } ops{bound_node,          raise_to,   done,      options, evaluator, out,
+        raise_trigger_upper, write_part, read_part, group,   deadline};
   const bool has_lower = true;  // out.lower starts below every error (-1)
   run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0, deadline, progress);
   // upper_j = max(lower_j, max over the live and the pruned boxes of trigger j)

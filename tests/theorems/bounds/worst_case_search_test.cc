@@ -2,9 +2,183 @@
 #include "theorems/bounds/worst_case_search.h"
 
 #include <doctest/doctest.h>
+#include <mpfi.h>
+#include <mpfr.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "tests/test_util.h"
+#include "tests/thread_rank_group.h"
 
 namespace sinkcert::theorems {
 namespace {
+
+// The single-layer bound's part codec (worst_case_bound.h), as the driver
+// calls it.
+struct BoxBoundCodec {
+  void write_bound(const BoxBound& b, PartWriter& w) const { write_box_bound(b, w); }
+  BoxBound read_bound(PartReader& r) const { return read_box_bound(r); }
+};
+
+// Equal bit for bit: the same precision and the same value (or both NaN).
+bool same_bits(const Mpfr& a, const Mpfr& b) {
+  mpfr_srcptr x = a.backend().data(), y = b.backend().data();
+  return mpfr_get_prec(x) == mpfr_get_prec(y) &&
+         ((mpfr_nan_p(x) && mpfr_nan_p(y)) ||
+          (mpfr_equal_p(x, y) && mpfr_signbit(x) == mpfr_signbit(y)));
+}
+bool same_bits(const Mpfi& a, const Mpfi& b) {
+  return same_bits(Mpfr(bmp::lower(a)), Mpfr(bmp::lower(b))) &&
+         same_bits(Mpfr(bmp::upper(a)), Mpfr(bmp::upper(b))) &&
+         mpfi_get_prec(a.backend().data()) == mpfi_get_prec(b.backend().data());
+}
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered part is refused") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  const Model<Mpfi> model = testing::random_model(5, AttentionKind::kSoftmax, 1.0, 41).cast<Mpfi>();
+  const int j = task.trigger_positions().front();
+  ContentBox box = full_content_box(task, j);
+  for (std::size_t v = 0; v < box.lo.size(); ++v) box.hi[v] = -1.0 + 0.25 * (1 + v % 3);
+  BoxNode<BoxBound> node{box, bound_box(model, task, box), 128, Mpfr(0)};
+  // an upper end no double holds: a lossy transfer would change it
+  node.bound.upper += bmp::ldexp(Mpfr(1), -100);
+  REQUIRE(node.bound.upper != Mpfr(node.bound.upper.convert_to<double>()));
+  const Mpfi at_vertex = certified_error(model, task, j, node.bound.vertex);
+  node.rounding = width_of(at_vertex);
+  std::vector<double> centre(box.lo.size());
+  for (std::size_t v = 0; v < centre.size(); ++v) centre[v] = 0.5 * (box.lo[v] + box.hi[v]);
+  const std::vector<WitnessOffer> offers = {{j, node.bound.vertex, at_vertex},
+                                            {j, centre, certified_error(model, task, j, centre)}};
+  const BoxBoundCodec codec;
+  std::vector<double> part;
+  PartWriter w(part);
+  write_box_part(codec, node, offers, w);
+
+  BoxNode<BoxBound> back{box, {}, 0, Mpfr(0)};
+  std::vector<WitnessOffer> offers_back;
+  PartReader r(part);
+  REQUIRE(read_box_part(codec, r, back, offers_back));
+  CHECK(same_bits(back.bound.upper, node.bound.upper));
+  CHECK(back.bound.position == node.bound.position);
+  CHECK(back.bound.coordinate == node.bound.coordinate);
+  CHECK(same_bits(back.bound.vertex, node.bound.vertex));
+  CHECK(same_bits(back.bound.weight, node.bound.weight));
+  CHECK(same_bits(back.rounding, node.rounding));
+  CHECK(back.bits == node.bits);
+  REQUIRE(offers_back.size() == offers.size());
+  for (std::size_t o = 0; o < offers.size(); ++o) {
+    CHECK(offers_back[o].trigger == offers[o].trigger);
+    CHECK(same_bits(offers_back[o].content, offers[o].content));
+    CHECK(same_bits(offers_back[o].e, offers[o].e));
+  }
+  // a box not bounded is the part 0
+  std::vector<double> none = {0.0};
+  PartReader rn(none);
+  CHECK_FALSE(read_box_part(codec, rn, back, offers_back));
+
+  const auto refused = [&](const std::vector<double>& p) {
+    PartReader rp(p);
+    BoxNode<BoxBound> n{box, {}, 0, Mpfr(0)};
+    std::vector<WitnessOffer> o;
+    try {
+      read_box_part(codec, rp, n, o);
+    } catch (const std::runtime_error&) {
+      return true;
+    }
+    return false;
+  };
+  // every truncation (a part cut short in transit, or not shared: empty)
+  for (std::size_t length = 0; length < part.size(); ++length) {
+    INFO("length " << length << " of " << part.size());
+    CHECK(refused(std::vector<double>(part.begin(), part.begin() + static_cast<long>(length))));
+  }
+  // one value more than written
+  std::vector<double> longer = part;
+  longer.push_back(0.0);
+  CHECK(refused(longer));
+  // altered: the bounded flag, the upper end's sign field (precision, kind,
+  // sign), a count of witnesses
+  std::vector<double> flag = part;
+  flag[0] = 2.0;
+  CHECK(refused(flag));
+  std::vector<double> sign = part;
+  sign[3] = 3.0;
+  CHECK(refused(sign));
+  std::vector<double> fraction = part;
+  fraction[1] = 128.5;  // a precision that is no integer
+  CHECK(refused(fraction));
+}
+
+// The enclosure's fields that must not depend on ranks or threads.
+void check_same(const WorstCaseBound& a, const WorstCaseBound& b) {
+  CHECK(same_bits(a.lower, b.lower));
+  CHECK(same_bits(a.upper, b.upper));
+  CHECK(a.boxes == b.boxes);
+  CHECK(a.stop_reason == b.stop_reason);
+  CHECK(a.witness_trigger == b.witness_trigger);
+  CHECK(same_bits(a.witness_content, b.witness_content));
+  REQUIRE(a.per_trigger.size() == b.per_trigger.size());
+  for (std::size_t t = 0; t < a.per_trigger.size(); ++t) {
+    CHECK(same_bits(a.per_trigger[t].lower, b.per_trigger[t].lower));
+    CHECK(same_bits(a.per_trigger[t].upper, b.per_trigger[t].upper));
+    CHECK(a.per_trigger[t].boxes == b.per_trigger[t].boxes);
+  }
+}
+
+TEST_CASE("the box phase split by ranks and threads gives one process's enclosure bit for bit") {
+  // content-dependent scores (the vertex bound caps triggers), a box budget
+  // that binds long after the first pass (4 triggers), a gap never reached
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(5, AttentionKind::kSoftmax, 0.5, 3);
+  // the default precision is one for the whole process (Boost's): every
+  // simulated rank sets and restores the same 128 bits, never another's
+  PrecisionScope scope(128);
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_boxes = 120;
+  o.max_seconds = 600;
+  o.adversary_witnesses = false;  // its decision depends on the time left
+  o.threads = 1;
+  const WorstCaseBound one = bound_worst_case(m, task, o);
+  // the budget is checked before a box is split (its two children may
+  // take the count one past it), as in the one-box loop
+  CHECK(one.boxes >= 120);
+  CHECK(one.boxes <= 121);
+  CHECK(one.stop_reason == "budget exhausted (boxes)");
+  CHECK(one.lower > 0);
+  SUBCASE("two threads") {
+    WorstCaseOptions t = o;
+    t.threads = 2;
+    t.threaded_box_seconds = 0;  // every batch on threads, however quick its boxes
+    check_same(one, bound_worst_case(m, task, t));
+  }
+  SUBCASE("a batch of one box differs in order only: the enclosure is as certified") {
+    WorstCaseOptions b = o;
+    b.batch = 1;
+    const WorstCaseBound single = bound_worst_case(m, task, b);
+    CHECK(single.boxes >= 120);
+    // both enclose E: their intervals meet
+    CHECK(single.lower <= one.upper);
+    CHECK(one.lower <= single.upper);
+  }
+  for (int size : {2, 3}) {
+    INFO(size << " ranks");
+    std::vector<WorstCaseBound> got(static_cast<std::size_t>(size));
+    test::run_on_ranks(size, [&](const search::RankGroup& group) {
+      WorstCaseOptions r = o;
+      r.ranks = &group;
+      got[static_cast<std::size_t>(group.rank())] = bound_worst_case(m, task, r);
+    });
+    for (const WorstCaseBound& g : got) check_same(one, g);
+  }
+}
 
 TEST_CASE("the attack's expected time follows the cost model of the model's kind") {
   // n = 16, L = 64, one head: the screened round's work heads L^3 n^2 = 2^26,
