@@ -50,10 +50,13 @@ EXTRA = [os.path.join(ROOT, "results", "benchmarks", "pytorch_models", s + ".wei
 # (64 x 200, the one every other benchmark uses) took 17 min at
 # n = L = 64 and would take hours at n = 16, L >= 128, so beyond
 # L = FULL_PGD_MAX_L it runs a quarter of the starts and half the steps
-# (each row prints its budget).
+# (12 min at n = 16, L = 128 under load), and beyond SMALL_PGD_MAX_L a
+# quarter of those again (each row prints its budget).
 FULL_PGD = (64, 200)
 FULL_PGD_MAX_L = 64
 SMALL_PGD = (16, 100)
+SMALL_PGD_MAX_L = 128
+SMALLEST_PGD = (4, 50)
 # a fit needs at least this many sizes to say more than a line through two points
 MIN_FIT_POINTS = 3
 
@@ -70,7 +73,9 @@ def describe(path):
 
 
 def pgd_budget(L):
-    return FULL_PGD if L <= FULL_PGD_MAX_L else SMALL_PGD
+    if L <= FULL_PGD_MAX_L:
+        return FULL_PGD
+    return SMALL_PGD if L <= SMALL_PGD_MAX_L else SMALLEST_PGD
 
 
 def measure(args):

@@ -123,6 +123,14 @@ inline constexpr int kMaxBoundL = 64;
 // and its memory about 100 MB per thread at n = 64. The cell key holds one
 // bit per split coordinate (n - 3 of them at most, 61 here).
 inline constexpr int kMaxSoftmaxVertexN = kMaxBoundN;
+// Unless asked (SoftmaxQuerySearch::kBranch), the branch and bound runs up
+// to this n only. Measured on the paper-recipe models
+// (results/benchmarks/softmax_vertex_branch.txt): at n = L = 32 it capped
+// every trigger within --seconds 600; at n = L = 64 it finished a few of
+// its thousands of (trigger, d, sigma) units, capped nothing, and its
+// share of the budget left the first pass too little to finish, so the
+// upper end stayed inf where the first pass alone gives a finite one.
+inline constexpr int kMaxSoftmaxVertexAutoN = 32;
 // verify bos: its first pass bounds every (head, row, trigger case), about
 // H L^2 / 2 cases of (n - 3)^3 interval operations each (the box bound and
 // the central differences that pick its witness). Measured: n = L = 32, one

@@ -1097,6 +1097,12 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
                  " (n <= " + std::to_string(kMaxSoftmaxVertexN) + ", src/limits.h)";
     return out;
   }
+  if (options.query_search == SoftmaxQuerySearch::kAuto && n > kMaxSoftmaxVertexAutoN) {
+    out.reason = "n > " + std::to_string(kMaxSoftmaxVertexAutoN) +
+                 ": the query's branch and bound runs by default up to n = " +
+                 std::to_string(kMaxSoftmaxVertexAutoN) + " (src/limits.h)";
+    return out;
+  }
   const bool branch =
       options.query_search == SoftmaxQuerySearch::kBranch ||
       (options.query_search == SoftmaxQuerySearch::kAuto && C > kMaxEnumeratedContentDim);

@@ -182,7 +182,8 @@ enum SoftmaxVertexDrop : unsigned {
 
 // How sup Lambda is bounded over the query (step 3): by its vertices, or by
 // branch and bound over the query box (step 3b); kAuto enumerates up to
-// content dimension 13 (n = 16) and branches beyond.
+// content dimension 13 (n = 16), branches beyond up to
+// kMaxSoftmaxVertexAutoN (src/limits.h) and is not applicable above.
 enum class SoftmaxQuerySearch { kAuto, kEnumerate, kBranch };
 
 struct SoftmaxVertexOptions {
