@@ -25,7 +25,8 @@ Fits: for a series (attention kind; n = L, or n = 16 with L varying) and a
 time column, the least-squares slope b of log t = a + b log size over the
 series' rows (at least 3), the growth exponent of that time; the bound's
 time is fitted only over rows where the bound ENCLOSED within its budget (a
-budget-bound time measures the budget, not the bound). Exponents are
+budget-bound time measures the budget, not the bound), and PGD's only
+over rows run with its full budget. Exponents are
 NUMERIC descriptions of wall times on one machine, not bounds.
 """
 import argparse
@@ -138,7 +139,7 @@ def fits(rows):
                         key=lambda r: r[size])
             parts = []
             for col, label, keep in (("attack_s", "attack", lambda r: True),
-                                     ("pgd_s", "PGD", lambda r: True),
+                                     ("pgd_s", "PGD", lambda r: tuple(r["pgd_budget"]) == FULL_PGD),
                                      ("bound_s", "bound", lambda r: r["verdict"] == "ENCLOSED")):
                 pts = [(r[size], r[col]) for r in rs if keep(r) and r[col] and r[col] > 0]
                 if len(pts) >= MIN_FIT_POINTS:

@@ -65,6 +65,17 @@ inline bool near(double a, double b, double tol) {
   return std::abs(a - b) <= tol * scale;
 }
 
+// An n x n matrix of i.i.d. normal(0, scale) entries, row by row (as
+// score matrices A whose row-1 logits read the content).
+inline Matrix<double> random_scores(int n, double scale, unsigned seed) {
+  std::mt19937 eng(seed);
+  std::normal_distribution<double> g(0.0, scale);
+  Matrix<double> A(n, n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) A(a, b) = g(eng);
+  return A;
+}
+
 // A model (single-layer by default; `layers` x `heads`, residual when asked)
 // with i.i.d. normal(0, std) entries of every A and M (and, for gated
 // attention, of every gate G, drawn after A and M of its head).

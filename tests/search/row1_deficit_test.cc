@@ -10,9 +10,12 @@
 #include "src/model.h"
 #include "src/task.h"
 #include "src/weight_file.h"
+#include "tests/test_util.h"
 
 namespace sinkcert::search {
 namespace {
+
+using testing::random_scores;
 
 // Gauss-Legendre in double: nodes and weights to ~1e-15, so a rule of m
 // nodes integrates x^p (p < 2m) to ~1e-14.
@@ -22,16 +25,6 @@ constexpr double kRuleTolerance = 1e-13;
 // ~1e-10.
 constexpr double kDifferenceStep = 1e-5;
 constexpr double kDifferenceTolerance = 1e-8;
-
-// A with content-dependent row-1 logits, entries N(0, scale).
-Matrix<double> random_scores(int n, double scale, unsigned seed) {
-  std::mt19937 eng(seed);
-  std::normal_distribution<double> g(0.0, scale);
-  Matrix<double> A(n, n);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) A(a, b) = g(eng);
-  return A;
-}
 
 TEST_CASE("Gauss-Legendre integrates polynomials of degree < 2m exactly") {
   for (int m : {1, 2, 5, 16}) {

@@ -225,6 +225,33 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
                             BoxSearchOutcome& out, std::chrono::steady_clock::time_point t0,
                             const Deadline& deadline, ProgressLines& progress);
 
+// A box that is not split (popped from the heap, given back to it): when
+// rounding is the limit and the precision may still rise, raise it and
+// return true (search on); otherwise record why the search stops (the
+// precision floor, or the box cannot be split) and return false.
+template <class Node, class Ops>
+bool raise_or_stop(BoxHeap<Node>& heap, Node node, bool rounding_limited,
+                   const BoxSearchOptions& limits, int cap, int& bits, Ops& ops,
+                   BoxSearchOutcome& out) {
+  if (rounding_limited && bits + limits.step_bits <= cap) {
+    bits += limits.step_bits;
+    ops.raise_precision(bits);
+    heap.push(std::move(node));
+    return true;
+  }
+  if (rounding_limited) {
+    out.precision_floor = true;
+    ops.on_precision_floor(node);
+    out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
+                      " bits (the cap) rounding is at least half the gap";
+  } else {
+    out.box_unsplittable = true;
+    out.stop_reason = ops.unsplittable_reason(node);
+  }
+  heap.push(std::move(node));
+  return false;
+}
+
 template <class Node, class Ops>
 void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
                     const Mpfr& lower, const bool& has_lower, Mpfr& upper, BoxSearchOutcome& out,
@@ -288,23 +315,8 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
       }
       continue;
     }
-    if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
-      if (bits + limits.step_bits <= cap) {
-        bits += limits.step_bits;
-        ops.raise_precision(bits);
-        heap.push(std::move(node));
-        continue;
-      }
-      out.precision_floor = true;
-      ops.on_precision_floor(node);
-      out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
-                        " bits (the cap) rounding is at least half the gap";
-      heap.push(std::move(node));
-      return;
-    }
-    out.box_unsplittable = true;
-    out.stop_reason = ops.unsplittable_reason(node);
-    heap.push(std::move(node));
+    if (raise_or_stop(heap, std::move(node), rounding_limited, limits, cap, bits, ops, out))
+      continue;
     return;
   }
 }
@@ -378,23 +390,8 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
         if (!items.empty()) break;  // alone, as the next batch's first box
         Node node = next;
         heap.pop();
-        if (rounding_limited) {  // the precision is the limit: raise it, up to the cap
-          if (bits + limits.step_bits <= cap) {
-            bits += limits.step_bits;
-            ops.raise_precision(bits);
-            heap.push(std::move(node));
-            break;
-          }
-          out.precision_floor = true;
-          ops.on_precision_floor(node);
-          out.stop_reason = "precision floor: at " + std::to_string(out.bits) +
-                            " bits (the cap) rounding is at least half the gap";
-          heap.push(std::move(node));
-          return;
-        }
-        out.box_unsplittable = true;
-        out.stop_reason = ops.unsplittable_reason(node);
-        heap.push(std::move(node));
+        if (raise_or_stop(heap, std::move(node), rounding_limited, limits, cap, bits, ops, out))
+          break;
         return;
       }
       items.push_back(next);

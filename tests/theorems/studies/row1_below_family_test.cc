@@ -11,9 +11,12 @@
 
 #include "search/row1_deficit.h"
 #include "src/json_reader.h"
+#include "tests/test_util.h"
 
 namespace sinkcert::theorems {
 namespace {
+
+using testing::random_scores;
 
 // The 16-point Gauss-Legendre value of an analytic integrand with entries
 // of A ~ 0.5 is within 1e-12 of the integral; the enclosure must contain
@@ -25,15 +28,6 @@ Matrix<Rational> exact_of(const Matrix<double>& A) {
   for (Eigen::Index a = 0; a < A.rows(); ++a)
     for (Eigen::Index b = 0; b < A.cols(); ++b) R(a, b) = Rational(A(a, b));
   return R;
-}
-
-Matrix<double> random_scores(int n, double scale, unsigned seed) {
-  std::mt19937 eng(seed);
-  std::normal_distribution<double> g(0.0, scale);
-  Matrix<double> A(n, n);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) A(a, b) = g(eng);
-  return A;
 }
 
 bool contains(const Mpfi& x, double v, double slack) {
