@@ -225,6 +225,54 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
                             BoxSearchOutcome& out, std::chrono::steady_clock::time_point t0,
                             const Deadline& deadline, ProgressLines& progress);
 
+// The checks at the top of both loops, on the heap's best box: upper =
+// max(its bound, lower); stop when that decides the claim or the box or
+// time budget is spent (expired() is called only when boxes remain: under
+// several ranks it is collective, and the box count is the same on every
+// rank). Otherwise send a progress line and return false.
+template <class Node, class Ops, class Expired>
+bool stop_at_top(const BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& ops,
+                 const Mpfr& lower, bool has_lower, Mpfr& upper, BoxSearchOutcome& out,
+                 std::chrono::steady_clock::time_point t0, ProgressLines& progress,
+                 const Expired& expired) {
+  const Node& top = heap.top();
+  upper = top.upper_bound() > lower ? top.upper_bound() : lower;
+  if (has_lower && ops.done(lower, upper)) {
+    out.verdict = Verdict::kEnclosed;
+    out.stop_reason = "decided";
+    return true;
+  }
+  out.seconds = seconds_since(t0);
+  const bool out_of_boxes = out.boxes >= limits.max_boxes;
+  if (out_of_boxes || expired()) {
+    out.budget_exhausted = true;
+    out.stop_reason = out_of_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
+    return true;
+  }
+  progress.maybe_send([&] { return ops.progress(lower, upper); });
+  return false;
+}
+
+// What a loop does with a box taken from the top, here = max(the top's
+// bound, lower): kBoundAgain (bounded before a precision raise: bound it
+// again), a coordinate to split (>= 0), or kAlone (rounding is the limit,
+// or the box cannot be split: raise_or_stop below).
+constexpr int kBoundAgain = -2, kAlone = -1;
+template <class Node, class Ops>
+int classify_box(const Node& node, const Mpfr& here, const Mpfr& lower, bool has_lower,
+                 const BoxSearchOutcome& out, Ops& ops, bool& rounding_limited) {
+  rounding_limited = false;
+  if (node.bits < out.bits) return kBoundAgain;
+  const bool finite = !bmp::isinf(node.upper_bound());
+  // rounding at a point of the box is a large share of the gap: no
+  // bisection can close it at this precision
+  const Mpfr gap = here - lower;
+  rounding_limited = has_lower && finite && !bmp::isinf(node.rounding) &&
+                     node.rounding >= gap * Mpfr(kRoundingShare);
+  const int split = rounding_limited ? -1 : ops.choose_split(node);
+  return split >= 0 ? split : kAlone;
+}
+
 // A box that is not split (popped from the heap, given back to it): when
 // rounding is the limit and the precision may still rise, raise it and
 // return true (search on); otherwise record why the search stops (the
@@ -264,36 +312,19 @@ void run_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits, Ops& op
   int bits = limits.bits;
   const int cap = std::max(limits.bits, limits.max_bits);
   while (true) {
-    const Node& top = heap.top();
-    upper = top.upper_bound() > lower ? top.upper_bound() : lower;
-    if (has_lower && ops.done(lower, upper)) {
-      out.verdict = Verdict::kEnclosed;
-      out.stop_reason = "decided";
+    if (stop_at_top(heap, limits, ops, lower, has_lower, upper, out, t0, progress,
+                    [&] { return deadline.expired(); }))
       return;
-    }
-    out.seconds = seconds_since(t0);
-    const bool out_of_boxes = out.boxes >= limits.max_boxes;
-    if (out_of_boxes || deadline.expired()) {
-      out.budget_exhausted = true;
-      out.stop_reason = out_of_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
-      return;
-    }
-    progress.maybe_send([&] { return ops.progress(lower, upper); });
-    Node node = top;
+    Node node = heap.top();
     heap.pop();
-    if (node.bits < out.bits) {  // bounded before a raise: bound it again now
+    bool rounding_limited = false;
+    const int split = classify_box(node, upper, lower, has_lower, out, ops, rounding_limited);
+    if (split == kBoundAgain) {
       Node again = ops.evaluate(node, node.box);
       again.cap_upper(node.upper_bound());
       heap.push(std::move(again));
       continue;
     }
-    const bool finite = !bmp::isinf(node.upper_bound());
-    // rounding at a point of the box is a large share of the gap: no
-    // bisection can close it at this precision
-    const Mpfr gap = upper - lower;
-    const bool rounding_limited = has_lower && finite && !bmp::isinf(node.rounding) &&
-                                  node.rounding >= gap * Mpfr(kRoundingShare);
-    const int split = rounding_limited ? -1 : ops.choose_split(node);
     if (split >= 0) {
       decltype(node.box) left, right;
       bisect(node.box, split, left, right);
@@ -331,23 +362,6 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
   const int threads = limits.threads > 0 ? limits.threads : default_thread_count();
   int bits = limits.bits;
   const int cap = std::max(limits.bits, limits.max_bits);
-  // What the one-box loop does with a box at the top, `here` = max(its
-  // bound, lower): kBoundAgain (bounded before a raise), a coordinate to
-  // split (>= 0), or kAlone (the precision or an unsplittable box: the
-  // box is handled alone); rounding_limited as the one-box loop finds it.
-  constexpr int kBoundAgain = -2, kAlone = -1;
-  const auto classify = [&](const Node& node, const Mpfr& here, bool& rounding_limited) {
-    rounding_limited = false;
-    if (node.bits < out.bits) return kBoundAgain;
-    const bool finite = !bmp::isinf(node.upper_bound());
-    // rounding at a point of the box is a large share of the gap: no
-    // bisection can close it at this precision
-    const Mpfr gap = here - lower;
-    rounding_limited = has_lower && finite && !bmp::isinf(node.rounding) &&
-                       node.rounding >= gap * Mpfr(kRoundingShare);
-    const int split = rounding_limited ? -1 : ops.choose_split(node);
-    return split >= 0 ? split : kAlone;
-  };
   // seconds per box of the last batch (the first batch runs on threads)
   double box_seconds = limits.threaded_box_seconds;
   // one evaluation of the batch: the box, and the popped node it comes from
@@ -356,23 +370,10 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
     decltype(heap.top().box) box;
   };
   while (true) {
-    const Node& top = heap.top();
-    upper = top.upper_bound() > lower ? top.upper_bound() : lower;
-    if (has_lower && ops.done(lower, upper)) {
-      out.verdict = Verdict::kEnclosed;
-      out.stop_reason = "decided";
-      return;
-    }
-    out.seconds = seconds_since(t0);
-    const bool out_of_boxes = out.boxes >= limits.max_boxes;
     // the same on every rank: the deadline passed on any of them
-    const bool expired = !out_of_boxes && any_rank(group, deadline.expired(), "box search");
-    if (out_of_boxes || expired) {
-      out.budget_exhausted = true;
-      out.stop_reason = out_of_boxes ? "budget exhausted (boxes)" : "budget exhausted (seconds)";
+    if (stop_at_top(heap, limits, ops, lower, has_lower, upper, out, t0, progress,
+                    [&] { return any_rank(group, deadline.expired(), "box search"); }))
       return;
-    }
-    progress.maybe_send([&] { return ops.progress(lower, upper); });
     // The batch: the best boxes, while the one-box loop would still go on.
     std::vector<Node> items;
     std::vector<bool> split_item;  // the item's children (else: the item bounded again)
@@ -385,7 +386,7 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
         break;
       }
       bool rounding_limited = false;
-      const int split = classify(next, here, rounding_limited);
+      const int split = classify_box(next, here, lower, has_lower, out, ops, rounding_limited);
       if (split == kAlone) {
         if (!items.empty()) break;  // alone, as the next batch's first box
         Node node = next;
