@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The forward pass in MPFI at one input, for certifying a witness
+// The forward pass in MPFI (or DoubleInterval) at one input, for certifying a witness
 // (adversary.h, certify_witness) in O(L^2 n + L n^2) interval operations per
 // layer and head.
 //
@@ -28,12 +28,14 @@
 namespace sinkcert::search {
 
 // f(X) and (keep_attention) the attention weights, enclosed; X and the
-// model's entries in MPFI at the current precision.
-ForwardResult<Mpfi> certified_forward(const Model<Mpfi>& model, const Matrix<Mpfi>& X,
-                                      bool keep_attention);
+// model's entries in MPFI at the current precision, or in DoubleInterval
+// (I is Mpfi or DoubleInterval).
+template <class I>
+ForwardResult<I> certified_forward(const Model<I>& model, const Matrix<I>& X, bool keep_attention);
 
 // One softmax row enclosed as in the header: a[0..count) from s[0..count)
 // (a may alias s).
-void softmax_enclosure(const Mpfi* s, int count, bool off_by_one, Mpfi* a);
+template <class I>
+void softmax_enclosure(const I* s, int count, bool off_by_one, I* a);
 
 }  // namespace sinkcert::search

@@ -69,6 +69,7 @@
 #include <string>
 #include <vector>
 
+#include "src/interval.h"
 #include "src/model.h"
 #include "src/scalar_traits.h"
 
@@ -94,8 +95,8 @@ template <class T>
 void softmax_interval(const T* s, int count, bool off_by_one, T* a) {
   std::vector<T> lo(count), hi(count);
   for (int t = 0; t < count; ++t) {
-    lo[t] = T(bmp::lower(s[t]));
-    hi[t] = T(bmp::upper(s[t]));
+    lo[t] = point_of(lower_of(s[t]));
+    hi[t] = point_of(upper_of(s[t]));
   }
   for (int k = 0; k < count; ++k) {
     // lower end: 1 / (1 + sum_{t!=k} exp(u_t - l_k) [+ exp(0 - l_k)])
@@ -109,7 +110,7 @@ void softmax_interval(const T* s, int count, bool off_by_one, T* a) {
     }
     const T low = T(1) / (T(1) + sum_hi);
     const T high = T(1) / (T(1) + sum_lo);
-    a[k] = T(bmp::lower(low), bmp::upper(high));
+    a[k] = T(lower_of(low), upper_of(high));
   }
 }
 
@@ -155,11 +156,12 @@ void softpick_interval(const T* s, int count, T* a) {
     for (int t = 0; t < count; ++t) {
       if (t != k) R += mag[t];
     }
-    const Mpfr r_lo = bmp::lower(rect[k]), r_hi = bmp::upper(rect[k]);
-    const Mpfr R_lo = bmp::lower(R), R_hi = bmp::upper(R);
+    using E = Endpoint<T>;
+    const E r_lo = lower_of(rect[k]), r_hi = upper_of(rect[k]);
+    const E R_lo = lower_of(R), R_hi = upper_of(R);
     // lower end f(r_lo, R_hi), upper end f(r_hi, R_lo), f(0, R) = 0
-    const Mpfr low = r_lo > 0 ? Mpfr(bmp::lower(T(r_lo) / (T(r_lo) + T(R_hi)))) : Mpfr(0);
-    const Mpfr high = r_hi > 0 ? Mpfr(bmp::upper(T(r_hi) / (T(r_hi) + T(R_lo)))) : Mpfr(0);
+    const E low = r_lo > 0 ? E(lower_of(T(T(r_lo) / (T(r_lo) + T(R_hi))))) : E(0);
+    const E high = r_hi > 0 ? E(upper_of(T(T(r_hi) / (T(r_hi) + T(R_lo))))) : E(0);
     a[k] = T(low, high);
   }
 }
@@ -168,7 +170,7 @@ void softpick_interval(const T* s, int count, T* a) {
 template <class T>
 bool certainly_zero(const T& x) {
   if constexpr (ScalarTraits<T>::kIsInterval) {
-    return bmp::lower(x) == 0 && bmp::upper(x) == 0;
+    return lower_of(x) == 0 && upper_of(x) == 0;
   } else {
     return x == T(0);
   }
@@ -180,8 +182,8 @@ bool certainly_zero(const T& x) {
 template <class T>
 T positive_indicator(const T& s) {
   if constexpr (ScalarTraits<T>::kIsInterval) {
-    if (bmp::lower(s) > 0) return T(1);
-    if (!(bmp::upper(s) > 0)) return T(0);
+    if (lower_of(s) > 0) return T(1);
+    if (!(upper_of(s) > 0)) return T(0);
     return T(0, 1);
   } else {
     return s > T(0) ? T(1) : T(0);

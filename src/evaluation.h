@@ -59,9 +59,9 @@ std::string non_finite_name(const T& x) {
     return "";
   } else if constexpr (ScalarTraits<T>::kIsInterval) {
     if (is_nan(x)) return "NaN";
-    const Mpfr hi = boost::multiprecision::upper(x), lo = boost::multiprecision::lower(x);
-    if (boost::multiprecision::isinf(hi) && hi > 0) return "Infinity";
-    if (boost::multiprecision::isinf(lo) && lo < 0) return "-Infinity";
+    const auto hi = upper_of(x), lo = lower_of(x);
+    if (hi == interval_detail::plus_infinity<T>()) return "Infinity";
+    if (lo == -interval_detail::plus_infinity<T>()) return "-Infinity";
     return "";
   } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, Float128>) {
     // in the type itself: MPFR's exponent range is far wider than double's

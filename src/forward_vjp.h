@@ -63,7 +63,7 @@ bool is_exact_zero(const T& x) {
   if constexpr (IsJet<T>::value) {
     return x.a == 0 && x.v.isZero(0);
   } else if constexpr (ScalarTraits<T>::kIsInterval) {
-    return bmp::lower(x) == 0 && bmp::upper(x) == 0;
+    return lower_of(x) == 0 && upper_of(x) == 0;
   } else {
     return x == T(0);
   }

@@ -3,7 +3,7 @@
 // One interval vocabulary for every scalar type of scalar_traits.h.
 //
 // A value x of type T denotes an enclosure [l, u] of a real number:
-//   Mpfi                          the interval [l, u] it stores;
+//   Mpfi, DoubleInterval          the interval [l, u] it stores;
 //   double, float, Float128, Mpfr, Rational, ceres::Jet
 //                                 the degenerate interval [x, x] (a Jet is
 //                                 its value part a; its derivative part rides
@@ -21,14 +21,16 @@
 //                       pick for Mpfi and which has no empty result)
 //
 // Endpoints are returned in Endpoint<T>, a type that holds them exactly: T
-// itself for point types, and for Mpfi an Mpfr carrying the interval's own
-// binary precision (not the current default, which may be lower). So
+// itself for point types, double for a DoubleInterval, and for Mpfi an Mpfr
+// carrying the interval's own binary precision (not the current default,
+// which may be lower). So
 // lower_of, upper_of, magnitude_of and mignitude_of are exact. The derived
 // quantities round as follows:
 //   mid_of    point types exact (the value itself); Mpfi rounded to nearest
 //             at the interval's precision (MPFI's mpfi_mid: a value in X);
-//   width_of  point types exactly 0; Mpfi rounded up (mpfi_diam_abs), so it
-//             is never understated.
+//             DoubleInterval l/2 + u/2 rounded to nearest (a value in X);
+//   width_of  point types exactly 0; Mpfi rounded up (mpfi_diam_abs) and
+//             DoubleInterval rounded up, so it is never understated.
 //
 // NaN (an Mpfi with a NaN end, or a NaN point) encloses nothing that can be
 // trusted, so it is read as the whole real line by every derived quantity
@@ -51,9 +53,11 @@
 
 namespace sinkcert {
 
-// The type that holds an endpoint of a T exactly.
+// The type that holds an endpoint of a T exactly: double for a
+// DoubleInterval, Mpfr for an Mpfi, T itself for a point type.
 template <class T>
-using Endpoint = std::conditional_t<ScalarTraits<T>::kIsInterval, Mpfr, T>;
+using Endpoint = std::conditional_t<std::is_same_v<T, DoubleInterval>, double,
+                                    std::conditional_t<ScalarTraits<T>::kIsInterval, Mpfr, T>>;
 
 namespace interval_detail {
 
@@ -78,10 +82,18 @@ Endpoint<T> plus_infinity() {
 
 }  // namespace interval_detail
 
+// The point interval [x, x] of an endpoint, exactly. For Mpfi through
+// mpfi_set_fr (point_interval): Boost's own conversion from Mpfr is wrong
+// for some magnitudes (src/scalar_traits.h).
+inline Mpfi point_of(const Mpfr& x) { return point_interval(x); }
+inline DoubleInterval point_of(double x) { return DoubleInterval(x); }
+
 // Whether x is NaN (an interval: either end is).
 template <class T>
 bool interval_is_nan(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return x.is_nan();
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     return mpfi_nan_p(x.backend().data()) != 0;
   } else {
     return is_nan(x);
@@ -91,7 +103,9 @@ bool interval_is_nan(const T& x) {
 // l, exactly.
 template <class T>
 Endpoint<T> lower_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return x.lower();
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_get_left(r.backend().data(), x.backend().data());  // same precision: exact
     return r;
@@ -103,7 +117,9 @@ Endpoint<T> lower_of(const T& x) {
 // u, exactly.
 template <class T>
 Endpoint<T> upper_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return x.upper();
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_get_right(r.backend().data(), x.backend().data());  // same precision: exact
     return r;
@@ -116,7 +132,10 @@ Endpoint<T> upper_of(const T& x) {
 // interval's precision (a value inside X).
 template <class T>
 Endpoint<T> mid_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    // l/2 + u/2: inside X (halving is exact above the subnormals)
+    return 0.5 * x.lower() + 0.5 * x.upper();
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_mid(r.backend().data(), x.backend().data());
     return r;
@@ -129,7 +148,9 @@ Endpoint<T> mid_of(const T& x) {
 template <class T>
 Endpoint<T> width_of(const T& x) {
   if (interval_is_nan(x)) return interval_detail::plus_infinity<T>();
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return directed::add_up(x.upper(), -x.lower());
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_diam_abs(r.backend().data(), x.backend().data());  // rounded up
     return r;
@@ -142,7 +163,9 @@ Endpoint<T> width_of(const T& x) {
 template <class T>
 Endpoint<T> magnitude_of(const T& x) {
   if (interval_is_nan(x)) return interval_detail::plus_infinity<T>();
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return std::fmax(-x.lower(), x.upper());
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_mag(r.backend().data(), x.backend().data());  // max(|l|, |u|): exact
     return r;
@@ -155,7 +178,11 @@ Endpoint<T> magnitude_of(const T& x) {
 template <class T>
 Endpoint<T> mignitude_of(const T& x) {
   if (interval_is_nan(x)) return Endpoint<T>(0);
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    if (x.lower() > 0) return x.lower();
+    if (x.upper() < 0) return -x.upper();
+    return 0.0;
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     Mpfr r = interval_detail::mpfr_like(x);
     mpfi_mig(r.backend().data(), x.backend().data());  // 0 or min(|l|, |u|): exact
     return r;
@@ -168,7 +195,9 @@ Endpoint<T> mignitude_of(const T& x) {
 template <class T>
 bool contains_zero(const T& x) {
   if (interval_is_nan(x)) return true;
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return x.lower() <= 0 && x.upper() >= 0;
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     return mpfi_has_zero(x.backend().data()) != 0;
   } else {
     return x == T(0);
@@ -191,7 +220,11 @@ template <class T>
 std::optional<T> intersection_of(const T& a, const T& b) {
   if (interval_is_nan(a)) return b;
   if (interval_is_nan(b)) return a;
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    const double lo = std::fmax(a.lower(), b.lower()), hi = std::fmin(a.upper(), b.upper());
+    if (hi < lo) return std::nullopt;
+    return T(lo, hi);
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     const Mpfr la = lower_of(a), lb = lower_of(b), ua = upper_of(a), ub = upper_of(b);
     const Mpfr& lo = la > lb ? la : lb;
     const Mpfr& hi = ua < ub ? ua : ub;

@@ -10,6 +10,9 @@
 //   ceres::Jet<double, N>  derivatives for the Ceres search
 //   Mpfr                   NUMERIC(p), p chosen at run time (MPFR)
 //   Mpfi                   CERTIFIED, outward-rounded intervals (MPFI)
+//   DoubleInterval         CERTIFIED, outward-rounded intervals of doubles
+//                          (src/double_interval.h; the fast first try of
+//                          the branch and bound)
 //   Rational               EXACT (GMP mpq)
 // The kernels call only the functions defined here for anything beyond
 // + - * / and comparison: exp, expm1, relu(x) = max(x, 0), abs, max, and the
@@ -37,6 +40,8 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "src/double_interval.h"
 
 // Eigen's NumTraits for MPFR. Boost 1.74's generic specialization lacks
 // digits(), min_exponent() and max_exponent(), which Eigen's blueNorm (used
@@ -210,6 +215,15 @@ struct ScalarTraits<Mpfi> {
 };
 
 template <>
+struct ScalarTraits<DoubleInterval> {
+  static constexpr bool kIsExact = false;
+  static constexpr bool kIsInterval = true;
+  static constexpr bool kHasExp = true;
+  static std::string name() { return "double interval"; }
+  static int bits() { return 53; }
+};
+
+template <>
 struct ScalarTraits<Rational> {
   static constexpr bool kIsExact = true;
   static constexpr bool kIsInterval = false;
@@ -259,7 +273,9 @@ T expm1_of(const T& x) {
 // relu(x) = max(x, 0); an interval maps to [max(l, 0), max(u, 0)].
 template <class T>
 T relu_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return T(std::fmax(x.lower(), 0.0), std::fmax(x.upper(), 0.0));
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     const Mpfr lo = bmp::lower(x), hi = bmp::upper(x);
     return T(lo > 0 ? lo : Mpfr(0), hi > 0 ? hi : Mpfr(0));
   } else {
@@ -271,7 +287,9 @@ T relu_of(const T& x) {
 // never are.
 template <class T>
 bool is_nan(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return x.is_nan();
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     return bmp::isnan(bmp::lower(x)) || bmp::isnan(bmp::upper(x));
   } else if constexpr (ScalarTraits<T>::kIsExact) {
     (void)x;
@@ -301,7 +319,9 @@ template <class T>
 T max_of(const T& a, const T& b) {
   if (is_nan(a)) return a;
   if (is_nan(b)) return b;
-  if constexpr (ScalarTraits<T>::kIsInterval) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return T(std::fmax(a.lower(), b.lower()), std::fmax(a.upper(), b.upper()));
+  } else if constexpr (ScalarTraits<T>::kIsInterval) {
     const Mpfr la = bmp::lower(a), lb = bmp::lower(b);
     const Mpfr ua = bmp::upper(a), ub = bmp::upper(b);
     return T(la > lb ? la : lb, ua > ub ? ua : ub);
@@ -313,8 +333,10 @@ T max_of(const T& a, const T& b) {
 // |x|; for intervals Boost's abs gives the exact range.
 template <class T>
 T abs_of(const T& x) {
-  if constexpr (ScalarTraits<T>::kIsInterval || std::is_same_v<T, Mpfr> ||
-                std::is_same_v<T, Rational> || std::is_same_v<T, Float128>) {
+  if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return abs(x);
+  } else if constexpr (ScalarTraits<T>::kIsInterval || std::is_same_v<T, Mpfr> ||
+                       std::is_same_v<T, Rational> || std::is_same_v<T, Float128>) {
     return bmp::abs(x);
   } else {
     using std::abs;
@@ -328,6 +350,8 @@ template <class T>
 double to_double(const T& x) {
   if constexpr (std::is_arithmetic_v<T>) {
     return static_cast<double>(x);
+  } else if constexpr (std::is_same_v<T, DoubleInterval>) {
+    return 0.5 * x.lower() + 0.5 * x.upper();
   } else if constexpr (ScalarTraits<T>::kIsInterval) {
     return bmp::median(x).template convert_to<double>();
   } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, Rational> ||
@@ -365,7 +389,35 @@ auto matrix_product(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b
 // when U is Mpfi and x is a double or an MPFR value of no more bits).
 template <class U, class T>
 U scalar_cast(const T& x) {
-  if constexpr (std::is_same_v<T, Rational> && !std::is_same_v<U, Rational>) {
+  if constexpr (std::is_same_v<U, DoubleInterval>) {
+    // into DoubleInterval: the ends rounded outward to double (exact for a
+    // double, an interval of doubles, or an MPFR value of <= 53 bits)
+    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, DoubleInterval>) {
+      return U(x);
+    } else {
+      if constexpr (std::is_same_v<T, Mpfi>) {
+        if (mpfi_nan_p(x.backend().data())) return DoubleInterval::nan();
+      }
+      mpfr_t lo, hi;
+      mpfr_init2(lo, 53);
+      mpfr_init2(hi, 53);
+      if constexpr (std::is_same_v<T, Rational>) {
+        mpfr_set_q(lo, x.backend().data(), MPFR_RNDD);
+        mpfr_set_q(hi, x.backend().data(), MPFR_RNDU);
+      } else if constexpr (std::is_same_v<T, Mpfi>) {
+        mpfi_get_left(lo, x.backend().data());   // rounded down to 53 bits
+        mpfi_get_right(hi, x.backend().data());  // rounded up
+      } else {
+        static_assert(std::is_same_v<T, Mpfr>, "no conversion into DoubleInterval");
+        mpfr_set(lo, x.backend().data(), MPFR_RNDD);
+        mpfr_set(hi, x.backend().data(), MPFR_RNDU);
+      }
+      const U out(mpfr_get_d(lo, MPFR_RNDD), mpfr_get_d(hi, MPFR_RNDU));
+      mpfr_clear(lo);
+      mpfr_clear(hi);
+      return out;
+    }
+  } else if constexpr (std::is_same_v<T, Rational> && !std::is_same_v<U, Rational>) {
     if constexpr (std::is_same_v<U, Mpfi>) {
       U out;
       mpfi_set_q(out.backend().data(), x.backend().data());

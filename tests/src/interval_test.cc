@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Properties of the interval vocabulary (src/interval.h), written once and
-// run for all seven scalar types. Samples span the magnitudes 10^-100 ..
+// run for all eight scalar types. Samples span the magnitudes 10^-100 ..
 // 10^100 with a mantissa 8/7 that no binary type holds exactly, of both
 // signs, zero and +-1, and (for Mpfi) intervals that straddle zero asymmetrically.
 // For each sample X = [l, u] and pair (X, Y):
@@ -76,7 +76,7 @@ bool holds(const T& x, const Endpoint<T>& p) {
 }
 
 TEST_CASE_TEMPLATE("interval vocabulary: properties of one enclosure", T, double, float, Float128,
-                   Jet2, Mpfr, Mpfi, Rational) {
+                   Jet2, Mpfr, Mpfi, DoubleInterval, Rational) {
   PrecisionScope scope(128);
   const std::vector<T> xs = samples<T>();
   REQUIRE(xs.size() > 50);  // float's 25 decades of both signs, the others' more
@@ -108,7 +108,7 @@ TEST_CASE_TEMPLATE("interval vocabulary: properties of one enclosure", T, double
 }
 
 TEST_CASE_TEMPLATE("interval vocabulary: properties of pairs", T, double, float, Float128, Jet2,
-                   Mpfr, Mpfi, Rational) {
+                   Mpfr, Mpfi, DoubleInterval, Rational) {
   PrecisionScope scope(128);
   const std::vector<T> xs = samples<T>();
   int intersecting = 0, ordered = 0;

@@ -29,26 +29,32 @@ namespace sinkcert::theorems {
 
 namespace {
 
-Matrix<Mpfi> box_input(const Task& task, const ContentBox& box) {
-  std::vector<Mpfi> flat;
+template <class I>
+Matrix<I> box_input(const Task& task, const ContentBox& box) {
+  std::vector<I> flat;
   for (std::size_t m = 0; m < box.lo.size(); ++m)
-    flat.emplace_back(Mpfr(box.lo[m]), Mpfr(box.hi[m]));
-  return make_input<Mpfi>(task, box.trigger, unflatten_content(task, flat));
+    flat.emplace_back(Endpoint<I>(box.lo[m]), Endpoint<I>(box.hi[m]));
+  return make_input<I>(task, box.trigger, unflatten_content(task, flat));
 }
 
-Matrix<Mpfi> content_matrix(const Task& task, const std::vector<double>& content) {
-  return matrix_cast<Mpfi>(unflatten_content(task, content));
+template <class I>
+Matrix<I> content_matrix(const Task& task, const std::vector<double>& content) {
+  return matrix_cast<I>(unflatten_content(task, content));
 }
 
 // Attention enclosures wider than this come from the content, not from
-// rounding (MPFI at >= 64 bits leaves widths near 2^-60 relative).
-constexpr double kContentDependentWidth = 1e-15;
+// rounding: MPFI at >= 64 bits leaves widths near 2^-60 relative; double
+// intervals leave a few ulps per operation, at most about 2^-40 over a row
+// of L <= 64 weights (kMaxBoundL) of a sum of L exponentials.
+template <class I>
+constexpr double kContentDependentWidth = std::is_same_v<I, DoubleInterval> ? 1e-10 : 1e-15;
 
-bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
+template <class I>
+bool attention_depends_on_content(const std::vector<Matrix<I>>& attention) {
   for (const auto& a : attention) {
     for (int i = 0; i < a.rows(); ++i) {
       for (int k = 0; k <= i; ++k) {
-        if (Mpfr(bmp::upper(a(i, k)) - bmp::lower(a(i, k))) > kContentDependentWidth) return true;
+        if (width_of(a(i, k)) > kContentDependentWidth<I>) return true;
       }
     }
   }
@@ -70,7 +76,8 @@ bool attention_depends_on_content(const std::vector<Matrix<Mpfi>>& attention) {
 // rounding) with each row's product formed once:
 //   A (x_m - x_k) = A_P (x_m - x_k)_P + A_Q x_m,Q - A_Q x_k,Q,
 // O(L n^2 + L^2 |P| n) instead of O(L^2 n^2).
-void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>& a) {
+template <class I>
+void tighten_softmax(const Matrix<I>& A, const Matrix<I>& X, Matrix<I>& a) {
   const int L = static_cast<int>(X.rows()), n = static_cast<int>(X.cols());
   std::vector<int> point_columns, free_columns;
   for (int l = 0; l < n; ++l) {
@@ -79,40 +86,40 @@ void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>&
     (point ? point_columns : free_columns).push_back(l);
   }
   // free_part[m] = A_Q x_m,Q
-  std::vector<Vector<Mpfi>> free_part(L, Vector<Mpfi>::Constant(n, Mpfi(0)));
+  std::vector<Vector<I>> free_part(L, Vector<I>::Constant(n, I(0)));
   for (int m = 0; m < L; ++m) {
     for (const int l : free_columns) free_part[m] += A.col(l) * X(m, l);
   }
   // key_delta[m L + k] = A (x_m - x_k), shared by every query row i >= m, k
-  std::vector<Vector<Mpfi>> key_delta(static_cast<std::size_t>(L) * L);
+  std::vector<Vector<I>> key_delta(static_cast<std::size_t>(L) * L);
   for (int m = 0; m < L; ++m) {
     for (int k = 0; k < L; ++k) {
       if (m == k) continue;
-      Vector<Mpfi> delta = free_part[m] - free_part[k];
+      Vector<I> delta = free_part[m] - free_part[k];
       for (const int l : point_columns) {
         // (x_m - x_k)_l, a difference of points
-        const Mpfi diff = X(m, l) - X(k, l);
+        const I diff = X(m, l) - X(k, l);
         if (!(lower_of(diff) == 0 && upper_of(diff) == 0)) delta += A.col(l) * diff;
       }
       key_delta[m * L + k] = std::move(delta);
     }
   }
   for (int i = 0; i < L; ++i) {
-    const Vector<Mpfi> query = X.row(i).transpose();
+    const Vector<I> query = X.row(i).transpose();
     for (int k = 0; k <= i; ++k) {
       // enclosures of sum_m exp(lo d_m) and sum_m exp(hi d_m)
-      Mpfi low_sum(0), high_sum(0);
+      I low_sum(0), high_sum(0);
       for (int m = 0; m <= i; ++m) {
         if (m == k) continue;
         // d_m = x_i^T A (x_m - x_k)
-        const Mpfi e = exp_of(Mpfi(query.dot(key_delta[m * L + k])));
-        low_sum += point_interval(bmp::lower(e));
-        high_sum += point_interval(bmp::upper(e));
+        const I e = exp_of(I(query.dot(key_delta[m * L + k])));
+        low_sum += point_of(lower_of(e));
+        high_sum += point_of(upper_of(e));
       }
       // a_ik in [1 / (1 + sum exp(hi d)), 1 / (1 + sum exp(lo d))]
-      const Mpfi low = Mpfi(1) / (Mpfi(1) + point_interval(bmp::upper(high_sum)));
-      const Mpfi high = Mpfi(1) / (Mpfi(1) + point_interval(bmp::lower(low_sum)));
-      const Mpfi range(bmp::lower(low), bmp::upper(high));
+      const I low = I(1) / (I(1) + point_of(upper_of(high_sum)));
+      const I high = I(1) / (I(1) + point_of(lower_of(low_sum)));
+      const I range(lower_of(low), upper_of(high));
       // both contain the true range, so they overlap; guard against rounding
       a(i, k) = intersection_of(a(i, k), range).value_or(a(i, k));
     }
@@ -125,30 +132,31 @@ void tighten_softmax(const Matrix<Mpfi>& A, const Matrix<Mpfi>& X, Matrix<Mpfi>&
 // i with cotangent e_d on f(X)_i, on the (tightened) attention enclosures
 // in `rows` and the key enclosures AX, minus [i = j, 1 <= k <= j] e_d / j
 // (the target).
-Mpfi centred_term(const std::vector<Head<Mpfi>>& heads, AttentionKind kind,
-                  const std::vector<HeadRow<Mpfi>>& rows, const Matrix<Mpfi>& X,
-                  const std::vector<Matrix<Mpfi>>& AX, const Task& task, const ContentBox& box,
-                  const std::vector<double>& centre, const Mpfi& value_at_centre, int i, int d,
-                  std::vector<double>* grad_magnitude = nullptr) {
+template <class I>
+I centred_term(const std::vector<Head<I>>& heads, AttentionKind kind,
+               const std::vector<HeadRow<I>>& rows, const Matrix<I>& X,
+               const std::vector<Matrix<I>>& AX, const Task& task, const ContentBox& box,
+               const std::vector<double>& centre, const I& value_at_centre, int i, int d,
+               std::vector<double>* grad_magnitude = nullptr) {
   const int n = task.n, cd = task.content_dim(), j = box.trigger;
-  Matrix<Mpfi> grad = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
-  Vector<Mpfi> e_d = Vector<Mpfi>::Constant(n, Mpfi(0));
-  e_d(d) = Mpfi(1);
+  Matrix<I> grad = Matrix<I>::Constant(i + 1, n, I(0));
+  Vector<I> e_d = Vector<I>::Constant(n, I(0));
+  e_d(d) = I(1);
   for (std::size_t h = 0; h < heads.size(); ++h) {
     head_row_vjp(kind, heads[h], X, rows[h], &e_d, nullptr, &grad, nullptr, nullptr, &AX[h]);
   }
   if (i == j && d >= kFirstContent && d < kFirstContent + cd) {
-    const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+    const I inv_j = I(1) / I(j);
     for (int k = 1; k <= j; ++k) grad(k, d) -= inv_j;
   }
-  Mpfi range = value_at_centre;
+  I range = value_at_centre;
   for (int k = 1; k <= i; ++k) {
     for (int c = 0; c < cd; ++c) {
       const int m = content_variable(task, k, c);
-      const Mpfi offset(Mpfr(box.lo[m] - centre[m]), Mpfr(box.hi[m] - centre[m]));
+      const I offset(Endpoint<I>(box.lo[m] - centre[m]), Endpoint<I>(box.hi[m] - centre[m]));
       range += grad(k, kFirstContent + c) * offset;
       if (grad_magnitude) {
-        (*grad_magnitude)[m] = Mpfr(magnitude_of(grad(k, kFirstContent + c))).convert_to<double>();
+        (*grad_magnitude)[m] = to_double(magnitude_of(grad(k, kFirstContent + c)));
       }
     }
   }
@@ -287,6 +295,9 @@ struct SingleLayerEvaluator {
   // (worst_case_search.h): a first-pass box's bound depends on its box and
   // its trigger's cap alone, never on the witnesses found before it.
   static constexpr bool kSharesFirstPass = true;
+  // the gap asked: a box is bounded in double intervals first when their
+  // rounding is a small share of it (bound_box_double_first)
+  double relative_gap = 0.01;
   bool caps_pending() const { return static_cast<bool>(caps_from_lower); }
   // What evaluate() does first, at the first box entered with lower > 0.
   void share_caps(const Mpfr& lower, const Deadline& deadline, const search::RankGroup& ranks) {
@@ -313,7 +324,7 @@ struct SingleLayerEvaluator {
   // The box's bound with the caps as they are (reads only: the box phase
   // calls it on several threads at once).
   void bound(const Model<Mpfi>& model, Node& node, const TakeWitness& take) const {
-    node.bound = bound_box(model, task, node.box);
+    node.bound = bound_box_double_first(model, task, node.box, relative_gap);
     const int j = node.box.trigger;
     // a box's worst case is at most its trigger's
     for (const TriggerCap& cap : caps) {
@@ -345,6 +356,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   WorstCaseOptions budgeted = options;
   budgeted.deadline = options.run_deadline();
   SingleLayerEvaluator evaluator{task, {}, {}, {}};
+  evaluator.relative_gap = options.relative_gap;
   std::string note;
   const std::vector<int> triggers =
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
@@ -435,17 +447,20 @@ bool bisect(const ContentBox& box, int m, ContentBox& left, ContentBox& right) {
   return true;
 }
 
-BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
-                   bool tighten_every_term) {
+namespace {
+
+template <class I>
+BoxBound bound_box_in(const Model<I>& model, const Task& task, const ContentBox& box,
+                      bool tighten_every_term) {
   const int L = task.L, n = task.n, j = box.trigger, cd = task.content_dim();
-  const Matrix<Mpfi> X = box_input(task, box);
+  const Matrix<I> X = box_input<I>(task, box);
   // the forward pass over the box, recorded for the reverse pass of the
   // centered form
-  const ForwardTape<Mpfi> tape = forward_tape(model, X);
+  const ForwardTape<I> tape = forward_tape(model, X);
   const auto& heads = model.layers[0];
-  std::vector<Matrix<Mpfi>> attention;  // attention[h](i, k) = a^h_ik, zero above the diagonal
+  std::vector<Matrix<I>> attention;  // attention[h](i, k) = a^h_ik, zero above the diagonal
   for (std::size_t h = 0; h < heads.size(); ++h) {
-    attention.push_back(Matrix<Mpfi>::Constant(L, L, Mpfi(0)));
+    attention.push_back(Matrix<I>::Constant(L, L, I(0)));
     for (int i = 0; i < L; ++i) {
       for (int k = 0; k <= i; ++k) attention[h](i, k) = tape.attention(0, h, i, k);
     }
@@ -456,27 +471,27 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   }
   BoxBound best;
   best.upper = Mpfr(-1);
-  const Mpfi inv_j = Mpfi(1) / Mpfi(j);
+  const I inv_j = I(1) / I(j);
   // Centered form, softmax only: needs the value at the box centre and
   // the gradient enclosure over the box (see the header).
   const bool centered = (model.attention == AttentionKind::kSoftmax ||
                          model.attention == AttentionKind::kSoftmaxOffByOne) &&
                         content_dependent;
-  Matrix<Mpfi> centre_error;
+  Matrix<I> centre_error;
   std::vector<double> centre(box.lo.size());
   for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
   // (MPFI products are coefficient-based: Eigen's blocked kernels give NaN
   // for MPFI at some sizes, see forward.h)
-  std::vector<Matrix<Mpfi>> AX;  // AX[h] row k = (A_h x_k)^T over the box
+  std::vector<Matrix<I>> AX;  // AX[h] row k = (A_h x_k)^T over the box
   if (centered) {
-    const Matrix<Mpfi> Xc = make_input<Mpfi>(task, j, content_matrix(task, centre));
+    const Matrix<I> Xc = make_input<I>(task, j, content_matrix<I>(task, centre));
     centre_error =
         search::certified_forward(model, Xc, false).output - make_target(Xc, j, TargetKind::kPlain);
     for (const auto& h : heads) AX.push_back(X.lazyProduct(h.A.transpose()));
   }
   // the taped rows of query row i with the (tightened) attention enclosures
   const auto centred_rows = [&](int i) {
-    std::vector<HeadRow<Mpfi>> rows;
+    std::vector<HeadRow<I>> rows;
     for (std::size_t h = 0; h < heads.size(); ++h) {
       rows.push_back(tape.rows[0][h][i]);
       for (int k = 0; k <= i; ++k) rows.back().a[k] = attention[h](i, k);
@@ -485,7 +500,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   };
   // G_ik = sum_h a^h_ik M_h - [i = j, 1 <= k <= j] I / j
   auto coefficient_matrix = [&](int i, int k) {
-    Matrix<Mpfi> G = Matrix<Mpfi>::Constant(n, n, Mpfi(0));
+    Matrix<I> G = Matrix<I>::Constant(n, n, I(0));
     for (std::size_t h = 0; h < heads.size(); ++h) G += attention[h](i, k) * heads[h].M;
     if (i == j && k >= 1 && k <= j) {
       for (int d = 0; d < n; ++d) G(d, d) -= inv_j;
@@ -499,14 +514,14 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   // of the largest plain term) is neither the maximum nor the first term
   // attaining it. The result, and the term chosen, are those of tightening
   // every term.
-  std::vector<Vector<Mpfi>> plain(L);
-  std::vector<std::vector<Mpfr>> plain_magnitude(L);
+  std::vector<Vector<I>> plain(L);
+  std::vector<std::vector<Endpoint<I>>> plain_magnitude(L);
   for (int i = 0; i < L; ++i) {
-    Vector<Mpfi> e = Vector<Mpfi>::Constant(n, Mpfi(0));
+    Vector<I> e = Vector<I>::Constant(n, I(0));
     if (heads.size() == 1 && i != j) {
       // one head, no target term: f(X)_i = M (sum_k a_ik x_k) already uses
       // every content variable once, at O(i n + n^2) instead of O(i n^2)
-      Vector<Mpfi> v = Vector<Mpfi>::Constant(n, Mpfi(0));
+      Vector<I> v = Vector<I>::Constant(n, I(0));
       for (int k = 0; k <= i; ++k) v += attention[0](i, k) * X.row(k).transpose();
       e = heads[0].M.lazyProduct(v);
     } else {
@@ -517,7 +532,7 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     for (int d = 0; d < n; ++d) plain_magnitude[i].push_back(magnitude_of(plain[i](d)));
   }
   // the term (i, d) tightened by its centred form
-  std::vector<HeadRow<Mpfi>> rows;
+  std::vector<HeadRow<I>> rows;
   int rows_of = -1;
   const auto tightened = [&](int i, int d) {
     if (!centered) return plain[i](d);
@@ -525,11 +540,11 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
       rows = centred_rows(i);
       rows_of = i;
     }
-    const Mpfi c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
-                                centre_error(i, d), i, d);
+    const I c = centred_term(heads, model.attention, rows, X, AX, task, box, centre,
+                             centre_error(i, d), i, d);
     return intersection_of(plain[i](d), c).value_or(plain[i](d));
   };
-  Mpfr threshold(-1);
+  Endpoint<I> threshold(-1);
   if (centered && !tighten_every_term) {
     int top_i = 0, top_d = 0;
     for (int i = 0; i < L; ++i) {
@@ -542,12 +557,12 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
     threshold = magnitude_of(tightened(top_i, top_d));
   }
-  Mpfi best_term;
+  I best_term;
   for (int i = 0; i < L; ++i) {
     for (int d = 0; d < n; ++d) {
       if (plain_magnitude[i][d] < threshold) continue;
-      const Mpfi e = tightened(i, d);
-      const Mpfr mag = magnitude_of(e);  // +inf for a NaN enclosure: never pruned
+      const I e = tightened(i, d);
+      const Endpoint<I> mag = magnitude_of(e);  // +inf for a NaN enclosure: never pruned
       if (mag > best.upper) {
         best.upper = mag;
         best.position = i;
@@ -559,14 +574,14 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
   // the chosen term's vertex and split weights
   const int i = best.position, d = best.coordinate;
   // sign of the term: maximize sigma (f - y)_{i,d}
-  const bool positive = bmp::upper(best_term) >= -bmp::lower(best_term);
+  const bool positive = upper_of(best_term) >= -lower_of(best_term);
   best.vertex.assign(box.lo.size(), 0.0);
   best.weight.assign(box.lo.size(), 0.0);
   for (int k = 1; k <= i; ++k) {
-    const Matrix<Mpfi> G = coefficient_matrix(i, k);
+    const Matrix<I> G = coefficient_matrix(i, k);
     for (int c = 0; c < cd; ++c) {
       const int m = content_variable(task, k, c);
-      const double g = bmp::median(G(d, kFirstContent + c)).convert_to<double>();
+      const double g = to_double(G(d, kFirstContent + c));
       best.weight[m] = std::abs(g);
       best.vertex[m] = ((g > 0) == positive) ? box.hi[m] : box.lo[m];
     }
@@ -585,6 +600,40 @@ BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox&
     }
   }
   return best;
+}
+
+}  // namespace
+
+BoxBound bound_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
+                   bool tighten_every_term) {
+  return bound_box_in(model, task, box, tighten_every_term);
+}
+
+BoxBound bound_box_double_first(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
+                                double relative_gap, bool* used_double) {
+  if (used_double) *used_double = false;
+  if (relative_gap >= kMinDoubleGap) {
+    const Model<DoubleInterval> fast = model.template cast<DoubleInterval>();
+    BoxBound b = bound_box_in(fast, task, box, false);
+    // the rounding of double at one point of the box: the error's enclosure
+    // at the box's centre, whose width is rounding alone
+    std::vector<double> centre(box.lo.size());
+    for (std::size_t m = 0; m < centre.size(); ++m) centre[m] = 0.5 * (box.lo[m] + box.hi[m]);
+    const Matrix<DoubleInterval> Xc =
+        make_input<DoubleInterval>(task, box.trigger, content_matrix<DoubleInterval>(task, centre));
+    const DoubleInterval at_centre = linf_error(search::certified_forward(fast, Xc, false).output,
+                                                make_target(Xc, box.trigger, TargetKind::kPlain))
+                                         .value;
+    const double upper = b.upper.convert_to<double>();
+    // accepted when finite and its rounding is below kDoubleRoundingShare of
+    // the gap asked at this bound
+    if (std::isfinite(upper) && upper > 0 &&
+        width_of(at_centre) <= kDoubleRoundingShare * std::min(relative_gap, 1.0) * upper) {
+      if (used_double) *used_double = true;
+      return b;
+    }
+  }
+  return bound_box_in(model, task, box, false);
 }
 
 void write_box_bound(const BoxBound& b, PartWriter& w) {
@@ -607,7 +656,7 @@ BoxBound read_box_bound(PartReader& r) {
 
 Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
                      const std::vector<double>& content) {
-  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, content_matrix(task, content));
+  const Matrix<Mpfi> X = make_input<Mpfi>(task, trigger, content_matrix<Mpfi>(task, content));
   // a point input: O(L) exponentials a softmax row (certified_forward.h)
   const auto r = search::certified_forward(model, X, false);
   const Matrix<Mpfi> Y = make_target(X, trigger, TargetKind::kPlain);

@@ -661,3 +661,57 @@ TEST_CASE("a claim is the exact decimal written, not the double nearest it") {
 
 }  // namespace
 }  // namespace sinkcert::theorems
+
+namespace sinkcert::theorems {
+namespace {
+
+// A box's bound in double intervals first: on a softmax model with
+// content-dependent scores it is kept, holds every sampled point's error
+// and equals MPFI's bound to rounding; on the sink family at beta = 100
+// (E ~ 1e-43, below double's rounding of the 1/j terms) it is refused and
+// the MPFI bound is returned unchanged.
+TEST_CASE("bound_box_double_first: kept where double's rounding is small, refused below it") {
+  const Task task{6, 5, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  const Model<double> model = testing::random_model(task.n, AttentionKind::kSoftmax, 0.7, 21);
+  const Model<Mpfi> exact_model = model.cast<Mpfi>();
+  std::mt19937_64 eng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int j : task.trigger_positions()) {
+    ContentBox box = full_content_box(task, j);
+    for (int split = 0; split < 3; ++split) {
+      bool used = false;
+      const BoxBound fast = bound_box_double_first(exact_model, task, box, 0.01, &used);
+      const BoxBound slow = bound_box(exact_model, task, box);
+      CAPTURE(j);
+      CAPTURE(split);
+      CHECK(used);
+      // both certified; they differ by rounding alone (relative 1e-9 is
+      // far above double's 2^-52 per operation times O(L n) operations)
+      CHECK(fast.upper >= slow.upper * (1 - 1e-9));
+      CHECK(fast.upper <= slow.upper * (1 + 1e-9));
+      CHECK(fast.position == slow.position);
+      CHECK(fast.coordinate == slow.coordinate);
+      // every point of the box has its error below the bound
+      for (int s = 0; s < 50; ++s) {
+        std::vector<double> content(box.lo.size());
+        for (std::size_t m = 0; m < content.size(); ++m) {
+          content[m] = box.lo[m] + (box.hi[m] - box.lo[m]) * (0.5 + 0.5 * u(eng));
+        }
+        CHECK(certified_error_lower(exact_model, task, j, content) <= fast.upper);
+      }
+      ContentBox left, right;
+      REQUIRE(bisect(box, split, left, right));
+      box = left;
+    }
+  }
+  const Model<Mpfi> sink = sink_family<double>(5, 100.0).cast<Mpfi>();
+  const Task small{5, 4, TriggerRange::kPaper};
+  bool used = true;
+  const BoxBound b = bound_box_double_first(sink, small, full_content_box(small, 2), 0.01, &used);
+  CHECK_FALSE(used);
+  CHECK(b.upper == bound_box(sink, small, full_content_box(small, 2)).upper);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems
