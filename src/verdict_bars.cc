@@ -142,10 +142,10 @@ BarVerdict sinks_anywhere_verdict(const Mpfr& lower, const Mpfr& upper, const st
                                 end_text(lower, false, [&](const Rational& l) { return l >= b; }) +
                                 " >= " + bars.sink_bar_words() + ", CERTIFIED"};
   }
-  return {Decision::kUndecided, "undecided whether it sinks on some input: max BOS in [" +
-                                    (witness.empty() ? std::string("-inf") : down_text(lower)) +
-                                    ", " + up_text(upper) + "], which contains " +
-                                    bars.sink_bar_words() + ", CERTIFIED"};
+  return {Decision::kUndecided,
+          "undecided whether it sinks on some input: max BOS in [" +
+              (witness.empty() && bmp::isinf(lower) ? std::string("-inf") : down_text(lower)) +
+              ", " + up_text(upper) + "], which contains " + bars.sink_bar_words() + ", CERTIFIED"};
 }
 
 BarVerdict probe_sinks_verdict(double largest_mean, const std::string& where,

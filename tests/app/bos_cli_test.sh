@@ -6,7 +6,8 @@
 # one NOT VERIFIED with a witness (exit 3); the committed n = 5, L = 4 search
 # model (1 - min BOS = 9.05e-12 over the whole box) likewise; residual files
 # of one and two layers per (layer, head), with per-head claims and their
-# witnesses; bad input refused (exit 2). Usage: bos_cli_test.sh SINKCERT (from the source root, as
+# witnesses, and under a budget that bounds nothing the trivial ends [0, 1];
+# bad input refused (exit 2). Usage: bos_cli_test.sh SINKCERT (from the source root, as
 # ctest does).
 set -u
 bin="$1"
@@ -122,6 +123,19 @@ expect 3 '^verdict: NOT VERIFIED' verify bos --max --weights "$tmp/deep.json" --
 expect 0 '^verdict: VERIFIED' verify bos --max --weights "$tmp/deep.json" --L 4 --layer 0 \
   --head 0 --claim 0.51
 expect 0 '"verdict": "ENCLOSED"' verify bos --json --weights "$tmp/deep.json" --L 4
+# a budget that bounds nothing (1 ns): every head's ends are the trivial
+# ones, a_i0 in [0, 1], printed as such and marked, never infinite; the
+# verdicts read them (min BOS >= 0 holds on every input)
+expect 4 '^layer 1, head 0: min BOS in \[0, 1\], 1 - min BOS in \[0, 1\]  \[CERTIFIED\].*\(trivial ends: a_i0 >= 0, a_i0 <= 1 on every input, CERTIFIED' \
+  verify bos --weights "$tmp/deep.json" --L 4 --seconds 1e-9
+expect 4 '^layer 0, head 0: max BOS in \[0, 1\]  \[CERTIFIED\]' \
+  verify bos --max --weights "$tmp/deep.json" --L 4 --seconds 1e-9
+expect_not 4 '\[-inf|inf\]' verify bos --weights "$tmp/deep.json" --L 4 --seconds 1e-9
+expect 4 '"hi_trivial": true' verify bos --json --weights "$tmp/deep.json" --L 4 --seconds 1e-9
+expect 0 '^verdict: VERIFIED' verify bos --weights "$tmp/deep.json" --L 4 --layer 1 --head 0 \
+  --claim 0 --seconds 1e-9
+expect 4 '^verdict: UNDECIDED' verify bos --weights "$tmp/deep.json" --L 4 --layer 1 --head 0 \
+  --claim 0.5 --seconds 1e-9
 expect 2 'command line: --claim: .*--layer L and --head H' \
   verify bos --weights "$tmp/deep.json" --L 4 --claim 0.5
 expect 2 'command line: --layer: expected a layer of the model, 0 to 1, got 2' \

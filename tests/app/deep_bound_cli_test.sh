@@ -6,7 +6,8 @@
 # construction with a flag written from the content (worst case 0.362654...
 # at the all-ones content, closed to rounding); a softmax model with entries
 # 0.05 sin(k) enclosed within 10 %, a false claim NOT VERIFIED with a
-# witness that `eval` would re-check, a box budget that runs out UNDECIDED;
+# witness that `eval` would re-check, a box budget that runs out UNDECIDED,
+# the attack's certified value printed and never above the lower end;
 # bad input refused. Usage: deep_bound_cli_test.sh SINKCERT (from the
 # source root, as ctest does).
 set -u
@@ -69,6 +70,18 @@ expect 0 '^verdict: VERIFIED  margin \(claim - upper\)' \
 # a budget of 2 boxes cannot reach 0.1 %: NOT ENCLOSED, the budget named
 expect 4 'stopped: budget exhausted \(boxes\)' \
   verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.001 --boxes 2
+# the attack's round runs first, its witnesses offered before branching:
+# the lower end is at least its certified value (text and JSON)
+expect 4 '^attack \(round 0, seed 0; its witnesses offered before branching\): E >= [0-9.]*e[-+][0-9]*  \[SEARCH\(lower bound\), certified at its witness\]$' \
+  verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.001 --boxes 2
+"$bin" verify bound --weights "$tmp/softmax.json" --L 4 --gap 0.001 --boxes 2 --json \
+  > "$tmp/attack.json" 2> /dev/null
+"$py" -c '
+import json, sys
+from fractions import Fraction
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["attack_lo"] is not None and Fraction(d["lo_exact"]) >= Fraction(d["attack_lo"])
+         else 1)' "$tmp/attack.json" || fail "verify bound --json: no attack_lo, or lo below it"
 
 expect 2 'command line: --boxes: ' verify bound --weights "$tmp/softmax.json" --L 4 --boxes 0
 "$py" -c '

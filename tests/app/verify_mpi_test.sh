@@ -18,7 +18,9 @@
 # under SINKCERT_TEST_DROP_PART (testing only: part 1 of each share arrives
 # empty, search/mpi_rank_group.h) the run fails, not silently differs, in
 # the first pass and, from the 6th share on, in the box phase; and the
-# comparison tells a changed last bit apart.
+# comparison tells a changed last bit apart. A residual model of two layers
+# (bounded whole on every rank, the attack's witnesses included) gives the
+# same JSON under 2 ranks as well.
 # Usage: verify_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -100,6 +102,31 @@ for seconds in 4 8; do
   case "$rc" in 0 | 4) ;; *) fail "deadline $seconds s: exit code $rc"; tail -3 "$tmp/deadline.$seconds.err" ;; esac
   [ "$(grep -c '^{' "$tmp/deadline.$seconds")" -eq 1 ] || fail "deadline $seconds s: not one JSON object"
 done
+# a residual model of two layers (n = 5, L = 4, 2 x 2 heads, entries
+# uniform in [-1, 1]): bounded whole on every rank, the attack's round
+# decided by rank 0 and run on each (seed 0, round 0: reproducible), so the
+# same JSON, attack_lo included, and the lower end at least the attack's
+python3 -c '
+import json, random, sys
+random.seed(3)
+m = lambda: [[round(random.uniform(-1, 1), 3) for _ in range(5)] for _ in range(5)]
+json.dump({"format": "sinkcert-weights", "version": 1, "kind": "residual",
+           "attention": "softmax", "n": 5, "layers": 2, "heads": 2,
+           "weights": [[{"A": m(), "M": m()} for _ in range(2)] for _ in range(2)],
+           "task": {"L": 4, "trigger_range": "paper"}}, open(sys.argv[1], "w"))' "$tmp/deep.json"
+deep="verify bound --weights $tmp/deep.json --gap 1e-9 --boxes 40 --seconds 900 --json"
+"$bin" $deep > "$tmp/deep.one" 2> "$tmp/deep.one.err"
+rc1=$?
+"$mpiexec" -np 2 --oversubscribe "$bin" $deep > "$tmp/deep.two" 2> "$tmp/deep.two.err"
+rc2=$?
+[ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep: exit codes $rc1 (one process), $rc2 (two ranks)"
+same "$tmp/deep.one" "$tmp/deep.two" || fail "deep: the JSON differs between 1 process and 2 ranks"
+python3 -c '
+import json, sys
+from fractions import Fraction
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["attack_lo"] is not None and Fraction(d["lo_exact"]) >= Fraction(d["attack_lo"])
+         else 1)' "$tmp/deep.two" || fail "deep: no attack_lo, or the lower end below it"
 # the bound's caps came from the softmax vertex bound (the split caps ran)
 grep -q 'softmax vertex bound: [1-9]' "$tmp/bound.two" || fail "bound: no trigger capped"
 

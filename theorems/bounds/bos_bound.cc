@@ -655,6 +655,86 @@ void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
           : INFINITY;
 }
 
+Mpfr bos_mass_ceiling(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::kRelu:
+    case AttentionKind::kReluCountAll:
+      return std::numeric_limits<Mpfr>::infinity();  // relu(s) / divisor is unbounded
+    case AttentionKind::kSoftmax:
+    case AttentionKind::kSoftmaxOffByOne:
+    case AttentionKind::kGated:
+    case AttentionKind::kSoftpick:
+    case AttentionKind::kSigmoid:
+      return Mpfr(1);
+  }
+  throw std::logic_error("bos_mass_ceiling: unknown attention kind");
+}
+
+void clamp_to_mass_range(BosBound& out, bool maximum, AttentionKind kind,
+                         const std::function<bool(const Mpfr&, const Mpfr&)>& done) {
+  const Mpfr ceiling = bos_mass_ceiling(kind);
+  // the range of Q: D = 1 - a_i0 in [1 - ceiling, 1], a_i0 in [0, ceiling]
+  // (1 - ceiling is exact: ceiling is 1 or +inf)
+  const Mpfr least = maximum ? Mpfr(0) : Mpfr(1) - ceiling;
+  const Mpfr most = maximum ? ceiling : Mpfr(1);
+  // a NaN end counts as outside the range
+  if (!bmp::isinf(least) && !(out.deficit_lower >= least)) {
+    out.deficit_lower = least;
+    out.trivial_lower = true;
+  }
+  if (!bmp::isinf(most) && !(out.deficit_upper <= most)) {
+    out.deficit_upper = most;
+    out.trivial_upper = true;
+  }
+  if (!out.trivial_lower && !out.trivial_upper) return;
+  PrecisionScope wide(2 * std::max(out.bits, 64));
+  // (upper - lower) / |lower|, as finish_bos_bound, on the clamped ends
+  out.relative_gap =
+      !bmp::isinf(out.deficit_lower) && out.deficit_lower != 0 && !bmp::isinf(out.deficit_upper)
+          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
+                .convert_to<double>()
+          : INFINITY;
+  if (out.verdict != Verdict::kEnclosed && done(out.deficit_lower, out.deficit_upper)) {
+    out.verdict = Verdict::kEnclosed;
+    out.stop_reason = "decided (with the trivial end(s)), after: " + out.stop_reason;
+  }
+}
+
+namespace {
+
+// The clauses of trivial_ends_text: for the minimum, min BOS = 1 - D, so a
+// trivial upper end of D is min BOS >= 0 and a trivial lower end min BOS <=
+// the ceiling; for the maximum, the ends of a_i0 itself.
+std::string trivial_text(bool lower, bool upper, bool maximum) {
+  if (!lower && !upper) return "";
+  const char* at_least = "a_i0 >= 0";
+  const char* at_most = "a_i0 <= 1";
+  std::string clauses;
+  if (maximum) {
+    clauses = lower && upper ? std::string(at_least) + ", " + at_most : lower ? at_least : at_most;
+  } else {
+    clauses = lower && upper ? std::string(at_least) + ", " + at_most : upper ? at_least : at_most;
+  }
+  return std::string("  (trivial end") + (lower && upper ? "s" : "") + ": " + clauses +
+         " on every input, CERTIFIED; the bound gave none tighter)";
+}
+
+}  // namespace
+
+std::string trivial_ends_text(const BosBound& b) {
+  return trivial_text(b.trivial_lower, b.trivial_upper, false);
+}
+
+std::string trivial_ends_text(const MaxBosBound& b) {
+  return trivial_text(b.trivial_lower, b.trivial_upper, true);
+}
+
+std::string trivial_end_text(const Mpfr& end) {
+  if (end == 0) return "0";
+  if (end == 1) return "1";
+  throw std::logic_error("trivial_end_text: a trivial end is 0 or 1");
+}
+
 namespace {
 
 MaxBosBound to_max_bound(BosBound b) {
@@ -668,6 +748,8 @@ MaxBosBound to_max_bound(BosBound b) {
   out.witness_trigger = b.witness_trigger;
   out.witness_content = std::move(b.witness_content);
   out.witness_mass = b.witness_deficit;
+  out.trivial_lower = b.trivial_lower;
+  out.trivial_upper = b.trivial_upper;
   return out;
 }
 
@@ -781,12 +863,30 @@ SINKCERT_INSTANTIATE_BOS(Mpfr)
 SINKCERT_INSTANTIATE_BOS(Rational)
 #undef SINKCERT_INSTANTIATE_BOS
 
+namespace {
+
+// A lower end rounded down, "-inf" when it is (no witness, no trivial end).
+std::string lower_end_text(const Mpfr& lower, int digits) {
+  return bmp::isinf(lower) ? std::string("-inf") : format_down(lower, digits);
+}
+
+// An end as printed: a trivial one exactly ("0", "1"), else rounded outward.
+std::string lower_end_text(const Mpfr& lower, bool trivial, int digits) {
+  return trivial ? trivial_end_text(lower) : lower_end_text(lower, digits);
+}
+std::string upper_end_text(const Mpfr& upper, bool trivial, int digits) {
+  return trivial ? trivial_end_text(upper) : format_up(upper, digits);
+}
+
+}  // namespace
+
 std::string enclosure_line(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   std::ostringstream s;
-  s << "max BOS in [" << (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, 6)) << ", "
-    << format_up(b.mass_upper, 6) << "]  [" << b.evidence.label() << "] (" << b.boxes
-    << " boxes, stopped: " << b.stop_reason << ", " << b.bits << " bits)";
+  s << "max BOS in [" << lower_end_text(b.mass_lower, b.trivial_lower, 6) << ", "
+    << upper_end_text(b.mass_upper, b.trivial_upper, 6) << "]  [" << b.evidence.label() << "] ("
+    << b.boxes << " boxes, stopped: " << b.stop_reason << ", " << b.bits << " bits)"
+    << trivial_ends_text(b);
   return s.str();
 }
 
@@ -820,8 +920,11 @@ void witness_line(std::ostringstream& s, const std::string& lower, const Bound& 
 void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   header_line(s, "minimum", task);
-  if (b.witness_trigger == 0) {
+  if (b.witness_trigger == 0 && bmp::isinf(b.deficit_lower)) {
     s << "1 - min BOS >= -inf  (no witness had a finite enclosure)\n";
+  } else if (b.witness_trigger == 0) {
+    s << "1 - min BOS >= " << format_down(b.deficit_lower, 6)
+      << "  [CERTIFIED] (no witness had a finite enclosure: the trivial end, a_i0 <= 1)\n";
   } else {
     witness_line(s, "1 - min BOS >= " + format_down(b.deficit_lower, 6), b);
     s << "  at the witness a_i0 in " << format_interval(Mpfi(1) - b.witness_deficit, 17)
@@ -829,9 +932,14 @@ void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
   }
   s << "1 - min BOS <= " << format_up(b.deficit_upper, 6) << "  [CERTIFIED] branch and bound, "
     << b.boxes << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
-  s << "min BOS >= " << format_down(one_minus_down(b.deficit_upper), 17) << "  [CERTIFIED]\n";
+  s << "min BOS >= "
+    << (b.trivial_upper ? std::string("0") : format_down(one_minus_down(b.deficit_upper), 17))
+    << "  [CERTIFIED]\n";
   if (bmp::isinf(b.deficit_upper)) {
     s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+  } else if (b.trivial_upper) {
+    s << "the upper end is the trivial one (a_i0 >= 0): some case was not bounded within the "
+         "budget, or its bound overflowed\n";
   }
   precision_lines(s, b);
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
@@ -842,10 +950,10 @@ void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
 std::string enclosure_line(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   std::ostringstream s;
-  s << "1 - min BOS in [" << (b.witness_trigger == 0 ? "-inf" : format_down(b.deficit_lower, 6))
-    << ", " << format_up(b.deficit_upper, 6) << "]  [" << b.evidence.label() << "] (gap "
-    << b.relative_gap << ", " << b.boxes << " boxes, stopped: " << b.stop_reason << ", " << b.bits
-    << " bits)";
+  s << "1 - min BOS in [" << lower_end_text(b.deficit_lower, b.trivial_lower, 6) << ", "
+    << upper_end_text(b.deficit_upper, b.trivial_upper, 6) << "]  [" << b.evidence.label()
+    << "] (gap " << b.relative_gap << ", " << b.boxes << " boxes, stopped: " << b.stop_reason
+    << ", " << b.bits << " bits)" << trivial_ends_text(b);
   return s.str();
 }
 
@@ -869,22 +977,27 @@ std::string witness_words(const Bound& b) {
 
 std::string enclosure_text(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  return "1 - min BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.deficit_lower, 6)) +
-         ", " + format_up(b.deficit_upper, 6) + "]";
+  return "1 - min BOS in [" + lower_end_text(b.deficit_lower, b.trivial_lower, 6) + ", " +
+         upper_end_text(b.deficit_upper, b.trivial_upper, 6) + "]";
 }
 
 std::string enclosure_text(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  return "max BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, 6)) + ", " +
-         format_up(b.mass_upper, 6) + "]";
+  return "max BOS in [" + lower_end_text(b.mass_lower, b.trivial_lower, 6) + ", " +
+         upper_end_text(b.mass_upper, b.trivial_upper, 6) + "]";
 }
 
 BarVerdict task_verdict(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   // min BOS in [1 - deficit_upper, 1 - deficit_lower], each end rounded
-  // outward; no witness: no upper end below 1
-  const Mpfr least = bmp::isinf(b.deficit_upper) ? Mpfr(0) : one_minus_down(b.deficit_upper);
-  const Mpfr most = b.witness_trigger == 0 ? Mpfr(1) : one_minus_up(b.deficit_lower);
+  // outward, the ends clamped to the range of a_i0 (clamp_to_mass_range)
+  // where the run set them; an infinite end says nothing (min BOS >= 0
+  // always; no upper end)
+  // (the trivial upper end 1 gives min BOS >= 0 exactly, not 1 - 1 = -0 rounded down)
+  const Mpfr least =
+      bmp::isinf(b.deficit_upper) || b.trivial_upper ? Mpfr(0) : one_minus_down(b.deficit_upper);
+  const Mpfr most = bmp::isinf(b.deficit_lower) ? std::numeric_limits<Mpfr>::infinity()
+                                                : one_minus_up(b.deficit_lower);
   return sinks_verdict(least, most, witness_words(b), b.bars);
 }
 
@@ -912,8 +1025,11 @@ namespace {
 void max_bound_lines(std::ostringstream& s, const MaxBosBound& b, const Task& task) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   header_line(s, "maximum", task);
-  if (b.witness_trigger == 0) {
+  if (b.witness_trigger == 0 && bmp::isinf(b.mass_lower)) {
     s << "max BOS >= -inf  (no witness had a finite enclosure)\n";
+  } else if (b.witness_trigger == 0) {
+    s << "max BOS >= " << format_down(b.mass_lower, 17)
+      << "  [CERTIFIED] (no witness had a finite enclosure: the trivial end, a_i0 >= 0)\n";
   } else {
     witness_line(s, "max BOS >= " + format_down(b.mass_lower, 17), b);
     s << "  at the witness a_i0 in " << format_interval(b.witness_mass, 17) << "  [CERTIFIED]\n";
@@ -922,6 +1038,9 @@ void max_bound_lines(std::ostringstream& s, const MaxBosBound& b, const Task& ta
     << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
   if (bmp::isinf(b.mass_upper)) {
     s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+  } else if (b.trivial_upper) {
+    s << "the upper end is the trivial one (a_i0 <= 1): some case was not bounded within the "
+         "budget, or its bound overflowed\n";
   }
   precision_lines(s, b);
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
@@ -950,18 +1069,19 @@ nlohmann::json bos_json(const Bound& b, const Task& task, const char* quantity, 
   nlohmann::json j = outcome_json(b);
   j["quantity"] = quantity;
   j["task"] = {{"n", task.n}, {"L", task.L}, {"trigger_range", to_string(task.range)}};
+  // an end outside the range of a_i0 is its trivial end (clamp_to_mass_range), marked so
+  put_certified_end(j, "lo", lo);
+  put_certified_end(j, "hi", hi);
+  j["lo_trivial"] = b.trivial_lower;
+  j["hi_trivial"] = b.trivial_upper;
   if (b.witness_trigger == 0) {
-    j["lo"] = nullptr;
-    j["lo_exact"] = "-inf";
     j["witness"] = nullptr;
   } else {
-    put_certified_end(j, "lo", lo);
     j["witness"] = {{"head", b.witness_head},
                     {"row", b.witness_row},
                     {"trigger", b.witness_trigger},
                     {"content", b.witness_content}};
   }
-  put_certified_end(j, "hi", hi);
   j["relative_gap"] = std::isfinite(b.relative_gap) ? nlohmann::json(b.relative_gap) : nullptr;
   j["meaning"] = task_meaning(b);
   j["sink_bar"] = b.bars.sink_bar_text;

@@ -114,6 +114,9 @@ struct BosBound : BoxSearchOutcome {
   int witness_head = 0, witness_row = 0, witness_trigger = 0;
   std::vector<double> witness_content;
   Mpfi witness_deficit;
+  // An end that is the trivial one (clamp_to_mass_range): the search gave
+  // none inside the range every a_i0 lies in (a run that did not finish).
+  bool trivial_lower = false, trivial_upper = false;
 };
 
 // The deficit 1 - a^h_i0 of one point input X (L x n tokens in MPFI), from
@@ -161,8 +164,39 @@ struct MaxBosBound : BoxSearchOutcome {
   // The witness of the lower end, as in BosBound (witness_trigger = 0: none).
   int witness_head = 0, witness_row = 0, witness_trigger = 0;
   std::vector<double> witness_content;
-  Mpfi witness_mass;  // its a_i0 enclosure
+  Mpfi witness_mass;                                  // its a_i0 enclosure
+  bool trivial_lower = false, trivial_upper = false;  // as in BosBound
 };
+
+// The range of a^h_i0 on every input, by attention kind (src/attention.h):
+//   softmax, softmax-off-by-one, gated (softmax weights), softpick   [0, 1]
+//   sigmoid: sig(s) / max(i, 1)                                      [0, 1]
+//   relu, relu-count-all: relu(s) / divisor                          [0, +inf)
+// so 0 <= a_i0 always, and a_i0 <= bos_mass_ceiling(kind) (+inf: none).
+Mpfr bos_mass_ceiling(AttentionKind kind);
+
+// Intersects a finished search's enclosure with that range, EXACT reasoning
+// on a CERTIFIED enclosure (the result is still CERTIFIED): the quantity Q
+// is the deficit D = 1 - a_i0 (maximum false) or a_i0 (maximum true), so
+//   D in [1 - ceiling, 1],   a_i0 in [0, ceiling];
+// an end outside it (an infinite one where the budget ran out before every
+// case was bounded, or no witness: lower = -inf) becomes the range's end,
+// marked trivial_lower / trivial_upper (an infinite ceiling leaves the
+// ends it bounds as they are). Then the relative gap is recomputed, and
+// `done` (the search's stop rule) is asked again on the clamped ends: a run
+// that did not decide but whose clamped ends answer the question (a gap
+// reached, a claim decided) is decided, its stop reason saying so. A claim's
+// verdict reads the clamped ends too (min_bos_claim, max_bos_claim).
+void clamp_to_mass_range(BosBound& out, bool maximum, AttentionKind kind,
+                         const std::function<bool(const Mpfr&, const Mpfr&)>& done);
+
+// "" or "  (trivial end(s): a_i0 >= 0, a_i0 <= 1 on every input, CERTIFIED;
+// the bound gave none tighter)", for the ends marked trivial.
+std::string trivial_ends_text(const BosBound& bound);
+std::string trivial_ends_text(const MaxBosBound& bound);
+// A trivial end as printed, exactly: "0" or "1" (throws std::logic_error
+// for any other value).
+std::string trivial_end_text(const Mpfr& end);
 
 // a^h_i0 of one point input X in MPFI (every kind; softmax kinds as
 // 1 / (1 + sum_m exp(s_im - s_i0)), without overflow).

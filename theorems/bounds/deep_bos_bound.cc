@@ -460,6 +460,9 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
                  deadline, progress);
   finish_bos_bound(out, have_witness, seconds_since(t0));
+  // an end the search did not bring inside the range of a_i0 (a budget that
+  // ran out before every case was bounded, no witness) is that range's end
+  clamp_to_mass_range(out, max_mode, model_in.attention, done);
   return out;
 }
 
@@ -526,16 +529,28 @@ Mpfr one_minus(const Mpfr& x, mpfr_rnd_t rnd) {
 
 std::string min_bos_text(const BosBound& b, int digits) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  const std::string hi =
-      b.witness_trigger == 0 ? "inf" : format_up(one_minus(b.deficit_lower, MPFR_RNDU), digits);
-  return "min BOS in [" + format_down(one_minus(b.deficit_upper, MPFR_RNDD), digits) + ", " + hi +
-         "]";
+  // min BOS = 1 - D: an infinite end of D (none, not clamped) is one of min BOS too
+  // (a trivial end exactly: 1 - 1 = 0, 1 - 0 = 1)
+  const std::string lo = bmp::isinf(b.deficit_upper) ? "-inf"
+                         : b.trivial_upper
+                             ? trivial_end_text(one_minus(b.deficit_upper, MPFR_RNDD))
+                             : format_down(one_minus(b.deficit_upper, MPFR_RNDD), digits);
+  const std::string hi = bmp::isinf(b.deficit_lower) ? "inf"
+                         : b.trivial_lower
+                             ? trivial_end_text(one_minus(b.deficit_lower, MPFR_RNDU))
+                             : format_up(one_minus(b.deficit_lower, MPFR_RNDU), digits);
+  return "min BOS in [" + lo + ", " + hi + "]";
 }
 
 std::string max_bos_text(const MaxBosBound& b, int digits) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  return "max BOS in [" + (b.witness_trigger == 0 ? "-inf" : format_down(b.mass_lower, digits)) +
-         ", " + format_up(b.mass_upper, digits) + "]";
+  const std::string lo = bmp::isinf(b.mass_lower) ? "-inf"
+                         : b.trivial_lower        ? trivial_end_text(b.mass_lower)
+                                                  : format_down(b.mass_lower, digits);
+  const std::string hi = bmp::isinf(b.mass_upper) ? "inf"
+                         : b.trivial_upper        ? trivial_end_text(b.mass_upper)
+                                                  : format_up(b.mass_upper, digits);
+  return "max BOS in [" + lo + ", " + hi + "]";
 }
 
 namespace {
@@ -559,7 +574,8 @@ void head_lines(std::ostringstream& s, int layer, const Bound& b, const std::str
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   s << "layer " << layer << ", head " << b.witness_head << ": " << enclosure << "  ["
     << b.evidence.label() << "] (gap " << b.relative_gap << ", " << b.boxes << " boxes, "
-    << b.seconds << " s, stopped: " << b.stop_reason << ", " << b.bits << " bits)\n";
+    << b.seconds << " s, stopped: " << b.stop_reason << ", " << b.bits << " bits)"
+    << trivial_ends_text(b) << "\n";
   if (b.witness_trigger != 0) {
     s << "  witness: row i = " << b.witness_row << ", trigger j = " << b.witness_trigger << ", "
       << witness_name << " in " << format_interval(witness_value, 17) << "  [CERTIFIED]\n";

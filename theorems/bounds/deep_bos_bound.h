@@ -58,6 +58,13 @@
 // (by step_bits while rounding at the centre is at least kRoundingShare of
 // the gap) and stopping reasons are those of bos_bound.h; the deadline is
 // checked before every box.
+// Unfinished runs: every a_i0 lies in [0, 1] (softmax kinds, gated, sigmoid;
+// [0, +inf) for relu and relu-count-all, bos_bound.h bos_mass_ceiling), so an
+// end the search left outside that range (+inf where the budget ran out
+// before every case was bounded, -inf without a witness) is clamped to it
+// (clamp_to_mass_range): printed as that number, marked trivial in the
+// text and in the JSON ("lo_trivial", "hi_trivial"), CERTIFIED, and read by
+// the verdicts (ENCLOSED, a claim's, the sink meaning) as it is printed.
 // The results reuse bos_bound.h's types (BosBound, MaxBosBound; witness_head
 // is the head h of layer l), so their enclosure lines, JSON forms and
 // witness inputs apply unchanged.
@@ -135,7 +142,8 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
                           const std::optional<Claim>& claimed, const DeepBosOptions& options);
 
 // "min BOS in [1 - D_hi, 1 - D_lo]" and "max BOS in [lo, hi]", rounded
-// outward (table cells; "-inf" / "inf" for a missing end).
+// outward (table cells; "-inf" / "inf" only for an infinite end, which the
+// deep bound clamps to a_i0's range where it has one).
 std::string min_bos_text(const BosBound& bound, int digits = 6);
 std::string max_bos_text(const MaxBosBound& bound, int digits = 6);
 

@@ -732,6 +732,11 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
     }
   }
   if (!b.note.empty()) s << b.note << "\n";
+  if (std::isfinite(b.attack_lower)) {
+    s << "attack (round 0, seed 0; its witnesses offered before branching): E >= "
+      << format_down(Mpfr(b.attack_lower), 6)
+      << "  [SEARCH(lower bound), certified at its witness]\n";
+  }
   if (!b.budget_note.empty()) s << "budget: " << b.budget_note << "\n";
   s << "relative gap (upper - lower) / lower = " << b.relative_gap << "\n";
   // where the gap is: each trigger's own worst case, enclosed
@@ -785,6 +790,9 @@ nlohmann::json bound_json(const WorstCaseBound& b, const Task& task) {
   }
   j["per_trigger"] = per;
   if (!b.note.empty()) j["note"] = b.note;
+  // the attack's certified value (null: it did not run) and what the budget left out
+  j["attack_lo"] = std::isfinite(b.attack_lower) ? nlohmann::json(b.attack_lower) : nullptr;
+  if (!b.budget_note.empty()) j["budget_note"] = b.budget_note;
   j["meaning"] = task_meaning(b);
   j["tolerance"] = b.bars.tolerance_text;
   return j;

@@ -82,6 +82,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -200,6 +201,11 @@ struct WorstCaseBound : BoxSearchOutcome {
   // evaluated after the deadline.
   std::string budget_note;
   int triggers_unbounded = 0;  // triggers the first pass reached after the deadline
+  // The attack's own certified value (search/attack.h, round 0, seed 0: the
+  // largest lower end of e(X) at its per-trigger witnesses, rounded down),
+  // which lower is at least; NaN when the attack did not run
+  // (options.adversary_witnesses off, or skipped: budget_note says why).
+  double attack_lower = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Throws std::invalid_argument unless the model is single-layer with

@@ -303,9 +303,89 @@ TEST_CASE("a budget of 0.3 s stops the deep BOS bound in time with a valid enclo
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(seconds < 2.3);
-  CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.budget_exhausted);
+  // the cases left unbounded: D <= 1 is the trivial upper end
+  CHECK(b.trivial_upper);
+  CHECK(b.deficit_upper == 1);
+  // ENCLOSED only where that trivial end closes the gap itself (a witness
+  // with a_i0 <= 1e-9 D): 1 - lower <= 1e-9 lower, said in the stop reason
+  CAPTURE(b.deficit_lower.convert_to<double>());
+  if (b.verdict == Verdict::kEnclosed) {
+    CHECK(Mpfr(1) - b.deficit_lower <= Mpfr(o.relative_gap) * b.deficit_lower);
+    CHECK(b.stop_reason.find("with the trivial end") != std::string::npos);
+  } else {
+    CHECK(Mpfr(1) - b.deficit_lower > Mpfr(o.relative_gap) * b.deficit_lower);
+  }
   if (b.witness_trigger != 0) CHECK(b.deficit_lower <= b.deficit_upper);
+}
+
+TEST_CASE("a budget that bounds nothing: the trivial ends [0, 1], marked, never infinite") {
+  const Model<double> m = deep_model();
+  DeepBosOptions o = options_for(1, 0);
+  o.max_seconds = 0;  // the first pass bounds no case, and no witness is met
+  const BosBound b = bound_deep_min_bos(m, kTask, o);
+  CHECK(b.boxes == 0);
+  CHECK(b.witness_trigger == 0);
+  CHECK(b.deficit_lower == 0);
+  CHECK(b.deficit_upper == 1);
+  CHECK(b.trivial_lower);
+  CHECK(b.trivial_upper);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
+  CHECK(b.evidence.label() == "CERTIFIED");
+  CHECK(min_bos_text(b, 12).find("inf") == std::string::npos);
+  CHECK(trivial_ends_text(b).find("trivial ends: a_i0 >= 0, a_i0 <= 1") != std::string::npos);
+  const MaxBosBound mb = bound_deep_max_bos(m, kTask, o);
+  CHECK(mb.mass_lower == 0);
+  CHECK(mb.mass_upper == 1);
+  CHECK(max_bos_text(mb, 12).find("inf") == std::string::npos);
+  // the report, text and JSON, for every head and both modes
+  DeepBosOptions all;
+  all.max_seconds = 0;
+  for (BosMode mode : {BosMode::kMin, BosMode::kMax}) {
+    const BosReport r = deep_bos_report(m, kTask, mode, std::nullopt, all);
+    CAPTURE(r.text);
+    // no infinite end (the relative gap over [0, 1] is infinite, and says so)
+    CHECK(r.text.find("[-inf") == std::string::npos);
+    CHECK(r.text.find("inf]") == std::string::npos);
+    CHECK(r.text.find(" in [0, 1]") != std::string::npos);
+    CHECK(r.text.find("trivial ends") != std::string::npos);
+    CHECK(r.verdict == Verdict::kNotEnclosed);
+    // no head certified to sink, nor not to: undecided
+    CHECK(r.text.find("meaning: undecided") != std::string::npos);
+    REQUIRE(r.json["heads"].size() == 4);
+    for (const auto& h : r.json["heads"]) {
+      const auto& e = h[mode == BosMode::kMin ? "min" : "max"];
+      CHECK(e["lo_exact"] == "0");
+      CHECK(e["hi_exact"] == "1");
+      CHECK(e["lo_trivial"] == true);
+      CHECK(e["hi_trivial"] == true);
+    }
+  }
+  // claims read the clamped ends: min BOS >= 0 and max BOS <= 1 hold on
+  // every input (VERIFIED), min BOS >= 0.5 is left UNDECIDED
+  CHECK(check_deep_min_bos(m, kTask, 0.0, o).verdict == Verdict::kVerified);
+  CHECK(check_deep_max_bos(m, kTask, 1.0, o).verdict == Verdict::kVerified);
+  CHECK(check_deep_min_bos(m, kTask, 0.5, o).verdict == Verdict::kUndecided);
+  CHECK(check_deep_max_bos(m, kTask, 0.5, o).verdict == Verdict::kUndecided);
+  // ReLU attention: relu(s) / divisor has no upper end, so only a_i0 >= 0 is trivial
+  Model<double> relu = m;
+  relu.attention = AttentionKind::kRelu;
+  const BosBound rb = bound_deep_min_bos(relu, kTask, o);
+  CHECK(rb.deficit_upper == 1);
+  CHECK(rb.trivial_upper);
+  CHECK_FALSE(rb.trivial_lower);
+  CHECK(bmp::isinf(rb.deficit_lower));
+  CHECK(min_bos_text(rb, 12).find("min BOS in [0") != std::string::npos);
+  const MaxBosBound rm = bound_deep_max_bos(relu, kTask, o);
+  CHECK(rm.mass_lower == 0);
+  CHECK(bmp::isinf(rm.mass_upper));
+}
+
+TEST_CASE("a finished bound keeps its own ends: nothing trivial") {
+  const BosBound b = bound_deep_min_bos(deep_model(), kTask, options_for(0, 0));
+  CHECK_FALSE(b.trivial_lower);
+  CHECK_FALSE(b.trivial_upper);
+  CHECK(trivial_ends_text(b).empty());
 }
 
 TEST_CASE("refused: single-layer models, softpick, a head or layer that does not exist") {

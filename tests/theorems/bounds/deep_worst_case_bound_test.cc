@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,14 @@ Model<double> perturbed_relu_2x2() {
 // A random residual softmax model, 2 layers x 2 heads, entries of std 0.05.
 Model<double> softmax_2x2() {
   return testing::random_model(5, AttentionKind::kSoftmax, 0.05, 1, 2, 2, ModelKind::kResidual);
+}
+
+// A random residual softmax model, 2 layers x 2 heads, entries of std 1 (of
+// the order of random_1_s1 of scripts/deep_heldout_benchmark.py): every
+// score reads the content, and the worst case lies far from the boxes'
+// centres.
+Model<double> order_one_2x2() {
+  return testing::random_model(5, AttentionKind::kSoftmax, 1.0, 1, 2, 2, ModelKind::kResidual);
 }
 
 // e(X) at one input in MPFI at 128 bits.
@@ -115,6 +124,40 @@ TEST_CASE("perturbed ReLU 2 x 2: the enclosure holds the vertex maximum and the 
       search::attack(m, m.cast<Rational>(), kTask, search::AttackOptions{});
   const Mpfi at_witness = mpfi_error(m, attack.best.trigger, flatten_content(attack.best.content));
   CHECK(bmp::lower(at_witness) <= b.upper);
+}
+
+TEST_CASE("the attack's witnesses: the deep lower end is at least the attack's certified value") {
+  const Model<double> m = order_one_2x2();
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  // the first pass alone (its plain boxes offer their centres), by a box
+  // budget: reproducible; the time budget does not bind
+  o.max_boxes = static_cast<long>(kTask.trigger_positions().size());
+  o.max_seconds = 600;
+  const WorstCaseBound with = bound_deep_worst_case(m, kTask, o);
+  o.adversary_witnesses = false;
+  const WorstCaseBound without = bound_deep_worst_case(m, kTask, o);
+  // the bound's own call: round 0, seed 0, the exact model
+  const search::AttackResult attack =
+      search::attack(m, m.cast<Rational>(), kTask, search::AttackOptions{});
+  REQUIRE(std::isfinite(attack.best.certified));
+  CHECK(with.attack_lower == attack.best.certified);
+  CHECK(std::isnan(without.attack_lower));
+  CHECK(with.budget_note.find("attack") == std::string::npos);  // it ran
+  CHECK(with.lower >= Mpfr(attack.best.certified));
+  CHECK(with.lower >= without.lower);
+  // the witnesses decide it: the boxes' points alone stay below the
+  // attack's value, so a bound that ignored the attack's witnesses would
+  // fail the check above
+  CHECK(without.lower < Mpfr(attack.best.certified));
+  CHECK(with.lower <= with.upper);
+  // the witness of the lower end re-evaluated independently attains it
+  REQUIRE(with.witness_trigger > 0);
+  CHECK(bmp::lower(mpfi_error(m, with.witness_trigger, with.witness_content)) >=
+        Mpfr(attack.best.certified));
+  const std::string text = deep_summary_text(m, with, kTask, o.relative_gap);
+  CHECK(text.find("attack (round 0, seed 0; its witnesses offered before branching): E >= ") !=
+        std::string::npos);
 }
 
 TEST_CASE("softmax 2 x 2 at n = 5, L = 4: within 10%, above a grid's maximum") {

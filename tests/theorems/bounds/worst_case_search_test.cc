@@ -5,8 +5,11 @@
 #include <mpfi.h>
 #include <mpfr.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -214,6 +217,45 @@ TEST_CASE("a screened round that fits a minute's share is planned, the unscreene
   CHECK(attack_seconds(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1) > 15.7);
   CHECK_FALSE(attack_fits(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1,
                           Deadline::after(10)));
+}
+
+TEST_CASE("a deep round: three quarters of the budget, never beyond the attack's work limit") {
+  // softmax_4x4_s9 of results/benchmarks/pytorch_models/ (n = L = 16,
+  // 4 x 4 heads, work 2^28): expected 32 s (measured 18.8 s); three
+  // quarters of a minute take it, the single-layer share (half) would not
+  const Task task{16, 16, TriggerRange::kPaper};
+  const double expected = attack_seconds(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4);
+  CHECK(expected > kAttackBudgetShare * 60);
+  CHECK(expected <= kDeepAttackBudgetShare * 60);
+  CHECK(
+      attack_fits(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4, Deadline::after(60)));
+  CHECK(attack_budget_share(1) == kAttackBudgetShare);
+  CHECK(attack_budget_share(2) == kDeepAttackBudgetShare);
+  // L = 32: 4 x 4 x 32^4 x 16^2 = 2^32 > 2^28, skipped whatever the budget
+  const Task longer{16, 32, TriggerRange::kPaper};
+  CHECK_FALSE(
+      search::attack_round_fits(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4));
+  CHECK_FALSE(attack_fits(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4,
+                          Deadline::after(1e7)));
+  CHECK(attack_skipped_note(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
+            .find("beyond the attack's work limit") != std::string::npos);
+  CHECK(attack_skipped_note(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
+            .find("would not fit the budget") != std::string::npos);
+}
+
+TEST_CASE("with_attack_certificate: the attack's certificate raises the lower end, never more") {
+  PrecisionScope scope(128);
+  const Mpfi e(Mpfr(0.25), Mpfr(0.5));
+  CHECK(bmp::lower(with_attack_certificate(e, 0.3)) == Mpfr(0.3));
+  CHECK(bmp::upper(with_attack_certificate(e, 0.3)) == Mpfr(0.5));
+  CHECK(bmp::lower(with_attack_certificate(e, 0.2)) == Mpfr(0.25));   // looser: unused
+  CHECK(bmp::lower(with_attack_certificate(e, 0.75)) == Mpfr(0.25));  // disagrees: unused
+  CHECK(bmp::lower(with_attack_certificate(e, std::nan(""))) == Mpfr(0.25));
+  const Mpfi nan_e(std::numeric_limits<Mpfr>::quiet_NaN());
+  REQUIRE(interval_is_nan(nan_e));
+  const Mpfi from_nan = with_attack_certificate(nan_e, 0.3);
+  CHECK(bmp::lower(from_nan) == Mpfr(0.3));
+  CHECK(bmp::isinf(bmp::upper(from_nan)));
 }
 
 }  // namespace
