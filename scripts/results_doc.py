@@ -103,6 +103,18 @@ BENCHMARKS = [
      "reaches the asked gap; at n = L = 64 the attack's lower bound within "
      "the budget is far below the worst case, every candidate of the few "
      "units reached fails, and the run ends without a finite upper bound."),
+    ("benchmarks/double_first_benchmark.txt",
+     "Double intervals against MPFI in verify bound's boxes",
+     "`build/tests/double_first_benchmark --triggers 3 FILE...` (the files "
+     "are in its header)",
+     "One whole-trigger content box (the boxes of `verify bound`'s first "
+     "pass) bounded in MPFI at 128 bits and in outward-rounded double "
+     "intervals first (`src/double_interval.h`; docs/methods.md, "
+     "\"Outward-rounded double intervals\"), on recipe-trained models from "
+     "n = L = 8 to n = L = 64, one thread: both upper ends (CERTIFIED), "
+     "whether double was kept, the wall seconds of each and their ratio, "
+     "and the relative difference of the two upper ends, which is rounding "
+     "alone."),
     ("benchmarks/deep_heldout.txt", "The deep bound against two searches",
      "`/usr/bin/python3 scripts/deep_heldout_benchmark.py [--seconds T]`",
      "On the committed residual models (the Theorem 2 path models, the "
