@@ -424,6 +424,10 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   WorstCaseBound out =
       run_worst_case_search<BoxBound>(model, task, budgeted, done, evaluator, "worst-case bound");
   out.note = note;
+  // how the boxes were bounded (the same words on every rank)
+  out.note += std::string(note.empty() ? "" : "; ") +
+              "boxes bounded in outward-rounded double intervals first, in MPFI at the "
+              "precision below where double's rounding is not small against the gap";
   if (!budget_note.empty()) add_budget_note(out, budget_note);
   return out;
 }
