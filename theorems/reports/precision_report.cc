@@ -268,8 +268,10 @@ Table b1_table(const std::vector<BoundRow>& rows) {
                       secs.str(), std::to_string(r.bound.bits), bound_status(r.bound)});
   }
   t.notes = {
-      "CERTIFIED: MPFI, starting at 128 bits and raised by 64 while rounding, not the box, "
-      "limits the bound; bits: the precision used at the end. Lower: a witness input "
+      "CERTIFIED: outward-rounded intervals, each box in double intervals first where their "
+      "rounding is below 2^-30 of the bound, else MPFI, starting at 128 bits and raised by 64 "
+      "while rounding, not the box, limits the bound; bits: the MPFI precision at the end. "
+      "Lower: a witness input "
       "evaluated in intervals. Upper: the largest bound over the live boxes (linear form in "
       "the content with enclosed attention, intersected with a centered form for "
       "content-dependent softmax scores). Flags-only scores (sink family) need one box per "
