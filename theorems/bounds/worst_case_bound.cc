@@ -631,8 +631,8 @@ BoxBound bound_box_double_first(const Model<Mpfi>& model, const Task& task, cons
     const double upper = b.upper.convert_to<double>();
     // accepted when finite and its rounding is below kDoubleRoundingShare of
     // the gap asked at this bound, and below kDoubleRoundingCeiling of it
-    const double share = std::min(kDoubleRoundingShare * std::min(relative_gap, 1.0),
-                                  kDoubleRoundingCeiling);
+    const double share =
+        std::min(kDoubleRoundingShare * std::min(relative_gap, 1.0), kDoubleRoundingCeiling);
     if (std::isfinite(upper) && upper > 0 && width_of(at_centre) <= share * upper) {
       if (used_double) *used_double = true;
       return b;
