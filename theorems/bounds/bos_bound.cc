@@ -639,6 +639,18 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
 
 }  // namespace
 
+namespace {
+
+// (upper - lower) / |lower| at `bits` bits, +inf when lower is 0 or
+// infinite or upper is infinite
+double bos_relative_gap(const Mpfr& lower, const Mpfr& upper, int bits) {
+  if (bmp::isinf(lower) || lower == 0 || bmp::isinf(upper)) return INFINITY;
+  PrecisionScope wide(bits);
+  return Mpfr((upper - lower) / bmp::abs(lower)).convert_to<double>();
+}
+
+}  // namespace
+
 void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
   if (!have_witness) {
     out.witness_trigger = 0;
@@ -646,13 +658,7 @@ void finish_bos_bound(BosBound& out, bool have_witness, double seconds) {
   }
   out.evidence = Evidence::certified(out.bits);
   out.seconds = seconds;
-  PrecisionScope wide(2 * out.bits);
-  // (upper - lower) / |lower|
-  out.relative_gap =
-      have_witness && out.deficit_lower != 0
-          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
-                .convert_to<double>()
-          : INFINITY;
+  out.relative_gap = bos_relative_gap(out.deficit_lower, out.deficit_upper, 2 * out.bits);
 }
 
 Mpfr bos_mass_ceiling(AttentionKind kind) {
@@ -687,13 +693,9 @@ void clamp_to_mass_range(BosBound& out, bool maximum, AttentionKind kind,
     out.trivial_upper = true;
   }
   if (!out.trivial_lower && !out.trivial_upper) return;
-  PrecisionScope wide(2 * std::max(out.bits, 64));
-  // (upper - lower) / |lower|, as finish_bos_bound, on the clamped ends
+  // as finish_bos_bound, on the clamped ends
   out.relative_gap =
-      !bmp::isinf(out.deficit_lower) && out.deficit_lower != 0 && !bmp::isinf(out.deficit_upper)
-          ? Mpfr((out.deficit_upper - out.deficit_lower) / bmp::abs(out.deficit_lower))
-                .convert_to<double>()
-          : INFINITY;
+      bos_relative_gap(out.deficit_lower, out.deficit_upper, 2 * std::max(out.bits, 64));
   if (out.verdict != Verdict::kEnclosed && done(out.deficit_lower, out.deficit_upper)) {
     out.verdict = Verdict::kEnclosed;
     out.stop_reason = "decided (with the trivial end(s)), after: " + out.stop_reason;
@@ -709,12 +711,11 @@ std::string trivial_text(bool lower, bool upper, bool maximum) {
   if (!lower && !upper) return "";
   const char* at_least = "a_i0 >= 0";
   const char* at_most = "a_i0 <= 1";
-  std::string clauses;
-  if (maximum) {
-    clauses = lower && upper ? std::string(at_least) + ", " + at_most : lower ? at_least : at_most;
-  } else {
-    clauses = lower && upper ? std::string(at_least) + ", " + at_most : upper ? at_least : at_most;
-  }
+  // the end that says a_i0 >= 0: the lower one of a_i0, the upper one of 1 - a_i0
+  const bool zero_end = maximum ? lower : upper;
+  const std::string clauses = lower && upper ? std::string(at_least) + ", " + at_most
+                              : zero_end     ? at_least
+                                             : at_most;
   return std::string("  (trivial end") + (lower && upper ? "s" : "") + ": " + clauses +
          " on every input, CERTIFIED; the bound gave none tighter)";
 }
@@ -733,6 +734,11 @@ std::string trivial_end_text(const Mpfr& end) {
   if (end == 0) return "0";
   if (end == 1) return "1";
   throw std::logic_error("trivial_end_text: a trivial end is 0 or 1");
+}
+
+std::string bos_end_text(const Mpfr& end, bool trivial, bool lower, int digits) {
+  if (trivial) return trivial_end_text(end);
+  return lower ? format_down(end, digits) : format_up(end, digits);
 }
 
 namespace {
@@ -863,29 +869,12 @@ SINKCERT_INSTANTIATE_BOS(Mpfr)
 SINKCERT_INSTANTIATE_BOS(Rational)
 #undef SINKCERT_INSTANTIATE_BOS
 
-namespace {
-
-// A lower end rounded down, "-inf" when it is (no witness, no trivial end).
-std::string lower_end_text(const Mpfr& lower, int digits) {
-  return bmp::isinf(lower) ? std::string("-inf") : format_down(lower, digits);
-}
-
-// An end as printed: a trivial one exactly ("0", "1"), else rounded outward.
-std::string lower_end_text(const Mpfr& lower, bool trivial, int digits) {
-  return trivial ? trivial_end_text(lower) : lower_end_text(lower, digits);
-}
-std::string upper_end_text(const Mpfr& upper, bool trivial, int digits) {
-  return trivial ? trivial_end_text(upper) : format_up(upper, digits);
-}
-
-}  // namespace
-
 std::string enclosure_line(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   std::ostringstream s;
-  s << "max BOS in [" << lower_end_text(b.mass_lower, b.trivial_lower, 6) << ", "
-    << upper_end_text(b.mass_upper, b.trivial_upper, 6) << "]  [" << b.evidence.label() << "] ("
-    << b.boxes << " boxes, stopped: " << b.stop_reason << ", " << b.bits << " bits)"
+  s << "max BOS in [" << bos_end_text(b.mass_lower, b.trivial_lower, true, 6) << ", "
+    << bos_end_text(b.mass_upper, b.trivial_upper, false, 6) << "]  [" << b.evidence.label()
+    << "] (" << b.boxes << " boxes, stopped: " << b.stop_reason << ", " << b.bits << " bits)"
     << trivial_ends_text(b);
   return s.str();
 }
@@ -950,8 +939,8 @@ void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
 std::string enclosure_line(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   std::ostringstream s;
-  s << "1 - min BOS in [" << lower_end_text(b.deficit_lower, b.trivial_lower, 6) << ", "
-    << upper_end_text(b.deficit_upper, b.trivial_upper, 6) << "]  [" << b.evidence.label()
+  s << "1 - min BOS in [" << bos_end_text(b.deficit_lower, b.trivial_lower, true, 6) << ", "
+    << bos_end_text(b.deficit_upper, b.trivial_upper, false, 6) << "]  [" << b.evidence.label()
     << "] (gap " << b.relative_gap << ", " << b.boxes << " boxes, stopped: " << b.stop_reason
     << ", " << b.bits << " bits)" << trivial_ends_text(b);
   return s.str();
@@ -977,14 +966,14 @@ std::string witness_words(const Bound& b) {
 
 std::string enclosure_text(const BosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  return "1 - min BOS in [" + lower_end_text(b.deficit_lower, b.trivial_lower, 6) + ", " +
-         upper_end_text(b.deficit_upper, b.trivial_upper, 6) + "]";
+  return "1 - min BOS in [" + bos_end_text(b.deficit_lower, b.trivial_lower, true, 6) + ", " +
+         bos_end_text(b.deficit_upper, b.trivial_upper, false, 6) + "]";
 }
 
 std::string enclosure_text(const MaxBosBound& b) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  return "max BOS in [" + lower_end_text(b.mass_lower, b.trivial_lower, 6) + ", " +
-         upper_end_text(b.mass_upper, b.trivial_upper, 6) + "]";
+  return "max BOS in [" + bos_end_text(b.mass_lower, b.trivial_lower, true, 6) + ", " +
+         bos_end_text(b.mass_upper, b.trivial_upper, false, 6) + "]";
 }
 
 BarVerdict task_verdict(const BosBound& b) {

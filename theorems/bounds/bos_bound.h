@@ -197,6 +197,10 @@ std::string trivial_ends_text(const MaxBosBound& bound);
 // A trivial end as printed, exactly: "0" or "1" (throws std::logic_error
 // for any other value).
 std::string trivial_end_text(const Mpfr& end);
+// An end of a BOS enclosure as printed: a trivial one exactly
+// (trivial_end_text), else rounded outward to `digits` digits (down for a
+// lower end, up for an upper one; an infinite end prints "-inf" / "inf").
+std::string bos_end_text(const Mpfr& end, bool trivial, bool lower, int digits);
 
 // a^h_i0 of one point input X in MPFI (every kind; softmax kinds as
 // 1 / (1 + sum_m exp(s_im - s_i0)), without overflow).

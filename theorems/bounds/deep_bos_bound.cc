@@ -531,26 +531,15 @@ std::string min_bos_text(const BosBound& b, int digits) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
   // min BOS = 1 - D: an infinite end of D (none, not clamped) is one of min BOS too
   // (a trivial end exactly: 1 - 1 = 0, 1 - 0 = 1)
-  const std::string lo = bmp::isinf(b.deficit_upper) ? "-inf"
-                         : b.trivial_upper
-                             ? trivial_end_text(one_minus(b.deficit_upper, MPFR_RNDD))
-                             : format_down(one_minus(b.deficit_upper, MPFR_RNDD), digits);
-  const std::string hi = bmp::isinf(b.deficit_lower) ? "inf"
-                         : b.trivial_lower
-                             ? trivial_end_text(one_minus(b.deficit_lower, MPFR_RNDU))
-                             : format_up(one_minus(b.deficit_lower, MPFR_RNDU), digits);
-  return "min BOS in [" + lo + ", " + hi + "]";
+  return "min BOS in [" +
+         bos_end_text(one_minus(b.deficit_upper, MPFR_RNDD), b.trivial_upper, true, digits) + ", " +
+         bos_end_text(one_minus(b.deficit_lower, MPFR_RNDU), b.trivial_lower, false, digits) + "]";
 }
 
 std::string max_bos_text(const MaxBosBound& b, int digits) {
   PrecisionScope scope(std::max(b.bits, 128) * 2);
-  const std::string lo = bmp::isinf(b.mass_lower) ? "-inf"
-                         : b.trivial_lower        ? trivial_end_text(b.mass_lower)
-                                                  : format_down(b.mass_lower, digits);
-  const std::string hi = bmp::isinf(b.mass_upper) ? "inf"
-                         : b.trivial_upper        ? trivial_end_text(b.mass_upper)
-                                                  : format_up(b.mass_upper, digits);
-  return "max BOS in [" + lo + ", " + hi + "]";
+  return "max BOS in [" + bos_end_text(b.mass_lower, b.trivial_lower, true, digits) + ", " +
+         bos_end_text(b.mass_upper, b.trivial_upper, false, digits) + "]";
 }
 
 namespace {
