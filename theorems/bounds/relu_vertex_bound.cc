@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 //
 // The vertex bound of relu_vertex_bound.h: the exact sign conditions, then
-// the enumeration of query and key vertices in double, raised by the
-// rounding allowance and enclosed in MPFI.
+// the branch and bound over the query with each key's maximum over its
+// zonotope, in double, raised by the rounding allowance and enclosed in
+// MPFI.
 #include "theorems/bounds/relu_vertex_bound.h"
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "src/elapsed.h"
@@ -18,37 +21,105 @@ namespace sinkcert::theorems {
 namespace {
 
 // Rounding allowance, relative to the size R = 16 R_A R_M + 4 of the
-// evaluated expression with every coefficient and variable replaced by its
+// evaluated expressions with every coefficient and variable replaced by its
 // absolute value (R_A = sum |A_rc|, R_M = max_d sum_c |M_dc|; each of the
-// terms B, S, phi, the corrections and their combination is at most a few
-// R_A R_M + 1). The expression is built from + - * / and max (which adds no
-// rounding): along any path at most 4 n + 24 <= 88 roundings (n <= 16),
-// plus one for the model's entries rounded to double, so its error is at
-// most gamma_89 R < 90 * 2^-53 R < 2^-46 R (Higham's bound for sums of
-// products, any summation order). The allowance 2^-30 R leaves a factor
-// 2^16 for any miscount and stays far below any gap worth asking for.
+// cell's terms, Bq and Kx of the header, is at most a few R_A R_M + 1,
+// since |qt|, |xt| <= 1 entrywise). Each is built from + - * / and max
+// (which adds no rounding): along any path at most 6 n + 40 <= 440
+// roundings (n <= 66), plus one for the model's entries rounded to double,
+// so its error is at most gamma_441 R < 2^-43 R (Higham's bound for sums of
+// products, any summation order). The zonotope's boundary is traced in the
+// order of the generators' slopes; two generators whose slopes are misordered
+// in double agree to a relative 2^-51, and the traced boundary then runs
+// within |delta P| <= 2^-50 |p_l| of the true one at each U (at most once per
+// generator), so each edge maximum is off by at most |U| 2^-50 sum |p_l|
+// <= 2^-50 R_A R_M. The allowance 2^-30 R leaves a factor 2^12 over both
+// and stays far below any gap worth asking for.
 constexpr double kRoundingAllowance = 0x1p-30;
-// Largest content dimension n - 3 enumerated: 2^13 query x 2^13 key
-// vertices per (coordinate, sign) takes seconds.
-constexpr int kMaxContentDim = 13;
+// Cells (one query coordinate fixed per level) hold the fixed coordinates'
+// signs in one 64-bit word.
+constexpr int kMaxContentDim = 63;
+// Pieces of a key's own coordinate x_d when its curvature there may be
+// negative: the correction kappa h^2 falls with the square of the piece's
+// half width h = 1 / kPiecesX (at 8, a 64th of kappa).
+constexpr int kPiecesX = 8;
+// Cells taken from the frontier at most, shared equally by the triggers
+// (about 7 microseconds each at n = 32; the frontier then holds about as
+// many cells, 32 bytes each): stopping earlier is sound, only looser.
+constexpr long kMaxCellsSplit = 1L << 21;
+// Share of the time left to the caller's deadline the search may use, so
+// that the boxes keep the rest.
+constexpr double kTimeShare = 0.5;
+// Cells between two deadline and progress checks.
+constexpr int kCellsPerCheck = 256;
 
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+// The largest value over q, x in [-1,1]^k of the bilinear function
+//   cen + a . q + b . x + q^T C x,
+// exactly in rationals, as the smaller of
+//   cen + |a|_1 + |b|_1 + sum |C|   and
+//   cen + sum_(i in L) |b_i| + sum_(i not in L) (|b_i| + r_i)
+//       + |a + sum_(i in L) sgn(b_i) C[., i]|_1,   r_i = sum_l |C[l, i]|,
+// L = {i : |b_i| >= r_i}: for i in L the coefficient b_i + C[., i] . q of
+// x_i keeps the sign of b_i over the box, so max over x_i of x_i times it
+// is sgn(b_i) (b_i + C[., i] . q), affine in q, and those terms join a . q
+// before its maximum |.|_1 is taken (the others keep their own maxima). The
+// same with the roles of q and x exchanged (C transposed).
+Rational bilinear_max(const Rational& cen, const std::vector<Rational>& a,
+                      const std::vector<Rational>& b, const Matrix<Rational>& C) {
+  const int k = static_cast<int>(a.size());
+  Rational crude = cen;
+  for (int i = 0; i < k; ++i) {
+    crude += bmp::abs(a[i]) + bmp::abs(b[i]);
+    for (int l = 0; l < k; ++l) crude += bmp::abs(C(l, i));
+  }
+  Rational best = crude;
+  for (const bool transpose : {false, true}) {
+    // x's coefficients bb, q's aa, entry (l, i) of the matrix cc(l, i)
+    const std::vector<Rational>& aa = transpose ? b : a;
+    const std::vector<Rational>& bb = transpose ? a : b;
+    const auto cc = [&](int l, int i) -> const Rational& { return transpose ? C(i, l) : C(l, i); };
+    Rational v = cen;
+    std::vector<Rational> joined = aa;
+    for (int i = 0; i < k; ++i) {
+      Rational r(0);
+      for (int l = 0; l < k; ++l) r += bmp::abs(cc(l, i));
+      if (bmp::abs(bb[i]) >= r) {
+        v += bmp::abs(bb[i]);
+        const int sg = bb[i] > 0 ? 1 : -1;
+        for (int l = 0; l < k; ++l) joined[l] += sg * cc(l, i);
+      } else {
+        v += bmp::abs(bb[i]) + r;
+      }
+    }
+    for (int l = 0; l < k; ++l) v += bmp::abs(joined[l]);
+    best = std::min(best, v);
+  }
+  return best;
+}
 
-// Range of the score (e_fq + q)^T A (e_fk + x) over the box, as
-// (centre, radius); a flag with content (query or key) adds the content
-// terms; BOS has none.
+// Range of the score (e_fq + q)^T A (e_fk + x) over the box, q and x
+// independent: [lo, hi]. With BOS on either side the score is affine in
+// the other's content and the range is its centre +- the sum of |slopes|
+// (exact); otherwise bilinear_max of the score and of its negative.
 struct ScoreRange {
-  Rational centre, radius;
+  Rational lo, hi;
 };
 ScoreRange score_range(const Matrix<Rational>& A, int n, int fq, int fk) {
   const bool q_content = fq != kBosFlag, k_content = fk != kBosFlag;
-  ScoreRange r{A(fq, fk), Rational(0)};
-  const int c0 = kFirstContent, c1 = n - 1;  // content coordinates [c0, c1)
-  for (int c = c0; c < c1; ++c) {
-    if (q_content) r.radius += bmp::abs(A(c, fk));
-    if (k_content) r.radius += bmp::abs(A(fq, c));
-    for (int c2 = c0; c2 < c1 && q_content && k_content; ++c2) r.radius += bmp::abs(A(c, c2));
+  const int cd = n - 3;
+  std::vector<Rational> a(cd, Rational(0)), b(cd, Rational(0));
+  Matrix<Rational> C = Matrix<Rational>::Constant(cd, cd, Rational(0));
+  for (int l = 0; l < cd; ++l) {
+    const int c = kFirstContent + l;
+    if (q_content) a[l] = A(c, fk);
+    if (k_content) b[l] = A(fq, c);
+    for (int i = 0; i < cd && q_content && k_content; ++i) C(l, i) = A(c, kFirstContent + i);
   }
+  ScoreRange r;
+  r.hi = bilinear_max(A(fq, fk), a, b, C);
+  for (auto& v : a) v = -v;
+  for (auto& v : b) v = -v;
+  r.lo = -bilinear_max(-A(fq, fk), a, b, Matrix<Rational>(-C));
   return r;
 }
 
@@ -70,8 +141,8 @@ SignStructure sign_structure(const Matrix<Rational>& A, int n) {
   const int flags[] = {kBosFlag, ord, kTriggerFlag};
   for (int k = 0; k < 3; ++k) {
     const ScoreRange r = score_range(A, n, kTriggerFlag, flags[k]);
-    *active[k] = r.centre - r.radius > 0;
-    if (!*active[k] && !(r.centre + r.radius <= 0)) {
+    *active[k] = r.lo > 0;
+    if (!*active[k] && !(r.hi <= 0)) {
       out.reason = std::string("a trigger query's score of ") +
                    (k == 2 ? "itself" : std::string("a ") + names[k] + " key") +
                    " changes sign over the box";
@@ -80,29 +151,74 @@ SignStructure sign_structure(const Matrix<Rational>& A, int n) {
   }
   for (int k = 1; k < 3; ++k) {
     const ScoreRange o = score_range(A, n, ord, flags[k]);
-    if (!(o.centre + o.radius <= 0)) {
+    if (!(o.hi <= 0)) {
       out.reason = std::string("an ordinary query's score of a ") + names[k] +
                    " key is not <= 0 over the whole box";
       return out;
     }
   }
   const ScoreRange o = score_range(A, n, ord, kBosFlag);
-  out.ordinary_bos = std::max(Rational(0), Rational(o.centre + o.radius));
+  out.ordinary_bos = std::max(Rational(0), o.hi);
   out.bos_row = std::max(Rational(0), A(kBosFlag, kBosFlag));
   return out;
 }
 
-// The 2^cd tokens with flag `flag` and content at the vertices (vertex v:
-// content c is -1 if bit c of v is 0, else +1).
-RowMatrix vertex_tokens(int n, int cd, int flag) {
-  const int count = 1 << cd;
-  RowMatrix t = RowMatrix::Zero(count, n);
-  for (int v = 0; v < count; ++v) {
-    t(v, flag) = 1.0;
-    for (int c = 0; c < cd; ++c) t(v, kFirstContent + c) = (v >> c) & 1 ? 1.0 : -1.0;
+// The largest value of U P over the zonotope {(U_c, P_c) + sum_l x_l g_l,
+// x in [-1,1]^G}: on its boundary (U P has no interior maximum: its
+// Hessian's determinant is -1), edge by edge. `sorted` holds the
+// generators oriented to u > 0 (or p >= 0 when u = 0) in increasing order
+// of slope p / u, with their sums su, sp: the boundary runs from the
+// centre - sum g through + 2 g in that order (lower chain) and back through
+// - 2 g (upper chain). On an edge from (U, P) along (gu, gp), s in [0, 1],
+//   f(s) = (U + s gu)(P + s gp),  stationary at s* = -(U gp + P gu) / (2 gu gp),
+// a maximum inside the edge only when gu gp < 0.
+struct Generators {
+  std::vector<std::array<double, 3>> g;  // (slope, u, p)
+  double su = 0, sp = 0;
+};
+double zonotope_max(const Generators& gens, double Uc, double Pc) {
+  double U = Uc - gens.su, P = Pc - gens.sp;
+  double best = U * P;
+  for (int chain = 0; chain < 2; ++chain) {
+    const double sign = chain == 0 ? 2.0 : -2.0;
+    for (const auto& g : gens.g) {
+      const double gu = sign * g[1], gp = sign * g[2];
+      const double curve = gu * gp;
+      if (curve < 0) {
+        // s* = -(U gp + P gu) / (2 gu gp)
+        const double st = -(U * gp + P * gu) / (2 * curve);
+        if (st > 0 && st < 1) best = std::max(best, (U + st * gu) * (P + st * gp));
+      }
+      U += gu;
+      P += gp;
+      best = std::max(best, U * P);
+    }
   }
-  return t;
+  return best;
 }
+
+// One (output coordinate d, sign sigma) of the trigger row: its constants.
+struct Unit {
+  int d = 0;
+  double sigma = 1;
+  int t = -1;  // the content index of d, -1 for a flag
+  // per content coordinate l: own_l = sigma (2 A_ll + 2 As_ll) m_l, and the
+  // suffix sums over the split order from each depth of |coef_{l,k}|,
+  // coef_{l,k} = sigma (2 A_ll m_k + 2 As_kl m_l) (row-major, cd x (cd + 1))
+  std::vector<double> own, coef_suffix;
+  std::vector<double> mu_suffix;  // sum over the free coordinates of |m_k|
+  std::vector<double> dd_suffix;  // sum over the free coordinates of |A[c_k, c_t]|
+};
+
+// A cell: the first `depth` coordinates of the split order fixed to +-1
+// (bit i set: +1), the others free in [-1, 1]; bq and kx bound the query's
+// and one key's terms over it (header): trigger j's row is at most
+// (bq + (j - 1) kx) / j there.
+struct Cell {
+  double bq, kx;
+  int unit, depth;
+  std::uint64_t bits;
+};
 
 }  // namespace
 
@@ -120,7 +236,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     return out;
   }
   if (cd > kMaxContentDim) {
-    out.reason = "more than 2^" + std::to_string(kMaxContentDim) + " content vertices";
+    out.reason = "more than " + std::to_string(kMaxContentDim) + " content coordinates";
     return out;
   }
   // the exact model the file denotes (the signs and the other rows' bound)
@@ -136,77 +252,258 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   // R = 16 R_A R_M + 4 (kRoundingAllowance)
   const double RA = A.cwiseAbs().sum(), RM = M.cwiseAbs().rowwise().sum().maxCoeff();
   const double allowance = kRoundingAllowance * (16 * RA * RM + 4);
-  const RowMatrix Q = vertex_tokens(n, cd, kTriggerFlag);
-  const RowMatrix K = vertex_tokens(n, cd, ordinary_flag(n));
-  const int V = static_cast<int>(Q.rows());
-  // QA(q, .) = qt^T A: column 0 the BOS score, content columns b_l(q)
-  const RowMatrix QA = Q * A;
-  // QAs(q, .) = ((A + A^T) qt)^T
-  const RowMatrix QAs = Q * As;
-  const Eigen::MatrixXd KT = K.transpose();
-  // the value, the BOS and the self terms per query vertex and coordinate
-  const Eigen::VectorXd self_score = (QA.array() * Q.array()).rowwise().sum();
-  std::vector<double> best(triggers.size(), -std::numeric_limits<double>::infinity());
-  constexpr int kBlock = 512;  // query vertices per block (kBlock x 2^cd scores)
-  RowMatrix scores;
-  for (int b0 = 0; b0 < V; b0 += kBlock) {
-    const int rows = std::min(kBlock, V - b0);
-    if (b0 > 0)
-      progress.maybe_send([&] {
-        const double left = progress.elapsed() / b0 * (V - b0);  // at the pace so far
-        return "ReLU vertex bound: " + std::to_string(b0) + " of " + std::to_string(V) +
-               " query vertices, about " + progress_number(left) + " s more (estimate)";
-      });
-    // scores(q, k) = qt^T A xt_k
-    scores.noalias() = QA.middleRows(b0, rows) * KT;
-    for (int d = 0; d < n; ++d) {
-      if (deadline.expired()) {
-        out.applies = false;
-        out.deadline_passed = true;
-        out.reason = "the deadline passed before every vertex was enumerated";
-        out.seconds = seconds_since(t0);
-        return out;
-      }
-      const Eigen::VectorXd m = M.row(d).transpose();
-      // key values m . xt and targets xt_d
-      const Eigen::VectorXd value = K * m;
-      const Eigen::VectorXd target = K.col(d);
-      for (const double sigma : {1.0, -1.0}) {
-        for (int r = 0; r < rows; ++r) {
-          const int q = b0 + r;
-          // max over key vertices of sigma phi(q, x) = sigma (s v - xt_d)
-          // (phi := -xt_d when the ordinary score is <= 0)
-          const double kmax =
-              sign.ordinary
-                  ? (sigma * (scores.row(r).transpose().array() * value.array() - target.array()))
-                        .maxCoeff()
-                  : (-sigma * target.array()).maxCoeff();
-          // B(q) = (qt^T A e_0) M[d,0];  S(q) = (qt^T A qt)(m . qt) - qt_d
-          const double vq = Q.row(q).dot(m);
-          // (B := 0, S := -qt_d when their scores are <= 0)
-          const double bos = sign.bos ? QA(q, kBosFlag) * M(d, kBosFlag) : 0.0;
-          const double self = sign.self ? self_score(q) * vq - Q(q, d) : -Q(q, d);
-          double kk = 0, kq = 0;
-          for (int l = 0; l < cd && (sign.ordinary || sign.self); ++l) {
-            const int c = kFirstContent + l;
-            // kk: max(0, -sigma b_l(q) m_l)  (times 1/j below)
-            if (sign.ordinary) kk += std::max(0.0, -sigma * QA(q, c) * m(c));
-            // c_l(q) = sigma (2 A_ll (m . qt) + 2 ((A + A^T) qt)_l m_l), affine in q;
-            // lo_l = c_l - (its q_l coefficient) q_l - |that coefficient|
-            const double full = sigma * (2 * A(c, c) * vq + 2 * QAs(q, c) * m(c));
-            const double own = sigma * (2 * A(c, c) * m(c) + 2 * As(c, c) * m(c));
-            if (sign.self) kq += std::max(0.0, -(full - own * Q(q, c) - std::abs(own))) / 2;
-          }
-          for (std::size_t t = 0; t < triggers.size(); ++t) {
-            const double j = triggers[t];
-            // [sigma (B + S) + kq] / j + (j - 1) (kmax / j + kk / j)
-            const double v = (sigma * (bos + self) + kq) / j + (j - 1) * (kmax + kk) / j;
-            best[t] = std::max(best[t], v);
-          }
+  const int ord = ordinary_flag(n);
+  const auto cc = [](int l) { return kFirstContent + l; };
+  // R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|: a key's score moves by at most
+  // R_k |dq_k| with the query's coordinate k. The split order (any order is
+  // sound): largest first-order weight R_k + sum_l |As[c_k, c_l]| + |A[c_k, 0]|
+  // first.
+  std::vector<double> Rk(cd), weight(cd);
+  for (int k = 0; k < cd; ++k) {
+    Rk[k] = std::abs(A(cc(k), ord));
+    weight[k] = std::abs(A(cc(k), kBosFlag));
+    for (int l = 0; l < cd; ++l) {
+      Rk[k] += std::abs(A(cc(k), cc(l)));
+      weight[k] += std::abs(As(cc(k), cc(l)));
+    }
+    weight[k] += Rk[k];
+  }
+  std::vector<int> order(cd), pos(cd);
+  for (int k = 0; k < cd; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weight[a] > weight[b]; });
+  for (int i = 0; i < cd; ++i) pos[order[i]] = i;
+  // sums over the free coordinates F = order[i..cd) for each depth i:
+  //   ek = sum_F R_k,  a0 = sum_F |A[c_k, 0]|,  acc = sum_(F x F) |A[c_k, c_l]|
+  std::vector<double> ek_suffix(cd + 1, 0.0), a0_suffix(cd + 1, 0.0), acc_suffix(cd + 1, 0.0);
+  for (int i = cd - 1; i >= 0; --i) {
+    const int k = order[i];
+    ek_suffix[i] = ek_suffix[i + 1] + Rk[k];
+    a0_suffix[i] = a0_suffix[i + 1] + std::abs(A(cc(k), kBosFlag));
+    double cross = std::abs(A(cc(k), cc(k)));
+    for (int i2 = i + 1; i2 < cd; ++i2)
+      cross += std::abs(A(cc(k), cc(order[i2]))) + std::abs(A(cc(order[i2]), cc(k)));
+    acc_suffix[i] = acc_suffix[i + 1] + cross;
+  }
+  std::vector<Unit> units;
+  for (int d = 0; d < n; ++d) {
+    for (const double sigma : {1.0, -1.0}) {
+      Unit u;
+      u.d = d;
+      u.sigma = sigma;
+      u.t = d >= kFirstContent && d < ord ? d - kFirstContent : -1;
+      const auto m = M.row(d);
+      u.own.resize(cd);
+      u.coef_suffix.assign(static_cast<std::size_t>(cd) * (cd + 1), 0.0);
+      u.mu_suffix.assign(cd + 1, 0.0);
+      u.dd_suffix.assign(cd + 1, 0.0);
+      for (int l = 0; l < cd; ++l) {
+        // own_l = sigma (2 A_ll m_l + 2 As_ll m_l)
+        u.own[l] = sigma * (2 * A(cc(l), cc(l)) * m(cc(l)) + 2 * As(cc(l), cc(l)) * m(cc(l)));
+        for (int i = cd - 1; i >= 0; --i) {
+          const int k = order[i];
+          // coef_{l,k} = sigma (2 A_ll m_k + 2 As_kl m_l)
+          const double coef =
+              sigma * (2 * A(cc(l), cc(l)) * m(cc(k)) + 2 * As(cc(k), cc(l)) * m(cc(l)));
+          u.coef_suffix[l * (cd + 1) + i] = u.coef_suffix[l * (cd + 1) + i + 1] + std::abs(coef);
         }
       }
+      for (int i = cd - 1; i >= 0; --i) {
+        const int k = order[i];
+        u.mu_suffix[i] = u.mu_suffix[i + 1] + std::abs(m(cc(k)));
+        if (u.t >= 0) u.dd_suffix[i] = u.dd_suffix[i + 1] + std::abs(A(cc(k), cc(u.t)));
+      }
+      units.push_back(std::move(u));
     }
   }
+  // the bounds (bq, kx) of a cell (header): the fixed coordinates at their
+  // signs, the free ones at 0 in q0
+  std::vector<double> q0(cd);
+  Eigen::VectorXd row(n), col(n);
+  Generators gens;
+  const auto evaluate = [&](const Unit& u, int depth, std::uint64_t bits, double& bq, double& kx) {
+    const double sigma = u.sigma;
+    const auto m = M.row(u.d);
+    std::fill(q0.begin(), q0.end(), 0.0);
+    // row = qt0^T A (b(q0), the key's score coefficients), col = A qt0
+    row = A.row(kTriggerFlag).transpose();
+    col = A.col(kTriggerFlag);
+    double ys0 = 0, vs0 = m(kTriggerFlag);
+    for (int i = 0; i < depth; ++i) {
+      const int l = order[i];
+      q0[l] = (bits >> i) & 1 ? 1.0 : -1.0;
+      row += q0[l] * A.row(cc(l)).transpose();
+      col += q0[l] * A.col(cc(l));
+      vs0 += q0[l] * m(cc(l));
+    }
+    // ys0 = qt0^T A qt0
+    ys0 = row(kTriggerFlag);
+    for (int i = 0; i < depth; ++i) ys0 += q0[order[i]] * row(cc(order[i]));
+    // sigma B <= sigma B(q0) + |M[d,0]| sum_F |A[c_k,0]|
+    bq = sign.bos ? sigma * row(kBosFlag) * M(u.d, kBosFlag) +
+                        std::abs(M(u.d, kBosFlag)) * a0_suffix[depth]
+                  : 0.0;
+    // - sigma qt_d: 1 where q_d is free
+    if (u.t >= 0)
+      bq += pos[u.t] >= depth ? 1.0 : -sigma * q0[u.t];
+    else
+      bq += u.d == kTriggerFlag ? -sigma : 0.0;
+    if (sign.self) {
+      // ys within ys0 +- es, es = sum_F |grad_l| + sum_(F x F) |Acc|,
+      // grad_l = (A qt0 + A^T qt0)_l; sigma vs within sigma vs0 +- mu
+      double es = acc_suffix[depth];
+      for (int i = depth; i < cd; ++i) es += std::abs(row(cc(order[i])) + col(cc(order[i])));
+      const double mu = u.mu_suffix[depth];
+      const double ylo = std::max(0.0, ys0 - es), yhi = ys0 + es;
+      const double plo = sigma * vs0 - mu, phi = sigma * vs0 + mu;
+      // ys vs sigma <= the largest corner (a bilinear function on a rectangle)
+      const double corner =
+          std::max(std::max(ylo * plo, ylo * phi), std::max(yhi * plo, yhi * phi));
+      // or by Taylor's formula at q0, where the linear parts of B, S and the
+      // target may cancel: sigma (B + ys vs - qt_d) - its value at q0 is
+      //   g . dq + sigma [(gy . dq)(m . dq) + vs0 dq^T Acc dq + (dq^T Acc dq)(m . dq)],
+      //   g_k = sigma (M[d,0] A[c_k,0] + vs0 gy_k + ys0 m_k - [k = d]),
+      // at most sum_F |g_k| + Gy mu + |vs0| acc + acc mu (Gy = sum_F |gy_k|)
+      double lin = 0, Gy = 0;
+      for (int i = depth; i < cd; ++i) {
+        const int k = order[i];
+        const double gy = row(cc(k)) + col(cc(k));
+        Gy += std::abs(gy);
+        const double bos_slope = sign.bos ? M(u.d, kBosFlag) * A(cc(k), kBosFlag) : 0.0;
+        lin += std::abs(sigma * (bos_slope + vs0 * gy + ys0 * m(cc(k)) - (k == u.t ? 1.0 : 0.0)));
+      }
+      const double acc = acc_suffix[depth];
+      const double at_q0 = (sign.bos ? sigma * row(kBosFlag) * M(u.d, kBosFlag) : 0.0) +
+                           sigma * (ys0 * vs0 - (u.t >= 0              ? q0[u.t]
+                                                 : u.d == kTriggerFlag ? 1.0
+                                                                       : 0.0));
+      const double taylor = at_q0 + lin + Gy * mu + std::abs(vs0) * acc + acc * mu;
+      bq = std::min(bq + corner, taylor);
+      for (int i = 0; i < depth; ++i) {
+        const int l = order[i];
+        // c_l(q0) = sigma (2 A_ll vs0 + 2 grad_l m_l);
+        // lo_l >= c_l(q0) - own_l q_l - |own_l| - sum_F |coef_{l,k}|;  kq_l = max(0, -lo_l) / 2
+        const double grad = row(cc(l)) + col(cc(l));
+        const double c0 = sigma * (2 * A(cc(l), cc(l)) * vs0 + 2 * grad * m(cc(l)));
+        const double lo = c0 - u.own[l] * q0[l] - std::abs(u.own[l]) -
+                          u.coef_suffix[static_cast<std::size_t>(l) * (cd + 1) + depth];
+        bq += std::max(0.0, -lo) / 2;
+      }
+    }
+    if (!sign.ordinary) {
+      // phi = -xt_d
+      kx = u.t >= 0 ? 1.0 : (u.d == ord ? -sigma : 0.0);
+      return;
+    }
+    // the key's zonotope in (U, P) = (b . xt, sigma m . xt) over its content
+    // but x_d; the query's free coordinates move U by at most ek
+    const double ek = ek_suffix[depth];
+    gens.g.clear();
+    gens.su = gens.sp = 0;
+    for (int l = 0; l < cd; ++l) {
+      if (l == u.t) continue;
+      double gu = row(cc(l)), gp = sigma * m(cc(l));
+      if (gu < 0 || (gu == 0 && gp < 0)) {
+        gu = -gu;
+        gp = -gp;
+      }
+      const double slope =
+          gu == 0 ? (gp > 0 ? std::numeric_limits<double>::infinity() : 0.0) : gp / gu;
+      gens.g.push_back({slope, gu, gp});
+      gens.su += gu;
+      gens.sp += gp;
+    }
+    std::sort(gens.g.begin(), gens.g.end(),
+              [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    const double Uc = row(ord), Pc = sigma * m(ord);
+    // sigma phi <= (U0 + eps ek) P - sigma xt_d for the better eps = +-1
+    const auto key_max = [&](double dU, double dP) {
+      return std::max(zonotope_max(gens, Uc + dU + ek, Pc + dP),
+                      zonotope_max(gens, Uc + dU - ek, Pc + dP));
+    };
+    if (u.t < 0) {
+      kx = key_max(0, 0) - (u.d == ord ? sigma : 0.0);
+      return;
+    }
+    // x_d = tv at the ends of pieces of half width h; the curvature along
+    // x_d is 2 b_d pd >= -2 kappa, kappa = max(0, -b_d(q0) pd) + dd |pd|
+    const double bd = row(cc(u.t)), pd = sigma * m(cc(u.t));
+    const double kappa = std::max(0.0, -bd * pd) + u.dd_suffix[depth] * std::abs(pd);
+    const int pieces = kappa > 0 ? kPiecesX : 1;
+    const double h = 1.0 / pieces;
+    double best = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i <= pieces; ++i) {
+      const double tv = -1.0 + 2.0 * i / pieces;
+      best = std::max(best, key_max(bd * tv, pd * tv) - sigma * tv);
+    }
+    // the piece's maximum is at most its ends' plus kappa h^2
+    kx = best + kappa * h * h;
+  };
+  std::vector<Cell> heap;
+  const auto push = [&](int unit, int depth, std::uint64_t bits) {
+    Cell c{0, 0, unit, depth, bits};
+    evaluate(units[unit], depth, bits, c.bq, c.kx);
+    heap.push_back(c);
+  };
+  for (int u = 0; u < static_cast<int>(units.size()); ++u) push(u, 0, 0);
+  // the search's own deadline: a share of the caller's time left
+  const Deadline stop = deadline.or_after(kTimeShare * deadline.remaining());
+  out.stop = "a query vertex on top for every trigger";
+  bool stopped = false;
+  // per trigger, the largest bound over the frontier at the end of its pass
+  std::vector<double> pass_end(triggers.size(), std::numeric_limits<double>::infinity());
+  // trigger by trigger, the frontier (carried over) ordered by that
+  // trigger's (bq + (j - 1) kx) / j, split until a vertex is on top
+  const std::size_t count = triggers.size();
+  for (std::size_t t = 0; t < count && !stopped; ++t) {
+    const double j = triggers[t];
+    // this trigger's share of the cells and of the time left
+    const long cell_cap = out.cells + (kMaxCellsSplit - out.cells) / static_cast<long>(count - t);
+    const Deadline stop_t = stop.or_after(stop.remaining() / static_cast<double>(count - t));
+    const auto below = [j](const Cell& a, const Cell& b) {
+      return a.bq + (j - 1) * a.kx < b.bq + (j - 1) * b.kx;
+    };
+    std::make_heap(heap.begin(), heap.end(), below);
+    while (!heap.empty()) {
+      const Cell top = heap.front();
+      // a vertex on top: no other cell's bound is larger for this trigger
+      if (top.depth == cd) break;
+      if (out.cells >= cell_cap) {
+        out.stop = "the cell limit (" + std::to_string(kMaxCellsSplit) + " over the triggers)";
+        break;
+      }
+      if (out.cells % kCellsPerCheck == 0) {
+        if (stop_t.expired()) {
+          out.deadline_passed = deadline.expired();
+          out.stop = out.deadline_passed ? "the deadline" : "its share of the time left";
+          stopped = deadline.expired();
+          break;
+        }
+        progress.maybe_send([&] {
+          return "ReLU vertex bound: trigger " + std::to_string(triggers[t]) + ", " +
+                 std::to_string(out.cells) + " query cells split, largest bound " +
+                 progress_number((top.bq + (j - 1) * top.kx) / j);
+        });
+      }
+      std::pop_heap(heap.begin(), heap.end(), below);
+      heap.pop_back();
+      ++out.cells;
+      for (const std::uint64_t side : {std::uint64_t{0}, std::uint64_t{1} << top.depth}) {
+        push(top.unit, top.depth + 1, top.bits | side);
+        std::push_heap(heap.begin(), heap.end(), below);
+      }
+    }
+    // the heap is ordered for trigger j: its front is the frontier's largest
+    if (!heap.empty()) pass_end[t] = (heap.front().bq + (j - 1) * heap.front().kx) / j;
+  }
+  // per trigger, the largest bound over the final frontier, or over the
+  // frontier its own pass ended with when that is smaller (a split may
+  // raise a bound: the fixed coordinate's kq_k joins it; every frontier is
+  // sound)
+  std::vector<double> best(triggers.size(), -std::numeric_limits<double>::infinity());
+  for (const Cell& c : heap)
+    for (std::size_t t = 0; t < triggers.size(); ++t)
+      best[t] = std::max(best[t], (c.bq + (triggers[t] - 1) * c.kx) / triggers[t]);
+  for (std::size_t t = 0; t < triggers.size(); ++t) best[t] = std::min(best[t], pass_end[t]);
   // the other rows: r_i max_d |M[d,0]|, r_i largest at the first ordinary row
   const Matrix<Rational>& M_exact = exact.layers[0][0].M;
   Rational m0(0);

@@ -2,12 +2,19 @@
 //
 // A certified upper bound on the worst-case loss of a single-layer,
 // single-head ReLU model whose scores have a fixed sign over the whole box,
-// from the vertices of the content box and a curvature correction.
+// from a branch and bound over the trigger's content (vertices and
+// curvature), with each key's exact maximum over a zonotope.
 //
 // Scores: s = x_i^T A x_k with x = flag + content, content in [-1,1]^(n-3).
 // Over the box, with q and x the query's and key's contents taken as
 // independent (a superset, so it covers a token attending to itself),
-//   s in A[fq,fk] +- (sum_c |A[c,fk]| + sum_c |A[fq,c]| + sum_{c,c'} |A[c,c']|).
+// s = A[fq,fk] + a . q + b . x + q^T C x; its largest value is at most
+//   A[fq,fk] + |a|_1 + |b|_1 + sum |C|, and at most
+//   A[fq,fk] + sum_(i in L) |b_i| + sum_(i not in L) (|b_i| + r_i)
+//            + |a + sum_(i in L) sgn(b_i) C[., i]|_1,
+// r_i = sum_l |C[l,i]|, L = {i : |b_i| >= r_i} (x_i's coefficient keeps
+// b_i's sign over the box, so its best x_i makes it affine in q), and the
+// same with q and x exchanged; its smallest value likewise.
 // The bound applies when, exactly (in rationals):
 //   - a trigger query's score of each key kind (BOS, ordinary, itself) has
 //     one sign over the box: > 0 everywhere (relu(s) = s, the term stays)
@@ -28,32 +35,61 @@
 // with B := 0, S := -qt_d or phi := -xt_d for a kind whose score is <= 0.
 // Coordinate-wise convexity: if g is convex in each variable separately
 // (the others fixed), its maximum over a box is at a vertex (move one
-// coordinate at a time to the better end). Take
-//   g = F + sum_{k,l} kk_l(q) x_kl^2 + sum_l kq_l(q_-l) q_l^2,
-//   kk_l(q)    = max(0, -sigma b_l(q) m_l) / j,   b = A^T qt (content l),
-//   kq_l(q_-l) = max(0, -lo_l(q_-l)) / (2 j),
-// where c_l(q) = sigma (2 A_ll (m . qt) + 2 ((A + A^T) qt)_l m_l) is the
-// second derivative of sigma S along q_l (affine in q) and lo_l its minimum
-// over q_l in [-1,1] (its value without the q_l term, minus |coefficient|).
-// Along x_kl, F curves by 2 sigma b_l(q) m_l / j >= -2 kk_l; along q_l, the
-// key and BOS terms are affine in q (scores are linear in q, the values do
-// not depend on it), S curves by c_l / j >= -2 kq_l, and every correction
-// is a convex function (max(0, affine)) of the other variables times a
-// square (a dropped term is affine and needs no correction: kq = 0 when
-// the self score is <= 0, kk = 0 when the ordinary one is). So g is
-// coordinate-wise convex, F <= g, and at a vertex
-// (x^2 = q^2 = 1)
-//   max F <= max over q in {-1,1}^(n-3) of
-//     [ sigma (B + S)(q) + j sum_l kq_l ] / j
-//     + (j - 1) [ max over x in {-1,1}^(n-3) of sigma phi(q, x) / j + sum_l kk_l(q) ],
-// the keys being exchangeable given q (each takes its own best vertex).
-// A trigger's cap is the larger of row j's bound and the other rows'.
-// The vertices are enumerated in double (the model rounded to nearest); the
-// result is raised by an allowance for rounding (kRoundingAllowance below)
-// and then enclosed in MPFI: CERTIFIED. Work: 2^(2(n-3)) score products per
-// (d, sigma), so n <= 16. The enumeration checks the deadline for every
-// block of query vertices and coordinate d; past it the bound gives no caps
-// (a maximum over part of the vertices bounds nothing) and says so.
+// coordinate at a time to the better end).
+// Keys. Given q the keys are exchangeable and independent, so
+//   max F = max over q of [ sigma (B + S)(q) + (j - 1) K(q) ] / j,
+//   K(q) = max over x in [-1,1]^(n-3) of sigma phi(q, x),
+// and K is convex in q (a maximum of functions affine in q: the score
+// qt^T A xt is linear in q, the value and target do not depend on it).
+// For a content d, x_d = t: the key's other content enters sigma phi only
+// through (U, P) = (qt^T A xt, sigma m . xt), which ranges over the
+// zonotope with generators (b_l(q), sigma m_l), l != d (b = A^T qt);
+// sigma phi = U P - sigma t, and U P has Hessian determinant -1, so its
+// maximum over the zonotope is on the boundary: the edges, each a
+// quadratic in its parameter maximized in closed form. In t, the second
+// derivative is 2 b_d(q) sigma m_d >= -2 kappa, so over pieces of half
+// width h the maximum is at most the largest end value plus kappa h^2
+// (g + kappa (t - t_c)^2 is convex on the piece); kappa = 0 needs only
+// t = +-1. A flag d has no x_d.
+// Query. S curves along q_l by c_l(q) = sigma (2 A_ll (m . qt) +
+// 2 ((A + A^T) qt)_l m_l) (affine in q), at least lo_l, its minimum over
+// q_l in [-1,1]; with kq_l = max(0, -lo_l) / 2 (a convex function of the
+// other coordinates),
+//   G_S = sigma (B + S) + sum_(l in S) kq_l q_l^2 + (j - 1) K
+// satisfies, for a cell N (coordinates S fixed to s in {+-1}, F free in
+// [-1, 1]) and any free coordinate k,
+//   sup over the cell of G_S <= max over q_k = +-1 of sup G_(S + k)
+// (G_S + kq_k q_k^2 is convex in q_k and equals G_(S+k) at q_k = +-1), and
+// G_empty = j F. So max F is at most the largest bound over any frontier
+// of cells of a tree that splits one coordinate per level, divided by j.
+// A cell's bound, with q0 = s on S and 0 on F (|q_l - q0_l| <= 1 on F):
+//   bq >= sup sigma (B + S) + sum_S kq_l:
+//     sigma B <= sigma B(q0) + |M[d,0]| sum_F |A[c_k, 0]|  (B linear in q);
+//     qt^T A qt within ys0 +- es, es = sum_F |grad_l(q0)| + sum_(F x F) |A_kl|,
+//       sigma m . qt within sigma vs0 +- mu, mu = sum_F |m_l|: their product
+//       (the score > 0) at most the rectangle's largest corner;
+//     -sigma qt_d <= 1 when d's coordinate is free;
+//     kq_l's lo_l >= c_l(q0) - own_l s_l - |own_l| - sum_F |dc_l / dq_k|;
+//   kx >= sup over the cell of K: the score of any key moves by at most
+//     ek = sum_(k in F) R_k, R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|, so
+//     sigma phi <= (U(q0) + eps ek) P - sigma t for the better eps = +-1,
+//     each a zonotope maximum at q0; and b_d by at most
+//     dd = sum_(k in F) |A[c_k, c_d]|, so kappa <= max(0, -b_d(q0) pd) + dd |pd|.
+// A leaf (F empty) is the value at a query vertex with the exact key
+// maximum (up to the pieces' kappa h^2). Best-first, trigger by trigger
+// (the frontier carried over): the cell with the largest
+// (bq + (j - 1) kx) / j is split next, until that cell is a vertex or
+// the trigger's share (equal over the triggers left) of kMaxCellsSplit
+// cells or of half the time left is used, or
+// the deadline; every frontier is sound, so the caps exist whenever the
+// cells' bounds do, whatever stopped the search. The trigger's cap is the
+// larger of its row's bound (the frontier's largest (bq + (j - 1) kx) / j,
+// over d and sigma) and the other rows'. Computed in double on the model
+// rounded to nearest, raised by an allowance for rounding
+// (kRoundingAllowance in the source) and enclosed in MPFI: CERTIFIED.
+// Work per cell: O(n^2) for the query's terms and O(n log n + P n) for a
+// key's zonotope (P = 9 ends of x_d's pieces, two shifts), so n <= 66
+// (cells hold the fixed signs in 64 bits).
 #pragma once
 
 #include <string>
@@ -79,7 +115,9 @@ struct ReluVertexBound {
   std::string reason;            // why not, when it does not apply
   std::vector<TriggerCap> caps;  // per trigger, in the order asked
   double seconds = 0;
-  bool deadline_passed = false;  // the enumeration was cut short (then applies = false)
+  bool deadline_passed = false;  // the caller's deadline stopped the search (caps still valid)
+  long cells = 0;                // query cells split
+  std::string stop;              // what ended the search over the query
 };
 
 // T = double, Mpfr or Rational (the exact model a weight file denotes: the

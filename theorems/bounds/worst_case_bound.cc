@@ -369,7 +369,8 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
       evaluator.caps = vertex.caps;
       std::ostringstream s;
       s << "every box's upper bound capped by its trigger's ReLU vertex bound (scores of fixed "
-           "sign over the box; vertices and curvature, "
+           "sign over the box; key zonotopes, query vertices and curvature, "
+        << vertex.cells << " query cells split, stopped at " << vertex.stop << ", "
         << vertex.seconds << " s)";
       note = s.str();
     } else {

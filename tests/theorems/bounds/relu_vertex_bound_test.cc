@@ -114,6 +114,50 @@ TEST_CASE("the curvature corrections cover a worst case inside the box") {
   CHECK(interior);
 }
 
+TEST_CASE("a key's worst content inside its zonotope's edge, or inside a piece of x_d") {
+  // Output coordinate d = 2 (content 0). A trigger query scores an ordinary
+  // key F - s x_c (x_c the key's content c), the key's value in d is
+  // x_c + p0, so the key term (F - s x_c)(x_c + p0) - x_d is concave in x_c
+  // with its maximum at x_c = (F - s p0 - [c = 0]) / (2 s), inside the box
+  // and on the 7-point grid, not at an end of x_d's 8 pieces:
+  //  - c = 0 = d (F = 9, s = 4, p0 = 8/3: x_c = -1/3, inside the piece
+  //    [-1/2, -1/4]; kappa h^2 covers it);
+  //  - c = 1 != d (F = 5, s = 2, p0 = 11/6: x_c = 1/3, inside an edge of the
+  //    zonotope over the key's other content; the edge's stationary point
+  //    covers it).
+  // A[c,1] = +s cancels the query's own curvature along q_c, so the query's
+  // correction does not cover a missed key maximum (the flag scores F of a
+  // trigger query and -6 of an ordinary one keep the signs over the box).
+  const Task task{5, 4, TriggerRange::kPaper};
+  constexpr int kGrid = 7;  // -1, -2/3, -1/3, 0, 1/3, 2/3, 1
+  const int ord = ordinary_flag(5);
+  for (const int c : {0, 1}) {
+    CAPTURE(c);
+    const double F = c == 0 ? 9.0 : 5.0, slope = c == 0 ? 4.0 : 2.0;
+    Model<double> m = signed_relu_model(0.01, 3);
+    Matrix<double>& A = m.layers[0][0].A;
+    Matrix<double>& M = m.layers[0][0].M;
+    for (const int k : {kBosFlag, ord, kTriggerFlag}) {
+      A(kTriggerFlag, k) = F;
+      A(ord, k) = -6.0;
+    }
+    A(kTriggerFlag, kFirstContent + c) = -slope;
+    A(kFirstContent + c, kTriggerFlag) = slope;
+    M(kFirstContent, kFirstContent + c) = 1.0;
+    M(kFirstContent, ord) = c == 0 ? 8.0 / 3 : 11.0 / 6;
+    const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
+    REQUIRE(b.applies);
+    bool interior = false;
+    for (const TriggerCap& cap : b.caps) {
+      CAPTURE(cap.trigger);
+      const double grid = grid_max(m, task, cap.trigger, kGrid);
+      if (cap.trigger > 1 && grid_max(m, task, cap.trigger, 2) < grid) interior = true;
+      CHECK(cap.upper.convert_to<double>() >= grid);
+    }
+    CHECK(interior);
+  }
+}
+
 TEST_CASE("terms of either sign: each trigger-row term kept or dropped, other rows' BOS term") {
   // Every pattern of trigger-row signs (BOS, ordinary, self score each +3 or
   // -3 at the flags), with an ordinary query's BOS score and A[0,0] either
@@ -192,22 +236,172 @@ TEST_CASE("verify bound with the vertex bound: the gap closes at once, a false c
   check_verify_bound_closes(signed_relu_model(0.2, 2), task);
 }
 
-TEST_CASE("a deadline passed: the ReLU vertex bound gives no caps and says why") {
+TEST_CASE("a deadline passed: the root cells' caps, still above every grid point") {
+  // Stopped before any split, the caps come from the root cells, whose
+  // bounds use every first-order allowance of the header (the query's free
+  // coordinates moving the keys' scores, Taylor's remainder of the self
+  // term, the corner bound): a mutant that drops one of them falls below
+  // the grid on these models.
   const Task task{5, 4, TriggerRange::kPaper};
+  constexpr int kGrid = 7;
+  int below_vertex_caps = 0;
+  for (const double std : {0.05, 0.2}) {
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      CAPTURE(std);
+      CAPTURE(seed);
+      const Model<double> m = signed_relu_model(std, seed);
+      const ReluVertexBound full = relu_vertex_bound(m, task, task.trigger_positions());
+      const ReluVertexBound b =
+          relu_vertex_bound(m, task, task.trigger_positions(), Deadline::after(0));
+      REQUIRE(b.applies);
+      CHECK(b.deadline_passed);
+      CHECK(b.cells == 0);
+      CHECK(b.stop == "the deadline");
+      REQUIRE(b.caps.size() == full.caps.size());
+      for (std::size_t t = 0; t < b.caps.size(); ++t) {
+        CAPTURE(b.caps[t].trigger);
+        CHECK(b.caps[t].upper.convert_to<double>() >= grid_max(m, task, b.caps[t].trigger, kGrid));
+        // the split search lowers the root's bound
+        if (full.caps[t].upper < b.caps[t].upper) ++below_vertex_caps;
+      }
+    }
+  }
+  CHECK(below_vertex_caps > 0);
+  // the bound that uses it, with no time: its note says so, its enclosure
+  // holds the grid
   const Model<double> m = signed_relu_model(0.2, 1);
-  REQUIRE(relu_vertex_bound(m, task, task.trigger_positions()).applies);
-  const ReluVertexBound b =
-      relu_vertex_bound(m, task, task.trigger_positions(), Deadline::after(0));
-  CHECK_FALSE(b.applies);
-  CHECK(b.deadline_passed);
-  CHECK(b.caps.empty());
-  CHECK(b.reason.find("deadline") != std::string::npos);
-  // the bound that uses it falls back to the boxes alone, still above the grid
   WorstCaseOptions o;
   o.max_seconds = 0;
   const WorstCaseBound w = bound_worst_case(m, task, o);
   CHECK(w.budget_note.find("ReLU vertex bound cut short") != std::string::npos);
-  CHECK(bmp::isinf(w.upper));
+  for (const int j : task.trigger_positions()) CHECK(w.upper >= grid_max(m, task, j, 5));
+}
+
+TEST_CASE("the sign conditions: never accepted when a vertex of the box breaks them") {
+  // n = 6: three content coordinates, so every score's extremes over the
+  // box (bilinear in the query's and key's contents, so at vertices) are
+  // found by enumerating the 2^3 x 2^3 vertex pairs. Flag-flag scores as in
+  // signed_relu_model, content entries growing until the signs break: the
+  // bound applies only when every vertex pair keeps them; and the joined
+  // linear terms accept models the plain sum of |entries| would refuse.
+  const int n = 6, cd = 3;
+  const Task task{n, 4, TriggerRange::kPaper};
+  const int ord = ordinary_flag(n);
+  const auto score = [&](const Matrix<double>& A, int fq, int fk, int vq, int vk) {
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(n), x = Eigen::VectorXd::Zero(n);
+    q(fq) = 1;
+    x(fk) = 1;
+    for (int c = 0; c < cd; ++c) {
+      if (fq != kBosFlag) q(kFirstContent + c) = (vq >> c) & 1 ? 1.0 : -1.0;
+      if (fk != kBosFlag) x(kFirstContent + c) = (vk >> c) & 1 ? 1.0 : -1.0;
+    }
+    return q.dot(A * x);
+  };
+  int accepted = 0, accepted_beyond_crude = 0, refused = 0;
+  for (std::uint64_t seed = 1; seed <= 80; ++seed) {
+    // linear (flag x content) entries large, content x content ones small
+    // content x content entries small (0.02) or of the linear terms' size
+    Model<double> m = random_model(n, AttentionKind::kRelu, seed % 2 ? 0.02 : 0.1, seed);
+    Matrix<double>& A = m.layers[0][0].A;
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal(0.0, 0.05 + 0.01 * static_cast<double>(seed));
+    for (const int f : {kTriggerFlag, ord})
+      for (int c = 0; c < cd; ++c) {
+        A(f, kFirstContent + c) = normal(rng);
+        A(kFirstContent + c, f) = normal(rng);
+      }
+    for (const int k : {kBosFlag, ord, kTriggerFlag}) {
+      A(kTriggerFlag, k) = 3.0;
+      A(ord, k) = -0.5;
+    }
+    A(kBosFlag, kBosFlag) = -1.0;
+    bool holds = true;
+    double crude_hi = -1e300;
+    for (const int fk : {ord, kTriggerFlag}) {
+      double radius = 0;
+      for (int c = 0; c < cd; ++c) {
+        radius += std::abs(A(kFirstContent + c, fk)) + std::abs(A(ord, kFirstContent + c));
+        for (int c2 = 0; c2 < cd; ++c2)
+          radius += std::abs(A(kFirstContent + c, kFirstContent + c2));
+      }
+      crude_hi = std::max(crude_hi, A(ord, fk) + radius);
+      for (int vq = 0; vq < 1 << cd; ++vq)
+        for (int vk = 0; vk < 1 << cd; ++vk) holds = holds && score(A, ord, fk, vq, vk) <= 0;
+    }
+    for (const int fk : {kBosFlag, ord, kTriggerFlag})
+      for (int vq = 0; vq < 1 << cd; ++vq)
+        for (int vk = 0; vk < 1 << cd; ++vk)
+          holds = holds && score(A, kTriggerFlag, fk, vq, vk) > 0;
+    CAPTURE(seed);
+    const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
+    if (b.applies) {
+      CHECK(holds);
+      ++accepted;
+      if (crude_hi > 0) ++accepted_beyond_crude;
+    } else {
+      ++refused;
+    }
+  }
+  // content x content terms alone, 0.3 on the diagonal: an ordinary query
+  // scores an ordinary key -0.5 + 0.3 q . x, which reaches 0.4 at q = x; no
+  // x_i's coefficient keeps one sign (|b_i| = 0 < r_i = 0.3), so the joined
+  // bound keeps their whole range and refuses
+  {
+    Model<double> m = random_model(n, AttentionKind::kRelu, 0.0, 1);
+    Matrix<double>& A = m.layers[0][0].A;
+    A.setZero();
+    for (const int k : {kBosFlag, ord, kTriggerFlag}) {
+      A(kTriggerFlag, k) = 3.0;
+      A(ord, k) = -0.5;
+    }
+    A(kBosFlag, kBosFlag) = -1.0;
+    for (int c = 0; c < cd; ++c) A(kFirstContent + c, kFirstContent + c) = 0.3;
+    CHECK(score(A, ord, ord, 7, 7) > 0);
+    const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
+    CHECK_FALSE(b.applies);
+    CHECK(b.reason.find("ordinary query's score of a ordinary key") != std::string::npos);
+  }
+  // both sides exercised, and the joined bound did accept more than the crude one
+  CHECK(accepted > 0);
+  CHECK(refused > 0);
+  CHECK(accepted_beyond_crude > 0);
+}
+
+TEST_CASE("a larger model: the split search's caps lie above sampled and attacked inputs") {
+  // n = 9, L = 4: 6 content coordinates per token; the search splits the
+  // query's cells down to vertices. Its caps must lie above the error at
+  // random inputs and at every vertex of the trigger's and keys' content
+  // shared by all tokens (2^6 inputs, a common worst case of such models).
+  const int n = 9;
+  const Task task{n, 4, TriggerRange::kPaper};
+  Model<double> m = random_model(n, AttentionKind::kRelu, 0.03, 7);
+  Matrix<double>& A = m.layers[0][0].A;
+  for (const int k : {kBosFlag, ordinary_flag(n), kTriggerFlag}) {
+    A(kTriggerFlag, k) = 3.0;
+    A(ordinary_flag(n), k) = -3.0;
+  }
+  A(kBosFlag, kBosFlag) = -1.0;
+  for (int c = kTriggerFlag; c < n; ++c) m.layers[0][0].M(c, c) += 1.0 / 3;
+  const ReluVertexBound b = relu_vertex_bound(m, task, task.trigger_positions());
+  REQUIRE(b.applies);
+  CHECK(b.cells > 0);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const int vars = content_variables(task);
+  for (const TriggerCap& cap : b.caps) {
+    CAPTURE(cap.trigger);
+    double seen = 0;
+    for (int s = 0; s < 4000; ++s) {
+      std::vector<double> flat(vars);
+      for (double& v : flat)
+        v = s < 64 ? ((s >> (&v - flat.data()) % 6) & 1 ? 1.0 : -1.0) : unit(rng);
+      const Matrix<double> X = make_input<double>(task, cap.trigger, unflatten_content(task, flat));
+      const Matrix<double> E =
+          forward(m, X, false).output - make_target(X, cap.trigger, TargetKind::kPlain);
+      seen = std::max(seen, E.cwiseAbs().maxCoeff());
+    }
+    CHECK(cap.upper.convert_to<double>() >= seen);
+  }
 }
 
 }  // namespace
