@@ -43,13 +43,13 @@ constexpr int kMaxContentDim = 63;
 // negative: the correction kappa h^2 falls with the square of the piece's
 // half width h = 1 / kPiecesX (at 8, a 64th of kappa).
 constexpr int kPiecesX = 8;
-// Cells taken from the frontier at most, shared equally by the triggers
-// (about 7 microseconds each at n = 32; the frontier then holds about as
-// many cells, 32 bytes each): stopping earlier is sound, only looser.
+// Cells the search may split, shared equally by the triggers: about 15 s
+// at n = 32 and at n = 64 (7 microseconds a cell, measured on
+// relu_n32_s0 and relu_n64_s0), the frontier then holding about as many
+// cells, 32 bytes each. A count, not a time, so that every MPI rank (each
+// runs the search whole) stops at the same cells and gets the same caps;
+// stopping earlier is sound, only looser.
 constexpr long kMaxCellsSplit = 1L << 21;
-// Share of the time left to the caller's deadline the search may use, so
-// that the boxes keep the rest.
-constexpr double kTimeShare = 0.5;
 // Cells between two deadline and progress checks.
 constexpr int kCellsPerCheck = 256;
 
@@ -445,8 +445,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     heap.push_back(c);
   };
   for (int u = 0; u < static_cast<int>(units.size()); ++u) push(u, 0, 0);
-  // the search's own deadline: a share of the caller's time left
-  const Deadline stop = deadline.or_after(kTimeShare * deadline.remaining());
+  const long max_cells = kMaxCellsSplit;
   out.stop = "a query vertex on top for every trigger";
   bool stopped = false;
   // per trigger, the largest bound over the frontier at the end of its pass
@@ -457,8 +456,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   for (std::size_t t = 0; t < count && !stopped; ++t) {
     const double j = triggers[t];
     // this trigger's share of the cells and of the time left
-    const long cell_cap = out.cells + (kMaxCellsSplit - out.cells) / static_cast<long>(count - t);
-    const Deadline stop_t = stop.or_after(stop.remaining() / static_cast<double>(count - t));
+    const long cell_cap = out.cells + (max_cells - out.cells) / static_cast<long>(count - t);
     const auto below = [j](const Cell& a, const Cell& b) {
       return a.bq + (j - 1) * a.kx < b.bq + (j - 1) * b.kx;
     };
@@ -468,14 +466,14 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       // a vertex on top: no other cell's bound is larger for this trigger
       if (top.depth == cd) break;
       if (out.cells >= cell_cap) {
-        out.stop = "the cell limit (" + std::to_string(kMaxCellsSplit) + " over the triggers)";
+        out.stop = "the cell limit (" + std::to_string(max_cells) + " over the triggers)";
         break;
       }
       if (out.cells % kCellsPerCheck == 0) {
-        if (stop_t.expired()) {
-          out.deadline_passed = deadline.expired();
-          out.stop = out.deadline_passed ? "the deadline" : "its share of the time left";
-          stopped = deadline.expired();
+        if (deadline.expired()) {
+          out.deadline_passed = true;
+          out.stop = "the deadline";
+          stopped = true;
           break;
         }
         progress.maybe_send([&] {

@@ -79,10 +79,12 @@
 // maximum (up to the pieces' kappa h^2). Best-first, trigger by trigger
 // (the frontier carried over): the cell with the largest
 // (bq + (j - 1) kx) / j is split next, until that cell is a vertex or
-// the trigger's share (equal over the triggers left) of kMaxCellsSplit
-// cells or of half the time left is used, or
-// the deadline; every frontier is sound, so the caps exist whenever the
-// cells' bounds do, whatever stopped the search. The trigger's cap is the
+// the trigger's share (equal over the triggers left) of a fixed cell budget
+// is used (kMaxCellsSplit in the source: a count, so that MPI ranks agree),
+// or the deadline; every frontier is sound, so the caps exist whenever the
+// cells' bounds do, whatever stopped the search. A split may raise a
+// bound (the new coordinate's kq joins it), so each trigger keeps the
+// smaller of the frontier its own pass ended with and the final one. The trigger's cap is the
 // larger of its row's bound (the frontier's largest (bq + (j - 1) kx) / j,
 // over d and sigma) and the other rows'. Computed in double on the model
 // rounded to nearest, raised by an allowance for rounding
