@@ -197,6 +197,22 @@ double zonotope_max(const Generators& gens, double Uc, double Pc) {
   return best;
 }
 
+// The largest gap between a cubic and its chord over [-1, 1]:
+//   max over t in [-1, 1] of (1 - t^2)(-p3 t - p2)
+// (p - chord for p = p3 t^3 + p2 t^2 + p1 t + p0), at t = +-1 (0) or where
+//   3 p3 t^2 + 2 p2 t - p3 = 0,  t = (-p2 +- sqrt(p2^2 + 3 p3^2)) / (3 p3);
+// for p3 = 0 it is max(0, -p2), at t = 0. A maximum over t of functions
+// affine in p2, so convex in p2. At most max(0, 3 |p3| - p2), the
+// correction from the cubic's smallest second derivative.
+double chord_gap(double p3, double p2) {
+  double best = 0;
+  if (p3 == 0) return std::max(0.0, -p2);
+  const double root = std::sqrt(p2 * p2 + 3 * p3 * p3);
+  for (const double t : {(-p2 + root) / (3 * p3), (-p2 - root) / (3 * p3)})
+    if (t > -1 && t < 1) best = std::max(best, (1 - t * t) * (-p3 * t - p2));
+  return best;
+}
+
 // One (output coordinate d, sign sigma) of the trigger row: its constants.
 struct Unit {
   int d = 0;
@@ -380,13 +396,17 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       bq = std::min(bq + corner, taylor);
       for (int i = 0; i < depth; ++i) {
         const int l = order[i];
-        // c_l(q0) = sigma (2 A_ll vs0 + 2 grad_l m_l);
-        // lo_l >= c_l(q0) - own_l q_l - |own_l| - sum_F |coef_{l,k}|;  kq_l = max(0, -lo_l) / 2
+        // along q_l, sigma S is the cubic p3 t^3 + p2 t^2 + ...: its second
+        // derivative c_l(q) = sigma (2 A_ll vs + 2 grad_l m_l) = 6 p3 t + 2 p2,
+        // p3 = own_l / 6, p2 = (c_l(q0) - own_l q0_l) / 2 within
+        // +- sum_F |coef_{l,k}| / 2 over the cell; the correction is
+        // chord_gap(p3, p2), convex in p2, so largest at an end
         const double grad = row(cc(l)) + col(cc(l));
         const double c0 = sigma * (2 * A(cc(l), cc(l)) * vs0 + 2 * grad * m(cc(l)));
-        const double lo = c0 - u.own[l] * q0[l] - std::abs(u.own[l]) -
-                          u.coef_suffix[static_cast<std::size_t>(l) * (cd + 1) + depth];
-        bq += std::max(0.0, -lo) / 2;
+        const double p2 = (c0 - u.own[l] * q0[l]) / 2;
+        const double spread = u.coef_suffix[static_cast<std::size_t>(l) * (cd + 1) + depth] / 2;
+        const double p3 = u.own[l] / 6;
+        bq += std::max(chord_gap(p3, p2 - spread), chord_gap(p3, p2 + spread));
       }
     }
     if (!sign.ordinary) {
@@ -495,7 +515,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   }
   // per trigger, the largest bound over the final frontier, or over the
   // frontier its own pass ended with when that is smaller (a split may
-  // raise a bound: the fixed coordinate's kq_k joins it; every frontier is
+  // raise a bound: the fixed coordinate's E_k joins it; every frontier is
   // sound)
   std::vector<double> best(triggers.size(), -std::numeric_limits<double>::infinity());
   for (const Cell& c : heap)

@@ -51,25 +51,32 @@
 // width h the maximum is at most the largest end value plus kappa h^2
 // (g + kappa (t - t_c)^2 is convex on the piece); kappa = 0 needs only
 // t = +-1. A flag d has no x_d.
-// Query. S curves along q_l by c_l(q) = sigma (2 A_ll (m . qt) +
-// 2 ((A + A^T) qt)_l m_l) (affine in q), at least lo_l, its minimum over
-// q_l in [-1,1]; with kq_l = max(0, -lo_l) / 2 (a convex function of the
-// other coordinates),
-//   G_S = sigma (B + S) + sum_(l in S) kq_l q_l^2 + (j - 1) K
+// Query. Along q_l = t (the others fixed) sigma S is a cubic
+// p3 t^3 + p2 t^2 + p1 t + p0: p3 = sigma A_ll m_l is a constant and p2 is
+// affine in the other coordinates (its second derivative
+// c_l = sigma (2 A_ll (m . qt) + 2 ((A + A^T) qt)_l m_l) = 6 p3 t + 2 p2).
+// A cubic exceeds its chord over [-1, 1] by at most
+//   E_l = max over t in [-1, 1] of (1 - t^2)(-p3 t - p2),
+// a convex function of p2 (a maximum of affine ones), so of the other
+// coordinates, and at most max(0, 3 |p3| - p2) (the smallest second
+// derivative's correction). B is affine and K convex in t, so they stay
+// below their chords, and
+//   G_S = sigma (B + S) + sum_(l in S) E_l + (j - 1) K
 // satisfies, for a cell N (coordinates S fixed to s in {+-1}, F free in
 // [-1, 1]) and any free coordinate k,
 //   sup over the cell of G_S <= max over q_k = +-1 of sup G_(S + k)
-// (G_S + kq_k q_k^2 is convex in q_k and equals G_(S+k) at q_k = +-1), and
+// (G_S is at most its chord in q_k plus E_k, and the chord is largest at
+// an end; the E_l already added are convex in q_k), and
 // G_empty = j F. So max F is at most the largest bound over any frontier
 // of cells of a tree that splits one coordinate per level, divided by j.
 // A cell's bound, with q0 = s on S and 0 on F (|q_l - q0_l| <= 1 on F):
-//   bq >= sup sigma (B + S) + sum_S kq_l:
+//   bq >= sup sigma (B + S) + sum_S E_l:
 //     sigma B <= sigma B(q0) + |M[d,0]| sum_F |A[c_k, 0]|  (B linear in q);
 //     qt^T A qt within ys0 +- es, es = sum_F |grad_l(q0)| + sum_(F x F) |A_kl|,
 //       sigma m . qt within sigma vs0 +- mu, mu = sum_F |m_l|: their product
 //       (the score > 0) at most the rectangle's largest corner;
 //     -sigma qt_d <= 1 when d's coordinate is free;
-//     kq_l's lo_l >= c_l(q0) - own_l s_l - |own_l| - sum_F |dc_l / dq_k|;
+//     E_l at the ends of p2's range, p2(q0) +- sum_F |dc_l / dq_k| / 2;
 //   kx >= sup over the cell of K: the score of any key moves by at most
 //     ek = sum_(k in F) R_k, R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|, so
 //     sigma phi <= (U(q0) + eps ek) P - sigma t for the better eps = +-1,
@@ -83,7 +90,7 @@
 // is used (kMaxCellsSplit in the source: a count, so that MPI ranks agree),
 // or the deadline; every frontier is sound, so the caps exist whenever the
 // cells' bounds do, whatever stopped the search. A split may raise a
-// bound (the new coordinate's kq joins it), so each trigger keeps the
+// bound (the new coordinate's E_k joins it), so each trigger keeps the
 // smaller of the frontier its own pass ended with and the final one. The trigger's cap is the
 // larger of its row's bound (the frontier's largest (bq + (j - 1) kx) / j,
 // over d and sigma) and the other rows'. Computed in double on the model
