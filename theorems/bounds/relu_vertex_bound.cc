@@ -43,13 +43,6 @@ constexpr int kMaxContentDim = 63;
 // negative: the correction kappa h^2 falls with the square of the piece's
 // half width h = 1 / kPiecesX (at 8, a 64th of kappa).
 constexpr int kPiecesX = 8;
-// Cells the search may split, shared equally by the triggers: about 15 s
-// at n = 32 and at n = 64 (7 microseconds a cell, measured on
-// relu_n32_s0 and relu_n64_s0), the frontier then holding about as many
-// cells, 32 bytes each. A count, not a time, so that every MPI rank (each
-// runs the search whole) stops at the same cells and gets the same caps;
-// stopping earlier is sound, only looser.
-constexpr long kMaxCellsSplit = 1L << 21;
 // Cells between two deadline and progress checks.
 constexpr int kCellsPerCheck = 256;
 
@@ -197,22 +190,6 @@ double zonotope_max(const Generators& gens, double Uc, double Pc) {
   return best;
 }
 
-// The largest gap between a cubic and its chord over [-1, 1]:
-//   max over t in [-1, 1] of (1 - t^2)(-p3 t - p2)
-// (p - chord for p = p3 t^3 + p2 t^2 + p1 t + p0), at t = +-1 (0) or where
-//   3 p3 t^2 + 2 p2 t - p3 = 0,  t = (-p2 +- sqrt(p2^2 + 3 p3^2)) / (3 p3);
-// for p3 = 0 it is max(0, -p2), at t = 0. A maximum over t of functions
-// affine in p2, so convex in p2. At most max(0, 3 |p3| - p2), the
-// correction from the cubic's smallest second derivative.
-double chord_gap(double p3, double p2) {
-  double best = 0;
-  if (p3 == 0) return std::max(0.0, -p2);
-  const double root = std::sqrt(p2 * p2 + 3 * p3 * p3);
-  for (const double t : {(-p2 + root) / (3 * p3), (-p2 - root) / (3 * p3)})
-    if (t > -1 && t < 1) best = std::max(best, (1 - t * t) * (-p3 * t - p2));
-  return best;
-}
-
 // One (output coordinate d, sign sigma) of the trigger row: its constants.
 struct Unit {
   int d = 0;
@@ -238,10 +215,21 @@ struct Cell {
 
 }  // namespace
 
+// E = max over t in [-1, 1] of (1 - t^2)(-p3 t - p2), at t = +-1 (0) or
+// where 3 p3 t^2 + 2 p2 t - p3 = 0, t = (-p2 +- sqrt(p2^2 + 3 p3^2)) / (3 p3).
+double cubic_chord_gap(double p3, double p2) {
+  if (p3 == 0) return std::max(0.0, -p2);
+  double best = 0;
+  const double root = std::sqrt(p2 * p2 + 3 * p3 * p3);
+  for (const double t : {(-p2 + root) / (3 * p3), (-p2 - root) / (3 * p3)})
+    if (t > -1 && t < 1) best = std::max(best, (1 - t * t) * (-p3 * t - p2));
+  return best;
+}
+
 template <class T>
 ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
                                   const std::vector<int>& triggers, const Deadline& deadline,
-                                  const ProgressSink& progress_sink) {
+                                  const ProgressSink& progress_sink, long max_cells) {
   const auto t0 = std::chrono::steady_clock::now();
   ProgressLines progress(progress_sink);
   ReluVertexBound out;
@@ -400,13 +388,13 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
         // derivative c_l(q) = sigma (2 A_ll vs + 2 grad_l m_l) = 6 p3 t + 2 p2,
         // p3 = own_l / 6, p2 = (c_l(q0) - own_l q0_l) / 2 within
         // +- sum_F |coef_{l,k}| / 2 over the cell; the correction is
-        // chord_gap(p3, p2), convex in p2, so largest at an end
+        // cubic_chord_gap(p3, p2), convex in p2, so largest at an end
         const double grad = row(cc(l)) + col(cc(l));
         const double c0 = sigma * (2 * A(cc(l), cc(l)) * vs0 + 2 * grad * m(cc(l)));
         const double p2 = (c0 - u.own[l] * q0[l]) / 2;
         const double spread = u.coef_suffix[static_cast<std::size_t>(l) * (cd + 1) + depth] / 2;
         const double p3 = u.own[l] / 6;
-        bq += std::max(chord_gap(p3, p2 - spread), chord_gap(p3, p2 + spread));
+        bq += std::max(cubic_chord_gap(p3, p2 - spread), cubic_chord_gap(p3, p2 + spread));
       }
     }
     if (!sign.ordinary) {
@@ -465,7 +453,6 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     heap.push_back(c);
   };
   for (int u = 0; u < static_cast<int>(units.size()); ++u) push(u, 0, 0);
-  const long max_cells = kMaxCellsSplit;
   out.stop = "a query vertex on top for every trigger";
   bool stopped = false;
   // per trigger, the largest bound over the frontier at the end of its pass
@@ -543,11 +530,11 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
 
 template ReluVertexBound relu_vertex_bound(const Model<double>&, const Task&,
                                            const std::vector<int>&, const Deadline&,
-                                           const ProgressSink&);
+                                           const ProgressSink&, long);
 template ReluVertexBound relu_vertex_bound(const Model<Mpfr>&, const Task&, const std::vector<int>&,
-                                           const Deadline&, const ProgressSink&);
+                                           const Deadline&, const ProgressSink&, long);
 template ReluVertexBound relu_vertex_bound(const Model<Rational>&, const Task&,
                                            const std::vector<int>&, const Deadline&,
-                                           const ProgressSink&);
+                                           const ProgressSink&, long);
 
 }  // namespace sinkcert::theorems

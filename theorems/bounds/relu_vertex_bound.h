@@ -133,9 +133,26 @@ struct ReluVertexBound {
 // sign conditions are decided on it exactly). Does not throw for a model it
 // does not cover: applies = false with the reason. Progress lines go to
 // `progress` every few seconds.
+// Cells the search may split, shared equally by the triggers: about 15 s
+// at n = 32 and at n = 64 (7 microseconds a cell, measured on
+// relu_n32_s0 and relu_n64_s0), the frontier then holding about as many
+// cells, 32 bytes each. A count, not a time, so that every MPI rank (each
+// runs the search whole) stops at the same cells and gets the same caps;
+// stopping earlier is sound, only looser.
+inline constexpr long kMaxCellsSplit = 1L << 21;
+
+// max_cells: the cell budget (kMaxCellsSplit; tests stop the search early
+// with a smaller one, to check a frontier of mixed depths).
 template <class T>
 ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
                                   const std::vector<int>& triggers, const Deadline& deadline = {},
-                                  const ProgressSink& progress = {});
+                                  const ProgressSink& progress = {},
+                                  long max_cells = kMaxCellsSplit);
+
+// The largest gap of a cubic p3 t^3 + p2 t^2 + p1 t + p0 above its chord
+// over [-1, 1]: max over t in [-1, 1] of (1 - t^2)(-p3 t - p2); for p3 = 0,
+// max(0, -p2). Convex in p2 (a maximum of functions affine in p2), and at
+// most max(0, 3 |p3| - p2).
+double cubic_chord_gap(double p3, double p2);
 
 }  // namespace sinkcert::theorems

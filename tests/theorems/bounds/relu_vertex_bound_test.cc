@@ -277,6 +277,69 @@ TEST_CASE("a deadline passed: the root cells' caps, still above every grid point
   for (const int j : task.trigger_positions()) CHECK(w.upper >= grid_max(m, task, j, 5));
 }
 
+TEST_CASE("a cubic's gap above its chord: the largest over a fine grid, never below it") {
+  // against (1 - t^2)(-p3 t - p2) on 20001 points of [-1, 1] (spacing 1e-4:
+  // the grid misses the maximum by at most |h''| 1e-8 / 8 <= 1e-8 for these
+  // coefficients); coefficients of either sign, the cubic term dominant or not
+  constexpr int kPoints = 20001;
+  constexpr double kGridSlack = 1e-8;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  int cubic_mattered = 0;
+  for (int i = 0; i < 300; ++i) {
+    const double p3 = i % 7 == 0 ? 0.0 : normal(rng), p2 = (i % 3 == 0 ? 0.1 : 1.0) * normal(rng);
+    CAPTURE(p3);
+    CAPTURE(p2);
+    double grid = 0;
+    for (int k = 0; k < kPoints; ++k) {
+      const double t = -1.0 + 2.0 * k / (kPoints - 1);
+      grid = std::max(grid, (1 - t * t) * (-p3 * t - p2));
+    }
+    const double gap = cubic_chord_gap(p3, p2);
+    CHECK(gap >= grid);
+    CHECK(gap <= grid + kGridSlack);
+    CHECK(gap <= std::max(0.0, 3 * std::abs(p3) - p2) + kGridSlack);
+    if (gap > std::max(0.0, -p2) + 0.01) ++cubic_mattered;
+  }
+  // the cubic term changed the answer on some draws (p2's part alone is max(0, -p2))
+  CHECK(cubic_mattered > 0);
+}
+
+TEST_CASE("stopped after a few cells, the frontier of mixed depths still bounds the grid") {
+  // The caps of a search cut after 1 to 55 cells: cells with some
+  // coordinates fixed and others free, whose cubic corrections take p2's
+  // range over the free coordinates. A[c_1, c_0] = 1.5 makes the self
+  // term's curvature along q_0 depend on q_1.
+  const Task task{5, 4, TriggerRange::kPaper};
+  constexpr int kGrid = 7;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    Model<double> m = signed_relu_model(0.1, seed);
+    for (const int k : {kBosFlag, ordinary_flag(5), kTriggerFlag}) {
+      m.layers[0][0].A(kTriggerFlag, k) = 6.0;
+      m.layers[0][0].A(ordinary_flag(5), k) = -6.0;
+    }
+    m.layers[0][0].A(kFirstContent + 1, kFirstContent) = 1.5;
+    m.layers[0][0].A(kFirstContent, kFirstContent) = 0.8;
+    m.layers[0][0].M(kFirstContent, kFirstContent) = 1.0;
+    // no first-order effect of q_1 on the value in d = 2 (Taylor's
+    // remainder then leaves little room for a missed p2 range)
+    m.layers[0][0].M(kFirstContent, kFirstContent + 1) = 0.0;
+    std::vector<double> grid;
+    for (const int j : task.trigger_positions()) grid.push_back(grid_max(m, task, j, kGrid));
+    for (const long cells : {1L, 2L, 3L, 5L, 8L, 13L, 21L, 34L, 55L}) {
+      CAPTURE(seed);
+      CAPTURE(cells);
+      const ReluVertexBound b =
+          relu_vertex_bound(m, task, task.trigger_positions(), Deadline{}, ProgressSink{}, cells);
+      REQUIRE(b.applies);
+      for (std::size_t t = 0; t < b.caps.size(); ++t) {
+        CAPTURE(b.caps[t].trigger);
+        CHECK(b.caps[t].upper.convert_to<double>() >= grid[t]);
+      }
+    }
+  }
+}
+
 TEST_CASE("the sign conditions: never accepted when a vertex of the box breaks them") {
   // n = 6: three content coordinates, so every score's extremes over the
   // box (bilinear in the query's and key's contents, so at vertices) are
