@@ -305,37 +305,49 @@ TEST_CASE("a cubic's gap above its chord: the largest over a fine grid, never be
 }
 
 TEST_CASE("stopped after a few cells, the frontier of mixed depths still bounds the grid") {
-  // The caps of a search cut after 1 to 55 cells: cells with some
-  // coordinates fixed and others free, whose cubic corrections take p2's
-  // range over the free coordinates. A[c_1, c_0] = 1.5 makes the self
-  // term's curvature along q_0 depend on q_1.
+  // Trigger j = 1 (no ordinary key), output coordinate d = 2 (content 0).
+  // The model makes its error, on the side sigma = -1,
+  //   -F = 2.4 + 0.4 q_1 - 0.5 q_1 q_0^2   (+ noise of order 0.01):
+  // BOS adds (6 + q_1)(-0.4); the self term is ys (q_0 / 6) - q_0 with
+  // ys = 6 + 3 q_1 q_0, so S = 0.5 q_1 q_0^2. Along q_0 it is the
+  // quadratic p2 q_0^2 with p2 = -0.5 q_1 (on the side -1), concave for
+  // q_1 > 0: the largest error, 2.8, is at q_0 = 0, q_1 = 1, inside the
+  // box. The search splits q_0 first (A[c0, o] = 5 weighs it; no ordinary
+  // key reads it at j = 1), so a cell with q_0 = +-1 fixed and q_1 free must
+  // add the chord gap at p2's worst over q_1 (0.5), not at its centre (0):
+  // Taylor's formula over q_1 at q_0 = +-1 gives only 2.4 + 0.1. Caps of
+  // searches cut after 1 to 55 cells, and of the whole search.
   const Task task{5, 4, TriggerRange::kPaper};
-  constexpr int kGrid = 7;
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    Model<double> m = signed_relu_model(0.1, seed);
-    for (const int k : {kBosFlag, ordinary_flag(5), kTriggerFlag}) {
-      m.layers[0][0].A(kTriggerFlag, k) = 6.0;
-      m.layers[0][0].A(ordinary_flag(5), k) = -6.0;
-    }
-    m.layers[0][0].A(kFirstContent + 1, kFirstContent) = 1.5;
-    m.layers[0][0].A(kFirstContent, kFirstContent) = 0.8;
-    m.layers[0][0].M(kFirstContent, kFirstContent) = 1.0;
-    // no first-order effect of q_1 on the value in d = 2 (Taylor's
-    // remainder then leaves little room for a missed p2 range)
-    m.layers[0][0].M(kFirstContent, kFirstContent + 1) = 0.0;
-    std::vector<double> grid;
-    for (const int j : task.trigger_positions()) grid.push_back(grid_max(m, task, j, kGrid));
-    for (const long cells : {1L, 2L, 3L, 5L, 8L, 13L, 21L, 34L, 55L}) {
-      CAPTURE(seed);
-      CAPTURE(cells);
-      const ReluVertexBound b =
-          relu_vertex_bound(m, task, task.trigger_positions(), Deadline{}, ProgressSink{}, cells);
-      REQUIRE(b.applies);
-      for (std::size_t t = 0; t < b.caps.size(); ++t) {
-        CAPTURE(b.caps[t].trigger);
-        CHECK(b.caps[t].upper.convert_to<double>() >= grid[t]);
-      }
-    }
+  constexpr int kGrid = 7;  // includes 0 and +-1
+  const int ord = ordinary_flag(5);
+  const int c0 = kFirstContent, c1 = kFirstContent + 1;
+  Model<double> m = signed_relu_model(0.01, 1);
+  Matrix<double>& A = m.layers[0][0].A;
+  Matrix<double>& M = m.layers[0][0].M;
+  for (const int k : {kBosFlag, ord, kTriggerFlag}) {
+    A(kTriggerFlag, k) = k == ord ? 10.0 : 6.0;
+    A(ord, k) = k == ord ? -10.0 : -6.0;
+  }
+  for (const int r : {kTriggerFlag, c0, c1})
+    for (const int c : {kTriggerFlag, c0, c1})
+      if (r != kTriggerFlag || c != kTriggerFlag) A(r, c) = 0.0;
+  A(c1, c0) = 3.0;
+  A(c0, kBosFlag) = 0.0;
+  A(c1, kBosFlag) = 1.0;
+  A(c0, ord) = 5.0;
+  M(c0, kBosFlag) = -0.4;
+  M(c0, kTriggerFlag) = 0.0;
+  M(c0, c0) = 1.0 / 6;
+  M(c0, c1) = 0.0;
+  const double grid = grid_max(m, task, 1, kGrid);
+  // the worst case is inside the box (the vertices give about 2.5)
+  REQUIRE(grid > grid_max(m, task, 1, 2) + 0.2);
+  for (const long cells : {1L, 2L, 3L, 5L, 8L, 13L, 21L, 34L, 55L, kMaxCellsSplit}) {
+    CAPTURE(cells);
+    const ReluVertexBound b = relu_vertex_bound(m, task, {1}, Deadline{}, ProgressSink{}, cells);
+    REQUIRE(b.applies);
+    REQUIRE(b.caps.size() == 1);
+    CHECK(b.caps[0].upper.convert_to<double>() >= grid);
   }
 }
 
