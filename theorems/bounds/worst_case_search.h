@@ -268,7 +268,7 @@ inline std::string attack_skipped_note(const Task& task, ModelKind kind, Attenti
   }
   return "the attack's witnesses skipped (its round 0 would not fit the budget: about " +
          progress_number(attack_seconds(task, kind, attention, layers, heads)) + " s expected, " +
-         (layers > 1 ? "3/4" : "1/2") + " of the time left allowed)";
+         progress_number(100 * attack_budget_share(layers)) + " % of the time left allowed)";
 }
 
 // The enclosure e of e(X) at an attack's witness, intersected with the

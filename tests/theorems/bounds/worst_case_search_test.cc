@@ -241,6 +241,11 @@ TEST_CASE("a deep round: three quarters of the budget, never beyond the attack's
             .find("beyond the attack's work limit") != std::string::npos);
   CHECK(attack_skipped_note(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
             .find("would not fit the budget") != std::string::npos);
+  // the share it quotes is the one attack_fits used
+  CHECK(attack_skipped_note(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
+            .find("75 % of the time left allowed") != std::string::npos);
+  CHECK(attack_skipped_note(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1)
+            .find("50 % of the time left allowed") != std::string::npos);
 }
 
 TEST_CASE("with_attack_certificate: the attack's certificate raises the lower end, never more") {
