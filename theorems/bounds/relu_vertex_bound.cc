@@ -447,9 +447,14 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     kx = best + kappa * h * h;
   };
   std::vector<Cell> heap;
+  // a bound that is not a finite double (entries near double's range) would
+  // compare false with every other and drop out of the maxima: the vertex
+  // bound then does not apply
+  bool overflow = false;
   const auto push = [&](int unit, int depth, std::uint64_t bits) {
     Cell c{0, 0, unit, depth, bits};
     evaluate(units[unit], depth, bits, c.bq, c.kx);
+    overflow = overflow || !std::isfinite(c.bq) || !std::isfinite(c.kx);
     heap.push_back(c);
   };
   for (int u = 0; u < static_cast<int>(units.size()); ++u) push(u, 0, 0);
@@ -460,7 +465,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   // trigger by trigger, the frontier (carried over) ordered by that
   // trigger's (bq + (j - 1) kx) / j, split until a vertex is on top
   const std::size_t count = triggers.size();
-  for (std::size_t t = 0; t < count && !stopped; ++t) {
+  for (std::size_t t = 0; t < count && !stopped && !overflow; ++t) {
     const double j = triggers[t];
     // this trigger's share of the cells and of the time left
     const long cell_cap = out.cells + (max_cells - out.cells) / static_cast<long>(count - t);
@@ -471,7 +476,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     while (!heap.empty()) {
       const Cell top = heap.front();
       // a vertex on top: no other cell's bound is larger for this trigger
-      if (top.depth == cd) break;
+      if (top.depth == cd || overflow) break;
       if (out.cells >= cell_cap) {
         out.stop = "the cell limit (" + std::to_string(max_cells) + " over the triggers)";
         break;
@@ -499,6 +504,12 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     }
     // the heap is ordered for trigger j: its front is the frontier's largest
     if (!heap.empty()) pass_end[t] = (heap.front().bq + (j - 1) * heap.front().kx) / j;
+  }
+  if (overflow) {
+    out.applies = false;
+    out.reason = "a bound overflowed double (model entries too large for its arithmetic)";
+    out.seconds = seconds_since(t0);
+    return out;
   }
   // per trigger, the largest bound over the final frontier, or over the
   // frontier its own pass ended with when that is smaller (a split may

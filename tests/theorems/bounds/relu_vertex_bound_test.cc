@@ -217,6 +217,16 @@ TEST_CASE("the vertex bound says why it does not apply") {
   const std::vector<int> triggers = task.trigger_positions();
   CHECK(
       !relu_vertex_bound(random_model(5, AttentionKind::kSoftmax, 0.3, 1), task, triggers).applies);
+  // entries so large that the double arithmetic overflows: refused, not
+  // a cap that silently lost the overflowed cells (the signs still hold)
+  {
+    Model<double> big = signed_relu_model(0.05, 1);
+    big.layers[0][0].A *= 1e160;
+    big.layers[0][0].M *= 1e160;
+    const ReluVertexBound b = relu_vertex_bound(big, task, triggers);
+    CHECK_FALSE(b.applies);
+    CHECK(b.reason.find("overflowed double") != std::string::npos);
+  }
   // an ordinary query that scores a key above 0 somewhere
   Model<double> m = signed_relu_model(0.05, 1);
   m.layers[0][0].A(ordinary_flag(5), kTriggerFlag) = 0.01;
