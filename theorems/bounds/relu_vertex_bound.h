@@ -33,9 +33,6 @@
 //   B(q) = (qt^T A e_0) M[d,0],   S(q) = (qt^T A qt)(m . qt) - qt_d,
 //   phi(q, x) = (qt^T A xt)(m . xt) - xt_d,
 // with B := 0, S := -qt_d or phi := -xt_d for a kind whose score is <= 0.
-// Coordinate-wise convexity: if g is convex in each variable separately
-// (the others fixed), its maximum over a box is at a vertex (move one
-// coordinate at a time to the better end).
 // Keys. Given q the keys are exchangeable and independent, so
 //   max F = max over q of [ sigma (B + S)(q) + (j - 1) K(q) ] / j,
 //   K(q) = max over x in [-1,1]^(n-3) of sigma phi(q, x),
@@ -76,6 +73,11 @@
 //       sigma m . qt within sigma vs0 +- mu, mu = sum_F |m_l|: their product
 //       (the score > 0) at most the rectangle's largest corner;
 //     -sigma qt_d <= 1 when d's coordinate is free;
+//     or, the smaller, by Taylor's formula at q0 (the linear parts of B, S
+//     and the target may cancel): sigma (B + S)(q0) + sum_F |g_k|
+//     + Gy mu + |vs0| acc + acc mu, g = its gradient at q0,
+//     Gy = sum_F |grad_l(q0)|, acc = sum_(F x F) |A_kl| (the quadratic and
+//     cubic remainders);
 //     E_l at the ends of p2's range, p2(q0) +- sum_F |dc_l / dq_k| / 2;
 //   kx >= sup over the cell of K: the score of any key moves by at most
 //     ek = sum_(k in F) R_k, R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|, so
@@ -91,11 +93,13 @@
 // or the deadline; every frontier is sound, so the caps exist whenever the
 // cells' bounds do, whatever stopped the search. A split may raise a
 // bound (the new coordinate's E_k joins it), so each trigger keeps the
-// smaller of the frontier its own pass ended with and the final one. The trigger's cap is the
-// larger of its row's bound (the frontier's largest (bq + (j - 1) kx) / j,
-// over d and sigma) and the other rows'. Computed in double on the model
-// rounded to nearest, raised by an allowance for rounding
-// (kRoundingAllowance in the source) and enclosed in MPFI: CERTIFIED.
+// smaller of the frontier its own pass ended with and the final one. The
+// trigger's cap is the larger of its row's bound (the frontier's largest
+// (bq + (j - 1) kx) / j, over d and sigma) and the other rows'. Computed in
+// double on the model rounded to nearest, raised by an allowance for
+// rounding (kRoundingAllowance in the source) and enclosed in MPFI:
+// CERTIFIED. A cell bound that is not a finite double (entries near
+// double's range) makes the bound not apply.
 // Work per cell: O(n^2) for the query's terms and O(n log n + P n) for a
 // key's zonotope (P = 9 ends of x_d's pieces, two shifts), so n <= 66
 // (cells hold the fixed signs in 64 bits).
