@@ -211,7 +211,7 @@ constexpr double kDeepAttackBudgetShare = 0.75;
 //     attack_work = layers heads L^4 n^2;
 //   screened (single-layer softmax, softmax-off-by-one, relu,
 //     relu-count-all, sigmoid; search/vertex_move_screen.h):
-//     kScreenedAttackSecondsPerWork x screened_attack_work,
+//     screened_attack_seconds_per_work(n) x screened_attack_work,
 //     screened_attack_work = heads L^3 n^2.
 // Seconds per unit of search::attack_work, a guess on the safe side:
 // measured (Release, shared 2-core machine) about 1 s per 2^24 on an idle
@@ -232,10 +232,21 @@ constexpr double kAttackSecondsPerWork = 2.0 / 16777216.0;
 // the rounds that take seconds, 2 x 2.3e-7, rounded up: the other core may
 // be busy, and an attack that overruns its share takes the boxes' time.
 constexpr double kScreenedAttackSecondsPerWork = 4.7e-7;
+// Above n = 16 a unit costs less (the round's fixed costs spread over more
+// work): measured 1.8e-7 at n = L = 32 (above), and at n = L = 64 on the
+// recipe's models of results/benchmarks/scaling_models/ (work 2^30):
+// softmax 132.5 s (1.2e-7), ReLU 76.4 s (7.1e-8). The expected seconds per
+// unit are therefore kScreenedAttackSecondsPerWork sqrt(16 / n) for
+// n > 16: 3.3e-7 at n = 32 and 2.35e-7 at n = 64, still about twice the
+// measured figures.
+inline double screened_attack_seconds_per_work(int n) {
+  return n > 16 ? kScreenedAttackSecondsPerWork * std::sqrt(16.0 / n)
+                : kScreenedAttackSecondsPerWork;
+}
 inline double attack_seconds(const Task& task, ModelKind kind, AttentionKind attention, int layers,
                              int heads) {
   return search::VertexMoveScreen::applies(kind, attention, layers)
-             ? kScreenedAttackSecondsPerWork * search::screened_attack_work(task, heads)
+             ? screened_attack_seconds_per_work(task.n) * search::screened_attack_work(task, heads)
              : kAttackSecondsPerWork * search::attack_work(task, layers, heads);
 }
 
