@@ -637,10 +637,6 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // (upper - lower) / |lower| at `bits` bits, +inf when lower is 0 or
 // infinite or upper is infinite
 double bos_relative_gap(const Mpfr& lower, const Mpfr& upper, int bits) {

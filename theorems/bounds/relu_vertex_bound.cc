@@ -211,6 +211,8 @@ struct Cell {
   double bq, kx;
   int unit, depth;
   std::uint64_t bits;
+  // trigger j's row bound (bq + (j - 1) kx) / j
+  double row(double j) const { return (bq + (j - 1) * kx) / j; }
 };
 
 }  // namespace
@@ -331,7 +333,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     // row = qt0^T A (b(q0), the key's score coefficients), col = A qt0
     row = A.row(kTriggerFlag).transpose();
     col = A.col(kTriggerFlag);
-    double ys0 = 0, vs0 = m(kTriggerFlag);
+    double vs0 = m(kTriggerFlag);
     for (int i = 0; i < depth; ++i) {
       const int l = order[i];
       q0[l] = (bits >> i) & 1 ? 1.0 : -1.0;
@@ -340,17 +342,15 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       vs0 += q0[l] * m(cc(l));
     }
     // ys0 = qt0^T A qt0
-    ys0 = row(kTriggerFlag);
+    double ys0 = row(kTriggerFlag);
     for (int i = 0; i < depth; ++i) ys0 += q0[order[i]] * row(cc(order[i]));
+    // sigma B(q0) and qt_d at q0 (q0's free coordinates are 0)
+    const double bos0 = sign.bos ? sigma * row(kBosFlag) * M(u.d, kBosFlag) : 0.0;
+    const double qd0 = u.t >= 0 ? q0[u.t] : u.d == kTriggerFlag ? 1.0 : 0.0;
     // sigma B <= sigma B(q0) + |M[d,0]| sum_F |A[c_k,0]|
-    bq = sign.bos ? sigma * row(kBosFlag) * M(u.d, kBosFlag) +
-                        std::abs(M(u.d, kBosFlag)) * a0_suffix[depth]
-                  : 0.0;
+    bq = bos0 + (sign.bos ? std::abs(M(u.d, kBosFlag)) * a0_suffix[depth] : 0.0);
     // - sigma qt_d: 1 where q_d is free
-    if (u.t >= 0)
-      bq += pos[u.t] >= depth ? 1.0 : -sigma * q0[u.t];
-    else
-      bq += u.d == kTriggerFlag ? -sigma : 0.0;
+    bq += u.t >= 0 && pos[u.t] >= depth ? 1.0 : -sigma * qd0;
     if (sign.self) {
       // ys within ys0 +- es, es = sum_F |grad_l| + sum_(F x F) |Acc|,
       // grad_l = (A qt0 + A^T qt0)_l; sigma vs within sigma vs0 +- mu
@@ -376,10 +376,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
         lin += std::abs(sigma * (bos_slope + vs0 * gy + ys0 * m(cc(k)) - (k == u.t ? 1.0 : 0.0)));
       }
       const double acc = acc_suffix[depth];
-      const double at_q0 = (sign.bos ? sigma * row(kBosFlag) * M(u.d, kBosFlag) : 0.0) +
-                           sigma * (ys0 * vs0 - (u.t >= 0              ? q0[u.t]
-                                                 : u.d == kTriggerFlag ? 1.0
-                                                                       : 0.0));
+      const double at_q0 = bos0 + sigma * (ys0 * vs0 - qd0);
       const double taylor = at_q0 + lin + Gy * mu + std::abs(vs0) * acc + acc * mu;
       bq = std::min(bq + corner, taylor);
       for (int i = 0; i < depth; ++i) {
@@ -459,19 +456,16 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   };
   for (int u = 0; u < static_cast<int>(units.size()); ++u) push(u, 0, 0);
   out.stop = "a query vertex on top for every trigger";
-  bool stopped = false;
   // per trigger, the largest bound over the frontier at the end of its pass
   std::vector<double> pass_end(triggers.size(), std::numeric_limits<double>::infinity());
   // trigger by trigger, the frontier (carried over) ordered by that
   // trigger's (bq + (j - 1) kx) / j, split until a vertex is on top
   const std::size_t count = triggers.size();
-  for (std::size_t t = 0; t < count && !stopped && !overflow; ++t) {
+  for (std::size_t t = 0; t < count && !out.deadline_passed && !overflow; ++t) {
     const double j = triggers[t];
-    // this trigger's share of the cells and of the time left
+    // this trigger's share of the cells left
     const long cell_cap = out.cells + (max_cells - out.cells) / static_cast<long>(count - t);
-    const auto below = [j](const Cell& a, const Cell& b) {
-      return a.bq + (j - 1) * a.kx < b.bq + (j - 1) * b.kx;
-    };
+    const auto below = [j](const Cell& a, const Cell& b) { return a.row(j) < b.row(j); };
     std::make_heap(heap.begin(), heap.end(), below);
     while (!heap.empty()) {
       const Cell top = heap.front();
@@ -485,13 +479,12 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
         if (deadline.expired()) {
           out.deadline_passed = true;
           out.stop = "the deadline";
-          stopped = true;
           break;
         }
         progress.maybe_send([&] {
           return "ReLU vertex bound: trigger " + std::to_string(triggers[t]) + ", " +
                  std::to_string(out.cells) + " query cells split, largest bound " +
-                 progress_number((top.bq + (j - 1) * top.kx) / j);
+                 progress_number(top.row(j));
         });
       }
       std::pop_heap(heap.begin(), heap.end(), below);
@@ -503,7 +496,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       }
     }
     // the heap is ordered for trigger j: its front is the frontier's largest
-    if (!heap.empty()) pass_end[t] = (heap.front().bq + (j - 1) * heap.front().kx) / j;
+    if (!heap.empty()) pass_end[t] = heap.front().row(j);
   }
   if (overflow) {
     out.applies = false;
@@ -518,7 +511,7 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
   std::vector<double> best(triggers.size(), -std::numeric_limits<double>::infinity());
   for (const Cell& c : heap)
     for (std::size_t t = 0; t < triggers.size(); ++t)
-      best[t] = std::max(best[t], (c.bq + (triggers[t] - 1) * c.kx) / triggers[t]);
+      best[t] = std::max(best[t], c.row(triggers[t]));
   for (std::size_t t = 0; t < triggers.size(); ++t) best[t] = std::min(best[t], pass_end[t]);
   // the other rows: r_i max_d |M[d,0]|, r_i largest at the first ordinary row
   const Matrix<Rational>& M_exact = exact.layers[0][0].M;
