@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "src/double_interval.h"
 #include "src/elapsed.h"
+#include "theorems/bounds/spectral_norm_bound.h"
 
 namespace sinkcert::theorems {
 
@@ -289,6 +291,32 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
     for (int i2 = i + 1; i2 < cd; ++i2)
       cross += std::abs(A(cc(k), cc(order[i2]))) + std::abs(A(cc(order[i2]), cc(k)));
     acc_suffix[i] = acc_suffix[i + 1] + cross;
+  }
+  // or, by Cauchy-Schwarz, the free coordinates dq (|dq_k| <= 1) move a
+  // key's score by
+  //   |dq^T (A[c_F, o] + A[c_F, c] x)| <= sum_F |A[c_k, o]| + ||dq||_2 ||W_F x||_2
+  //     <= sum_F |A[c_k, o]| + sqrt(|F| (n - 3)) ||W_F||_2,   W_F = A[c_F, c],
+  // with ||W_F||_2 certified (spectral_norm_bound.h) and the sum rounded
+  // up: about half of sum_F R_k when the content x content entries are
+  // noise-like, as on the recipe's models from n = 32 on
+  // Likewise |dq^T A[c_F, c_F] dq| <= ||dq||_2^2 ||A[c_F, c_F]||_2 <= |F| ||A[c_F, c_F]||_2
+  // bounds the query's quadratic terms (acc).
+  for (int i = 0; i < cd; ++i) {
+    const int f = cd - i;
+    Eigen::MatrixXd w(f, cd), wff(f, f);
+    double ao = 0;
+    for (int r = 0; r < f; ++r) {
+      const int k = order[i + r];
+      ao = directed::add_up(ao, std::abs(A(cc(k), ord)));
+      for (int l = 0; l < cd; ++l) w(r, l) = A(cc(k), cc(l));
+      for (int r2 = 0; r2 < f; ++r2) wff(r, r2) = A(cc(k), cc(order[i + r2]));
+    }
+    acc_suffix[i] =
+        std::min(acc_suffix[i], directed::mul_up(static_cast<double>(f), spectral_norm_upper(wff)));
+    // sqrt is correctly rounded, so its successor is above the exact root
+    const double root = directed::succ(std::sqrt(static_cast<double>(f) * cd));
+    const double spectral = directed::add_up(ao, directed::mul_up(root, spectral_norm_upper(w)));
+    ek_suffix[i] = std::min(ek_suffix[i], spectral);
   }
   std::vector<Unit> units;
   for (int d = 0; d < n; ++d) {

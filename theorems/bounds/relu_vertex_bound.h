@@ -69,18 +69,23 @@
 // A cell's bound, with q0 = s on S and 0 on F (|q_l - q0_l| <= 1 on F):
 //   bq >= sup sigma (B + S) + sum_S E_l:
 //     sigma B <= sigma B(q0) + |M[d,0]| sum_F |A[c_k, 0]|  (B linear in q);
-//     qt^T A qt within ys0 +- es, es = sum_F |grad_l(q0)| + sum_(F x F) |A_kl|,
+//     qt^T A qt within ys0 +- es, es = sum_F |grad_l(q0)| + acc,
 //       sigma m . qt within sigma vs0 +- mu, mu = sum_F |m_l|: their product
 //       (the score > 0) at most the rectangle's largest corner;
 //     -sigma qt_d <= 1 when d's coordinate is free;
 //     or, the smaller, by Taylor's formula at q0 (the linear parts of B, S
 //     and the target may cancel): sigma (B + S)(q0) + sum_F |g_k|
 //     + Gy mu + |vs0| acc + acc mu, g = its gradient at q0,
-//     Gy = sum_F |grad_l(q0)|, acc = sum_(F x F) |A_kl| (the quadratic and
-//     cubic remainders);
+//     Gy = sum_F |grad_l(q0)| (the quadratic and cubic remainders);
+//     acc >= |dq^T A[c_F, c_F] dq| is the smaller of sum_(F x F) |A_kl| and
+//     |F| ||A[c_F, c_F]||_2 (||dq||_2^2 <= |F|; spectral norm certified,
+//     spectral_norm_bound.h);
 //     E_l at the ends of p2's range, p2(q0) +- sum_F |dc_l / dq_k| / 2;
-//   kx >= sup over the cell of K: the score of any key moves by at most
-//     ek = sum_(k in F) R_k, R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|, so
+//   kx >= sup over the cell of K: the score of any key moves by
+//     dq^T (A[c_F, o] + A[c_F, c] x), at most ek, the smaller of
+//     sum_(k in F) R_k, R_k = sum_l |A[c_k, c_l]| + |A[c_k, o]|, and
+//     sum_F |A[c_k, o]| + sqrt(|F| (n - 3)) ||A[c_F, c]||_2 (Cauchy-Schwarz:
+//     ||dq||_2 <= sqrt |F|, ||x||_2 <= sqrt(n - 3)), so
 //     sigma phi <= (U(q0) + eps ek) P - sigma t for the better eps = +-1,
 //     each a zonotope maximum at q0; and b_d by at most
 //     dd = sum_(k in F) |A[c_k, c_d]|, so kappa <= max(0, -b_d(q0) pd) + dd |pd|.

@@ -490,3 +490,84 @@ TEST_CASE("a larger model: the split search's caps lie above sampled and attacke
 
 }  // namespace
 }  // namespace sinkcert::theorems
+
+namespace sinkcert::theorems {
+namespace {
+
+// A ReLU model of T(7, 4) (4 content coordinates) whose trigger row keeps
+// exactly the terms asked for, with content x content block eps * C and
+// M's row d = 1 (the trigger flag, target 1/j) equal to c on the trigger
+// and ordinary flags: the trigger row's error is then
+//   (1/j) [ c (A11 + eps q^T C q) - 1 + sum_k c (A1o + eps q^T C x_k) ]
+// (a kept term only), every other row 0 (their only positive score would be
+// BOS's, here -1). With c = 3 it is above 1, the largest error of any other
+// coordinate (the target's mean of contents, M's other rows being 0).
+Model<double> content_product_model(const Eigen::Matrix4d& C, bool keys, bool self) {
+  constexpr double kEps = 0.05, kC = 3.0;
+  Model<double> m = random_model(7, AttentionKind::kRelu, 0.0, 1);
+  Matrix<double>& A = m.layers[0][0].A;
+  Matrix<double>& M = m.layers[0][0].M;
+  A.setZero();
+  M.setZero();
+  const int o = ordinary_flag(7);
+  A.block(kFirstContent, kFirstContent, 4, 4) = kEps * C;
+  for (const int k : {kBosFlag, kTriggerFlag, o}) A(o, k) = -3.0;
+  A(kTriggerFlag, kBosFlag) = A(kBosFlag, kBosFlag) = -1.0;
+  A(kTriggerFlag, kTriggerFlag) = self ? 1.0 : -3.0;
+  A(kTriggerFlag, o) = keys ? 1.0 : -3.0;
+  M(kTriggerFlag, kTriggerFlag) = M(kTriggerFlag, o) = kC;
+  return m;
+}
+
+// The caps of the root cells alone, and of a frontier cut after `cells`
+// splits, lie above the largest error over the vertices (where this
+// model's worst case is), and the root's within `tight` of it: so a
+// first-order allowance that is too small shows.
+void check_caps_against_vertices(const Model<double>& m, double tight) {
+  const Task task{7, 4, TriggerRange::kPaper};
+  const ReluVertexBound root =
+      relu_vertex_bound(m, task, task.trigger_positions(), Deadline::after(0));
+  REQUIRE(root.applies);
+  for (const TriggerCap& cap : root.caps) {
+    CAPTURE(cap.trigger);
+    const double vertices = grid_max(m, task, cap.trigger, 2);
+    CHECK(cap.upper.convert_to<double>() >= vertices);
+    CHECK(cap.upper.convert_to<double>() <= vertices * (1 + tight));
+  }
+  for (const long cells : {1L, 2L, 3L, 5L, 9L}) {
+    CAPTURE(cells);
+    const ReluVertexBound cut =
+        relu_vertex_bound(m, task, task.trigger_positions(), Deadline{}, ProgressSink{}, cells);
+    for (const TriggerCap& cap : cut.caps) {
+      CAPTURE(cap.trigger);
+      CHECK(cap.upper.convert_to<double>() >= grid_max(m, task, cap.trigger, 2));
+    }
+  }
+}
+
+TEST_CASE("the spectral allowances: exact where the content x content block makes them so") {
+  // The free query coordinates move a key's score by dq^T (eps C) x; over
+  // the box its largest value eps max ||C x||_1 is 8 eps for the 4 x 4
+  // Hadamard matrix, which is sqrt(4 * 4) ||eps C||_2 (the spectral form,
+  // tight) and half of sum |eps C| (the entrywise form): the root cap is
+  // the vertices' maximum, and a spectral allowance missing sqrt(|F|), the
+  // column part or the flag column part falls below it.
+  Eigen::Matrix4d hadamard;
+  hadamard << 1, 1, 1, 1, 1, -1, 1, -1, 1, 1, -1, -1, 1, -1, -1, 1;
+  // The root is exact on these models but for the rounding allowance,
+  // 2^-30 (16 R_A R_M + 4) = 1.3e-6 here (R_A = sum |A| < 15, R_M = 6),
+  // against caps >= 1.
+  constexpr double kTight = 1e-5;
+  check_caps_against_vertices(content_product_model(hadamard, true, false), kTight);
+  // The self term's quadratic part eps q^T J q (J all ones) is largest,
+  // 16 eps, at q = +-1: both |F| ||eps J||_2 and sum |eps J| are exact.
+  const Eigen::Matrix4d ones = Eigen::Matrix4d::Ones();
+  check_caps_against_vertices(content_product_model(ones, false, true), kTight);
+  // both at once: the root decouples the self term's q from the keys', so
+  // only the cut frontiers are checked against the vertices, and the root
+  // against a looser 50 %
+  check_caps_against_vertices(content_product_model(ones, true, true), 0.5);
+}
+
+}  // namespace
+}  // namespace sinkcert::theorems
