@@ -292,15 +292,10 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       cross += std::abs(A(cc(k), cc(order[i2]))) + std::abs(A(cc(order[i2]), cc(k)));
     acc_suffix[i] = acc_suffix[i + 1] + cross;
   }
-  // or, by Cauchy-Schwarz, the free coordinates dq (|dq_k| <= 1) move a
-  // key's score by
-  //   |dq^T (A[c_F, o] + A[c_F, c] x)| <= sum_F |A[c_k, o]| + ||dq||_2 ||W_F x||_2
-  //     <= sum_F |A[c_k, o]| + sqrt(|F| (n - 3)) ||W_F||_2,   W_F = A[c_F, c],
-  // with ||W_F||_2 certified (spectral_norm_bound.h) and the sum rounded
-  // up: about half of sum_F R_k when the content x content entries are
-  // noise-like, as on the recipe's models from n = 32 on
-  // Likewise |dq^T A[c_F, c_F] dq| <= ||dq||_2^2 ||A[c_F, c_F]||_2 <= |F| ||A[c_F, c_F]||_2
-  // bounds the query's quadratic terms (acc).
+  // Or, by Cauchy-Schwarz (||dq||_2^2 <= |F|, ||x||_2^2 <= n - 3), with the
+  // norms certified (spectral_norm_bound.h) and every step rounded up;
+  // about half the entrywise sums or less when the content x content
+  // entries are noise-like, as on the recipe's models from n = 32 on.
   for (int i = 0; i < cd; ++i) {
     const int f = cd - i;
     Eigen::MatrixXd w(f, cd), wff(f, f);
@@ -311,8 +306,10 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
       for (int l = 0; l < cd; ++l) w(r, l) = A(cc(k), cc(l));
       for (int r2 = 0; r2 < f; ++r2) wff(r, r2) = A(cc(k), cc(order[i + r2]));
     }
+    // |dq^T A[c_F, c_F] dq| <= |F| ||A[c_F, c_F]||_2
     acc_suffix[i] =
         std::min(acc_suffix[i], directed::mul_up(static_cast<double>(f), spectral_norm_upper(wff)));
+    // |dq^T (A[c_F, o] + A[c_F, c] x)| <= sum_F |A[c_k, o]| + sqrt(|F| (n - 3)) ||A[c_F, c]||_2;
     // sqrt is correctly rounded, so its successor is above the exact root
     const double root = directed::succ(std::sqrt(static_cast<double>(f) * cd));
     const double spectral = directed::add_up(ao, directed::mul_up(root, spectral_norm_upper(w)));

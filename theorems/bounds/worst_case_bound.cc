@@ -273,6 +273,18 @@ SoftmaxVertexBound shared_vertex_bound(
 // bound's.
 constexpr double kVertexBudgetShare = 0.8;
 
+}  // namespace
+
+// min(kVertexBudgetShare r, r - kFirstPassMargin b t), at least 0: the
+// first pass's b boxes left, t seconds each, keep twice their measured
+// time (header)
+double vertex_bound_seconds(double remaining, int boxes_left, double seconds_per_box) {
+  const double reserve = kFirstPassMargin * boxes_left * seconds_per_box;
+  return std::max(0.0, std::min(kVertexBudgetShare * remaining, remaining - reserve));
+}
+
+namespace {
+
 // The single-layer box kind of the driver (worst_case_search.h): the
 // coefficient form of the header; each box offers the vertex of its worst
 // term (whose enclosure's width, rounding only, is the node's rounding) and
@@ -298,10 +310,27 @@ struct SingleLayerEvaluator {
   // the gap asked: a box is bounded in double intervals first when their
   // rounding is a small share of it (bound_box_double_first)
   double relative_gap = 0.01;
+  // the first pass's boxes (one per trigger) this process has not bounded
+  // yet, and the trigger of its first box
+  int first_pass_left = 0;
+  int first_trigger = 1;
   bool caps_pending() const { return static_cast<bool>(caps_from_lower); }
-  // What evaluate() does first, at the first box entered with lower > 0.
-  void share_caps(const Mpfr& lower, const Deadline& deadline, const search::RankGroup& ranks) {
-    const Deadline vertex_deadline = deadline.or_after(kVertexBudgetShare * deadline.remaining());
+  // What evaluate() does first, at the first box entered with lower > 0;
+  // the first pass's pace is measured on its first box (bounded here and
+  // dropped: the pass bounds it again), each rank bounding its share of
+  // the boxes left.
+  void share_caps(const Model<Mpfi>& model, const Mpfr& lower, const Deadline& deadline,
+                  const search::RankGroup& ranks) {
+    double per_box = 0;
+    if (first_pass_left > 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)bound_box_double_first(model, task, full_content_box(task, first_trigger),
+                                   relative_gap);
+      per_box = seconds_since(t0);
+    }
+    const int mine = (first_pass_left + ranks.size() - 1) / ranks.size();
+    const Deadline vertex_deadline =
+        deadline.or_after(vertex_bound_seconds(deadline.remaining(), mine, per_box));
     caps = shared_caps_from_lower ? shared_caps_from_lower(lower, vertex_deadline, ranks)
                                   : caps_from_lower(lower, vertex_deadline);
     caps_from_lower = nullptr;
@@ -314,10 +343,20 @@ struct SingleLayerEvaluator {
   }
   void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
                 const Deadline& deadline, ProgressLines&) {
+    const bool first_pass = node.box.depth == 0 && first_pass_left > 0;
+    if (first_pass) --first_pass_left;
     if (caps_from_lower && lower > 0 && !deadline.expired()) {
-      // the rest of the budget is the boxes' (the first pass needs it)
-      caps = caps_from_lower(lower, deadline.or_after(kVertexBudgetShare * deadline.remaining()));
+      // this box first, timed: the pace of the first pass, whose boxes left
+      // keep their time (vertex_bound_seconds); the rest of the budget is
+      // the boxes'
+      const auto t0 = std::chrono::steady_clock::now();
+      node.bound = bound_box_double_first(model, task, node.box, relative_gap);
+      const double per_box = seconds_since(t0);
+      caps = caps_from_lower(lower, deadline.or_after(vertex_bound_seconds(
+                                        deadline.remaining(), first_pass_left, per_box)));
       caps_from_lower = nullptr;
+      cap_and_offer(model, node, take);
+      return;
     }
     bound(model, node, take);
   }
@@ -325,6 +364,10 @@ struct SingleLayerEvaluator {
   // calls it on several threads at once).
   void bound(const Model<Mpfi>& model, Node& node, const TakeWitness& take) const {
     node.bound = bound_box_double_first(model, task, node.box, relative_gap);
+    cap_and_offer(model, node, take);
+  }
+  // The trigger's cap on the box's bound, and the box's witnesses.
+  void cap_and_offer(const Model<Mpfi>& model, Node& node, const TakeWitness& take) const {
     const int j = node.box.trigger;
     // a box's worst case is at most its trigger's
     for (const TriggerCap& cap : caps) {
@@ -360,6 +403,8 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
   std::string note;
   const std::vector<int> triggers =
       options.triggers.empty() ? task.trigger_positions() : options.triggers;
+  evaluator.first_pass_left = static_cast<int>(triggers.size());
+  if (!triggers.empty()) evaluator.first_trigger = triggers.front();
   std::string budget_note;
   if (model.attention == AttentionKind::kRelu) {
     const ReluVertexBound vertex =

@@ -169,6 +169,20 @@ Mpfi certified_error(const Model<Mpfi>& model, const Task& task, int trigger,
 Mpfr certified_error_lower(const Model<Mpfi>& model, const Task& task, int trigger,
                            const std::vector<double>& content);
 
+// The softmax vertex bound's time (its caps wait for a certified lower
+// bound, so it runs inside the first pass, or before it under ranks): a
+// share of the time left, kVertexBudgetShare (0.8, in the source), but
+// never so much that the first pass's boxes left (one per trigger, each a
+// trigger's only bound where no cap comes) lack kFirstPassMargin times
+// their measured pace: a trigger the first pass does not reach leaves
+// upper = +inf. The margin covers the boxes' spread (a few per cent over
+// the triggers, results/benchmarks/double_first_benchmark.txt) and a
+// machine shared with one more job (twice the time).
+inline constexpr double kFirstPassMargin = 2.0;
+// min(0.8 remaining, remaining - kFirstPassMargin boxes_left seconds_per_box),
+// at least 0 (seconds).
+double vertex_bound_seconds(double remaining, int boxes_left, double seconds_per_box);
+
 // relative_gap: stop when upper <= lower (1 + relative_gap).
 struct WorstCaseOptions : BoxSearchOptions {
   std::vector<int> triggers;  // empty = every position of the convention

@@ -175,7 +175,8 @@ bool read_box_part(const Evaluator& evaluator, PartReader& r, BoxNode<Bound>& no
 // Whether an Evaluator splits the first pass by ranks: it declares
 // kSharesFirstPass = true and provides
 //   bool caps_pending() const      its per-trigger caps not yet computed;
-//   void share_caps(const Mpfr& lower, const Deadline&, const search::RankGroup&)
+//   void share_caps(const Model<Mpfi>&, const Mpfr& lower, const Deadline&,
+//                   const search::RankGroup&)
 //       computes them as its first evaluate() would at this lower, each
 //       rank its own triggers' share, and gives every rank all of them;
 //   void write_bound(const Bound&, PartWriter&) const;
@@ -446,7 +447,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     // same on every rank (the same witnesses so far), so every rank makes
     // the same collective calls.
     if (ranks != nullptr && (!evaluator.caps_pending() || out.lower > 0)) {
-      if (evaluator.caps_pending()) evaluator.share_caps(out.lower, deadline, *ranks);
+      if (evaluator.caps_pending()) evaluator.share_caps(model, out.lower, deadline, *ranks);
       first_start = seconds_since(t0);  // the estimates: the boxes' pace, not the caps'
       // Part k (trigger k of the list): its node as its owner
       // bounded it and the witnesses it offered, in order; then every rank
@@ -553,7 +554,8 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     // batch, as the first box entered with lower > 0 would (split by ranks)
     void prepare_batch(const Mpfr& lower) {
       if constexpr (splits_boxes::value) {
-        if (evaluator.caps_pending() && lower > 0) evaluator.share_caps(lower, deadline, group);
+        if (evaluator.caps_pending() && lower > 0)
+          evaluator.share_caps(model, lower, deadline, group);
       }
     }
     void bound_part(const Node&, const ContentBox& box, PartWriter& w) const {
@@ -578,11 +580,12 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
                  : "cannot split a box whose coordinates are adjacent doubles";
     }
     const Deadline& deadline;
+    const Model<Mpfi>& model;  // at the working precision (raises reassign it)
     std::string progress(const Mpfr& lower, const Mpfr& upper) {
       return enclosure_progress("E", out.boxes, lower, upper, deadline);
     }
   } ops{bound_node,          raise_to,   done,      options, evaluator, out,
-        raise_trigger_upper, write_part, read_part, group,   deadline};
+        raise_trigger_upper, write_part, read_part, group,   deadline, model};
   const bool has_lower = true;  // out.lower starts below every error (-1)
   run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0, deadline, progress);
   // upper_j = max(lower_j, max over the live and the pruned boxes of trigger j)

@@ -713,5 +713,16 @@ TEST_CASE("bound_box_double_first: kept where double's rounding is small, refuse
   CHECK(b.upper == bound_box(sink, small, full_content_box(small, 2)).upper);
 }
 
+TEST_CASE("the softmax vertex bound's time leaves the first pass its boxes at twice their pace") {
+  // little left to bound: 0.8 of the time left
+  CHECK(vertex_bound_seconds(100, 10, 0.1) == doctest::Approx(80));
+  CHECK(vertex_bound_seconds(100, 0, 5.0) == doctest::Approx(80));
+  // 30 boxes of 1 s keep 60 s (at n = 16, L = 64 a box takes about 0.5 s
+  // and the share alone left the last 29 of 62 triggers unbounded)
+  CHECK(vertex_bound_seconds(100, 30, 1.0) == doctest::Approx(100 - kFirstPassMargin * 30));
+  // none when they need all of it
+  CHECK(vertex_bound_seconds(100, 60, 1.0) == 0);
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems
