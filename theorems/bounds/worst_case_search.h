@@ -179,6 +179,8 @@ bool read_box_part(const Evaluator& evaluator, PartReader& r, BoxNode<Bound>& no
 //                   const search::RankGroup&)
 //       computes them as its first evaluate() would at this lower, each
 //       rank its own triggers' share, and gives every rank all of them;
+//   int first_pass_left             the first pass's boxes this process has
+//       not bounded; the driver sets 0 when the first pass ends;
 //   void write_bound(const Bound&, PartWriter&) const;
 //   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h);
 //   void bound(const Model<Mpfi>&, BoxNode<Bound>&, const TakeWitness&) const
@@ -497,6 +499,9 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     }
   }
   for (std::size_t t = 0; t < triggers.size() && !shared_first_pass; ++t) first_pass_box(t);
+  // no first-pass box is left to keep time for (under ranks each rank
+  // bounded only its share)
+  if constexpr (SharesFirstPass<Evaluator>::value) evaluator.first_pass_left = 0;
   out.triggers_unbounded = unbounded;
   if (unbounded > 0) {
     add_budget_note(out, std::to_string(unbounded) + " of " + std::to_string(triggers.size()) +
@@ -585,7 +590,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
       return enclosure_progress("E", out.boxes, lower, upper, deadline);
     }
   } ops{bound_node,          raise_to,   done,      options, evaluator, out,
-        raise_trigger_upper, write_part, read_part, group,   deadline, model};
+        raise_trigger_upper, write_part, read_part, group,   deadline,  model};
   const bool has_lower = true;  // out.lower starts below every error (-1)
   run_box_search(heap, options, ops, out.lower, has_lower, out.upper, out, t0, deadline, progress);
   // upper_j = max(lower_j, max over the live and the pruned boxes of trigger j)
