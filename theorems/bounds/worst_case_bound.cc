@@ -321,19 +321,12 @@ struct SingleLayerEvaluator {
   // the boxes left.
   void share_caps(const Model<Mpfi>& model, const Mpfr& lower, const Deadline& deadline,
                   const search::RankGroup& ranks) {
-    double per_box = 0;
-    if (first_pass_left > 0) {
-      const auto t0 = std::chrono::steady_clock::now();
-      (void)bound_box_double_first(model, task, full_content_box(task, first_trigger),
-                                   relative_gap);
-      per_box = seconds_since(t0);
-    }
+    BoxBound dropped;
+    const double per_box = first_pass_left > 0
+                               ? timed_bound(model, full_content_box(task, first_trigger), dropped)
+                               : 0.0;
     const int mine = (first_pass_left + ranks.size() - 1) / ranks.size();
-    const Deadline vertex_deadline =
-        deadline.or_after(vertex_bound_seconds(deadline.remaining(), mine, per_box));
-    caps = shared_caps_from_lower ? shared_caps_from_lower(lower, vertex_deadline, ranks)
-                                  : caps_from_lower(lower, vertex_deadline);
-    caps_from_lower = nullptr;
+    compute_caps(lower, deadline, mine, per_box, &ranks);
   }
   void write_bound(const BoxBound& b, PartWriter& w) const { write_box_bound(b, w); }
   BoxBound read_bound(PartReader& r) const { return read_box_bound(r); }
@@ -343,22 +336,35 @@ struct SingleLayerEvaluator {
   }
   void evaluate(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
                 const Deadline& deadline, ProgressLines&) {
-    const bool first_pass = node.box.depth == 0 && first_pass_left > 0;
-    if (first_pass) --first_pass_left;
+    if (node.box.depth == 0 && first_pass_left > 0) --first_pass_left;
     if (caps_from_lower && lower > 0 && !deadline.expired()) {
       // this box first, timed: the pace of the first pass, whose boxes left
       // keep their time (vertex_bound_seconds); the rest of the budget is
       // the boxes'
-      const auto t0 = std::chrono::steady_clock::now();
-      node.bound = bound_box_double_first(model, task, node.box, relative_gap);
-      const double per_box = seconds_since(t0);
-      caps = caps_from_lower(lower, deadline.or_after(vertex_bound_seconds(
-                                        deadline.remaining(), first_pass_left, per_box)));
-      caps_from_lower = nullptr;
+      const double per_box = timed_bound(model, node.box, node.bound);
+      compute_caps(lower, deadline, first_pass_left, per_box, nullptr);
       cap_and_offer(model, node, take);
       return;
     }
     bound(model, node, take);
+  }
+  // The box's bound (before its cap) into `out`; returns the seconds it took.
+  double timed_bound(const Model<Mpfi>& model, const ContentBox& box, BoxBound& out) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    out = bound_box_double_first(model, task, box, relative_gap);
+    return seconds_since(t0);
+  }
+  // The caps at `lower`, the vertex bound leaving `boxes` first-pass boxes
+  // of `per_box` seconds their time (vertex_bound_seconds); split by
+  // trigger under `ranks` when given.
+  void compute_caps(const Mpfr& lower, const Deadline& deadline, int boxes, double per_box,
+                    const search::RankGroup* ranks) {
+    const Deadline vertex_deadline =
+        deadline.or_after(vertex_bound_seconds(deadline.remaining(), boxes, per_box));
+    caps = ranks != nullptr && shared_caps_from_lower
+               ? shared_caps_from_lower(lower, vertex_deadline, *ranks)
+               : caps_from_lower(lower, vertex_deadline);
+    caps_from_lower = nullptr;
   }
   // The box's bound with the caps as they are (reads only: the box phase
   // calls it on several threads at once).
