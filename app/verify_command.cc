@@ -38,8 +38,8 @@
 // every rank runs the bound, the first pass split by trigger (bound) or by
 // (head, row, trigger) case (bos), and the softmax vertex bound's caps by
 // trigger (BoxSearchOptions::ranks); every rank holds one process's result
-// bit for bit, and only rank 0 prints and writes. A residual model runs
-// whole on every rank (said on stderr). --seconds is the same budget on
+// bit for bit, and only rank 0 prints and writes. verify bos on a residual
+// model runs whole on every rank (said on stderr). --seconds is the same budget on
 // every rank, from its own start.
 #include <algorithm>
 #include <functional>
@@ -266,13 +266,13 @@ BoxRunRanks box_run_ranks(Context& ctx) {
   return r;
 }
 
-// A residual model under several ranks: every rank runs the whole bound
-// (neither its first pass nor its box phase is split: a deep box's bound
-// may be cut short by the deadline, and its evaluator keeps state from box
-// to box), said once on stderr.
+// verify bos on a residual model under several ranks: every rank runs the
+// whole bound (the deep BOS search is not split by ranks), said once on
+// stderr.
 void say_redundant(const BoxRunRanks& ranks, const std::string& command) {
   if (ranks.group && ranks.group->size() > 1 && ranks.root) {
-    std::cerr << command << ": a residual model is bounded whole on every rank under mpirun "
+    std::cerr << command
+              << ": a residual model's BOS mass is bounded whole on every rank under mpirun "
               << "(neither its first pass nor its box phase is split by ranks): no faster than "
               << "one process\n";
   }
@@ -485,7 +485,6 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   const bool deep = file.num_layers() > 1;  // residual, several layers
-  if (deep) say_redundant(ranks, "verify bound");
   if (const std::optional<theorems::Claim> claim = claim_as_written(opt)) {
     const theorems::UpperBoundCheck check =
         deep ? theorems::check_deep_upper_bound(model, task, *claim, options)

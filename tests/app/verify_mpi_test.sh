@@ -19,8 +19,8 @@
 # empty, search/mpi_rank_group.h) the run fails, not silently differs, in
 # the first pass and, from the 6th share on, in the box phase; and the
 # comparison tells a changed last bit apart. A residual model of two layers
-# (bounded whole on every rank, the attack's witnesses included) gives the
-# same JSON under 2 ranks as well.
+# (first pass split by trigger, boxes by batch, the attack's witnesses
+# included) gives the same JSON under 2 ranks as well.
 # Usage: verify_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -103,9 +103,10 @@ for seconds in 4 8; do
   [ "$(grep -c '^{' "$tmp/deadline.$seconds")" -eq 1 ] || fail "deadline $seconds s: not one JSON object"
 done
 # a residual model of two layers (n = 5, L = 4, 2 x 2 heads, entries
-# uniform in [-1, 1]): bounded whole on every rank, the attack's round
-# decided by rank 0 and run on each (seed 0, round 0: reproducible), so the
-# same JSON, attack_lo included, and the lower end at least the attack's
+# uniform in [-1, 1]): its first pass split by trigger and its 40 boxes by
+# batch, the attack's round decided by rank 0 and run on each (seed 0,
+# round 0: reproducible), so the same JSON, attack_lo included, the lower
+# end at least the attack's, and no word of running whole on every rank
 python3 -c '
 import json, random, sys
 random.seed(3)
@@ -121,6 +122,7 @@ rc1=$?
 rc2=$?
 [ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep: exit codes $rc1 (one process), $rc2 (two ranks)"
 same "$tmp/deep.one" "$tmp/deep.two" || fail "deep: the JSON differs between 1 process and 2 ranks"
+grep -q "whole on every rank" "$tmp/deep.two.err" && fail "deep: says it runs whole on every rank"
 python3 -c '
 import json, sys
 from fractions import Fraction

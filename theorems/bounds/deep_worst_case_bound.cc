@@ -515,6 +515,40 @@ Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigge
   return max_abs(point_error(model, task, trigger, content));
 }
 
+void write_deep_box_bound(const DeepBoxBound& b, PartWriter& w) {
+  w.put(b.upper);
+  w.put_int(b.position);
+  w.put_int(b.coordinate);
+  w.put(b.weight);
+  w.put(b.witness_lower);
+  w.put(b.witness_rounding);
+  w.put(b.witness);
+  w.put_int(b.cut ? 1 : 0);
+  w.put_int(b.symbolic ? 1 : 0);
+}
+
+DeepBoxBound read_deep_box_bound(PartReader& r) {
+  DeepBoxBound b;
+  b.upper = r.get_mpfr();
+  b.position = static_cast<int>(r.get_int());
+  b.coordinate = static_cast<int>(r.get_int());
+  b.weight = r.get_doubles();
+  b.witness_lower = r.get_mpfr();
+  b.witness_rounding = r.get_mpfr();
+  b.witness = r.get_doubles();
+  const auto flag = [&r](const char* name) {
+    const long v = r.get_int();
+    if (v != 0 && v != 1) {
+      throw std::runtime_error(std::string("a deep box part whose ") + name + " flag is " +
+                               std::to_string(v) + ", not 0 or 1");
+    }
+    return v == 1;
+  };
+  b.cut = flag("cut");
+  b.symbolic = flag("symbolic");
+  return b;
+}
+
 DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
                             DeepForm form, const Mpfr& prune_below, const DeepBoxBudget& budget) {
   const int L = task.L, n = task.n, j = box.trigger;
@@ -724,16 +758,29 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
 // The deep box kind of the driver (worst_case_search.h): bound_deep_box,
 // whose centre and Baumann points are offered as witnesses (the best one's
 // enclosure width, rounding only, is the node's rounding).
-// The first evaluation of each trigger's whole box (the driver's first pass)
-// is the plain interval one, which takes milliseconds at any size, so that
-// every trigger has a finite upper bound before any expensive form starts;
-// node.bits = 0 then makes the loop bound that box again, with every form,
-// when it reaches the top (the loop re-evaluates a box bounded below the
-// working precision).
+// The first pass (evaluate) bounds each trigger's whole box by the plain
+// interval form, which takes milliseconds at any size, so that every
+// trigger has a finite upper bound before any expensive form starts;
+// node.bits = 0 then makes the loop bound that box again, with the loop's
+// forms (bound), when it reaches the top (the loop re-evaluates a box
+// bounded below the working precision). There are no caps, so under
+// several ranks the first pass is split by trigger and the box phase by
+// batch (worst_case_search.h): a box's bound depends on its box, the
+// lower end fixed before its batch (the Baumann forms' pruning) and the
+// deadline; the deadline alone can make a box's bound depend on timing,
+// and then the owner's bound, shared exactly, is every rank's.
 struct DeepEvaluator {
   const Task& task;
-  long cut_boxes = 0;           // boxes whose refinements the deadline cut short
-  std::vector<int> first_seen;  // triggers whose whole box had its cheap pass
+  long cut_boxes = 0;  // boxes whose refinements the deadline cut short
+  static constexpr bool kSharesFirstPass = true;
+  int first_pass_left = 0;  // (no caps: no time kept for the first pass)
+  bool caps_pending() const { return false; }
+  void share_caps(const Model<Mpfi>&, const Mpfr&, const Deadline&, const search::RankGroup&) {}
+  void write_bound(const DeepBoxBound& b, PartWriter& w) const { write_deep_box_bound(b, w); }
+  DeepBoxBound read_bound(PartReader& r) const { return read_deep_box_bound(r); }
+  void counted(const DeepBoxBound& b) {
+    if (b.cut) ++cut_boxes;
+  }
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);
   }
@@ -747,24 +794,27 @@ struct DeepEvaluator {
     if (!symbolic_pass_supported(model.attention)) return DeepForm::kCentred;
     return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
   }
+  // The first pass's box: the plain form, bound again at the top.
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
                 const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
-    const int j = node.box.trigger;
-    const bool cheap = node.box.depth == 0 &&
-                       std::find(first_seen.begin(), first_seen.end(), j) == first_seen.end();
-    if (cheap) {
-      first_seen.push_back(j);
-      node.bound = bound_deep_box(model, task, node.box, DeepForm::kPlain, lower,
-                                  DeepBoxBudget{deadline, &progress});
-      node.bits = 0;  // bound again, with every form, at the top
-    } else {
-      node.bound = bound_deep_box(model, task, node.box, refine_form(model), lower,
-                                  DeepBoxBudget{deadline, &progress});
-    }
-    if (node.bound.cut) ++cut_boxes;
+    node.bound = bound_deep_box(model, task, node.box, DeepForm::kPlain, lower,
+                                DeepBoxBudget{deadline, &progress});
+    node.bits = 0;
+    offer(node, take);
+  }
+  // The box phase's box (on several threads at once: no progress lines
+  // from inside it; the loop sends its own between batches).
+  void bound(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower, const TakeWitness& take,
+             const Deadline& deadline) const {
+    node.bound = bound_deep_box(model, task, node.box, refine_form(model), lower,
+                                DeepBoxBudget{deadline, nullptr});
+    offer(node, take);
+  }
+  // The best witness the box met (the enclosure's lower end is what the
+  // driver keeps) and its rounding.
+  static void offer(DeepNode& node, const TakeWitness& take) {
     node.rounding = node.bound.witness_rounding;
     if (!node.bound.witness.empty()) {
-      // the enclosure's lower end is what the driver keeps
       take(node.box.trigger, node.bound.witness,
            Mpfi(node.bound.witness_lower, node.bound.witness_lower));
     }
@@ -808,7 +858,7 @@ WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
     throw std::invalid_argument("deep worst-case bound: the model has no heads");
   }
   task.validate();
-  DeepEvaluator evaluator{task, 0, {}};
+  DeepEvaluator evaluator{task};
   WorstCaseBound out = run_worst_case_search<DeepBoxBound>(model, task, options, done, evaluator,
                                                            "deep worst-case bound");
   if (evaluator.cut_boxes > 0) {

@@ -105,6 +105,7 @@
 #include <string>
 #include <vector>
 
+#include "src/exact_parts.h"
 #include "src/model.h"
 #include "src/scalar_traits.h"
 #include "src/task.h"
@@ -146,6 +147,12 @@ struct DeepBoxBudget {
 DeepBoxBound bound_deep_box(const Model<Mpfi>& model, const Task& task, const ContentBox& box,
                             DeepForm form = DeepForm::kCentred, const Mpfr& prune_below = Mpfr(-1),
                             const DeepBoxBudget& budget = {});
+
+// A box's bound as a part of a share under several ranks, exactly
+// (src/exact_parts.h); read_deep_box_bound throws std::runtime_error when
+// the part ends early or a flag is neither 0 nor 1.
+void write_deep_box_bound(const DeepBoxBound& b, PartWriter& w);
+DeepBoxBound read_deep_box_bound(PartReader& r);
 
 // The MPFI enclosure of e(X) at one input, target by the model's kind.
 Mpfi certified_deep_error(const Model<Mpfi>& model, const Task& task, int trigger,

@@ -346,7 +346,7 @@ struct SingleLayerEvaluator {
       cap_and_offer(model, node, take);
       return;
     }
-    bound(model, node, take);
+    bound(model, node, lower, take, deadline);
   }
   // The box's bound (before its cap) into `out`; returns the seconds it took.
   double timed_bound(const Model<Mpfi>& model, const ContentBox& box, BoxBound& out) const {
@@ -367,8 +367,10 @@ struct SingleLayerEvaluator {
     caps_from_lower = nullptr;
   }
   // The box's bound with the caps as they are (reads only: the box phase
-  // calls it on several threads at once).
-  void bound(const Model<Mpfi>& model, Node& node, const TakeWitness& take) const {
+  // calls it on several threads at once); a box takes milliseconds, so
+  // neither the lower end nor the deadline enters it.
+  void bound(const Model<Mpfi>& model, Node& node, const Mpfr&, const TakeWitness& take,
+             const Deadline&) const {
     node.bound = bound_box_double_first(model, task, node.box, relative_gap);
     cap_and_offer(model, node, take);
   }
@@ -388,6 +390,7 @@ struct SingleLayerEvaluator {
     }
     take(j, centre, point_error(model, j, centre));
   }
+  void counted(const BoxBound&) {}
   int split(const Node& node) { return choose_split(node); }
 };
 

@@ -42,11 +42,11 @@
 // one layer as for several.
 // The driver (witnesses, precision raises, per-trigger summary, stopping
 // rules) is theorems/bounds/worst_case_search.h, shared with the deep bound.
-// Under several ranks (options.ranks) the single-layer first pass and the
-// softmax vertex bound's caps are split by trigger there, with the same
-// result bit for bit; gated attention and the ReLU vertex bound (one
-// enumeration of query vertices shared by every trigger) run whole on every
-// rank.
+// Under several ranks (options.ranks) the first pass (gated attention's
+// included) and the softmax vertex bound's caps are split by trigger there,
+// and the boxes after it by batch, with the same result bit for bit; the
+// ReLU vertex bound (one search over the query shared by every trigger)
+// runs whole on every rank.
 // Branch and bound: a max-heap of boxes by upper(B) over all triggers; pop
 // the top, stop once top.upper <= lower (1 + relative_gap), otherwise bisect
 // (at even depth) the coordinate with the largest width_m * |dphi/dx_m|

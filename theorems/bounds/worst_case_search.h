@@ -56,8 +56,12 @@
 // trigger order, as one process does. The heap, the witnesses and every
 // counter are then one process's; the loop after it is split by batch
 // (box_search.h: each box of a batch bounded by Evaluator::bound, which
-// reads the caps and never the witnesses, by its owner rank, then applied
-// in batch order on every rank): the enclosure is the same bits for any K. Rank 0 decides whether
+// reads the caps and the lower end as the batch found it, never the
+// witnesses found beside it, by its owner rank, then applied in batch
+// order on every rank): the enclosure is the same bits for any K. Both
+// evaluators split: the single-layer one (caps from the vertex bounds)
+// and the deep one (no caps; a box the deadline cuts short is its owner's
+// bound, shared like any other). Rank 0 decides whether
 // the attack runs (it depends on the time left) for every rank. With caps pending and no positive
 // lower (no attack witness) the first pass runs whole on every rank. A rank past the deadline
 // leaves its boxes unbounded
@@ -183,9 +187,13 @@ bool read_box_part(const Evaluator& evaluator, PartReader& r, BoxNode<Bound>& no
 //       not bounded; the driver sets 0 when the first pass ends;
 //   void write_bound(const Bound&, PartWriter&) const;
 //   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h);
-//   void bound(const Model<Mpfi>&, BoxNode<Bound>&, const TakeWitness&) const
-//       what evaluate() does once the caps are known (or pending with
-//       lower <= 0), without the deadline; safe on several threads at once.
+//   void bound(const Model<Mpfi>&, BoxNode<Bound>&, const Mpfr& lower,
+//              const TakeWitness&, const Deadline&) const
+//       the box phase's bound of a box: it reads the caps (known, or pending
+//       with lower <= 0) and the lower end fixed before the batch, never the
+//       witnesses found beside it; safe on several threads at once;
+//   void counted(const Bound&)     every bounded box, on every rank in part
+//       order (the evaluator's own tallies, e.g. boxes cut by the deadline).
 // Such an evaluator splits the box phase too (box_search.h, splits_boxes).
 template <class E, class = void>
 struct SharesFirstPass : std::false_type {};
@@ -363,11 +371,17 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   const auto offer = [&](int trigger, const std::vector<double>& content) {
     take(trigger, content, evaluator.point_error(model, trigger, content));
   };
+  // a bounded box counted (under ranks every rank counts every box, in
+  // the parts' order)
+  const auto count_box = [&](const Node& node) {
+    ++out.boxes;
+    ++slot(node.box.trigger).boxes;
+    if constexpr (SharesFirstPass<Evaluator>::value) evaluator.counted(node.bound);
+  };
   const auto bound_node = [&](ContentBox box) {
     Node node{std::move(box), {}, out.bits, Mpfr(0)};
     evaluator.evaluate(model, node, out.lower, take, deadline, progress);
-    ++out.boxes;
-    ++slot(node.box.trigger).boxes;
+    count_box(node);
     return node;
   };
   const auto raise_to = [&](int bits) {
@@ -491,8 +505,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
                                    e.what());
         }
         for (const WitnessOffer& o : offers) take(o.trigger, o.content, o.e);
-        ++out.boxes;
-        ++slot(node.box.trigger).boxes;
+        count_box(node);
         heap.push(std::move(node));
       }
       shared_first_pass = true;
@@ -524,7 +537,9 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
         offers.push_back({trigger, content, e});
       };
       Node node{box, {}, out.bits, Mpfr(0)};
-      evaluator.bound(model, node, record);
+      // out.lower: as the batch found it (witnesses are taken only when
+      // the parts are read)
+      evaluator.bound(model, node, out.lower, record, deadline);
       write_box_part(evaluator, node, offers, w);
     }
   };
@@ -537,8 +552,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
       }
     }
     for (const WitnessOffer& o : offers) take(o.trigger, o.content, o.e);
-    ++out.boxes;
-    ++slot(node.box.trigger).boxes;
+    count_box(node);
     return node;
   };
   const search::RankGroup& group = search::ranks_or_local(options.ranks);

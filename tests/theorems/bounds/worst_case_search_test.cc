@@ -14,6 +14,7 @@
 
 #include "tests/test_util.h"
 #include "tests/thread_rank_group.h"
+#include "theorems/bounds/deep_worst_case_bound.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -119,6 +120,96 @@ TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered p
   CHECK(refused(fraction));
 }
 
+// The deep bound's part codec (deep_worst_case_bound.h), as the driver
+// calls it.
+struct DeepBoxBoundCodec {
+  void write_bound(const DeepBoxBound& b, PartWriter& w) const { write_deep_box_bound(b, w); }
+  DeepBoxBound read_bound(PartReader& r) const { return read_deep_box_bound(r); }
+};
+
+TEST_CASE("a deep box's part reads back bit for bit; a truncated or altered part is refused") {
+  const Task task{5, 4, TriggerRange::kPaper};
+  PrecisionScope scope(128);
+  const Model<Mpfi> model =
+      testing::random_model(5, AttentionKind::kSoftmax, 1.0, 1, 2, 2, ModelKind::kResidual)
+          .cast<Mpfi>();
+  const int j = task.trigger_positions().back();
+  ContentBox box = full_content_box(task, j);
+  for (std::size_t v = 0; v < box.lo.size(); ++v) box.hi[v] = -1.0 + 0.25 * (1 + v % 3);
+  BoxNode<DeepBoxBound> node{box, bound_deep_box(model, task, box), 128, Mpfr(0)};
+  REQUIRE(!node.bound.witness.empty());
+  REQUIRE(!node.bound.weight.empty());
+  // ends no double holds (a lossy transfer would change them), both flags set
+  node.bound.upper += bmp::ldexp(Mpfr(1), -100);
+  node.bound.witness_lower += bmp::ldexp(Mpfr(1), -110);
+  REQUIRE(node.bound.upper != Mpfr(node.bound.upper.convert_to<double>()));
+  node.bound.cut = true;
+  node.bound.symbolic = true;
+  node.rounding = node.bound.witness_rounding;
+  const std::vector<WitnessOffer> offers = {
+      {j, node.bound.witness, Mpfi(node.bound.witness_lower, node.bound.witness_lower)}};
+  const DeepBoxBoundCodec codec;
+  std::vector<double> part;
+  PartWriter w(part);
+  write_box_part(codec, node, offers, w);
+
+  BoxNode<DeepBoxBound> back{box, {}, 0, Mpfr(0)};
+  std::vector<WitnessOffer> offers_back;
+  PartReader r(part);
+  REQUIRE(read_box_part(codec, r, back, offers_back));
+  CHECK(same_bits(back.bound.upper, node.bound.upper));
+  CHECK(back.bound.position == node.bound.position);
+  CHECK(back.bound.coordinate == node.bound.coordinate);
+  CHECK(same_bits(back.bound.weight, node.bound.weight));
+  CHECK(same_bits(back.bound.witness_lower, node.bound.witness_lower));
+  CHECK(same_bits(back.bound.witness_rounding, node.bound.witness_rounding));
+  CHECK(same_bits(back.bound.witness, node.bound.witness));
+  CHECK(back.bound.cut);
+  CHECK(back.bound.symbolic);
+  CHECK(same_bits(back.rounding, node.rounding));
+  CHECK(back.bits == node.bits);
+  REQUIRE(offers_back.size() == 1);
+  CHECK(same_bits(offers_back[0].e, offers[0].e));
+  // flags read as written, not as "any nonzero"
+  node.bound.cut = false;
+  std::vector<double> unflagged;
+  PartWriter wu(unflagged);
+  write_box_part(codec, node, offers, wu);
+  PartReader ru(unflagged);
+  REQUIRE(read_box_part(codec, ru, back, offers_back));
+  CHECK_FALSE(back.bound.cut);
+  CHECK(back.bound.symbolic);
+
+  const auto refused = [&](const std::vector<double>& p) {
+    PartReader rp(p);
+    BoxNode<DeepBoxBound> n{box, {}, 0, Mpfr(0)};
+    std::vector<WitnessOffer> o;
+    try {
+      read_box_part(codec, rp, n, o);
+    } catch (const std::runtime_error&) {
+      return true;
+    }
+    return false;
+  };
+  for (std::size_t length = 0; length < part.size(); ++length) {
+    INFO("length " << length << " of " << part.size());
+    CHECK(refused(std::vector<double>(part.begin(), part.begin() + static_cast<long>(length))));
+  }
+  std::vector<double> longer = part;
+  longer.push_back(0.0);
+  CHECK(refused(longer));
+  // a cut flag of 2: found by writing the part with the flag at 0 and 1
+  // and finding the one value that differs
+  std::size_t at = part.size();
+  for (std::size_t k = 0; k < part.size(); ++k) {
+    if (part[k] != unflagged[k]) at = k;
+  }
+  REQUIRE(at < part.size());
+  std::vector<double> flag = part;
+  flag[at] = 2.0;
+  CHECK(refused(flag));
+}
+
 // The enclosure's fields that must not depend on ranks or threads.
 void check_same(const WorstCaseBound& a, const WorstCaseBound& b) {
   CHECK(same_bits(a.lower, b.lower));
@@ -178,6 +269,45 @@ TEST_CASE("the box phase split by ranks and threads gives one process's enclosur
       WorstCaseOptions r = o;
       r.ranks = &group;
       got[static_cast<std::size_t>(group.rank())] = bound_worst_case(m, task, r);
+    });
+    for (const WorstCaseBound& g : got) check_same(one, g);
+  }
+}
+
+TEST_CASE("a residual model: first pass and box phase split by ranks, bit for bit as one process") {
+  // entries of order one: every score reads the content, the boxes' bounds
+  // use the centred forms (L n <= 64) with Baumann forms pruned below the
+  // lower end fixed before each batch; a box budget that binds long after
+  // the first pass (4 triggers), a gap never reached
+  const Task task{5, 4, TriggerRange::kPaper};
+  const Model<double> m =
+      testing::random_model(5, AttentionKind::kSoftmax, 1.0, 1, 2, 2, ModelKind::kResidual);
+  PrecisionScope scope(128);  // one for the process: every simulated rank's
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.max_boxes = 40;
+  o.max_seconds = 600;
+  o.adversary_witnesses = false;
+  o.threads = 1;
+  const WorstCaseBound one = bound_deep_worst_case(m, task, o);
+  CHECK(one.boxes >= 40);
+  CHECK(one.boxes <= 41);
+  CHECK(one.stop_reason == "budget exhausted (boxes)");
+  CHECK(one.lower > 0);
+  CHECK(one.upper > one.lower);
+  SUBCASE("two threads") {
+    WorstCaseOptions t = o;
+    t.threads = 2;
+    t.threaded_box_seconds = 0;
+    check_same(one, bound_deep_worst_case(m, task, t));
+  }
+  for (int size : {2, 3, 5}) {  // 5: more ranks than triggers
+    INFO(size << " ranks");
+    std::vector<WorstCaseBound> got(static_cast<std::size_t>(size));
+    test::run_on_ranks(size, [&](const search::RankGroup& group) {
+      WorstCaseOptions r = o;
+      r.ranks = &group;
+      got[static_cast<std::size_t>(group.rank())] = bound_deep_worst_case(m, task, r);
     });
     for (const WorstCaseBound& g : got) check_same(one, g);
   }
