@@ -38,8 +38,8 @@
 // every rank runs the bound, the first pass split by trigger (bound) or by
 // (head, row, trigger) case (bos), and the softmax vertex bound's caps by
 // trigger (BoxSearchOptions::ranks); every rank holds one process's result
-// bit for bit, and only rank 0 prints and writes. verify bos on a residual
-// model runs whole on every rank (said on stderr). --seconds is the same budget on
+// bit for bit, and only rank 0 prints and writes; residual models are split
+// the same way. --seconds is the same budget on
 // every rank, from its own start.
 #include <algorithm>
 #include <functional>
@@ -264,18 +264,6 @@ BoxRunRanks box_run_ranks(Context& ctx) {
   }
   if (!r.root) ctx.quiet = true;
   return r;
-}
-
-// verify bos on a residual model under several ranks: every rank runs the
-// whole bound (the deep BOS search is not split by ranks), said once on
-// stderr.
-void say_redundant(const BoxRunRanks& ranks, const std::string& command) {
-  if (ranks.group && ranks.group->size() > 1 && ranks.root) {
-    std::cerr << command
-              << ": a residual model's BOS mass is bounded whole on every rank under mpirun "
-              << "(neither its first pass nor its box phase is split by ranks): no faster than "
-              << "one process\n";
-  }
 }
 
 // Prints the report, or with --json its JSON form stamped with the
@@ -569,7 +557,6 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   options.progress = progress_sink(ctx, "verify bos");
   options.head = opt.head;
   options.layer = opt.layer;
-  if (deep) say_redundant(ranks, "verify bos");
   const Model<Rational> model = to_model<Rational>(file);
   const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
   const theorems::BosReport report =

@@ -20,7 +20,8 @@
 # the first pass and, from the 6th share on, in the box phase; and the
 # comparison tells a changed last bit apart. A residual model of two layers
 # (first pass split by trigger, boxes by batch, the attack's witnesses
-# included) gives the same JSON under 2 ranks as well.
+# included) gives the same JSON under 2 ranks as well, for its worst case
+# and for every head's BOS mass.
 # Usage: verify_mpi_test.sh SINKCERT MPIEXEC (run from the source root, as ctest does).
 set -u
 bin="$1"
@@ -123,6 +124,17 @@ rc2=$?
 [ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep: exit codes $rc1 (one process), $rc2 (two ranks)"
 same "$tmp/deep.one" "$tmp/deep.two" || fail "deep: the JSON differs between 1 process and 2 ranks"
 grep -q "whole on every rank" "$tmp/deep.two.err" && fail "deep: says it runs whole on every rank"
+# its BOS mass, every head of both layers (the per-head budgets shared
+# alike on every rank): the same JSON under 2 ranks
+deep_bos="verify bos --weights $tmp/deep.json --gap 1e-12 --boxes 30 --seconds 900 --json"
+"$bin" $deep_bos > "$tmp/deep_bos.one" 2> "$tmp/deep_bos.one.err"
+rc1=$?
+"$mpiexec" -np 2 --oversubscribe "$bin" $deep_bos > "$tmp/deep_bos.two" 2> "$tmp/deep_bos.two.err"
+rc2=$?
+[ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep bos: exit codes $rc1 (one process), $rc2 (two ranks)"
+same "$tmp/deep_bos.one" "$tmp/deep_bos.two" ||
+  fail "deep bos: the JSON differs between 1 process and 2 ranks"
+grep -q "whole on every rank" "$tmp/deep_bos.two.err" && fail "deep bos: says it runs whole on every rank"
 python3 -c '
 import json, sys
 from fractions import Fraction

@@ -18,6 +18,7 @@
 #include "src/interval.h"
 #include "src/json_reader.h"
 #include "src/table_writer.h"
+#include "theorems/bounds/bos_box_search.h"
 #include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -267,49 +268,10 @@ void check_model(const Model<T>& model, const Task& task, bool max_mode) {
   }
 }
 
-// One box: head, row i, and the query content box (ContentBox.trigger = j;
-// lo, hi over the n - 3 coordinates of q).
-struct Node {
-  int head = 0, row = 0;
-  ContentBox box;
-  Mpfr upper;                 // >= D_hji over the box; +inf for NaN
-  int bits = 0;               // precision the bound was computed at
-  Mpfr rounding;              // width of the point enclosure at the box's vertex
-  std::vector<double> slope;  // |central difference of D| per coordinate
-  const Mpfr& upper_bound() const { return upper; }
-  void cap_upper(const Mpfr& parent) {
-    if (parent < upper) upper = parent;
-  }
-};
-
 // The upper end of an enclosure, +inf when it is NaN or infinite.
 Mpfr upper_or_inf(const Mpfi& x) {
   if (interval_is_nan(x)) return std::numeric_limits<Mpfr>::infinity();
   return bmp::upper(x);
-}
-
-// Even depth: the largest slope; odd depth (or no positive slope): the widest.
-int choose_split(const Node& node) {
-  const ContentBox& box = node.box;
-  int split = -1;
-  double best = -1.0;
-  const bool widest = box.depth % 2 == 1;
-  for (std::size_t l = 0; l < box.lo.size(); ++l) {
-    const double mid = 0.5 * (box.lo[l] + box.hi[l]);
-    if (!(box.lo[l] < mid && mid < box.hi[l])) continue;
-    const double score = widest ? box.hi[l] - box.lo[l] : node.slope[l];
-    if (score > best) {
-      best = score;
-      split = static_cast<int>(l);
-    }
-  }
-  if (best > 0 || split < 0) return split;
-  for (std::size_t l = 0; l < box.lo.size(); ++l) {
-    const double mid = 0.5 * (box.lo[l] + box.hi[l]);
-    if (!(box.lo[l] < mid && mid < box.hi[l])) continue;
-    if (box.hi[l] - box.lo[l] > box.hi[split] - box.lo[split]) split = static_cast<int>(l);
-  }
-  return split;
 }
 
 // The loop shared by bound_min_bos and check_min_bos.
@@ -394,16 +356,16 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       out.witness_deficit = D;
     }
   };
-  const auto offer_witness = [&](int h, int i, int j, const std::vector<double>& content) {
-    const Mpfi D = witness_value(h, i, j, content);
-    take_witness(h, i, j, content, D);
-    return D;
-  };
   // A box's bound (it depends on the box alone, never on the witnesses
-  // found before), its witnesses given to offer(h, i, j, content), which
-  // returns their enclosure.
-  const auto bound_node_with = [&](int h, int i, ContentBox box, const auto& offer) {
-    Node node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
+  // found before), its witnesses handed to record with their enclosures.
+  const auto bound_node = [&](int h, int i, ContentBox box, const BosRecord& record) {
+    BosNode node{h, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
+    // the witness at content, recorded; its enclosure
+    const auto offer = [&](const std::vector<double>& content) {
+      const Mpfi D = witness_value(h, i, node.box.trigger, content);
+      record(content, D);
+      return D;
+    };
     const Head<Mpfi>& head = model.layers[0][h];
     const int j = node.box.trigger;
     // the maximized quantity over a box: the deficit (min mode) or a_i0 (max mode)
@@ -429,13 +391,9 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       if (!std::isfinite(node.slope[l])) node.slope[l] = 0.0;
       vertex[l] = diff >= 0 ? node.box.hi[l] : node.box.lo[l];
     }
-    node.rounding = width_of(offer(h, i, j, witness_content(h, i, j, vertex)));
-    offer(h, i, j, witness_content(h, i, j, centre));
+    node.rounding = width_of(offer(witness_content(h, i, j, vertex)));
+    offer(witness_content(h, i, j, centre));
     return node;
-  };
-  const auto bound_node = [&](int h, int i, ContentBox box) {
-    ++out.boxes;
-    return bound_node_with(h, i, std::move(box), offer_witness);
   };
   const auto raise_to = [&](int bits) {
     scope.reset();
@@ -454,17 +412,13 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       }
     }
   };
-  BoxHeap<Node> heap;
   const std::vector<int> triggers = task.trigger_positions();
   if (options.head >= model.num_heads()) {
     throw std::invalid_argument("BOS bound: no head " + std::to_string(options.head));
   }
+  BosBoxSearch search;
   // the first pass's cases (h, i, j) in order: every j < i, and one j > i
   // (all give row i the same value)
-  struct Case {
-    int h, i, j;
-  };
-  std::vector<Case> cases;
   for (int h = 0; h < model.num_heads(); ++h) {
     if (options.head >= 0 && h != options.head) continue;
     for (int i = 1; i < task.L; ++i) {
@@ -472,167 +426,24 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       for (int j : triggers) {
         if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
       }
-      for (int j : js) cases.push_back({h, i, j});
+      for (int j : js) search.cases.push_back({h, i, j});
     }
   }
-  const auto full_box = [&](int j) {
-    return ContentBox{j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
+  if (search.cases.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");
+  search.full_box = [cd](const BosCase& c) {
+    return ContentBox{c.j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
   };
-  const auto push_unbounded = [&](const Case& c) {  // not evaluated: bounds nothing
-    const Mpfr infinity = std::numeric_limits<Mpfr>::infinity();
-    heap.push(Node{c.h, c.i, full_box(c.j), infinity, out.bits, infinity, {}});
+  search.bound = bound_node;
+  search.take = take_witness;
+  search.raise = raise_to;
+  search.first_pass_line = [&task](const BosCase& c) {
+    return "first pass: head " + std::to_string(c.h) + ", row " + std::to_string(c.i) + " of " +
+           std::to_string(task.L - 1);
   };
-  // A bounded box as a part of a share (src/exact_parts.h, exactly): 1,
-  // upper, rounding, bits, slope, the offers' count, then each offer's
-  // content and enclosure (its head, row and trigger are the box's); a box
-  // not bounded (past the deadline in the first pass) is the part 0.
-  using Offers = std::vector<std::pair<std::vector<double>, Mpfi>>;
-  // the box (h, i, box) bounded, its witnesses recorded, written to w
-  const auto write_part = [&](int h, int i, ContentBox box, PartWriter& w) {
-    Offers offers;
-    const auto record = [&](int hh, int ii, int jj, const std::vector<double>& content) {
-      offers.emplace_back(content, witness_value(hh, ii, jj, content));
-      return offers.back().second;
-    };
-    const Node node = bound_node_with(h, i, std::move(box), record);
-    w.put_int(1);
-    w.put(node.upper);
-    w.put(node.rounding);
-    w.put_int(node.bits);
-    w.put(node.slope);
-    w.put_int(static_cast<long>(offers.size()));
-    for (const auto& o : offers) {
-      w.put(o.first);
-      w.put(o.second);
-    }
-  };
-  // reads it back: false for a box not bounded; else the node and its
-  // witnesses taken in order, the box counted. Throws on a malformed part.
-  const auto read_part = [&](int h, int i, ContentBox box, PartReader& r, Node& node) {
-    node = Node{h, i, std::move(box), Mpfr(0), 0, Mpfr(0), {}};
-    const long bounded = r.get_int();
-    if (bounded != 0 && bounded != 1) {
-      throw std::runtime_error("a box part that does not start with 0 or 1");
-    }
-    if (bounded == 0) {
-      if (!r.at_end()) throw std::runtime_error("a box part longer than written");
-      return false;
-    }
-    node.upper = r.get_mpfr();
-    node.rounding = r.get_mpfr();
-    node.bits = static_cast<int>(r.get_int());
-    node.slope = r.get_doubles();
-    Offers offers;
-    for (long o = r.get_int(); o > 0; --o) {
-      std::vector<double> content = r.get_doubles();
-      offers.emplace_back(std::move(content), r.get_mpfi());
-    }
-    if (!r.at_end()) throw std::runtime_error("a box part longer than written");
-    ++out.boxes;
-    for (const auto& o : offers) take_witness(h, i, node.box.trigger, o.first, o.second);
-    return true;
-  };
-  const search::RankGroup* ranks =
-      options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
-  if (ranks == nullptr) {
-    for (const Case& c : cases) {
-      if (deadline.expired()) {
-        push_unbounded(c);
-        continue;
-      }
-      heap.push(bound_node(c.h, c.i, full_box(c.j)));
-      progress.maybe_send([&] {
-        return "first pass: head " + std::to_string(c.h) + ", row " + std::to_string(c.i) + " of " +
-               std::to_string(task.L - 1);
-      });
-    }
-  } else {
-    // Several ranks: case k is part k; its owner bounds its box and
-    // evaluates its witnesses, then every rank takes them in case order,
-    // as one process would have.
-    const int count = static_cast<int>(cases.size());
-    std::vector<std::vector<double>> parts(cases.size());
-    int done_here = 0;
-    for (int k = 0; k < count; ++k) {
-      if (!ranks->owns(k)) continue;
-      const Case& c = cases[k];
-      PartWriter w(parts[k]);
-      if (deadline.expired()) {
-        w.put_int(0);
-        continue;
-      }
-      write_part(c.h, c.i, full_box(c.j), w);
-      ++done_here;
-      progress.maybe_send([&] {
-        return "first pass: " + std::to_string(done_here) + " of this rank's cases (head, row, " +
-               "trigger) bounded, " + std::to_string(count) + " in all";
-      });
-    }
-    ranks->share(parts);
-    for (int k = 0; k < count; ++k) {
-      const Case& c = cases[k];
-      PartReader r(parts[k]);
-      Node node;
-      bool bounded = false;
-      try {
-        bounded = read_part(c.h, c.i, full_box(c.j), r, node);
-      } catch (const std::exception& e) {
-        throw std::runtime_error("BOS bound: first pass, part " + std::to_string(k) + ": " +
-                                 e.what());
-      }
-      if (!bounded) {
-        push_unbounded(c);
-        continue;
-      }
-      heap.push(std::move(node));
-    }
-  }
-  if (heap.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");
-  struct Ops {
-    decltype(bound_node)& evaluate_box;
-    decltype(raise_to)& raise;
-    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
-    int content_dim;
-    decltype(write_part)& bound_box_part;
-    decltype(read_part)& take_box_part;
-    // the box phase split by ranks (box_search.h): a box's bound depends on
-    // its box (and head, row) alone
-    using splits_boxes = std::true_type;
-    void prepare_batch(const Mpfr&) {}
-    void bound_part(const Node& like, const ContentBox& box, PartWriter& w) const {
-      bound_box_part(like.head, like.row, box, w);
-    }
-    Node take_part(const Node& like, ContentBox box, PartReader& r) {
-      Node node;
-      if (!take_box_part(like.head, like.row, std::move(box), r, node)) {
-        throw std::runtime_error("a box of the box phase not bounded");
-      }
-      return node;
-    }
-    Node evaluate(const Node& like, ContentBox box) {
-      return evaluate_box(like.head, like.row, std::move(box));
-    }
-    int choose_split(const Node& node) { return theorems::choose_split(node); }
-    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
-    void raise_precision(int new_bits) { raise(new_bits); }
-    void on_precision_floor(const Node&) {}
-    // the bound has no per-part ends: a pruned box leaves the enclosure as is
-    void on_pruned(const Node&) {}
-    std::string unsplittable_reason(const Node&) {
-      // no box (q has no coordinate, n = 3) or adjacent doubles
-      return content_dim == 0 ? "no content coordinate to split (n = 3)"
-                              : "cannot split a box whose coordinates are adjacent doubles";
-    }
-    const char* quantity;
-    const long& boxes;
-    const Deadline& deadline;
-    std::string progress(const Mpfr& lower, const Mpfr& upper) {
-      return enclosure_progress(quantity, boxes, lower, upper, deadline);
-    }
-  } ops{bound_node, raise_to, done, cd, write_part, read_part, max_mode ? "max BOS" : "1 - min BOS",
-        out.boxes,  deadline};
-  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
-                 deadline, progress);
+  search.name = "BOS bound";
+  search.quantity = max_mode ? "max BOS" : "1 - min BOS";
+  search.content_dim = cd;
+  run_bos_box_search(search, options, done, out, have_witness, t0, deadline, progress);
   finish_bos_bound(out, have_witness, seconds_since(t0));
   return out;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "src/forward_vjp.h"
 #include "src/interval.h"
 #include "src/table_writer.h"
+#include "theorems/bounds/bos_box_search.h"
 #include "theorems/bounds/deep_symbolic_pass.h"
 #include "theorems/bounds/worst_case_bound.h"
 
@@ -196,47 +198,6 @@ void check_deep_model(const Model<T>& model, const Task& task, int layer, int he
   }
 }
 
-// One box: row i and the content of positions 1..i (box.trigger = j).
-struct DeepBosNode {
-  int row = 0;
-  ContentBox box;
-  Mpfr upper;                  // >= Q over the box; +inf for NaN
-  int bits = 0;                // precision the bound was computed at
-  Mpfr rounding;               // width of Q's enclosure at the centre
-  std::vector<double> weight;  // |g_v| (hi_v - lo_v), split scores
-  const Mpfr& upper_bound() const { return upper; }
-  void cap_upper(const Mpfr& parent) {
-    if (parent < upper) upper = parent;
-  }
-};
-
-// Even depth: the largest weight; odd depth (or no positive weight): the widest.
-int choose_deep_bos_split(const DeepBosNode& node) {
-  const ContentBox& box = node.box;
-  const auto splittable = [&box](std::size_t v) {
-    const double mid = 0.5 * (box.lo[v] + box.hi[v]);
-    return box.lo[v] < mid && mid < box.hi[v];
-  };
-  int split = -1;
-  double best = 0.0;
-  if (box.depth % 2 == 0) {
-    for (std::size_t v = 0; v < node.weight.size(); ++v) {
-      if (splittable(v) && node.weight[v] > best) {
-        best = node.weight[v];
-        split = static_cast<int>(v);
-      }
-    }
-    if (split >= 0) return split;
-  }
-  for (std::size_t v = 0; v < box.lo.size(); ++v) {
-    if (!splittable(v)) continue;
-    if (split < 0 || box.hi[v] - box.lo[v] > box.hi[split] - box.lo[split]) {
-      split = static_cast<int>(v);
-    }
-  }
-  return split;
-}
-
 // The branch and bound of the header for head (layer, head): the enclosure
 // of max Q in the deficit fields of a BosBound (Q = 1 - a_i0, or a_i0 with
 // max_mode).
@@ -273,10 +234,10 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   out.deficit_lower = Mpfr(-2);
   out.witness_head = head;
   bool have_witness = false;
-  // a witness: the point p (content of positions 1..i), row i, trigger j
-  // a witness whose Q is known
-  const auto offer_value = [&](int i, int j, const std::vector<double>& p, const Mpfi& q) {
-    if (interval_is_nan(q)) return q;
+  // a witness: the point p (content of positions 1..i), row i, trigger j,
+  // with its enclosure q of Q
+  const auto take = [&](int, int i, int j, const std::vector<double>& p, const Mpfi& q) {
+    if (interval_is_nan(q)) return;
     const Mpfr low = bmp::lower(q);
     if (!have_witness || low > out.deficit_lower) {
       have_witness = true;
@@ -287,21 +248,27 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
       std::copy(p.begin(), p.end(), out.witness_content.begin());
       out.witness_deficit = q;
     }
-    return q;
-  };
-  const auto offer = [&](int i, int j, const std::vector<double>& p) {
-    return offer_value(i, j, p, point_q(prefix, layer, head, point_rows(n, i, j, p), i, deficit));
   };
   // The symbolic stream of layer l's input over the whole box, per trigger j
   // and all L rows: a row's forms read only the rows up to it (causal
   // attention), so every first-pass box (i, j), the whole box of positions
-  // 1..i, takes its rows 0..i from one pass.
+  // 1..i, takes its rows 0..i from one pass. Boxes are bounded on several
+  // threads at once: the map is read and written under its mutex (each
+  // trigger's stream is one function of the model, whoever computes it).
   std::map<int, std::vector<SymbolicForm>> whole_box_streams;
-  const auto bound_node = [&](int i, ContentBox box) {
-    DeepBosNode node{i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
+  std::mutex streams_mutex;
+  const auto bound_node = [&](int, int i, ContentBox box, const BosRecord& record) {
+    BosNode node{head, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const ContentBox& b = node.box;
     const int j = b.trigger, vars = i * cd;
-    ++out.boxes;
+    // the witness p, recorded with its enclosure q
+    const auto offer_value = [&](const std::vector<double>& p, const Mpfi& q) {
+      record(p, q);
+      return q;
+    };
+    const auto offer = [&](const std::vector<double>& p) {
+      offer_value(p, point_q(prefix, layer, head, point_rows(n, i, j, p), i, deficit));
+    };
     // 1. plain: the interval forward pass over the box
     std::vector<Mpfi> cont;
     std::vector<double> centre(vars);
@@ -334,6 +301,7 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
       std::vector<SymbolicForm> stream;
       if (whole) {
         // rows 0..i of the whole-box stream of trigger j (computed once)
+        std::lock_guard<std::mutex> lock(streams_mutex);
         auto it = whole_box_streams.find(j);
         if (it == whole_box_streams.end()) {
           const int all = content_variables(task);
@@ -361,11 +329,11 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     node.upper = upper_or_inf(plain);
     // 2. centred form around the centre: Q(c) + sum_v g_v (B_v - c_v),
     // g = dQ/dX over the box from the reverse pass with cotangent -+1 on a_i0
-    const Mpfi qc = offer_value(i, j, centre,
-                                bos_from_input(prefix.attention, prefix.layers[layer][head].A,
-                                               centre_tape.inputs[layer], i, deficit));
+    const Mpfi qc =
+        offer_value(centre, bos_from_input(prefix.attention, prefix.layers[layer][head].A,
+                                           centre_tape.inputs[layer], i, deficit));
     node.rounding = interval_is_nan(qc) ? infinity() : Mpfr(width_of(qc));
-    node.weight.assign(vars, 0.0);
+    node.slope.assign(vars, 0.0);
     if (vars == 0) return node;
     std::vector<std::vector<Matrix<Mpfi>>> d_att(layer + 1);
     for (int l = 0; l <= layer; ++l) {
@@ -385,13 +353,13 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
         const Mpfi hi_off = point_interval(Mpfr(b.hi[v])) - point_interval(Mpfr(centre[v]));
         centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));
         const double w = to_double(Mpfr(magnitude_of(g))) * (b.hi[v] - b.lo[v]);
-        node.weight[v] = std::isfinite(w) ? w : 0.0;
+        node.slope[v] = std::isfinite(w) ? w : 0.0;
         vertex[v] = bmp::median(g) >= 0 ? b.hi[v] : b.lo[v];
       }
     }
     const Mpfr cu = upper_or_inf(centred);
     if (cu < node.upper) node.upper = cu;
-    offer(i, j, vertex);
+    offer(vertex);
     return node;
   };
   const auto raise_to = [&](int bits) {
@@ -410,55 +378,35 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
       }
     }
   };
-  BoxHeap<DeepBosNode> heap;
+  BosBoxSearch search;
   const std::vector<int> triggers = task.trigger_positions();
   for (int i = 1; i < task.L; ++i) {
     // every j < i, and one j > i (all give row i the same value)
-    std::vector<int> cases;
+    std::vector<int> js;
     for (int j : triggers) {
-      if (j < i || (j > i && (cases.empty() || cases.back() < i))) cases.push_back(j);
+      if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
     }
-    for (int j : cases) {
-      ContentBox box{j, std::vector<double>(i * cd, -1.0), std::vector<double>(i * cd, 1.0), 0};
-      if (deadline.expired()) {  // not evaluated: bounds nothing
-        heap.push(DeepBosNode{i, std::move(box), infinity(), out.bits, infinity(), {}});
-        continue;
-      }
-      heap.push(bound_node(i, std::move(box)));
-      progress.maybe_send([&] {
-        return "first pass: layer " + std::to_string(layer) + ", head " + std::to_string(head) +
-               ", row " + std::to_string(i) + " of " + std::to_string(task.L - 1);
-      });
-    }
+    for (int j : js) search.cases.push_back({head, i, j});
   }
-  if (heap.empty()) throw std::invalid_argument("deep BOS bound: no non-trigger row i >= 1");
-  struct Ops {
-    decltype(bound_node)& evaluate_box;
-    decltype(raise_to)& raise;
-    const std::function<bool(const Mpfr&, const Mpfr&)>& done_fn;
-    int content_dim;
-    const char* quantity;
-    const long& boxes;
-    const Deadline& deadline;
-    DeepBosNode evaluate(const DeepBosNode& like, ContentBox box) {
-      return evaluate_box(like.row, std::move(box));
-    }
-    int choose_split(const DeepBosNode& node) { return choose_deep_bos_split(node); }
-    bool done(const Mpfr& lower, const Mpfr& upper) { return done_fn(lower, upper); }
-    void raise_precision(int new_bits) { raise(new_bits); }
-    void on_precision_floor(const DeepBosNode&) {}
-    // the bound has no per-part ends: a pruned box leaves the enclosure as is
-    void on_pruned(const DeepBosNode&) {}
-    std::string unsplittable_reason(const DeepBosNode&) {
-      return content_dim == 0 ? "no content coordinate to split (n = 3)"
-                              : "cannot split a box whose coordinates are adjacent doubles";
-    }
-    std::string progress(const Mpfr& lower, const Mpfr& upper) {
-      return enclosure_progress(quantity, boxes, lower, upper, deadline);
-    }
-  } ops{bound_node, raise_to, done, cd, max_mode ? "max BOS" : "1 - min BOS", out.boxes, deadline};
-  run_box_search(heap, options, ops, out.deficit_lower, have_witness, out.deficit_upper, out, t0,
-                 deadline, progress);
+  if (search.cases.empty()) {
+    throw std::invalid_argument("deep BOS bound: no non-trigger row i >= 1");
+  }
+  // the content of positions 1..i
+  search.full_box = [cd](const BosCase& c) {
+    return ContentBox{c.j, std::vector<double>(c.i * cd, -1.0), std::vector<double>(c.i * cd, 1.0),
+                      0};
+  };
+  search.bound = bound_node;
+  search.take = take;
+  search.raise = raise_to;
+  search.first_pass_line = [&task, layer](const BosCase& c) {
+    return "first pass: layer " + std::to_string(layer) + ", head " + std::to_string(c.h) +
+           ", row " + std::to_string(c.i) + " of " + std::to_string(task.L - 1);
+  };
+  search.name = "deep BOS bound";
+  search.quantity = max_mode ? "max BOS" : "1 - min BOS";
+  search.content_dim = cd;
+  run_bos_box_search(search, options, done, out, have_witness, t0, deadline, progress);
   finish_bos_bound(out, have_witness, seconds_since(t0));
   // an end the search did not bring inside the range of a_i0 (a budget that
   // ran out before every case was bounded, no witness) is that range's end

@@ -57,7 +57,9 @@
 // (minimum mode: 1 - upper <= B^{l,h} <= 1 - lower). Budgets, precision raises
 // (by step_bits while rounding at the centre is at least kRoundingShare of
 // the gap) and stopping reasons are those of bos_bound.h; the deadline is
-// checked before every box.
+// checked between batches. The first pass over the cases (i, j), the loop,
+// and their split by ranks (the same enclosure, bit for bit, on any number
+// of ranks and threads) are bos_box_search.h's, shared with bos_bound.h.
 // Unfinished runs: every a_i0 lies in [0, 1] (softmax kinds, gated, sigmoid;
 // [0, +inf) for relu and relu-count-all, bos_bound.h bos_mass_ceiling), so an
 // end the search left outside that range (+inf where the budget ran out

@@ -187,11 +187,11 @@ TEST_CASE("twin layer-0 heads: the symbolic layer inputs certify layer 1's sink,
 
 TEST_CASE("a box bounded past the deadline never raises the deep BOS bound above its parent's") {
   // As for the deep worst-case bound: a run stopped by its deadline ends at
-  // or below the same run stopped, by a box budget, before its last step
-  // (identical until then). A deadline that passes inside a box's symbolic
-  // pass leaves that box its interval bound (about 1 here): without the
-  // parent's bound that would be the run's upper end. n = L = 6, so that a
-  // box takes milliseconds and the deadline falls inside one.
+  // or below the same run stopped by a box budget before its last batch (a
+  // batch bounds at most 2 kBoxBatch boxes; identical until then). A deadline that passes inside a
+  // box's symbolic pass leaves that box its interval bound (about 1 here): without the parent's
+  // bound that would be the run's upper end. n = L = 6, so that a box takes milliseconds and the
+  // deadline falls inside one.
   const Task task{6, 6, TriggerRange::kPaper};
   const Model<double> m = twin_sink_model(6, 4);
   int cut = 0;
@@ -202,10 +202,10 @@ TEST_CASE("a box bounded past the deadline never raises the deep BOS bound above
     timed.relative_gap = 1e-9;
     timed.max_seconds = seconds;
     const BosBound b = bound_deep_min_bos(m, task, timed);
-    if (b.boxes < 17) continue;  // the first pass (14 boxes) and little more
+    if (b.boxes < 14 + 2 * kBoxBatch) continue;  // the first pass (14 boxes) and one batch
     DeepBosOptions counted = timed;
     counted.max_seconds = 1e6;
-    counted.max_boxes = b.boxes - 2;  // a step evaluates at most two boxes
+    counted.max_boxes = b.boxes - 2 * kBoxBatch;
     const BosBound before = bound_deep_min_bos(m, task, counted);
     CAPTURE(seconds);
     CAPTURE(b.boxes);

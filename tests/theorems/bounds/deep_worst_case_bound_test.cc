@@ -375,11 +375,13 @@ TEST_CASE("a box evaluated past its deadline keeps the plain enclosure, wider an
 TEST_CASE("a refinement the deadline cut short never raises the upper end above its parent's") {
   // The loop's largest bound cannot grow: a box's children are bounded by at
   // most the box's own bound. So a run stopped by its deadline ends at or
-  // below the same run stopped, by a box budget, before its last step (the
-  // runs are identical until then: no attack, the same boxes in the same
-  // order). A deadline usually expires inside a box's evaluation, which then
-  // keeps its plain enclosure (the previous case): without the parent's
-  // bound that enclosure would be the run's upper end.
+  // below the same run stopped by a box budget before its last batch (the
+  // runs are identical until then: no attack, the same batches; a budget
+  // that ends inside a batch takes a prefix of its boxes, whose children
+  // the timed run holds too, or smaller ones). A batch bounds at most
+  // 2 kBoxBatch boxes. A deadline usually expires inside a box's
+  // evaluation, which then keeps its plain enclosure (the previous case):
+  // without the parent's bound that enclosure would be the run's upper end.
   const Model<double> m = slow_2x2();
   int cut_runs = 0;
   for (double seconds : {0.01, 0.03, 0.1, 0.3}) {
@@ -388,13 +390,13 @@ TEST_CASE("a refinement the deadline cut short never raises the upper end above 
     timed.adversary_witnesses = false;
     timed.max_seconds = seconds;
     const WorstCaseBound b = bound_deep_worst_case(m, kTask, timed);
-    if (b.boxes < 6) continue;  // the first pass and little more: nothing to compare
+    // the first pass (4 triggers) and one batch: nothing to compare
+    if (b.boxes < 4 + 2 * kBoxBatch) continue;
     if (b.budget_note.find("without some centred forms") != std::string::npos) ++cut_runs;
     WorstCaseOptions counted = timed;
     counted.max_seconds = 1e6;
-    // the state at a loop top before the last step (a step evaluates at most
-    // two boxes)
-    counted.max_boxes = b.boxes - 2;
+    // a state at or before the loop top before the last batch
+    counted.max_boxes = b.boxes - 2 * kBoxBatch;
     const WorstCaseBound before = bound_deep_worst_case(m, kTask, counted);
     CAPTURE(seconds);
     CAPTURE(b.boxes);
