@@ -192,6 +192,17 @@ BENCHMARKS = [
      "box phase's batches on every core, each rank on the cores divided by "
      "the ranks. The vertex bounds do not apply at this size. The header's "
      "load averages say how much of the 2 shared cores the runs found."),
+    ("benchmarks/box_ranks_deep.txt", "MPI ranks in verify bound, residual model",
+     "`/usr/bin/python3 scripts/box_ranks_benchmark.py --weights "
+     "results/benchmarks/pytorch_models/softmax_2x2_s7.weights.json --boxes 60`",
+     "The same on the residual 2 x 2 softmax model at n = L = 16 trained by "
+     "the paper's recipe (`results/benchmarks/pytorch_models/`), whose boxes "
+     "take about a second each: the first pass (the plain interval form, "
+     "milliseconds a trigger) split by trigger and the box phase by batch, "
+     "as for one layer. One process bounds a batch's boxes on every core; "
+     "before the residual bound was split (revision c807e95) it bounded one "
+     "box at a time, and the same command took 128.3 s on one process for "
+     "the same enclosure (docs/methods.md, \"verify bound under MPI\")."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "

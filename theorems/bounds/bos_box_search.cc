@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/bounds/bos_box_search.h"
 
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 
 #include "search/rank_group.h"
+#include "src/parallel_tasks.h"
 
 namespace sinkcert::theorems {
 
@@ -97,18 +99,25 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
   const int count = static_cast<int>(search.cases.size());
   const search::RankGroup& group = search::ranks_or_local(options.ranks);
   // The first pass: case k is part k (one process owns every part); its
-  // owner bounds its box, then every rank takes the parts in case order.
+  // owner bounds its box, on the rank's threads (each case writes its own
+  // part), then every rank takes the parts in case order.
   std::vector<std::vector<double>> parts(search.cases.size());
-  int done_here = 0;
+  std::vector<int> mine;
   for (int k = 0; k < count; ++k) {
-    if (!group.owns(k)) continue;
-    const BosCase& c = search.cases[k];
-    PartWriter w(parts[k]);
+    if (group.owns(k)) mine.push_back(k);
+  }
+  std::mutex progress_mutex;  // ProgressLines is not thread-safe
+  int done_here = 0;
+  const int threads = options.threads > 0 ? options.threads : default_thread_count();
+  run_tasks(static_cast<int>(mine.size()), threads, [&](int t) {
+    const BosCase& c = search.cases[static_cast<std::size_t>(mine[static_cast<std::size_t>(t)])];
+    PartWriter w(parts[static_cast<std::size_t>(mine[static_cast<std::size_t>(t)])]);
     if (deadline.expired()) {
       w.put_int(0);
-      continue;
+      return;
     }
     write_part(c.h, c.i, full_box(c), w);
+    const std::lock_guard<std::mutex> lock(progress_mutex);
     ++done_here;
     progress.maybe_send([&] {
       return group.size() > 1 ? "first pass: " + std::to_string(done_here) +
@@ -116,7 +125,7 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
                                     std::to_string(count) + " in all"
                               : search.first_pass_line(c);
     });
-  }
+  });
   if (group.size() > 1) group.share(parts);
   for (int k = 0; k < count; ++k) {
     const BosCase& c = search.cases[k];
@@ -142,7 +151,7 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
     decltype(read_part)& take_box_part;
     // the box phase split by ranks (box_search.h): a box's bound depends on
     // its box (and head, row) alone
-    using splits_boxes = std::true_type;
+    using splits_boxes [[maybe_unused]] = std::true_type;
     void prepare_batch(const Mpfr&) {}
     void bound_part(const BosNode& like, const ContentBox& box, PartWriter& w) const {
       bound_box_part(like.head, like.row, box, w);

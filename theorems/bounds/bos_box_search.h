@@ -11,9 +11,9 @@
 // upper end of q, the rounding width of q at one of its points, its split
 // scores, and the points it offers as witnesses with their MPFI
 // enclosures of q. Everything else is here:
-//  - the first pass: each case's whole content box, in the order of the
-//    cases; past the deadline a case's box is not evaluated and bounds
-//    nothing (+inf);
+//  - the first pass: each case's whole content box, on the threads of
+//    options.threads, taken in the order of the cases; past the deadline a
+//    case's box is not evaluated and bounds nothing (+inf);
 //  - the witnesses: every point a box offers is handed to `take` with its
 //    enclosure, in the order offered (the lower end of the best is the
 //    enclosure's lower end);

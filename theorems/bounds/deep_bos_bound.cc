@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -253,9 +254,15 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
   // and all L rows: a row's forms read only the rows up to it (causal
   // attention), so every first-pass box (i, j), the whole box of positions
   // 1..i, takes its rows 0..i from one pass. Boxes are bounded on several
-  // threads at once: the map is read and written under its mutex (each
-  // trigger's stream is one function of the model, whoever computes it).
-  std::map<int, std::vector<SymbolicForm>> whole_box_streams;
+  // threads at once: the map is read and written under its mutex, and each
+  // trigger's stream computed once (std::call_once) by whichever box needs
+  // it first; it is one function of the model and the trigger (a stream the
+  // deadline cut short is empty: the boxes then go without it).
+  struct TriggerStream {
+    std::once_flag once;
+    std::vector<SymbolicForm> forms;
+  };
+  std::map<int, std::unique_ptr<TriggerStream>> whole_box_streams;
   std::mutex streams_mutex;
   const auto bound_node = [&](int, int i, ContentBox box, const BosRecord& record) {
     BosNode node{head, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
@@ -301,17 +308,20 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
       std::vector<SymbolicForm> stream;
       if (whole) {
         // rows 0..i of the whole-box stream of trigger j (computed once)
-        std::lock_guard<std::mutex> lock(streams_mutex);
-        auto it = whole_box_streams.find(j);
-        if (it == whole_box_streams.end()) {
-          const int all = content_variables(task);
-          std::vector<SymbolicForm> s =
-              deep_symbolic_stream(prefix, task.L, j, std::vector<double>(all, -1.0),
-                                   std::vector<double>(all, 1.0), layer, stop);
-          if (!s.empty()) it = whole_box_streams.emplace(j, std::move(s)).first;
+        TriggerStream* entry = nullptr;
+        {
+          const std::lock_guard<std::mutex> lock(streams_mutex);
+          std::unique_ptr<TriggerStream>& e = whole_box_streams[j];
+          if (!e) e = std::make_unique<TriggerStream>();
+          entry = e.get();
         }
-        if (it != whole_box_streams.end()) {
-          stream.assign(it->second.begin(), it->second.begin() + static_cast<long>(i + 1) * n);
+        std::call_once(entry->once, [&] {
+          const int all = content_variables(task);
+          entry->forms = deep_symbolic_stream(prefix, task.L, j, std::vector<double>(all, -1.0),
+                                              std::vector<double>(all, 1.0), layer, stop);
+        });
+        if (!entry->forms.empty()) {
+          stream.assign(entry->forms.begin(), entry->forms.begin() + static_cast<long>(i + 1) * n);
         }
       } else {
         stream = deep_symbolic_stream(prefix, i + 1, j, b.lo, b.hi, layer, stop);

@@ -226,12 +226,15 @@ Theorem2CertifiedOptions Computations::t2c_options() const {
   // forward pass through the layers below (about 0.35 s a box on one core,
   // against about 8 ms in layer 0, where 600 boxes reach the gap) and the
   // first pass alone is about 120 boxes: 150 boxes take about 15 s and go
-  // no further in the enclosure than 135; E at n = L = 16 about 1.3 s a box:
-  // 40 boxes. Full: about 2 and 10 minutes. Quick: one n = 5, L = 4 model,
-  // every bound to its gap.
-  Theorem2CertifiedOptions o = size() == RunSize::kFull    ? t2c_budgets(400, 460, 1200, 3000)
+  // no further in the enclosure than 135; E at n = L = 16 about 1.3 s a box
+  // on one core, its batches of boxes on every core: 50 boxes, about 55 s
+  // on 2 cores (E <= 1.755e-9; one box at a time, 40 boxes took 78 s for
+  // E <= 1.791e-9, and 40 in batches 39 s for E <= 1.849e-9: a batch
+  // bounds the best boxes at its start, not each best in turn). Full: about
+  // 2 and 10 minutes. Quick: one n = 5, L = 4 model, every bound to its gap.
+  Theorem2CertifiedOptions o = size() == RunSize::kFull    ? t2c_budgets(400, 560, 1200, 3000)
                                : size() == RunSize::kQuick ? t2c_budgets(150, 40, 60, 60)
-                                                           : t2c_budgets(150, 40, 120, 300);
+                                                           : t2c_budgets(150, 50, 120, 300);
   if (options().t2c_bos_seconds > 0) o.bos_seconds = options().t2c_bos_seconds;
   if (options().t2c_loss_seconds > 0) o.loss_seconds = options().t2c_loss_seconds;
   return o;
