@@ -199,10 +199,21 @@ BENCHMARKS = [
      "the paper's recipe (`results/benchmarks/pytorch_models/`), whose boxes "
      "take about a second each: the first pass (the plain interval form, "
      "milliseconds a trigger) split by trigger and the box phase by batch, "
-     "as for one layer. One process bounds a batch's boxes on every core; "
-     "before the residual bound was split (revision c807e95) it bounded one "
-     "box at a time, and the same command took 128.3 s on one process for "
-     "the same enclosure (docs/methods.md, \"verify bound under MPI\")."),
+     "as for one layer. One process bounds a batch's boxes on every core, "
+     "so 2 ranks on 2 cores gain nothing here; before the residual bound was "
+     "split it bounded one box at a time on one core (docs/methods.md, "
+     "\"verify bound under MPI\", compares the two builds)."),
+    ("benchmarks/deep_batch_benchmark.txt", "Residual models' boxes in batches",
+     "`/usr/bin/python3 scripts/deep_batch_benchmark.py --binary B --baseline B0` "
+     "(B0: a sinkcert built at c807e95, which bounds one box at a time)",
+     "`verify bound` and `verify bos` on residual models with fixed box "
+     "budgets, on one process: the build before the residual bounds were "
+     "split by ranks, which bounded one box at a time on one core, against "
+     "this one, which bounds the boxes of a batch (and the BOS bound's first "
+     "pass) on every core (docs/methods.md, \"verify bound under MPI\"). The "
+     "same box budget reaches the same enclosure where the boxes' order does "
+     "not matter, and may reach another where it does (the batches take the "
+     "best boxes at their start)."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "
