@@ -116,25 +116,26 @@ json.dump({"format": "sinkcert-weights", "version": 1, "kind": "residual",
            "attention": "softmax", "n": 5, "layers": 2, "heads": 2,
            "weights": [[{"A": m(), "M": m()} for _ in range(2)] for _ in range(2)],
            "task": {"L": 4, "trigger_range": "paper"}}, open(sys.argv[1], "w"))' "$tmp/deep.json"
-deep="verify bound --weights $tmp/deep.json --gap 1e-9 --boxes 40 --seconds 900 --json"
-"$bin" $deep > "$tmp/deep.one" 2> "$tmp/deep.one.err"
-rc1=$?
-"$mpiexec" -np 2 --oversubscribe "$bin" $deep > "$tmp/deep.two" 2> "$tmp/deep.two.err"
-rc2=$?
-[ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep: exit codes $rc1 (one process), $rc2 (two ranks)"
-same "$tmp/deep.one" "$tmp/deep.two" || fail "deep: the JSON differs between 1 process and 2 ranks"
-grep -q "whole on every rank" "$tmp/deep.two.err" && fail "deep: says it runs whole on every rank"
+# one_and_two NAME ARGS...: ARGS on one process and under 2 ranks, both NOT
+# ENCLOSED (exit code 4, the box budget binding), the same JSON, and no word
+# of running whole on every rank; outputs in $tmp/NAME.one and NAME.two
+one_and_two() {
+  name="$1"
+  shift
+  "$bin" "$@" > "$tmp/$name.one" 2> "$tmp/$name.one.err"
+  rc1=$?
+  "$mpiexec" -np 2 --oversubscribe "$bin" "$@" > "$tmp/$name.two" 2> "$tmp/$name.two.err"
+  rc2=$?
+  [ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "$name: exit codes $rc1 (one process), $rc2 (two ranks)"
+  same "$tmp/$name.one" "$tmp/$name.two" ||
+    fail "$name: the JSON differs between 1 process and 2 ranks"
+  grep -q "whole on every rank" "$tmp/$name.two.err" && fail "$name: says it runs whole on every rank"
+}
+one_and_two deep verify bound --weights "$tmp/deep.json" --gap 1e-9 --boxes 40 --seconds 900 --json
 # its BOS mass, every head of both layers (the per-head budgets shared
-# alike on every rank): the same JSON under 2 ranks
-deep_bos="verify bos --weights $tmp/deep.json --gap 1e-12 --boxes 30 --seconds 900 --json"
-"$bin" $deep_bos > "$tmp/deep_bos.one" 2> "$tmp/deep_bos.one.err"
-rc1=$?
-"$mpiexec" -np 2 --oversubscribe "$bin" $deep_bos > "$tmp/deep_bos.two" 2> "$tmp/deep_bos.two.err"
-rc2=$?
-[ "$rc1" -eq 4 ] && [ "$rc2" -eq 4 ] || fail "deep bos: exit codes $rc1 (one process), $rc2 (two ranks)"
-same "$tmp/deep_bos.one" "$tmp/deep_bos.two" ||
-  fail "deep bos: the JSON differs between 1 process and 2 ranks"
-grep -q "whole on every rank" "$tmp/deep_bos.two.err" && fail "deep bos: says it runs whole on every rank"
+# alike on every rank)
+one_and_two deep_bos verify bos --weights "$tmp/deep.json" --gap 1e-12 --boxes 30 --seconds 900 \
+  --json
 python3 -c '
 import json, sys
 from fractions import Fraction

@@ -2,13 +2,11 @@
 #include "theorems/bounds/bos_box_search.h"
 
 #include <doctest/doctest.h>
-#include <mpfi.h>
-#include <mpfr.h>
 
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "tests/part_checks.h"
 #include "tests/test_util.h"
 #include "tests/thread_rank_group.h"
 #include "theorems/bounds/deep_bos_bound.h"
@@ -16,22 +14,8 @@
 namespace sinkcert::theorems {
 namespace {
 
-// Equal bit for bit: the same precision and the same value (or both NaN).
-bool same_bits(const Mpfr& a, const Mpfr& b) {
-  mpfr_srcptr x = a.backend().data(), y = b.backend().data();
-  return mpfr_get_prec(x) == mpfr_get_prec(y) &&
-         ((mpfr_nan_p(x) && mpfr_nan_p(y)) ||
-          (mpfr_equal_p(x, y) && mpfr_signbit(x) == mpfr_signbit(y)));
-}
-bool same_bits(const Mpfi& a, const Mpfi& b) {
-  return same_bits(Mpfr(bmp::lower(a)), Mpfr(bmp::lower(b))) &&
-         same_bits(Mpfr(bmp::upper(a)), Mpfr(bmp::upper(b))) &&
-         mpfi_get_prec(a.backend().data()) == mpfi_get_prec(b.backend().data());
-}
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
+using test::check_truncations_refused;
+using test::same_bits;
 
 TEST_CASE("a BOS box's part reads back bit for bit; a truncated or altered part is refused") {
   PrecisionScope scope(128);
@@ -72,13 +56,8 @@ TEST_CASE("a BOS box's part reads back bit for bit; a truncated or altered part 
     }
     return false;
   };
-  for (std::size_t length = 0; length < part.size(); ++length) {
-    INFO("length " << length << " of " << part.size());
-    CHECK(refused(std::vector<double>(part.begin(), part.begin() + static_cast<long>(length))));
-  }
-  std::vector<double> longer = part;
-  longer.push_back(0.0);
-  CHECK(refused(longer));
+  // every truncation, and one value more than written
+  check_truncations_refused(part, refused);
   std::vector<double> flag = part;
   flag[0] = 2.0;
   CHECK(refused(flag));

@@ -2,16 +2,14 @@
 #include "theorems/bounds/worst_case_search.h"
 
 #include <doctest/doctest.h>
-#include <mpfi.h>
-#include <mpfr.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tests/part_checks.h"
 #include "tests/test_util.h"
 #include "tests/thread_rank_group.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
@@ -26,22 +24,8 @@ struct BoxBoundCodec {
   BoxBound read_bound(PartReader& r) const { return read_box_bound(r); }
 };
 
-// Equal bit for bit: the same precision and the same value (or both NaN).
-bool same_bits(const Mpfr& a, const Mpfr& b) {
-  mpfr_srcptr x = a.backend().data(), y = b.backend().data();
-  return mpfr_get_prec(x) == mpfr_get_prec(y) &&
-         ((mpfr_nan_p(x) && mpfr_nan_p(y)) ||
-          (mpfr_equal_p(x, y) && mpfr_signbit(x) == mpfr_signbit(y)));
-}
-bool same_bits(const Mpfi& a, const Mpfi& b) {
-  return same_bits(Mpfr(bmp::lower(a)), Mpfr(bmp::lower(b))) &&
-         same_bits(Mpfr(bmp::upper(a)), Mpfr(bmp::upper(b))) &&
-         mpfi_get_prec(a.backend().data()) == mpfi_get_prec(b.backend().data());
-}
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
+using test::check_truncations_refused;
+using test::same_bits;
 
 TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered part is refused") {
   const Task task{5, 4, TriggerRange::kPaper};
@@ -98,15 +82,8 @@ TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered p
     }
     return false;
   };
-  // every truncation (a part cut short in transit, or not shared: empty)
-  for (std::size_t length = 0; length < part.size(); ++length) {
-    INFO("length " << length << " of " << part.size());
-    CHECK(refused(std::vector<double>(part.begin(), part.begin() + static_cast<long>(length))));
-  }
-  // one value more than written
-  std::vector<double> longer = part;
-  longer.push_back(0.0);
-  CHECK(refused(longer));
+  // every truncation, and one value more than written
+  check_truncations_refused(part, refused);
   // altered: the bounded flag, the upper end's sign field (precision, kind,
   // sign), a count of witnesses
   std::vector<double> flag = part;
@@ -191,13 +168,8 @@ TEST_CASE("a deep box's part reads back bit for bit; a truncated or altered part
     }
     return false;
   };
-  for (std::size_t length = 0; length < part.size(); ++length) {
-    INFO("length " << length << " of " << part.size());
-    CHECK(refused(std::vector<double>(part.begin(), part.begin() + static_cast<long>(length))));
-  }
-  std::vector<double> longer = part;
-  longer.push_back(0.0);
-  CHECK(refused(longer));
+  // every truncation, and one value more than written
+  check_truncations_refused(part, refused);
   // a cut flag of 2: found by writing the part with the flag at 0 and 1
   // and finding the one value that differs
   std::size_t at = part.size();
