@@ -27,6 +27,47 @@ struct BoxBoundCodec {
 using test::check_truncations_refused;
 using test::same_bits;
 
+// node and offers written as a part (write_box_part), read back into back
+// and offers_back (the box given); the part.
+template <class Bound, class Codec>
+std::vector<double> round_trip(const Codec& codec, const BoxNode<Bound>& node,
+                               const std::vector<WitnessOffer>& offers, BoxNode<Bound>& back,
+                               std::vector<WitnessOffer>& offers_back) {
+  std::vector<double> part;
+  PartWriter w(part);
+  write_box_part(codec, node, offers, w);
+  back = BoxNode<Bound>{node.box, {}, 0, Mpfr(0)};
+  PartReader r(part);
+  REQUIRE(read_box_part(codec, r, back, offers_back));
+  CHECK(same_bits(back.bound.upper, node.bound.upper));
+  CHECK(back.bound.position == node.bound.position);
+  CHECK(back.bound.coordinate == node.bound.coordinate);
+  CHECK(same_bits(back.bound.weight, node.bound.weight));
+  CHECK(same_bits(back.rounding, node.rounding));
+  CHECK(back.bits == node.bits);
+  REQUIRE(offers_back.size() == offers.size());
+  for (std::size_t o = 0; o < offers.size(); ++o) {
+    CHECK(offers_back[o].trigger == offers[o].trigger);
+    CHECK(same_bits(offers_back[o].content, offers[o].content));
+    CHECK(same_bits(offers_back[o].e, offers[o].e));
+  }
+  return part;
+}
+
+// Whether reading p as a part of a box of Bound throws.
+template <class Bound, class Codec>
+bool refused_part(const Codec& codec, const ContentBox& box, const std::vector<double>& p) {
+  PartReader rp(p);
+  BoxNode<Bound> n{box, {}, 0, Mpfr(0)};
+  std::vector<WitnessOffer> o;
+  try {
+    read_box_part(codec, rp, n, o);
+  } catch (const std::runtime_error&) {
+    return true;
+  }
+  return false;
+}
+
 TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered part is refused") {
   const Task task{5, 4, TriggerRange::kPaper};
   PrecisionScope scope(128);
@@ -45,42 +86,17 @@ TEST_CASE("a bounded box's part reads back bit for bit; a truncated or altered p
   const std::vector<WitnessOffer> offers = {{j, node.bound.vertex, at_vertex},
                                             {j, centre, certified_error(model, task, j, centre)}};
   const BoxBoundCodec codec;
-  std::vector<double> part;
-  PartWriter w(part);
-  write_box_part(codec, node, offers, w);
-
-  BoxNode<BoxBound> back{box, {}, 0, Mpfr(0)};
+  BoxNode<BoxBound> back;
   std::vector<WitnessOffer> offers_back;
-  PartReader r(part);
-  REQUIRE(read_box_part(codec, r, back, offers_back));
-  CHECK(same_bits(back.bound.upper, node.bound.upper));
-  CHECK(back.bound.position == node.bound.position);
-  CHECK(back.bound.coordinate == node.bound.coordinate);
+  const std::vector<double> part = round_trip(codec, node, offers, back, offers_back);
   CHECK(same_bits(back.bound.vertex, node.bound.vertex));
-  CHECK(same_bits(back.bound.weight, node.bound.weight));
-  CHECK(same_bits(back.rounding, node.rounding));
-  CHECK(back.bits == node.bits);
-  REQUIRE(offers_back.size() == offers.size());
-  for (std::size_t o = 0; o < offers.size(); ++o) {
-    CHECK(offers_back[o].trigger == offers[o].trigger);
-    CHECK(same_bits(offers_back[o].content, offers[o].content));
-    CHECK(same_bits(offers_back[o].e, offers[o].e));
-  }
   // a box not bounded is the part 0
   std::vector<double> none = {0.0};
   PartReader rn(none);
   CHECK_FALSE(read_box_part(codec, rn, back, offers_back));
 
   const auto refused = [&](const std::vector<double>& p) {
-    PartReader rp(p);
-    BoxNode<BoxBound> n{box, {}, 0, Mpfr(0)};
-    std::vector<WitnessOffer> o;
-    try {
-      read_box_part(codec, rp, n, o);
-    } catch (const std::runtime_error&) {
-      return true;
-    }
-    return false;
+    return refused_part<BoxBound>(codec, box, p);
   };
   // every truncation, and one value more than written
   check_truncations_refused(part, refused);
@@ -126,47 +142,22 @@ TEST_CASE("a deep box's part reads back bit for bit; a truncated or altered part
   const std::vector<WitnessOffer> offers = {
       {j, node.bound.witness, Mpfi(node.bound.witness_lower, node.bound.witness_lower)}};
   const DeepBoxBoundCodec codec;
-  std::vector<double> part;
-  PartWriter w(part);
-  write_box_part(codec, node, offers, w);
-
-  BoxNode<DeepBoxBound> back{box, {}, 0, Mpfr(0)};
+  BoxNode<DeepBoxBound> back;
   std::vector<WitnessOffer> offers_back;
-  PartReader r(part);
-  REQUIRE(read_box_part(codec, r, back, offers_back));
-  CHECK(same_bits(back.bound.upper, node.bound.upper));
-  CHECK(back.bound.position == node.bound.position);
-  CHECK(back.bound.coordinate == node.bound.coordinate);
-  CHECK(same_bits(back.bound.weight, node.bound.weight));
+  const std::vector<double> part = round_trip(codec, node, offers, back, offers_back);
   CHECK(same_bits(back.bound.witness_lower, node.bound.witness_lower));
   CHECK(same_bits(back.bound.witness_rounding, node.bound.witness_rounding));
   CHECK(same_bits(back.bound.witness, node.bound.witness));
   CHECK(back.bound.cut);
   CHECK(back.bound.symbolic);
-  CHECK(same_bits(back.rounding, node.rounding));
-  CHECK(back.bits == node.bits);
-  REQUIRE(offers_back.size() == 1);
-  CHECK(same_bits(offers_back[0].e, offers[0].e));
   // flags read as written, not as "any nonzero"
   node.bound.cut = false;
-  std::vector<double> unflagged;
-  PartWriter wu(unflagged);
-  write_box_part(codec, node, offers, wu);
-  PartReader ru(unflagged);
-  REQUIRE(read_box_part(codec, ru, back, offers_back));
+  const std::vector<double> unflagged = round_trip(codec, node, offers, back, offers_back);
   CHECK_FALSE(back.bound.cut);
   CHECK(back.bound.symbolic);
 
   const auto refused = [&](const std::vector<double>& p) {
-    PartReader rp(p);
-    BoxNode<DeepBoxBound> n{box, {}, 0, Mpfr(0)};
-    std::vector<WitnessOffer> o;
-    try {
-      read_box_part(codec, rp, n, o);
-    } catch (const std::runtime_error&) {
-      return true;
-    }
-    return false;
+    return refused_part<DeepBoxBound>(codec, box, p);
   };
   // every truncation, and one value more than written
   check_truncations_refused(part, refused);
