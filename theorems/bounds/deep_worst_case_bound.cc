@@ -797,8 +797,16 @@ struct DeepEvaluator {
   // The first pass's box: the plain form, bound again at the top.
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
                 const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
-    node.bound = bound_deep_box(model, task, node.box, DeepForm::kPlain, lower,
-                                DeepBoxBudget{deadline, &progress});
+    first_plain(model, node, lower, take, DeepBoxBudget{deadline, &progress});
+  }
+  // The same on several threads at once (no progress lines).
+  void first_bound(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
+                   const TakeWitness& take, const Deadline& deadline) const {
+    first_plain(model, node, lower, take, DeepBoxBudget{deadline, nullptr});
+  }
+  void first_plain(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
+                   const TakeWitness& take, const DeepBoxBudget& budget) const {
+    node.bound = bound_deep_box(model, task, node.box, DeepForm::kPlain, lower, budget);
     node.bits = 0;
     offer(node, take);
   }

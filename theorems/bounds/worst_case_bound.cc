@@ -366,6 +366,11 @@ struct SingleLayerEvaluator {
                : caps_from_lower(lower, vertex_deadline);
     caps_from_lower = nullptr;
   }
+  // The first pass's box once the caps are known: the box phase's bound.
+  void first_bound(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
+                   const Deadline& deadline) const {
+    bound(model, node, lower, take, deadline);
+  }
   // The box's bound with the caps as they are (reads only: the box phase
   // calls it on several threads at once); a box takes milliseconds, so
   // neither the lower end nor the deadline enters it.

@@ -77,6 +77,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,7 @@
 #include "search/rank_group.h"
 #include "src/exact_parts.h"
 #include "src/interval.h"
+#include "src/parallel_tasks.h"
 #include "theorems/bounds/box_search.h"
 #include "theorems/bounds/deadline.h"
 #include "theorems/bounds/progress_lines.h"
@@ -187,6 +189,10 @@ bool read_box_part(const Evaluator& evaluator, PartReader& r, BoxNode<Bound>& no
 //       not bounded; the driver sets 0 when the first pass ends;
 //   void write_bound(const Bound&, PartWriter&) const;
 //   Bound read_bound(PartReader&) const   exactly (src/exact_parts.h);
+//   void first_bound(const Model<Mpfi>&, BoxNode<Bound>&, const Mpfr& lower,
+//                    const TakeWitness&, const Deadline&) const
+//       what evaluate() does once the caps are known, without progress
+//       lines; safe on several threads at once;
 //   void bound(const Model<Mpfi>&, BoxNode<Bound>&, const Mpfr& lower,
 //              const TakeWitness&, const Deadline&) const
 //       the box phase's bound of a box: it reads the caps (known, or pending
@@ -462,22 +468,30 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     // witnesses would decide when the caps come). Both conditions are the
     // same on every rank (the same witnesses so far), so every rank makes
     // the same collective calls.
-    if (ranks != nullptr && (!evaluator.caps_pending() || out.lower > 0)) {
-      if (evaluator.caps_pending()) evaluator.share_caps(model, out.lower, deadline, *ranks);
+    // One process with several threads takes the same path, its one rank
+    // owning every part: the boxes are bounded on the threads, each into
+    // its own part, and taken in trigger order.
+    const search::RankGroup& group = search::ranks_or_local(ranks);
+    const int threads = options.threads > 0 ? options.threads : default_thread_count();
+    if ((ranks != nullptr || threads > 1) && (!evaluator.caps_pending() || out.lower > 0)) {
+      if (evaluator.caps_pending()) evaluator.share_caps(model, out.lower, deadline, group);
       first_start = seconds_since(t0);  // the estimates: the boxes' pace, not the caps'
       // Part k (trigger k of the list): its node as its owner
       // bounded it and the witnesses it offered, in order; then every rank
       // takes them in trigger order, as one process would have.
       std::vector<std::vector<double>> parts(triggers.size());
-      std::size_t mine = 0, mine_done = 0;
-      for (std::size_t t = 0; t < triggers.size(); ++t)
-        mine += ranks->owns(static_cast<int>(t)) ? 1 : 0;
+      std::vector<std::size_t> mine;
       for (std::size_t t = 0; t < triggers.size(); ++t) {
-        if (!ranks->owns(static_cast<int>(t))) continue;
+        if (group.owns(static_cast<int>(t))) mine.push_back(t);
+      }
+      std::size_t mine_done = 0;
+      std::mutex progress_mutex;  // ProgressLines is not thread-safe
+      run_tasks(static_cast<int>(mine.size()), threads, [&](int k) {
+        const std::size_t t = mine[static_cast<std::size_t>(k)];
         PartWriter w(parts[t]);
         if (deadline.expired()) {
           w.put_int(0);  // not bounded
-          continue;
+          return;
         }
         std::vector<WitnessOffer> offers;
         const TakeWitness record = [&](int trigger, const std::vector<double>& content,
@@ -485,11 +499,12 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
           offers.push_back({trigger, content, e});
         };
         Node node{full_content_box(task, triggers[t]), {}, out.bits, Mpfr(0)};
-        evaluator.evaluate(model, node, out.lower, record, deadline, progress);
+        evaluator.first_bound(model, node, out.lower, record, deadline);
         write_box_part(evaluator, node, offers, w);
-        first_pass_progress(++mine_done, mine);
-      }
-      ranks->share(parts);
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        first_pass_progress(++mine_done, mine.size());
+      });
+      if (group.size() > 1) group.share(parts);
       for (std::size_t t = 0; t < triggers.size(); ++t) {
         PartReader r(parts[t]);
         ContentBox box = full_content_box(task, triggers[t]);
