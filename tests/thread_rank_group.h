@@ -85,4 +85,17 @@ inline void run_on_ranks(int size, const std::function<void(const search::RankGr
   for (std::thread& t : threads) t.join();
 }
 
+// run(options) on `size` simulated ranks, options.ranks set to each rank's
+// group: the results by rank.
+template <class Result, class Options, class Run>
+std::vector<Result> results_on_ranks(int size, const Options& options, const Run& run) {
+  std::vector<Result> got(static_cast<std::size_t>(size));
+  run_on_ranks(size, [&](const search::RankGroup& group) {
+    Options mine = options;
+    mine.ranks = &group;
+    got[static_cast<std::size_t>(group.rank())] = run(mine);
+  });
+  return got;
+}
+
 }  // namespace sinkcert::test

@@ -412,24 +412,14 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
       }
     }
   };
-  const std::vector<int> triggers = task.trigger_positions();
   if (options.head >= model.num_heads()) {
     throw std::invalid_argument("BOS bound: no head " + std::to_string(options.head));
   }
   BosBoxSearch search;
-  // the first pass's cases (h, i, j) in order: every j < i, and one j > i
-  // (all give row i the same value)
+  // the first pass's cases, head by head
   for (int h = 0; h < model.num_heads(); ++h) {
-    if (options.head >= 0 && h != options.head) continue;
-    for (int i = 1; i < task.L; ++i) {
-      std::vector<int> js;
-      for (int j : triggers) {
-        if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
-      }
-      for (int j : js) search.cases.push_back({h, i, j});
-    }
+    if (options.head < 0 || h == options.head) append_bos_cases(task, h, search.cases);
   }
-  if (search.cases.empty()) throw std::invalid_argument("BOS bound: no non-trigger row i >= 1");
   search.full_box = [cd](const BosCase& c) {
     return ContentBox{c.j, std::vector<double>(cd, -1.0), std::vector<double>(cd, 1.0), 0};
   };

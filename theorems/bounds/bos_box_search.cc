@@ -10,6 +10,17 @@
 
 namespace sinkcert::theorems {
 
+void append_bos_cases(const Task& task, int h, std::vector<BosCase>& cases) {
+  const std::vector<int> triggers = task.trigger_positions();
+  for (int i = 1; i < task.L; ++i) {
+    std::vector<int> js;
+    for (int j : triggers) {
+      if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
+    }
+    for (int j : js) cases.push_back({h, i, j});
+  }
+}
+
 int choose_bos_split(const BosNode& node) {
   const ContentBox& box = node.box;
   int split = -1;
@@ -72,6 +83,9 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
                         const std::function<bool(const Mpfr&, const Mpfr&)>& done, BosBound& out,
                         const bool& have_witness, std::chrono::steady_clock::time_point t0,
                         const Deadline& deadline, ProgressLines& progress) {
+  if (search.cases.empty()) {
+    throw std::invalid_argument(search.name + ": no non-trigger row i >= 1");
+  }
   BoxHeap<BosNode> heap;
   const auto full_box = [&](const BosCase& c) { return search.full_box(c); };
   const auto push_unbounded = [&](const BosCase& c) {  // not evaluated: bounds nothing
@@ -108,7 +122,7 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
   }
   std::mutex progress_mutex;  // ProgressLines is not thread-safe
   int done_here = 0;
-  const int threads = options.threads > 0 ? options.threads : default_thread_count();
+  const int threads = options.thread_count();
   run_tasks(static_cast<int>(mine.size()), threads, [&](int t) {
     const BosCase& c = search.cases[static_cast<std::size_t>(mine[static_cast<std::size_t>(t)])];
     PartWriter w(parts[static_cast<std::size_t>(mine[static_cast<std::size_t>(t)])]);

@@ -50,6 +50,11 @@ struct BosCase {
   int h = 0, i = 0, j = 0;
 };
 
+// Appends head h's cases: for each row i = 1..L-1, every trigger j < i and
+// the first j > i (every trigger after row i gives it the same value,
+// causal attention).
+void append_bos_cases(const Task& task, int h, std::vector<BosCase>& cases);
+
 // One box: head, row i, and the content box it reads (ContentBox.trigger = j).
 struct BosNode {
   int head = 0, row = 0;
@@ -107,8 +112,9 @@ struct BosBoxSearch {
 // The first pass and the loop (box_search.h) until done(lower, upper), the
 // budget or the precision cap: out.deficit_lower (with have_witness, both
 // kept up to date by search.take) and out.deficit_upper, out.boxes and the
-// outcome's fields. Throws std::runtime_error for a part that does not read
-// back whole under several ranks.
+// outcome's fields. Throws std::invalid_argument when there is no case
+// ("NAME: no non-trigger row i >= 1"), std::runtime_error for a part that
+// does not read back whole under several ranks.
 void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& options,
                         const std::function<bool(const Mpfr&, const Mpfr&)>& done, BosBound& out,
                         const bool& have_witness, std::chrono::steady_clock::time_point t0,

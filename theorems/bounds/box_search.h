@@ -158,6 +158,7 @@ struct BoxSearchOptions {
   // Threads of a rank (0: the hardware's): the parts of a batch it owns,
   // and the softmax vertex bound's; the results are the same on any count.
   int threads = 0;
+  int thread_count() const { return threads > 0 ? threads : default_thread_count(); }
   // Threads only while a box of the last batch took this long (tests: 0).
   double threaded_box_seconds = kThreadedBoxSeconds;
   // Lowers max_boxes so that every evaluated box, of box_bytes, fits
@@ -359,7 +360,7 @@ void run_batched_box_search(BoxHeap<Node>& heap, const BoxSearchOptions& limits,
                             const Deadline& deadline, ProgressLines& progress) {
   const search::RankGroup& group = search::ranks_or_local(limits.ranks);
   const int batch = std::max(1, limits.batch);
-  const int threads = limits.threads > 0 ? limits.threads : default_thread_count();
+  const int threads = limits.thread_count();
   int bits = limits.bits;
   const int cap = std::max(limits.bits, limits.max_bits);
   // seconds per box of the last batch (the first batch runs on threads)

@@ -389,18 +389,7 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     }
   };
   BosBoxSearch search;
-  const std::vector<int> triggers = task.trigger_positions();
-  for (int i = 1; i < task.L; ++i) {
-    // every j < i, and one j > i (all give row i the same value)
-    std::vector<int> js;
-    for (int j : triggers) {
-      if (j < i || (j > i && (js.empty() || js.back() < i))) js.push_back(j);
-    }
-    for (int j : js) search.cases.push_back({head, i, j});
-  }
-  if (search.cases.empty()) {
-    throw std::invalid_argument("deep BOS bound: no non-trigger row i >= 1");
-  }
+  append_bos_cases(task, head, search.cases);
   // the content of positions 1..i
   search.full_box = [cd](const BosCase& c) {
     return ContentBox{c.j, std::vector<double>(c.i * cd, -1.0), std::vector<double>(c.i * cd, 1.0),

@@ -314,17 +314,20 @@ struct SingleLayerEvaluator {
   // yet, and the trigger of its first box
   int first_pass_left = 0;
   int first_trigger = 1;
+  // share_caps's timed box (the whole box of first_trigger, before its
+  // cap), which first_bound takes instead of bounding that box again
+  std::optional<BoxBound> timed_first = std::nullopt;
   bool caps_pending() const { return static_cast<bool>(caps_from_lower); }
   // What evaluate() does first, at the first box entered with lower > 0;
-  // the first pass's pace is measured on its first box (bounded here and
-  // dropped: the pass bounds it again), each rank bounding its share of
-  // the boxes left.
+  // the first pass's pace is measured on its first box (kept for the
+  // pass, timed_first), each rank bounding its share of the boxes left.
   void share_caps(const Model<Mpfi>& model, const Mpfr& lower, const Deadline& deadline,
                   const search::RankGroup& ranks) {
-    BoxBound dropped;
-    const double per_box = first_pass_left > 0
-                               ? timed_bound(model, full_content_box(task, first_trigger), dropped)
-                               : 0.0;
+    double per_box = 0.0;
+    if (first_pass_left > 0) {
+      timed_first.emplace();
+      per_box = timed_bound(model, full_content_box(task, first_trigger), *timed_first);
+    }
     const int mine = (first_pass_left + ranks.size() - 1) / ranks.size();
     compute_caps(lower, deadline, mine, per_box, &ranks);
   }
@@ -366,9 +369,15 @@ struct SingleLayerEvaluator {
                : caps_from_lower(lower, vertex_deadline);
     caps_from_lower = nullptr;
   }
-  // The first pass's box once the caps are known: the box phase's bound.
+  // The first pass's box once the caps are known: the box phase's bound
+  // (share_caps's timed box for the first trigger's).
   void first_bound(const Model<Mpfi>& model, Node& node, const Mpfr& lower, const TakeWitness& take,
                    const Deadline& deadline) const {
+    if (timed_first && node.box.depth == 0 && node.box.trigger == first_trigger) {
+      node.bound = *timed_first;
+      cap_and_offer(model, node, take);
+      return;
+    }
     bound(model, node, lower, take, deadline);
   }
   // The box's bound with the caps as they are (reads only: the box phase
@@ -446,7 +455,7 @@ WorstCaseBound branch_and_bound(const Model<T>& model, const Task& task,
       so.deadline = deadline;
       so.progress = options.progress;
       so.progress_seconds = options.progress_seconds;
-      so.threads = options.threads > 0 ? options.threads : default_thread_count();
+      so.threads = options.thread_count();
       return softmax_vertex_bound(model, task, which, so);
     };
     // the notes of a run over every trigger, and its caps

@@ -399,6 +399,9 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   };
   const search::RankGroup* ranks =
       options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
+  // the ranks, or this process alone: the first pass's parts and the box
+  // phase's batches
+  const search::RankGroup& group = search::ranks_or_local(options.ranks);
   bool attack = options.adversary_witnesses &&
                 attack_fits(task, model_in.kind, model_in.attention, model_in.num_layers(),
                             model_in.num_heads(), deadline);
@@ -471,8 +474,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     // One process with several threads takes the same path, its one rank
     // owning every part: the boxes are bounded on the threads, each into
     // its own part, and taken in trigger order.
-    const search::RankGroup& group = search::ranks_or_local(ranks);
-    const int threads = options.threads > 0 ? options.threads : default_thread_count();
+    const int threads = options.thread_count();
     if ((ranks != nullptr || threads > 1) && (!evaluator.caps_pending() || out.lower > 0)) {
       if (evaluator.caps_pending()) evaluator.share_caps(model, out.lower, deadline, group);
       first_start = seconds_since(t0);  // the estimates: the boxes' pace, not the caps'
@@ -570,7 +572,6 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     count_box(node);
     return node;
   };
-  const search::RankGroup& group = search::ranks_or_local(options.ranks);
   struct Ops {
     decltype(bound_node)& evaluate_box;
     decltype(raise_to)& raise;

@@ -110,13 +110,7 @@ void check_ranks(const Options& o, const Run& run) {
   }
   for (int size : {2, 3, 5}) {
     INFO(size << " ranks");
-    std::vector<BosBound> got(static_cast<std::size_t>(size));
-    test::run_on_ranks(size, [&](const search::RankGroup& group) {
-      Options r = o;
-      r.ranks = &group;
-      got[static_cast<std::size_t>(group.rank())] = run(r);
-    });
-    for (const BosBound& g : got) check_same(one, g);
+    for (const BosBound& g : test::results_on_ranks<BosBound>(size, o, run)) check_same(one, g);
   }
 }
 

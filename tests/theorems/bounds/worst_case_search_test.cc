@@ -227,13 +227,9 @@ TEST_CASE("the box phase split by ranks and threads gives one process's enclosur
   }
   for (int size : {2, 3}) {
     INFO(size << " ranks");
-    std::vector<WorstCaseBound> got(static_cast<std::size_t>(size));
-    test::run_on_ranks(size, [&](const search::RankGroup& group) {
-      WorstCaseOptions r = o;
-      r.ranks = &group;
-      got[static_cast<std::size_t>(group.rank())] = bound_worst_case(m, task, r);
-    });
-    for (const WorstCaseBound& g : got) check_same(one, g);
+    const auto run = [&](const WorstCaseOptions& r) { return bound_worst_case(m, task, r); };
+    for (const WorstCaseBound& g : test::results_on_ranks<WorstCaseBound>(size, o, run))
+      check_same(one, g);
   }
 }
 
@@ -266,13 +262,9 @@ TEST_CASE("a residual model: first pass and box phase split by ranks, bit for bi
   }
   for (int size : {2, 3, 5}) {  // 5: more ranks than triggers
     INFO(size << " ranks");
-    std::vector<WorstCaseBound> got(static_cast<std::size_t>(size));
-    test::run_on_ranks(size, [&](const search::RankGroup& group) {
-      WorstCaseOptions r = o;
-      r.ranks = &group;
-      got[static_cast<std::size_t>(group.rank())] = bound_deep_worst_case(m, task, r);
-    });
-    for (const WorstCaseBound& g : got) check_same(one, g);
+    const auto run = [&](const WorstCaseOptions& r) { return bound_deep_worst_case(m, task, r); };
+    for (const WorstCaseBound& g : test::results_on_ranks<WorstCaseBound>(size, o, run))
+      check_same(one, g);
   }
 }
 
