@@ -53,11 +53,13 @@ expect 0 '^precision: 513 bits allocated for the 512 requested' \
 
 # one box's work is capped (src/limits.h: L^2 n (L + n) max(1, bits / 512)^1.5
 # <= 2^29): n = L = 64 runs at 128 bits (a short budget stops the first pass
-# between boxes: the triggers it did not reach leave the upper end inf), and
-# is refused at 8192 bits with the limit, its value and what would fit
+# between boxes: the triggers it did not reach keep their values' hull
+# bound, exact on this zero-output model: E = 1, the target's content mean
+# at a vertex), and is refused at 8192 bits with the limit, its value and
+# what would fit
 . "$(dirname "$0")/zero_model.sh"
 zero_model 64 "$tmp/zero64.json"
-expect 4 '^verdict: NOT ENCLOSED E in \[1\.00000e\+00, inf\]' \
+expect 0 '^verdict: ENCLOSED E in \[1\.00000e\+00, 1\.0000[01]e\+00\]' \
   verify bound --weights "$tmp/zero64.json" --L 64 --seconds 0.5
 expect 2 'command line: --L: expected an integer in \[2, 36\] for n = 64 at --bits 8192 \(one box, L\^2 n \(L \+ n\) max\(1, bits / 512\)\^1\.5 <= 2\^29, .*fewer --bits fit a larger L\), got 64' \
   verify bound --weights "$tmp/zero64.json" --L 64 --bits 8192

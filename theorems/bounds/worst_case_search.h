@@ -36,10 +36,13 @@
 // start, handed to the attack (skipped, with a budget note saying why, when
 // its round is beyond the attack's work limit or would not fit its share of
 // the budget, see attack_fits), to every box's evaluation (which may cut its own
-// refinements short) and to the loop. The first pass bounds each trigger's
-// whole box; a trigger reached after the deadline keeps upper = +inf (true,
-// if useless), so a run stopped there reports a valid, possibly infinite,
-// enclosure. Progress lines (options.progress) come from the first pass
+// refinements short) and to the loop. Before it, every trigger gets the
+// values' hull bound (value_hull_bound.h: a few forward passes; +inf for
+// relu and sigmoid attention), which caps each of its boxes. The first pass
+// bounds each trigger's whole box; a trigger reached after the deadline
+// keeps its hull bound alone (true, if loose; +inf where there is none), so
+// a run stopped there reports a valid enclosure, finite for the
+// normalizations the hull covers. Progress lines (options.progress) come from the first pass
 // (triggers done, an estimate of the time left at the pace so far), from
 // inside long evaluations, and from the loop (the enclosure so far).
 // Several ranks (options.ranks, search/rank_group.h; an Evaluator that
@@ -93,6 +96,7 @@
 #include "theorems/bounds/box_search.h"
 #include "theorems/bounds/deadline.h"
 #include "theorems/bounds/progress_lines.h"
+#include "theorems/bounds/value_hull_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems {
@@ -428,15 +432,21 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
     add_budget_note(out, attack_skipped_note(task, model_in.kind, model_in.attention,
                                              model_in.num_layers(), model_in.num_heads()));
   }
+  // Every trigger's boxes are capped by the values' hull
+  // (value_hull_bound.h; +inf where it does not apply), a few forward
+  // passes each.
+  const std::vector<Mpfr> hull_caps = value_hull_bounds(model, task, triggers);
   // The first pass: each trigger's whole box; past the deadline a box is
-  // not evaluated and bounds nothing (+inf).
+  // not evaluated and its bound is its trigger's hull cap alone (bits 0:
+  // bounded again should it reach the top with time left).
   BoxHeap<Node> heap;
   double first_start = seconds_since(t0);
-  int unbounded = 0;
-  const auto push_unbounded = [&](ContentBox box) {
+  int unbounded = 0, unbounded_infinite = 0;
+  const auto push_unbounded = [&](ContentBox box, std::size_t t) {
     const Mpfr infinity(std::numeric_limits<double>::infinity());
-    Node node{std::move(box), {}, out.bits, infinity};
-    node.bound.upper = infinity;
+    Node node{std::move(box), {}, 0, infinity};
+    node.bound.upper = hull_caps[t];
+    if (bmp::isinf(node.bound.upper)) ++unbounded_infinite;
     heap.push(std::move(node));
     ++unbounded;
   };
@@ -454,10 +464,12 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   const auto first_pass_box = [&](std::size_t t) {
     ContentBox box = full_content_box(task, triggers[t]);
     if (deadline.expired()) {
-      push_unbounded(std::move(box));
+      push_unbounded(std::move(box), t);
       return;
     }
-    heap.push(bound_node(std::move(box)));
+    Node node = bound_node(std::move(box));
+    node.cap_upper(hull_caps[t]);
+    heap.push(std::move(node));
     first_pass_progress(t + 1, triggers.size());
   };
   bool shared_first_pass = false;
@@ -514,7 +526,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
         std::vector<WitnessOffer> offers;
         try {
           if (!read_box_part(evaluator, r, node, offers)) {
-            push_unbounded(std::move(node.box));
+            push_unbounded(std::move(node.box), t);
             continue;
           }
         } catch (const std::exception& e) {
@@ -523,6 +535,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
         }
         for (const WitnessOffer& o : offers) take(o.trigger, o.content, o.e);
         count_box(node);
+        node.cap_upper(hull_caps[t]);
         heap.push(std::move(node));
       }
       shared_first_pass = true;
@@ -532,9 +545,16 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   // no first-pass box is left to keep time for (under ranks each rank
   // bounded only its share)
   if constexpr (SharesFirstPass<Evaluator>::value) evaluator.first_pass_left = 0;
-  out.triggers_unbounded = unbounded;
-  if (unbounded > 0) {
-    add_budget_note(out, std::to_string(unbounded) + " of " + std::to_string(triggers.size()) +
+  out.triggers_unbounded = unbounded_infinite;
+  if (unbounded > unbounded_infinite) {
+    add_budget_note(out, std::to_string(unbounded - unbounded_infinite) + " of " +
+                             std::to_string(triggers.size()) +
+                             " triggers bounded by the values' hull alone (the deadline passed "
+                             "in the first pass)");
+  }
+  if (unbounded_infinite > 0) {
+    add_budget_note(out, std::to_string(unbounded_infinite) + " of " +
+                             std::to_string(triggers.size()) +
                              " triggers not bounded at all (the deadline passed in the first "
                              "pass): upper = +inf");
   }

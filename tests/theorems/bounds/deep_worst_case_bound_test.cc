@@ -16,6 +16,7 @@
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
+#include "theorems/bounds/value_hull_bound.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -332,7 +333,7 @@ TEST_CASE("a short budget at n = L = 8: every trigger gets a finite upper bound"
   CHECK(b.lower <= b.upper);
 }
 
-TEST_CASE("a deadline passed: the deep first pass bounds nothing, and says so") {
+TEST_CASE("a deadline passed: the deep first pass bounds nothing, the values' hull each trigger") {
   const Model<double> m = slow_2x2();
   WorstCaseOptions o;
   o.max_seconds = 0;
@@ -341,11 +342,21 @@ TEST_CASE("a deadline passed: the deep first pass bounds nothing, and says so") 
   CHECK(b.stop_reason == "budget exhausted (seconds)");
   CHECK(b.verdict == Verdict::kNotEnclosed);
   CHECK(b.boxes == 0);
-  CHECK(bmp::isinf(b.upper));
   CHECK(b.lower == 0);
+  CHECK(b.triggers_unbounded == 0);
   CHECK(b.budget_note.find("attack's witnesses skipped") != std::string::npos);
-  CHECK(b.budget_note.find("triggers not bounded") != std::string::npos);
-  CHECK(check_deep_upper_bound(m, kTask, 1e6, o).verdict == Verdict::kUndecided);
+  CHECK(b.budget_note.find("triggers bounded by the values' hull alone") != std::string::npos);
+  Mpfr hull_max(0);
+  for (const TriggerBound& t : b.per_trigger) {
+    const PrecisionScope bits(b.bits);
+    const Mpfr hull = value_hull_bound(m.cast<Mpfi>(), kTask, t.trigger);
+    CHECK(t.upper == hull);
+    if (hull > hull_max) hull_max = hull;
+  }
+  CHECK(b.upper == hull_max);
+  const double h = hull_max.convert_to<double>();
+  CHECK(check_deep_upper_bound(m, kTask, 2 * h, o).verdict == Verdict::kVerified);
+  CHECK(check_deep_upper_bound(m, kTask, h / 2, o).verdict == Verdict::kUndecided);
 }
 
 TEST_CASE("a box evaluated past its deadline keeps the plain enclosure, wider and still true") {

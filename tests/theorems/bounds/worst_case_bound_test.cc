@@ -16,6 +16,7 @@
 #include "src/json_reader.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
+#include "theorems/bounds/value_hull_bound.h"
 
 namespace sinkcert::theorems {
 namespace {
@@ -363,6 +364,9 @@ TEST_CASE("a box at adjacent doubles stops the search instead of looping") {
   WorstCaseOptions options;
   options.adversary_witnesses = false;
   options.max_boxes = 100000;
+  // no gap but 0 stops it (with the default gap the values' hull,
+  // value_hull_bound.h, closes it before any box is that small)
+  options.relative_gap = 0;
   const WorstCaseBound b =
       bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options);
   CHECK(b.box_unsplittable);
@@ -518,22 +522,51 @@ TEST_CASE("a budget of 0.2 s stops the run in time with a true enclosure") {
         b.lower);
 }
 
-TEST_CASE("a deadline passed before the first pass: every trigger unbounded, nothing claimed") {
+TEST_CASE("a deadline passed before the first pass: every trigger bounded by its values' hull") {
   const Task task{6, 6, TriggerRange::kPaper};
   const Model<double> m = slow_softmax();
   WorstCaseOptions o;
   o.max_seconds = 0;
   const WorstCaseBound b = bound_worst_case(m, task, o);
   CHECK(b.budget_exhausted);
-  CHECK(bmp::isinf(b.upper));
   CHECK(b.lower == 0);  // no witness: the attack did not fit either
   CHECK(b.boxes == 0);
+  CHECK(b.triggers_unbounded == 0);
   CHECK(b.budget_note.find("attack's witnesses skipped") != std::string::npos);
   const std::string all = std::to_string(task.trigger_positions().size());
-  CHECK(b.budget_note.find(all + " of " + all + " triggers not bounded") != std::string::npos);
+  CHECK(b.budget_note.find(all + " of " + all + " triggers bounded by the values' hull alone") !=
+        std::string::npos);
+  // each trigger's upper end is its hull bound, and E's the largest
+  Mpfr hull_max(0);
+  for (const TriggerBound& t : b.per_trigger) {
+    const PrecisionScope bits(b.bits);
+    const Mpfr hull = value_hull_bound(m.cast<Mpfi>(), task, t.trigger);
+    CHECK(t.upper == hull);
+    CHECK(t.upper.convert_to<double>() >= testing::grid_max(m, task, t.trigger, 2));
+    if (hull > hull_max) hull_max = hull;
+  }
+  CHECK(b.upper == hull_max);
   const std::string text = summary_text(b, task, o.relative_gap);
   CHECK(text.find("budget: ") != std::string::npos);
-  // a claim can then be neither verified nor refuted
+  CHECK(text.find("no finite upper bound") == std::string::npos);
+  // a claim above the hull is verified, one below it neither verified nor
+  // refuted
+  const double h = hull_max.convert_to<double>();
+  CHECK(check_upper_bound(m, task, 2 * h, o).verdict == Verdict::kVerified);
+  CHECK(check_upper_bound(m, task, h / 2, o).verdict == Verdict::kUndecided);
+}
+
+TEST_CASE("a deadline passed before the first pass: relu triggers unbounded, nothing claimed") {
+  const Task task{6, 6, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(6, AttentionKind::kRelu, 0.5, 3);
+  WorstCaseOptions o;
+  o.max_seconds = 0;
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  CHECK(bmp::isinf(b.upper));
+  const std::string all = std::to_string(task.trigger_positions().size());
+  CHECK(b.triggers_unbounded == static_cast<int>(task.trigger_positions().size()));
+  CHECK(b.budget_note.find(all + " of " + all + " triggers not bounded") != std::string::npos);
+  CHECK(summary_text(b, task, o.relative_gap).find("no finite upper bound") != std::string::npos);
   CHECK(check_upper_bound(m, task, 1e6, o).verdict == Verdict::kUndecided);
 }
 
