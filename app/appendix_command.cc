@@ -29,7 +29,7 @@ constexpr int kMaxAppendixThreads = 64;
 }  // namespace
 
 void add_appendix_command(CLI::App& app, Context& ctx) {
-  auto opt = std::make_shared<theorems::AppendixOptions>();
+  auto opt = std::make_shared<theorems::reports::AppendixOptions>();
   CLI::App* cmd = app.add_subcommand(
       "appendix",
       "regenerate every appendix table (LaTeX, CSV, JSON) and figure, and appendix.tex; by "
@@ -63,25 +63,27 @@ void add_appendix_command(CLI::App& app, Context& ctx) {
       cmd, "--t2c-loss-seconds", &opt->t2c_loss_seconds, RealRange{0, true},
       "T2c's time guard for each model's worst-case loss, in seconds (default: by size)");
   cmd->callback([opt, full, quick, &ctx] {
-    opt->size = *full    ? theorems::RunSize::kFull
-                : *quick ? theorems::RunSize::kQuick
-                         : theorems::RunSize::kDefault;
+    opt->size = *full    ? theorems::studies::RunSize::kFull
+                : *quick ? theorems::studies::RunSize::kQuick
+                         : theorems::studies::RunSize::kDefault;
     // before minutes of computation: every input present
-    theorems::check_appendix_inputs(*opt);
+    theorems::reports::check_appendix_inputs(*opt);
     if (!opt->only.empty()) {
       std::cout << "appendix: computing " << opt->only << " alone into " << opt->out
                 << "/, from the models in " << opt->models << "/" << std::endl;
-      const auto summary = theorems::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
+      const auto summary =
+          theorems::reports::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
       std::cout << "appendix: " << opt->only << " written in " << summary.seconds << " s\n";
       return;
     }
     // before minutes of computation: --out must be writable, its tables/,
     // figures/ and appendix.tex of the right kind
-    check_output_set(theorems::appendix_output_set(opt->out), "--out");
+    check_output_set(theorems::reports::appendix_output_set(opt->out), "--out");
     // the first line of the output, once the run can start
     std::cout << "appendix: regenerating tables/, figures/ and appendix.tex in " << opt->out
               << "/ (replaced as a whole), from the models in " << opt->models << "/" << std::endl;
-    const auto summary = theorems::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
+    const auto summary =
+        theorems::reports::generate_appendix(*opt, ctx.argv, progress_sink(ctx, ""));
     std::cout << "appendix: " << summary.tables.size() << " tables, " << summary.figures.size()
               << " figures under " << opt->out << " in " << summary.seconds << " s\n";
   });

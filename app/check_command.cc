@@ -67,19 +67,20 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
   const WeightFile file = read_weight_file(opt.weights);
   const Task task = resolve_task(file, opt.task);
   const std::string out = opt.out.empty() ? default_out() : opt.out;
-  theorems::check_report_dir(out, "--out");
+  theorems::reports::check_report_dir(out, "--out");
   const ProgressSink say = progress_sink(ctx, "check");
   say(describe(file) + " (" + opt.weights + "), " + task_origin(file, opt.task) + ", budget " +
       seconds_text(opt.seconds));
   ctx.activity = "checking the model (--L, --seconds)";
-  theorems::CheckOptions options;
+  theorems::reports::CheckOptions options;
   options.seconds = opt.seconds;
   options.seed = opt.seed;
   options.bars = opt.bars;
   options.progress = say;
-  const theorems::CheckReport report = theorems::check_model(file, task, options);
+  const theorems::reports::CheckReport report = theorems::reports::check_model(file, task, options);
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "exact model; double search, mpfi bounds");
-  const theorems::CheckFiles files = theorems::write_check_files(report, info, out);
+  const theorems::reports::CheckFiles files =
+      theorems::reports::write_check_files(report, info, out);
   nlohmann::json doc = files.document;
   for (const auto& f : files.failures) {
     std::cerr << "check: NOT rendered: " << f << "; its data and script are written\n";
@@ -94,8 +95,8 @@ void run_check(const CheckCliOptions& opt, Context& ctx) {
     return;
   }
   std::cout << report.summary();
-  std::cout << "written to " << out << "/: report.json, report.md, " << theorems::kCheckFigure
-            << ".png"
+  std::cout << "written to " << out << "/: report.json, report.md, "
+            << theorems::reports::kCheckFigure << ".png"
             << (report.witness_tokens.size() > 0
                     ? ", witness.json (re-check: sinkcert eval --weights " + opt.weights +
                           " --input " + out + "/witness.json --certify 3)"

@@ -26,9 +26,9 @@ namespace sinkcert {
 struct RunInfo;
 struct VerdictBars;
 struct WeightFile;
-namespace theorems {
+namespace theorems::studies {
 enum class StudyVerdict;
-}  // namespace theorems
+}  // namespace theorems::studies
 }  // namespace sinkcert
 
 namespace sinkcert::cli {
@@ -49,7 +49,7 @@ constexpr int kExitNonFinite = 5;  // a floating-point evaluation gave NaN or in
 int exit_code_for(Verdict verdict);
 // A study's verdict: CONSISTENT 0, COUNTEREXAMPLE CANDIDATE 3, INCONCLUSIVE
 // and NOT APPLICABLE 4 (theorem1_command.cc).
-int exit_code_for(theorems::StudyVerdict verdict);
+int exit_code_for(theorems::studies::StudyVerdict verdict);
 
 struct Context {
   std::vector<std::string> argv;  // for provenance (RunInfo)
@@ -76,7 +76,7 @@ using StudyWriter =
 // written and not rendered, prints the time and sets the exit code.
 // With `json`, one JSON object instead (command, verdict, reason, seconds,
 // seed, out, files, figures not rendered, provenance).
-void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+void finish_study(const std::string& command, theorems::studies::StudyVerdict verdict,
                   const std::string& reason, double seconds, std::uint64_t seed,
                   const std::string& out, bool json, const StudyWriter& write, Context& ctx);
 

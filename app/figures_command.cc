@@ -36,7 +36,8 @@ constexpr int kMaxFigureL = 128;            // a heat map of more positions is u
 constexpr int kMaxFigureSamples = 1000000;  // about 10 minutes for a 4 x 4 model at L = 16
 
 struct FiguresCliOptions {
-  std::string weights, beside, name = "attention", out, models = theorems::default_models_dir();
+  std::string weights, beside, name = "attention", out,
+                               models = theorems::reports::default_models_dir();
   bool paper = false;
   TaskOptions task;  // --L; n is the weight file's
   int samples = kDefaultProbeCount, trigger = kPaperFigureTrigger;
@@ -46,7 +47,7 @@ struct FiguresCliOptions {
 };
 
 // A weight file as a figure's model, labelled by its attention kind and shape.
-theorems::FigureModel file_model(const std::string& path, int n) {
+theorems::reports::FigureModel file_model(const std::string& path, int n) {
   const WeightFile w = read_weight_file(path);
   if (w.n != n) {
     throw InputError(
@@ -66,9 +67,9 @@ theorems::FigureModel file_model(const std::string& path, int n) {
 OutputSet figures_output_set(const std::string& dir, const std::vector<std::string>& stems) {
   std::set<std::string> names;
   for (const auto& stem : stems) {
-    for (const auto& f : theorems::attention_figure_files(stem)) names.insert(f);
+    for (const auto& f : theorems::reports::attention_figure_files(stem)) names.insert(f);
   }
-  return theorems::owned_files_set(
+  return theorems::reports::owned_files_set(
       dir, [names](const std::string& name) { return names.count(name) > 0; });
 }
 
@@ -93,18 +94,18 @@ void run_figures(const FiguresCliOptions& opt, Context& ctx) {
   if (!opt.paper && opt.name.find_first_of("/\\") != std::string::npos) {
     throw InputError("command line", "--name", "a file stem without '/', got '" + opt.name + "'");
   }
-  theorems::AttentionFigureOptions fo;
+  theorems::reports::AttentionFigureOptions fo;
   fo.samples = opt.samples;
   fo.seed = opt.seed;
   fo.trigger = opt.trigger;
   fo.task = opt.task.task();
-  std::vector<theorems::FigureModel> models;
-  std::vector<theorems::AttentionFigureSpec> specs;
+  std::vector<theorems::reports::FigureModel> models;
+  std::vector<theorems::reports::AttentionFigureSpec> specs;
   if (opt.paper) {
     fo.task.n = fo.task.L = 16;
-    specs = theorems::attention_figure_list();
+    specs = theorems::reports::attention_figure_list();
     for (const auto& spec : specs) {
-      for (const auto& rel : theorems::attention_figure_inputs(spec)) {
+      for (const auto& rel : theorems::reports::attention_figure_inputs(spec)) {
         const std::string path = (std::filesystem::path(opt.models) / rel).string();
         std::error_code ec;
         if (!std::filesystem::is_regular_file(path, ec)) {
@@ -132,11 +133,11 @@ void run_figures(const FiguresCliOptions& opt, Context& ctx) {
   std::vector<std::string> stems;
   if (opt.paper) {
     for (const auto& spec : specs)
-      stems.push_back(spec.name + "_" + theorems::figure_suffix(spec.kind));
+      stems.push_back(spec.name + "_" + theorems::reports::figure_suffix(spec.kind));
   } else {
-    for (auto kind :
-         {theorems::AttentionFigureKind::kMeanStd, theorems::AttentionFigureKind::kOneInput}) {
-      stems.push_back(opt.name + "_" + theorems::figure_suffix(kind));
+    for (auto kind : {theorems::reports::AttentionFigureKind::kMeanStd,
+                      theorems::reports::AttentionFigureKind::kOneInput}) {
+      stems.push_back(opt.name + "_" + theorems::reports::figure_suffix(kind));
     }
   }
   const OutputSet set = figures_output_set(opt.out, stems);
@@ -148,18 +149,18 @@ void run_figures(const FiguresCliOptions& opt, Context& ctx) {
   if (opt.paper) {
     for (const auto& spec : specs) {
       progress_sink(ctx, "figures")(spec.name + " (" + std::to_string(opt.samples) + " probes)");
-      figures.push_back(theorems::make_attention_figure(spec, opt.models, fo));
+      figures.push_back(theorems::reports::make_attention_figure(spec, opt.models, fo));
     }
   } else {
-    std::vector<theorems::AttentionStatistics> stats;
+    std::vector<theorems::reports::AttentionStatistics> stats;
     for (const auto& m : models) {
       progress_sink(ctx, "figures")(m.label + ", " + std::to_string(opt.samples) + " probes");
-      stats.push_back(
-          theorems::attention_statistics(m.model, fo.task, fo.samples, fo.seed, fo.trigger));
+      stats.push_back(theorems::reports::attention_statistics(m.model, fo.task, fo.samples, fo.seed,
+                                                              fo.trigger));
     }
-    for (auto kind :
-         {theorems::AttentionFigureKind::kMeanStd, theorems::AttentionFigureKind::kOneInput}) {
-      figures.push_back(theorems::attention_figure(opt.name, kind, models, stats));
+    for (auto kind : {theorems::reports::AttentionFigureKind::kMeanStd,
+                      theorems::reports::AttentionFigureKind::kOneInput}) {
+      figures.push_back(theorems::reports::attention_figure(opt.name, kind, models, stats));
     }
   }
   std::vector<std::string> written, failures;

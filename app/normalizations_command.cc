@@ -68,26 +68,26 @@ void run_normalizations(const NormalizationsCliOptions& opt, Context& ctx) {
   std::cout << "normalizations: n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
-  std::vector<theorems::NormalizationStudy> studies;
+  std::vector<theorems::studies::NormalizationStudy> studies;
   for (AttentionKind kind : kinds) {
-    studies.push_back(theorems::run_normalization_study(
-        theorems::normalization_options(task, kind, opt.seed, opt.quick),
+    studies.push_back(theorems::studies::run_normalization_study(
+        theorems::studies::normalization_options(task, kind, opt.seed, opt.quick),
         progress_sink(ctx, "normalizations")));
     const auto& st = studies.back();
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", st.seconds);
-    std::cout << to_string(kind) << ": " << theorems::to_string(st.verdict) << " [" << st.evidence
-              << "] " << st.reason << " (" << secs << " s)\n";
+    std::cout << to_string(kind) << ": " << theorems::studies::to_string(st.verdict) << " ["
+              << st.evidence << "] " << st.reason << " (" << secs << " s)\n";
   }
   const RunInfo info = make_run_info(ctx.argv, opt.seed, "double; MPFI for CERTIFIED");
-  const auto written = theorems::write_normalization_outputs(studies, info, out);
+  const auto written = theorems::studies::write_normalization_outputs(studies, info, out);
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
   mute.reset();
   if (opt.out.json) {
     nlohmann::json kinds = nlohmann::json::array();
     for (std::size_t k = 0; k < studies.size(); ++k) {
       kinds.push_back({{"attention", to_string(studies[k].options.attention)},
-                       {"verdict", theorems::to_string(studies[k].verdict)},
+                       {"verdict", theorems::studies::to_string(studies[k].verdict)},
                        {"evidence", studies[k].evidence},
                        {"reason", studies[k].reason},
                        {"seconds", studies[k].seconds}});

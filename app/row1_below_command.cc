@@ -25,7 +25,7 @@ namespace sinkcert::cli {
 namespace {
 
 struct Row1BelowCliOptions {
-  theorems::Row1BelowOptions study;
+  theorems::studies::Row1BelowOptions study;
   std::uint64_t seed = 1;
   StudyOut out;
   std::string check;
@@ -35,14 +35,15 @@ struct Row1BelowCliOptions {
 
 void run_row1_below(const Row1BelowCliOptions& opt, Context& ctx) {
   if (!opt.check.empty()) {
-    const theorems::Row1BelowCheck c = theorems::check_row1_below_dir(opt.check, opt.check_seconds);
+    const theorems::reports::Row1BelowCheck c =
+        theorems::reports::check_row1_below_dir(opt.check, opt.check_seconds);
     for (const std::string& l : c.lines) std::cout << l << "\n";
     for (const std::string& l : c.failures) std::cout << "FAILED: " << l << "\n";
     std::cout << "row1-below check: " << (c.ok ? "VERIFIED" : "NOT VERIFIED") << "\n";
     ctx.exit_code = c.ok ? kExitSuccess : kExitNotVerified;
     return;
   }
-  theorems::Row1BelowOptions o = opt.study;
+  theorems::studies::Row1BelowOptions o = opt.study;
   o.seed = opt.seed;
   if (!opt.deltas.empty()) {
     o.deltas.clear();
@@ -65,16 +66,17 @@ void run_row1_below(const Row1BelowCliOptions& opt, Context& ctx) {
   check_output_dir(out, "--out");
   ctx.activity = "the row-1 search below the explicit family";
   const ProgressSink sink = progress_sink(ctx, "row1-below");
-  const auto rows = theorems::row1_below_family(o, [&](const std::string& s) {
+  const auto rows = theorems::studies::row1_below_family(o, [&](const std::string& s) {
     if (sink) sink(s);
   });
   const RunInfo info = make_run_info(ctx.argv, o.seed, "double search; MPFI for CERTIFIED");
-  const auto written = theorems::write_row1_below_outputs(rows, o, info, out);
-  std::cout << theorems::row1_below_readme(theorems::row1_below_summary(rows, o, info));
+  const auto written = theorems::reports::write_row1_below_outputs(rows, o, info, out);
+  std::cout << theorems::reports::row1_below_readme(
+      theorems::reports::row1_below_summary(rows, o, info));
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
   mute.reset();
   if (opt.out.json) {
-    std::cout << theorems::row1_below_summary(rows, o, info).dump(2) << "\n";
+    std::cout << theorems::reports::row1_below_summary(rows, o, info).dump(2) << "\n";
   }
   ctx.exit_code = kExitSuccess;
 }

@@ -29,8 +29,8 @@ void run_sweep_command(const SweepCliOptions& opt, Context& ctx) {
   require_option(opt.grid_option);
   require_option(opt.out_option);
   ctx.activity = "running the sweep (--grid)";
-  const theorems::SweepOutcome o =
-      theorems::run_sweep(opt.grid, opt.out, ctx.argv, progress_sink(ctx, "sweep"));
+  const theorems::studies::SweepOutcome o =
+      theorems::studies::run_sweep(opt.grid, opt.out, ctx.argv, progress_sink(ctx, "sweep"));
   if (o.quiet_exit_code != 0) {
     ctx.exit_code = o.quiet_exit_code;
     return;

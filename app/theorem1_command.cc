@@ -44,9 +44,9 @@ struct Theorem1CliOptions {
 void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   const Task task = opt.task.task();
   check_task_options(task);
-  theorems::Theorem1Options o;
+  theorems::studies::Theorem1Options o;
   if (opt.quick) {
-    o = theorems::quick_options(task, opt.seed);
+    o = theorems::studies::quick_options(task, opt.seed);
   } else {
     o.task = task;
     o.seed = opt.seed;
@@ -77,14 +77,14 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   // files are regular files
   auto mute = std::make_unique<StdoutMute>(opt.out.json);
   const std::string out = resolve_study_out(opt.out, "theorem1");
-  check_output_set(theorems::theorem1_output_set(out), "--out");
+  check_output_set(theorems::reports::theorem1_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L)";
   std::cout << "theorem1: n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
   std::cout << "parametrization: " << search::kParametrization << "\n";
-  const theorems::Theorem1Study st =
-      theorems::run_theorem1_study(o, progress_sink(ctx, "theorem1"));
+  const theorems::studies::Theorem1Study st =
+      theorems::studies::run_theorem1_study(o, progress_sink(ctx, "theorem1"));
   // SEARCH values are the certified ones (adversary.h, certify_witness);
   // where the search's double value differs in the first digit, say so
   const auto double_note = [](const search::Witness& w) {
@@ -96,12 +96,12 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
     return std::string(note);
   };
   // which adversary found the reported worst case, and the other's value
-  const auto found_by = [](const theorems::FinalCertification& fc) {
+  const auto found_by = [](const theorems::studies::FinalCertification& fc) {
     if (!fc.attacked) return std::string();
     const bool attack_won = fc.found_by != "minimax adversary";
     return " (" + fc.found_by + "; " + (attack_won ? "minimax adversary " : "attack ") +
-           theorems::format_bound(attack_won ? fc.minimax_worst_case : fc.attack_worst_case, true,
-                                  4) +
+           theorems::studies::format_bound(
+               attack_won ? fc.minimax_worst_case : fc.attack_worst_case, true, 4) +
            ")";
   };
   char buf[512];
@@ -109,17 +109,18 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
     char min_bos[160] = "none (no non-trigger position)";
     if (r.min_bos.best.value <= 1) {
       std::snprintf(min_bos, sizeof min_bos, "%s %s%s",
-                    theorems::format_bound(r.min_bos.best.certified, false, 13).c_str(),
+                    theorems::studies::format_bound(r.min_bos.best.certified, false, 13).c_str(),
                     r.min_bos.evidence.label().c_str(), double_note(r.min_bos.best).c_str());
     }
-    std::snprintf(
-        buf, sizeof buf,
-        "path start %d (normal std %g): worst case %s %s%s%s, mean BOS "
-        "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
-        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
-        r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
-        found_by(r.final_certification).c_str(), r.stats.heads[0][0].overall.mean,
-        r.stats.evidence.label().c_str(), min_bos, r.result.stop_reason.c_str(), r.result.seconds);
+    std::snprintf(buf, sizeof buf,
+                  "path start %d (normal std %g): worst case %s %s%s%s, mean BOS "
+                  "%.12f %s, smallest BOS found %s, %s, %.1f s\n",
+                  r.start, r.init_std,
+                  theorems::studies::format_bound(r.result.worst.certified, true, 4).c_str(),
+                  r.result.evidence.label().c_str(), double_note(r.result.worst).c_str(),
+                  found_by(r.final_certification).c_str(), r.stats.heads[0][0].overall.mean,
+                  r.stats.evidence.label().c_str(), min_bos, r.result.stop_reason.c_str(),
+                  r.result.seconds);
     std::cout << buf;
   }
   std::cout << "frontier: worst case of the frontier model at each delta (SEARCH, lower bound on "
@@ -127,7 +128,7 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
                "bound only once certified); mean BOS NUMERIC(53):\n";
   for (const auto& p : st.frontier) {
     std::snprintf(buf, sizeof buf, "  delta %-6g worst case %s%s%s  mean BOS %.6f  %s%s\n", p.delta,
-                  theorems::format_bound(p.eps, true, 5).c_str(),
+                  theorems::studies::format_bound(p.eps, true, 5).c_str(),
                   double_note(p.result.worst).c_str(), found_by(p.final_certification).c_str(),
                   p.bos_mean, p.feasible ? "feasible" : "NO FEASIBLE MODEL",
                   p.converged ? "" : " (not converged)");
@@ -142,27 +143,27 @@ void run_theorem1(const Theorem1CliOptions& opt, Context& ctx) {
   finish_study(
       "theorem1", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
-        return theorems::write_theorem1_outputs(st, info, out, skipped);
+        return theorems::reports::write_theorem1_outputs(st, info, out, skipped);
       },
       ctx);
 }
 
 }  // namespace
 
-int exit_code_for(theorems::StudyVerdict v) {
+int exit_code_for(theorems::studies::StudyVerdict v) {
   switch (v) {
-    case theorems::StudyVerdict::kConsistent:
+    case theorems::studies::StudyVerdict::kConsistent:
       return kExitSuccess;
-    case theorems::StudyVerdict::kCounterexampleCandidate:
+    case theorems::studies::StudyVerdict::kCounterexampleCandidate:
       return kExitNotVerified;
-    case theorems::StudyVerdict::kInconclusive:
-    case theorems::StudyVerdict::kNotApplicable:
+    case theorems::studies::StudyVerdict::kInconclusive:
+    case theorems::studies::StudyVerdict::kNotApplicable:
       return kExitUndecided;
   }
   return kExitInternal;
 }
 
-void finish_study(const std::string& command, theorems::StudyVerdict verdict,
+void finish_study(const std::string& command, theorems::studies::StudyVerdict verdict,
                   const std::string& reason, double seconds, std::uint64_t seed,
                   const std::string& out, bool json, const StudyWriter& write, Context& ctx) {
   const RunInfo info = make_run_info(ctx.argv, seed, "double");
@@ -171,7 +172,7 @@ void finish_study(const std::string& command, theorems::StudyVerdict verdict,
   if (json) {
     const auto written = write(info, &skipped);
     const nlohmann::json doc = {{"command", command},
-                                {"verdict", theorems::to_string(verdict)},
+                                {"verdict", theorems::studies::to_string(verdict)},
                                 {"reason", reason},
                                 {"seconds", seconds},
                                 {"seed", seed},
@@ -182,7 +183,7 @@ void finish_study(const std::string& command, theorems::StudyVerdict verdict,
     std::cout << doc.dump(2) << "\n";
     return;
   }
-  std::cout << "verdict: " << theorems::to_string(verdict) << "\n  " << reason << "\n";
+  std::cout << "verdict: " << theorems::studies::to_string(verdict) << "\n  " << reason << "\n";
   const auto written = write(info, &skipped);
   std::cout << "wrote " << written.size() << " files to " << out << "\n";
   for (const auto& s : skipped) std::cout << "  figure not rendered: " << s << "\n";

@@ -80,9 +80,9 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
       throw InputError("command line", name, "expected 1, 2 or 4, got " + std::to_string(value));
     }
   }
-  theorems::Theorem2Options o;
+  theorems::studies::Theorem2Options o;
   if (opt.quick) {
-    o = theorems::theorem2_quick_options(task, opt.layers, opt.heads, opt.seed);
+    o = theorems::studies::theorem2_quick_options(task, opt.layers, opt.heads, opt.seed);
   } else {
     o.task = task;
     o.layers = opt.layers;
@@ -127,24 +127,25 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   if (!root) ctx.quiet = true;
   auto mute = std::make_unique<StdoutMute>(opt.out.json || !root);
   const std::string out = resolve_study_out(opt.out, "theorem2");
-  check_output_set(theorems::theorem2_output_set(out), "--out");
+  check_output_set(theorems::reports::theorem2_output_set(out), "--out");
   ctx.activity = "running the search (--n, --L, --layers, --heads)";
   std::cout << "theorem2: residual softmax " << opt.layers << " x " << opt.heads
             << ", n = " << task.n << ", L = " << task.L << ", trigger range "
             << to_string(task.range) << ", seed " << opt.seed << (opt.quick ? " (quick)" : "")
             << "\n";
   std::cout << "parametrization: " << search::kDeepParametrization << "\n";
-  const theorems::Theorem2Study st =
-      theorems::run_theorem2_study(o, progress_sink(ctx, "theorem2"));
+  const theorems::studies::Theorem2Study st =
+      theorems::studies::run_theorem2_study(o, progress_sink(ctx, "theorem2"));
   char buf[640];
   for (const auto& r : st.runs) {
-    std::snprintf(
-        buf, sizeof buf,
-        "path start %d (normal std %g): worst case %s %s, sink score %.12f NUMERIC(53) "
-        "(layer %d, head %d, position %d), %s, %d rounds, %.1f s\n",
-        r.start, r.init_std, theorems::format_bound(r.result.worst.certified, true, 4).c_str(),
-        r.result.evidence.label().c_str(), r.sink.sigma, r.sink.layer, r.sink.head, r.sink.position,
-        r.result.stop_reason.c_str(), static_cast<int>(r.result.history.size()), r.result.seconds);
+    std::snprintf(buf, sizeof buf,
+                  "path start %d (normal std %g): worst case %s %s, sink score %.12f NUMERIC(53) "
+                  "(layer %d, head %d, position %d), %s, %d rounds, %.1f s\n",
+                  r.start, r.init_std,
+                  theorems::studies::format_bound(r.result.worst.certified, true, 4).c_str(),
+                  r.result.evidence.label().c_str(), r.sink.sigma, r.sink.layer, r.sink.head,
+                  r.sink.position, r.result.stop_reason.c_str(),
+                  static_cast<int>(r.result.history.size()), r.result.seconds);
     std::cout << buf;
     for (const auto& layer : r.stats.heads) {
       for (const auto& h : layer) {
@@ -160,20 +161,20 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
                "NUMERIC(53):\n";
   for (const auto& p : st.frontier) {
     const std::string capped =
-        p.scope == theorems::CapScope::kAll
+        p.scope == theorems::studies::CapScope::kAll
             ? std::string("every head")
             : "layer " + std::to_string(p.layer) + " head " + std::to_string(p.head);
     if (!p.not_run.empty()) {
-      std::cout << "  eps_" << theorems::to_string(p.scope) << " delta " << p.delta << ": not run ("
-                << p.not_run << ")\n";
+      std::cout << "  eps_" << theorems::studies::to_string(p.scope) << " delta " << p.delta
+                << ": not run (" << p.not_run << ")\n";
       continue;
     }
     std::snprintf(buf, sizeof buf,
                   "  eps_%s (%s) delta %-5g worst case %s  capped BOS %.6f (at the witness "
                   "%.6f CERTIFIED)  sink score %.6f  from %s  %s%s\n",
-                  theorems::to_string(p.scope).c_str(), capped.c_str(), p.delta,
-                  theorems::format_bound(p.eps, true, 5).c_str(), p.capped_bos,
-                  p.witness_capped_bos, p.sink.sigma, theorems::to_string(p.start).c_str(),
+                  theorems::studies::to_string(p.scope).c_str(), capped.c_str(), p.delta,
+                  theorems::studies::format_bound(p.eps, true, 5).c_str(), p.capped_bos,
+                  p.witness_capped_bos, p.sink.sigma, theorems::studies::to_string(p.start).c_str(),
                   p.feasible ? "feasible" : "NO FEASIBLE MODEL",
                   p.converged ? ", converged" : " (not converged)");
     std::cout << buf;
@@ -181,7 +182,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
       std::snprintf(buf, sizeof buf,
                     "    certified over the box: E <= %g %s (E <= %.4e), max BOS of the capped "
                     "head <= %g %s (<= %.9f)  [%s]\n",
-                    theorems::kTheorem2LowLoss, to_string(p.certificate.loss).c_str(),
+                    theorems::studies::kTheorem2LowLoss, to_string(p.certificate.loss).c_str(),
                     p.certificate.loss_upper, p.ceiling, to_string(p.certificate.cap).c_str(),
                     p.certificate.cap_upper,
                     Evidence::certified(p.certificate.bits).label().c_str());
@@ -189,7 +190,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
     }
   }
   std::cout << "every head must sink? " << st.every_head.summary << "\n";
-  const Table t2b = theorems::theorem2_targeted_table(st);
+  const Table t2b = theorems::reports::theorem2_targeted_table(st);
   if (!t2b.rows.empty()) {
     std::cout << "targeted searches (T2b; worst cases SEARCH lower bounds, BOS NUMERIC(53)):\n";
     for (const auto& row : t2b.rows) {
@@ -207,7 +208,7 @@ void run_theorem2(const Theorem2CliOptions& opt, Context& ctx) {
   finish_study(
       "theorem2", st.verdict, st.reason, st.seconds, opt.seed, out, opt.out.json,
       [&](const RunInfo& info, std::vector<std::string>* skipped) {
-        return theorems::write_theorem2_outputs(st, info, out, skipped);
+        return theorems::reports::write_theorem2_outputs(st, info, out, skipped);
       },
       ctx);
 }

@@ -122,7 +122,9 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   // exact operations (limits.h, kMaxReluWork; theorems/exact/relu_exact_checker.h)
   const int heads = file ? std::max(1, file->num_heads()) : opt.heads;
   const int layers = file ? std::max(1, file->num_layers()) : opt.layers;
-  const auto relu_work = [&](int L) { return theorems::relu_exact_work(layers, heads, task.n, L); };
+  const auto relu_work = [&](int L) {
+    return theorems::exact::relu_exact_work(layers, heads, task.n, L);
+  };
   if (relu_work(task.L) > kMaxReluWork) {
     int max_L = kMinL;
     while (relu_work(max_L + 1) <= kMaxReluWork) ++max_L;
@@ -143,7 +145,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
   if (!opt.write_weights.empty()) check_output_file(opt.write_weights, "--write-weights");
   if (!opt.out.empty()) check_output_file(opt.out, "--out");
   if (!opt.coq.empty()) {
-    theorems::check_coq_file_name(opt.coq, "--coq");
+    theorems::exact::check_coq_file_name(opt.coq, "--coq");
     check_output_file(opt.coq, "--coq");
   } else if (opt.coq_force) {
     throw InputError(cli, "--coq-force-theorem", "expected --coq FILE.v as well");
@@ -180,25 +182,26 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
       say(std::to_string(done) + "/" + std::to_string(all) + " trigger positions");
     }
   };
-  const theorems::ReluCertificate cert = theorems::check_relu_exact(model, task, progress);
-  text << theorems::summary_text(cert);
-  if (ctx.quiet && !opt.json) std::cout << verdict_lines(theorems::summary_text(cert));
+  const theorems::exact::ReluCertificate cert =
+      theorems::exact::check_relu_exact(model, task, progress);
+  text << theorems::exact::summary_text(cert);
+  if (ctx.quiet && !opt.json) std::cout << verdict_lines(theorems::exact::summary_text(cert));
   std::ostringstream time;
   time << std::fixed << std::setprecision(3) << cert.seconds;
   text << "time: " << time.str() << " s\n";
   if (opt.json) {
-    nlohmann::json doc = theorems::to_json(cert, make_run_info(ctx.argv, 0, "exact"));
+    nlohmann::json doc = theorems::exact::to_json(cert, make_run_info(ctx.argv, 0, "exact"));
     doc["weights"] = opt.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.weights);
     doc["certificate_file"] = opt.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.out);
     std::cout << doc.dump(2) << "\n";
   }
   if (!opt.out.empty()) {
     const RunInfo info = make_run_info(ctx.argv, 0, "exact");
-    write_file_atomically(opt.out, theorems::to_json(cert, info).dump(2) + "\n");
+    write_file_atomically(opt.out, theorems::exact::to_json(cert, info).dump(2) + "\n");
     text << "certificate written to " << opt.out << "\n";
   }
   if (!opt.coq.empty()) {
-    std::string why = theorems::coq_unsupported_reason(model);
+    std::string why = theorems::exact::coq_unsupported_reason(model);
     if (why.empty() &&
         (cert.verdict == Verdict::kUndecided || cert.verdict == Verdict::kNotApplicable) &&
         !opt.coq_force) {
@@ -208,7 +211,7 @@ void run_verify_relu(const VerifyReluOptions& opt, Context& ctx) {
       text << "Coq certificate: not written (" << why << ")\n";
     } else {
       const RunInfo info = make_run_info(ctx.argv, 0, "exact");
-      const theorems::CoqCertificate coq = theorems::coq_certificate(
+      const theorems::exact::CoqCertificate coq = theorems::exact::coq_certificate(
           model, cert, info, opt.coq_force,
           // a scaled file's theorem is about the scaled A, M
           file && !(file->task && file->task->score_scale != 1) ? &*file : nullptr);
@@ -385,7 +388,7 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
 // The budget options both bounds share, with the box budget lowered so that
 // every live box (of box_bytes) fits kMemoryBudgetBytes (limits.h).
 void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
-                     theorems::BoxSearchOptions& options) {
+                     theorems::bounds::BoxSearchOptions& options) {
   options.relative_gap = opt.gap;
   options.max_seconds = opt.seconds;
   options.max_boxes = opt.boxes;
@@ -397,7 +400,7 @@ void set_box_options(const VerifyBoxOptions& opt, double box_bytes,
 // --claim as written: the exact rational of its decimal (theorems/bounds/claim.h),
 // in its range exactly (the double the option was checked as may round into
 // the range); none without --claim.
-std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
+std::optional<theorems::bounds::Claim> claim_as_written(const VerifyBoxOptions& opt) {
   if (opt.claim_option == nullptr || opt.claim_option->count() == 0) return std::nullopt;
   const std::string text = opt.claim_option->results().back();
   const RealRange& range = opt.claim_range;
@@ -405,15 +408,15 @@ std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
     throw InputError("command line", "--claim",
                      "expected " + range.text() + ", got '" + text + "'");
   };
-  theorems::Claim c;
+  theorems::bounds::Claim c;
   try {
-    c = theorems::Claim::parse(text);
+    c = theorems::bounds::Claim::parse(text);
   } catch (const std::invalid_argument&) {
     fail();
   }
-  const Rational lo = theorems::Claim(range.lo).value;
+  const Rational lo = theorems::bounds::Claim(range.lo).value;
   if (range.lo_open ? !(c.value > lo) : !(c.value >= lo)) fail();
-  if (range.has_hi && !(c.value <= theorems::Claim(range.hi).value)) fail();
+  if (range.has_hi && !(c.value <= theorems::bounds::Claim(range.hi).value)) fail();
   return c;
 }
 
@@ -422,13 +425,13 @@ std::optional<theorems::Claim> claim_as_written(const VerifyBoxOptions& opt) {
 // and "row1" in the JSON.
 void with_row1_consequence(const WeightFile& file, const Task& task, const Mpfr& e_upper,
                            std::string& text, nlohmann::json& json) {
-  const theorems::Row1Consequence c = theorems::row1_consequence(
+  const theorems::studies::Row1Consequence c = theorems::studies::row1_consequence(
       file.kind, file.attention, file.num_layers(), file.num_heads(), task, e_upper);
-  json["row1"] = theorems::to_json(c);
+  json["row1"] = theorems::studies::to_json(c);
   if (!c.applies) return;  // the JSON says why; the report stays as it was
   const std::size_t at = text.find("\nverdict:");
   text.insert(at == std::string::npos ? text.size() : at + 1,
-              theorems::row1_consequence_text(c) + "\n");
+              theorems::studies::row1_consequence_text(c) + "\n");
 }
 
 void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
@@ -462,7 +465,7 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // under mpirun: after the input checks, which every rank makes alike
   const BoxRunRanks ranks = box_run_ranks(ctx);
   ctx.activity = "running the branch and bound (--L, --bits)";
-  theorems::WorstCaseOptions options;
+  theorems::bounds::WorstCaseOptions options;
   options.ranks = ranks.group.get();
   options.threads = ranks.threads;
   // a box: its bounds, vertex and weights, 4 V doubles (V = (L - 1)(n - 3)
@@ -473,26 +476,26 @@ void run_verify_bound(const VerifyBoxOptions& opt, Context& ctx) {
   // the exact model the file denotes (factored heads multiplied out exactly)
   const Model<Rational> model = to_model<Rational>(file);
   const bool deep = file.num_layers() > 1;  // residual, several layers
-  if (const std::optional<theorems::Claim> claim = claim_as_written(opt)) {
-    const theorems::UpperBoundCheck check =
-        deep ? theorems::check_deep_upper_bound(model, task, *claim, options)
-             : theorems::check_upper_bound(model, task, *claim, options);
-    nlohmann::json json = theorems::to_json(check, task);
-    std::string text = deep ? theorems::deep_summary_text(model, check, task)
-                            : theorems::summary_text(check, task);
+  if (const std::optional<theorems::bounds::Claim> claim = claim_as_written(opt)) {
+    const theorems::bounds::UpperBoundCheck check =
+        deep ? theorems::bounds::check_deep_upper_bound(model, task, *claim, options)
+             : theorems::bounds::check_upper_bound(model, task, *claim, options);
+    nlohmann::json json = theorems::bounds::to_json(check, task);
+    std::string text = deep ? theorems::bounds::deep_summary_text(model, check, task)
+                            : theorems::bounds::summary_text(check, task);
     if (!deep) with_row1_consequence(file, task, check.bound.upper, text, json);
-    finish_box_run(opt, ctx, text, json, theorems::witness_input(check.bound, task), check.verdict,
-                   ranks.root);
+    finish_box_run(opt, ctx, text, json, theorems::bounds::witness_input(check.bound, task),
+                   check.verdict, ranks.root);
   } else {
-    const theorems::WorstCaseBound bound =
-        deep ? theorems::bound_deep_worst_case(model, task, options)
-             : theorems::bound_worst_case(model, task, options);
-    nlohmann::json json = theorems::to_json(bound, task, opt.gap);
-    std::string text = deep ? theorems::deep_summary_text(model, bound, task, opt.gap)
-                            : theorems::summary_text(bound, task, opt.gap);
+    const theorems::bounds::WorstCaseBound bound =
+        deep ? theorems::bounds::bound_deep_worst_case(model, task, options)
+             : theorems::bounds::bound_worst_case(model, task, options);
+    nlohmann::json json = theorems::bounds::to_json(bound, task, opt.gap);
+    std::string text = deep ? theorems::bounds::deep_summary_text(model, bound, task, opt.gap)
+                            : theorems::bounds::summary_text(bound, task, opt.gap);
     if (!deep) with_row1_consequence(file, task, bound.upper, text, json);
     // without a claim: ENCLOSED or NOT ENCLOSED, never VERIFIED
-    finish_box_run(opt, ctx, text, json, theorems::witness_input(bound, task),
+    finish_box_run(opt, ctx, text, json, theorems::bounds::witness_input(bound, task),
                    bound.verdict == Verdict::kEnclosed ? Verdict::kEnclosed : Verdict::kNotEnclosed,
                    ranks.root);
   }
@@ -528,7 +531,7 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   const Task& task = in.task;
   const bool deep = file.kind == ModelKind::kResidual;
   const std::string cli = "command line";
-  const std::optional<theorems::Claim> claim = claim_as_written(opt);
+  const std::optional<theorems::bounds::Claim> claim = claim_as_written(opt);
   if (opt.layer >= std::max(1, file.num_layers())) {
     throw InputError(cli, "--layer",
                      "expected a layer of the model, 0 to " +
@@ -548,7 +551,7 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   }
   const BoxRunRanks ranks = box_run_ranks(ctx);
   ctx.activity = "running the BOS branch and bound (--L, --bits)";
-  theorems::DeepBosOptions options;
+  theorems::bounds::DeepBosOptions options;
   options.ranks = ranks.group.get();
   options.threads = ranks.threads;
   // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
@@ -558,10 +561,11 @@ void run_verify_bos(const VerifyBoxOptions& opt, bool max_mode, Context& ctx) {
   options.head = opt.head;
   options.layer = opt.layer;
   const Model<Rational> model = to_model<Rational>(file);
-  const theorems::BosMode mode = max_mode ? theorems::BosMode::kMax : theorems::BosMode::kMin;
-  const theorems::BosReport report =
-      deep ? theorems::deep_bos_report(model, task, mode, claim, options)
-           : theorems::bos_report(model, task, mode, claim, options);
+  const theorems::bounds::BosMode mode =
+      max_mode ? theorems::bounds::BosMode::kMax : theorems::bounds::BosMode::kMin;
+  const theorems::bounds::BosReport report =
+      deep ? theorems::bounds::deep_bos_report(model, task, mode, claim, options)
+           : theorems::bounds::bos_report(model, task, mode, claim, options);
   // with each head's own enclosure, for several heads
   finish_box_run(opt, ctx, report.text, report.json, report.witness, report.verdict, ranks.root);
 }

@@ -32,9 +32,9 @@ void bind_check(py::module_& m) {
          std::uint64_t seed, int threads, const std::string& tolerance, const std::string& sink_bar,
          std::optional<std::string> out, py::object progress) {
         const Task task = make_task(w, L, trigger_range);
-        if (out) theorems::check_report_dir(*out, "out");
+        if (out) theorems::reports::check_report_dir(*out, "out");
         const Progress report(progress);
-        theorems::CheckOptions o;
+        theorems::reports::CheckOptions o;
         o.seconds = seconds;
         o.seed = seed;
         o.threads = threads;
@@ -43,12 +43,12 @@ void bind_check(py::module_& m) {
         py::dict d;
         {
           py::gil_scoped_release release;
-          const theorems::CheckReport r = theorems::check_model(w, task, o);
-          std::optional<theorems::CheckFiles> files;
+          const theorems::reports::CheckReport r = theorems::reports::check_model(w, task, o);
+          std::optional<theorems::reports::CheckFiles> files;
           if (out) {
             const RunInfo info = make_run_info({"python: Model.check(out=" + *out + ")"}, seed,
                                                "exact model; double search, mpfi bounds");
-            files = theorems::write_check_files(r, info, *out);
+            files = theorems::reports::write_check_files(r, info, *out);
           }
           py::gil_scoped_acquire gil;
           d["json"] = to_python(files ? files->document : r.to_json());

@@ -241,29 +241,29 @@ py::dict eval_certified(const WeightFile& w, const Matrix<double>& X, int digits
 // attention), EXACT. The work cap is the CLI's (limits.h, kMaxReluWork).
 py::dict run_verify_relu(const WeightFile& w, int L, const std::string& trigger_range) {
   const Task task = make_task(w, L, trigger_range);
-  if (theorems::relu_exact_work(std::max(1, w.num_layers()), std::max(1, w.num_heads()), task.n,
-                                task.L) > kMaxReluWork) {
+  if (theorems::exact::relu_exact_work(std::max(1, w.num_layers()), std::max(1, w.num_heads()),
+                                       task.n, task.L) > kMaxReluWork) {
     throw std::invalid_argument("L: the exact check of this model at L = " + std::to_string(L) +
                                 " exceeds its cap of 2^30 exact operations");
   }
-  theorems::ReluCertificate cert;
+  theorems::exact::ReluCertificate cert;
   {
     py::gil_scoped_release release;
-    cert = theorems::check_relu_exact(to_model<Rational>(w), task);
+    cert = theorems::exact::check_relu_exact(to_model<Rational>(w), task);
   }
   py::dict d;
   d["verdict"] = to_string(cert.verdict);
   d["evidence"] = cert.evidence.label();
   d["reason"] = cert.reason;
-  d["margin"] = theorems::rational_string(cert.margin);
+  d["margin"] = theorems::exact::rational_string(cert.margin);
   d["margin_value"] = cert.margin.convert_to<double>();
   d["witness"] = cert.witness ? optional_matrix(cert.witness->X.unaryExpr(
                                     [](const Rational& x) { return x.convert_to<double>(); }))
                               : py::none();
   d["seconds"] = cert.seconds;
-  d["summary"] = theorems::summary_text(cert);
-  d["json"] =
-      to_python(theorems::to_json(cert, make_run_info({"python: Model.verify_relu"}, 0, "exact")));
+  d["summary"] = theorems::exact::summary_text(cert);
+  d["json"] = to_python(
+      theorems::exact::to_json(cert, make_run_info({"python: Model.verify_relu"}, 0, "exact")));
   return d;
 }
 
@@ -372,7 +372,7 @@ void check_box_args(const BoxArgs& a) {
   }
 }
 
-void set_box_options(const BoxArgs& a, double box_bytes, theorems::BoxSearchOptions& o) {
+void set_box_options(const BoxArgs& a, double box_bytes, theorems::bounds::BoxSearchOptions& o) {
   o.relative_gap = a.gap;
   o.max_seconds = a.seconds;
   o.max_boxes = a.boxes;
@@ -389,7 +389,7 @@ std::string enclosure_verdict(Verdict v) {
                                                                       : Verdict::kNotEnclosed);
 }
 
-void outcome_fields(py::dict& d, const theorems::BoxSearchOutcome& b) {
+void outcome_fields(py::dict& d, const theorems::bounds::BoxSearchOutcome& b) {
   d["evidence"] = b.evidence.label();
   d["boxes"] = b.boxes;
   d["seconds"] = b.seconds;
@@ -399,7 +399,7 @@ void outcome_fields(py::dict& d, const theorems::BoxSearchOutcome& b) {
   d["precision_floor"] = b.precision_floor;
 }
 
-py::dict worst_case_dict(const Task& task, const theorems::WorstCaseBound& b) {
+py::dict worst_case_dict(const Task& task, const theorems::bounds::WorstCaseBound& b) {
   py::dict d;
   outcome_fields(d, b);
   d["quantity"] = "worst-case error E";
@@ -409,21 +409,22 @@ py::dict worst_case_dict(const Task& task, const theorems::WorstCaseBound& b) {
   d["witness_trigger"] = b.witness_trigger;
   d["witness"] = optional_matrix(witness_input(task, b.witness_trigger, b.witness_content));
   d["note"] = b.note;
-  d["meaning"] = theorems::task_meaning(b);
+  d["meaning"] = theorems::bounds::task_meaning(b);
   return d;
 }
 
 // A claim as Python passes it: None, a str (an exact decimal, kept as
 // written) or a number (the shortest decimal that reads back as its float,
 // as Python's repr writes it); theorems/bounds/claim.h.
-std::optional<theorems::Claim> claim_of(const py::object& claim) {
+std::optional<theorems::bounds::Claim> claim_of(const py::object& claim) {
   if (claim.is_none()) return std::nullopt;
-  if (py::isinstance<py::str>(claim)) return theorems::Claim::parse(claim.cast<std::string>());
-  return theorems::Claim(claim.cast<double>());
+  if (py::isinstance<py::str>(claim))
+    return theorems::bounds::Claim::parse(claim.cast<std::string>());
+  return theorems::bounds::Claim(claim.cast<double>());
 }
 
 py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
-                   const std::optional<theorems::Claim>& claim, const BoxArgs& args,
+                   const std::optional<theorems::bounds::Claim>& claim, const BoxArgs& args,
                    py::object progress) {
   check_box_args(args);
   const bool deep = w.kind == ModelKind::kResidual && w.num_layers() > 1;
@@ -446,7 +447,7 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
     throw std::invalid_argument("claim: expected a finite number >= 0, got " + claim->text);
   }
   const Progress report(progress);
-  theorems::WorstCaseOptions o;
+  theorems::bounds::WorstCaseOptions o;
   set_box_options(args, 32.0 * (task.L - 1) * (task.n - 3) + 256 + args.bits / 4.0, o);
   if (report.active()) {
     o.progress = [report](const std::string& line) { report(line); };
@@ -454,13 +455,14 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
   const Model<Rational> model = to_model<Rational>(w);
   py::dict d;
   if (claim) {
-    theorems::UpperBoundCheck c;
+    theorems::bounds::UpperBoundCheck c;
     std::string text;
     {
       py::gil_scoped_release release;
-      c = deep ? theorems::check_deep_upper_bound(model, task, *claim, o)
-               : theorems::check_upper_bound(model, task, *claim, o);
-      text = deep ? theorems::deep_summary_text(model, c, task) : theorems::summary_text(c, task);
+      c = deep ? theorems::bounds::check_deep_upper_bound(model, task, *claim, o)
+               : theorems::bounds::check_upper_bound(model, task, *claim, o);
+      text = deep ? theorems::bounds::deep_summary_text(model, c, task)
+                  : theorems::bounds::summary_text(c, task);
     }
     report.rethrow();
     d = worst_case_dict(task, c.bound);
@@ -470,14 +472,14 @@ py::dict run_bound(const WeightFile& w, int L, const std::string& trigger_range,
     d["margin"] = c.margin;
     d["summary"] = text;
   } else {
-    theorems::WorstCaseBound b;
+    theorems::bounds::WorstCaseBound b;
     std::string text;
     {
       py::gil_scoped_release release;
-      b = deep ? theorems::bound_deep_worst_case(model, task, o)
-               : theorems::bound_worst_case(model, task, o);
-      text = deep ? theorems::deep_summary_text(model, b, task, args.gap)
-                  : theorems::summary_text(b, task, args.gap);
+      b = deep ? theorems::bounds::bound_deep_worst_case(model, task, o)
+               : theorems::bounds::bound_worst_case(model, task, o);
+      text = deep ? theorems::bounds::deep_summary_text(model, b, task, args.gap)
+                  : theorems::bounds::summary_text(b, task, args.gap);
     }
     report.rethrow();
     d = worst_case_dict(task, b);
@@ -518,7 +520,7 @@ py::dict bos_dict(const Task& task, const B& b, const Mpfr& lo, const Mpfr& hi, 
   d["witness_value"] =
       py::make_tuple(boost::multiprecision::lower(witness_value).convert_to<double>(),
                      boost::multiprecision::upper(witness_value).convert_to<double>());
-  d["meaning"] = theorems::task_meaning(b);
+  d["meaning"] = theorems::bounds::task_meaning(b);
   return d;
 }
 
@@ -546,23 +548,23 @@ void check_bos_work(const WeightFile& w, const Task& task, const BoxArgs& args, 
 
 // One BOS enclosure's ends as exact rationals ([lo, hi] of the quantity:
 // min BOS = 1 - D).
-std::pair<Rational, Rational> bos_ends(const theorems::BosBound& b) {
+std::pair<Rational, Rational> bos_ends(const theorems::bounds::BosBound& b) {
   return {Rational(1) - scalar_cast<Rational>(b.deficit_upper),
           Rational(1) - scalar_cast<Rational>(b.deficit_lower)};
 }
-std::pair<Rational, Rational> bos_ends(const theorems::MaxBosBound& b) {
+std::pair<Rational, Rational> bos_ends(const theorems::bounds::MaxBosBound& b) {
   return {scalar_cast<Rational>(b.mass_lower), scalar_cast<Rational>(b.mass_upper)};
 }
-py::dict bos_dict_of(const Task& task, const theorems::BosBound& b) {
+py::dict bos_dict_of(const Task& task, const theorems::bounds::BosBound& b) {
   return bos_dict(task, b, b.deficit_lower, b.deficit_upper, true, b.witness_deficit);
 }
-py::dict bos_dict_of(const Task& task, const theorems::MaxBosBound& b) {
+py::dict bos_dict_of(const Task& task, const theorems::bounds::MaxBosBound& b) {
   return bos_dict(task, b, b.mass_lower, b.mass_upper, false, b.witness_mass);
 }
-bool finite_ends(const theorems::BosBound& b) {
+bool finite_ends(const theorems::bounds::BosBound& b) {
   return non_finite_name(b.deficit_lower).empty() && non_finite_name(b.deficit_upper).empty();
 }
-bool finite_ends(const theorems::MaxBosBound& b) {
+bool finite_ends(const theorems::bounds::MaxBosBound& b) {
   return non_finite_name(b.mass_lower).empty() && non_finite_name(b.mass_upper).empty();
 }
 
@@ -575,7 +577,7 @@ bool finite_ends(const theorems::MaxBosBound& b) {
 // gap (relative_gap: the largest of theirs).
 template <class B, class Run>
 py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& args, bool max_mode,
-                         int layer, int head, const theorems::DeepBosOptions& options,
+                         int layer, int head, const theorems::bounds::DeepBosOptions& options,
                          const Run& run) {
   std::vector<std::pair<int, int>> selected;
   for (int l = 0; l < w.num_layers(); ++l) {
@@ -586,10 +588,10 @@ py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& a
   std::vector<B> bounds;
   {
     py::gil_scoped_release release;
-    theorems::DeepBosOptions shared = options;
+    theorems::bounds::DeepBosOptions shared = options;
     shared.deadline = options.run_deadline();
     for (std::size_t k = 0; k < selected.size(); ++k) {
-      theorems::DeepBosOptions one = shared;
+      theorems::bounds::DeepBosOptions one = shared;
       one.layer = selected[k].first;
       one.head = selected[k].second;
       one.deadline = shared.deadline.or_after(shared.deadline.remaining() /
@@ -610,10 +612,10 @@ py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& a
     one["layer"] = selected[k].first;
     one["head"] = selected[k].second;
     one["verdict"] = enclosure_verdict(b.verdict);
-    one["summary"] = theorems::summary_text(b, task, args.gap);
+    one["summary"] = theorems::bounds::summary_text(b, task, args.gap);
     heads.append(one);
     text << "layer " << selected[k].first << ", head " << selected[k].second << ":\n"
-         << theorems::summary_text(b, task, args.gap);
+         << theorems::bounds::summary_text(b, task, args.gap);
     all_enclosed = all_enclosed && b.verdict == Verdict::kEnclosed;
     worst_gap = std::max(worst_gap, b.relative_gap);
     bits = std::max(bits, b.bits);
@@ -658,8 +660,8 @@ py::dict deep_every_head(const WeightFile& w, const Task& task, const BoxArgs& a
 }
 
 py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_range,
-                       const std::optional<theorems::Claim>& claim, bool max_mode, int layer,
-                       int head, const BoxArgs& args, py::object progress) {
+                       const std::optional<theorems::bounds::Claim>& claim, bool max_mode,
+                       int layer, int head, const BoxArgs& args, py::object progress) {
   check_box_args(args);
   const bool deep = w.kind == ModelKind::kResidual;
   if (!deep && (w.kind != ModelKind::kSingleLayer || w.num_layers() != 1)) {
@@ -691,7 +693,7 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
         "(without a claim every head is enclosed)");
   }
   const Progress report(progress);
-  theorems::DeepBosOptions o;
+  theorems::bounds::DeepBosOptions o;
   // a box: 3 (n - 3) doubles and two MPFR numbers; residual: 3 (L - 1)(n - 3)
   set_box_options(args, 24.0 * (deep ? task.L - 1 : 1) * (task.n - 3) + 256 + args.bits / 4.0, o);
   o.head = head;
@@ -703,14 +705,14 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
   py::dict d;
   if (deep && !one_head) {
     if (max_mode) {
-      d = deep_every_head<theorems::MaxBosBound>(
-          w, task, args, true, layer, head, o, [&](const theorems::DeepBosOptions& one) {
-            return theorems::bound_deep_max_bos(model, task, one);
+      d = deep_every_head<theorems::bounds::MaxBosBound>(
+          w, task, args, true, layer, head, o, [&](const theorems::bounds::DeepBosOptions& one) {
+            return theorems::bounds::bound_deep_max_bos(model, task, one);
           });
     } else {
-      d = deep_every_head<theorems::BosBound>(
-          w, task, args, false, layer, head, o, [&](const theorems::DeepBosOptions& one) {
-            return theorems::bound_deep_min_bos(model, task, one);
+      d = deep_every_head<theorems::bounds::BosBound>(
+          w, task, args, false, layer, head, o, [&](const theorems::bounds::DeepBosOptions& one) {
+            return theorems::bounds::bound_deep_min_bos(model, task, one);
           });
     }
     report.rethrow();
@@ -720,19 +722,19 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
   }
   std::string text;
   if (max_mode) {
-    theorems::MaxBosClaimCheck check;
-    theorems::MaxBosBound b;
+    theorems::bounds::MaxBosClaimCheck check;
+    theorems::bounds::MaxBosBound b;
     {
       py::gil_scoped_release release;
       if (claim) {
-        check = deep ? theorems::check_deep_max_bos(model, task, *claim, o)
-                     : theorems::check_max_bos(model, task, *claim, o);
+        check = deep ? theorems::bounds::check_deep_max_bos(model, task, *claim, o)
+                     : theorems::bounds::check_max_bos(model, task, *claim, o);
         b = check.bound;
-        text = theorems::summary_text(check, task);
+        text = theorems::bounds::summary_text(check, task);
       } else {
-        b = deep ? theorems::bound_deep_max_bos(model, task, o)
-                 : theorems::bound_max_bos(model, task, o);
-        text = theorems::summary_text(b, task, args.gap);
+        b = deep ? theorems::bounds::bound_deep_max_bos(model, task, o)
+                 : theorems::bounds::bound_max_bos(model, task, o);
+        text = theorems::bounds::summary_text(b, task, args.gap);
       }
     }
     d = bos_dict(task, b, b.mass_lower, b.mass_upper, false, b.witness_mass);
@@ -740,19 +742,19 @@ py::dict run_bos_bound(const WeightFile& w, int L, const std::string& trigger_ra
     if (claim) d["evidence"] = check.evidence.label();
     d["margin"] = claim ? py::cast(check.margin) : py::none();
   } else {
-    theorems::BosClaimCheck check;
-    theorems::BosBound b;
+    theorems::bounds::BosClaimCheck check;
+    theorems::bounds::BosBound b;
     {
       py::gil_scoped_release release;
       if (claim) {
-        check = deep ? theorems::check_deep_min_bos(model, task, *claim, o)
-                     : theorems::check_min_bos(model, task, *claim, o);
+        check = deep ? theorems::bounds::check_deep_min_bos(model, task, *claim, o)
+                     : theorems::bounds::check_min_bos(model, task, *claim, o);
         b = check.bound;
-        text = theorems::summary_text(check, task);
+        text = theorems::bounds::summary_text(check, task);
       } else {
-        b = deep ? theorems::bound_deep_min_bos(model, task, o)
-                 : theorems::bound_min_bos(model, task, o);
-        text = theorems::summary_text(b, task, args.gap);
+        b = deep ? theorems::bounds::bound_deep_min_bos(model, task, o)
+                 : theorems::bounds::bound_min_bos(model, task, o);
+        text = theorems::bounds::summary_text(b, task, args.gap);
       }
     }
     d = bos_dict(task, b, b.deficit_lower, b.deficit_upper, true, b.witness_deficit);

@@ -15,12 +15,12 @@
 namespace sinkcert::testing {
 
 inline void check_enclosure_and_claims(const Model<double>& m, const Task& task,
-                                       const theorems::WorstCaseOptions& o,
-                                       const theorems::WorstCaseBound& b) {
-  using theorems::check_upper_bound;
-  using theorems::UpperBoundCheck;
+                                       const theorems::bounds::WorstCaseOptions& o,
+                                       const theorems::bounds::WorstCaseBound& b) {
+  using theorems::bounds::check_upper_bound;
+  using theorems::bounds::UpperBoundCheck;
   // every trigger's enclosure holds the grid's maximum
-  for (const theorems::TriggerBound& t : b.per_trigger) {
+  for (const theorems::bounds::TriggerBound& t : b.per_trigger) {
     CHECK(t.upper >= Mpfr(grid_max(m, task, t.trigger, 5)));
   }
   // a claim below the certified lower bound: NOT VERIFIED with the witness

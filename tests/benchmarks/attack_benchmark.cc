@@ -60,7 +60,7 @@
 
 using namespace sinkcert;
 using namespace sinkcert::search;
-using namespace sinkcert::theorems;
+using namespace sinkcert::theorems::bounds;
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 
 using namespace sinkcert;
-using namespace sinkcert::theorems;
+using namespace sinkcert::theorems::bounds;
 
 int main(int argc, char** argv) {
   int triggers_asked = 3;

@@ -27,7 +27,8 @@
 
 int main(int argc, char** argv) {
   using namespace sinkcert;
-  using namespace sinkcert::theorems;
+  using namespace sinkcert::theorems::reports;
+  using namespace sinkcert::theorems::studies;
   std::vector<int> starts;
   std::string out;
   RefinedPathOptions o;

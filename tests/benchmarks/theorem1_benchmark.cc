@@ -56,7 +56,7 @@ struct Run {
   int threads = 1;
   bool compressed = true;
   double wall = 0, cpu = 0;
-  theorems::Theorem1Study study;
+  theorems::studies::Theorem1Study study;
 };
 
 }  // namespace
@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
   for (int threads : thread_counts) plan.emplace_back(threads, true);
   std::vector<Run> runs;
   for (const auto& [threads, compressed] : plan) {
-    theorems::Theorem1Options o =
-        quick ? theorems::quick_options(task, seed) : theorems::Theorem1Options{};
+    theorems::studies::Theorem1Options o =
+        quick ? theorems::studies::quick_options(task, seed) : theorems::studies::Theorem1Options{};
     o.task = task;
     o.seed = seed;
     o.threads = threads;
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     const char* form = compressed ? "compressed" : "per-row";
     const double cpu0 = process_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
-    r.study = theorems::run_theorem1_study(o, [threads, form](const std::string& line) {
+    r.study = theorems::studies::run_theorem1_study(o, [threads, form](const std::string& line) {
       std::fprintf(stderr, "theorem1_benchmark (%s, %d threads): %s\n", form, threads,
                    line.c_str());
     });
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     for (const auto& [phase, seconds] : r.study.phase_seconds) {
       std::printf("  phase %-22s wall %8.1f s\n", phase.c_str(), seconds);
     }
-    for (const theorems::TaskTime& t : r.study.profile) {
+    for (const theorems::studies::TaskTime& t : r.study.profile) {
       std::printf("  task  %-20s %-26s CPU %8.1f s\n", t.phase.c_str(), t.task.c_str(),
                   t.cpu_seconds);
     }
@@ -146,19 +146,21 @@ int main(int argc, char** argv) {
         "\n%s, %d thread(s): verdict %s; frontier (worst case of the frontier model, "
         "SEARCH lower bound):\n",
         r.compressed ? "compressed" : "per-row", r.threads,
-        theorems::to_string(r.study.verdict).c_str());
-    for (const theorems::FrontierPoint& p : r.study.frontier) {
-      std::printf("  delta %-6g %s (%s)\n", p.delta, theorems::format_bound(p.eps, true, 5).c_str(),
+        theorems::studies::to_string(r.study.verdict).c_str());
+    for (const theorems::studies::FrontierPoint& p : r.study.frontier) {
+      std::printf("  delta %-6g %s (%s)\n", p.delta,
+                  theorems::studies::format_bound(p.eps, true, 5).c_str(),
                   p.final_certification.attacked ? p.final_certification.found_by.c_str()
                                                  : "minimax adversary");
     }
     if (&r == &ref) break;
   }
   const std::string reference =
-      theorems::without_time_keys(theorems::to_json(ref.study, info)).dump();
+      theorems::studies::without_time_keys(theorems::studies::to_json(ref.study, info)).dump();
   for (const Run& r : runs) {
     const bool same =
-        theorems::without_time_keys(theorems::to_json(r.study, info)).dump() == reference;
+        theorems::studies::without_time_keys(theorems::studies::to_json(r.study, info)).dump() ==
+        reference;
     // the largest relative difference of a frontier point from the reference's
     double frontier_change = 0;
     for (std::size_t k = 0; k < r.study.frontier.size() && k < ref.study.frontier.size(); ++k) {

@@ -66,14 +66,15 @@ void refused_or_read(Read read) {
 
 // The grid whose result files the fuzzer feeds to check_result_file: the
 // committed tiny grid's text, parsed once.
-const sinkcert::theorems::SweepGrid& fixed_grid() {
-  static const sinkcert::theorems::SweepGrid grid = sinkcert::theorems::parse_sweep_grid(
-      R"({"format": "sinkcert-sweep-grid", "version": 1, "study": "theorem1",
+const sinkcert::theorems::studies::SweepGrid& fixed_grid() {
+  static const sinkcert::theorems::studies::SweepGrid grid =
+      sinkcert::theorems::studies::parse_sweep_grid(
+          R"({"format": "sinkcert-sweep-grid", "version": 1, "study": "theorem1",
           "axes": {"attention": ["softmax"], "n": [5], "L": [4], "trigger_range": ["paper"],
                    "seed": [0]},
           "options": {"quick": true, "starts": 1, "path_rounds": 20, "frontier_rounds": 3,
                       "deltas": [0.5]}})",
-      "fixed_grid.json");
+          "fixed_grid.json");
   return grid;
 }
 
@@ -90,7 +91,8 @@ std::string scratch_file(const std::string& text) {
 
 void fuzz_one(const std::string& text) {
   using namespace sinkcert;
-  using namespace sinkcert::theorems;
+  using namespace sinkcert::theorems::reports;
+  using namespace sinkcert::theorems::studies;
   refused_or_read([&] {
     const internal::JsonDocument doc = internal::parse_json_document(text, "fuzz.json");
     refused_or_read([&] {

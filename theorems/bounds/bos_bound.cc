@@ -21,7 +21,7 @@
 #include "theorems/bounds/bos_box_search.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -982,4 +982,4 @@ template BosReport bos_report(const Model<Mpfr>&, const Task&, BosMode, const st
 template BosReport bos_report(const Model<Rational>&, const Task&, BosMode,
                               const std::optional<Claim>&, const BosBoundOptions&);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -97,7 +97,7 @@
 #include "theorems/bounds/box_search.h"
 #include "theorems/bounds/claim.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // relative_gap: stop when upper - lower <= relative_gap |lower| (on D).
 struct BosBoundOptions : BoxSearchOptions {
@@ -320,4 +320,4 @@ template <class T>
 BosReport bos_report(const Model<T>& model, const Task& task, BosMode mode,
                      const std::optional<Claim>& claimed, const BosBoundOptions& options);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -8,7 +8,7 @@
 #include "search/rank_group.h"
 #include "src/parallel_tasks.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 void append_bos_cases(const Task& task, int h, std::vector<BosCase>& cases) {
   const std::vector<int> triggers = task.trigger_positions();
@@ -202,4 +202,4 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
                  deadline, progress);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -43,7 +43,7 @@
 #include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // A first-pass case: head h, row i, trigger j.
 struct BosCase {
@@ -120,4 +120,4 @@ void run_bos_box_search(const BosBoxSearch& search, const BosBoundOptions& optio
                         const bool& have_witness, std::chrono::steady_clock::time_point t0,
                         const Deadline& deadline, ProgressLines& progress);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

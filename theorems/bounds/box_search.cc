@@ -5,7 +5,7 @@
 
 #include "src/json_reader.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 bool any_rank(const search::RankGroup& group, bool flag, const std::string& what) {
   if (group.size() == 1) return flag;
@@ -123,4 +123,4 @@ void claim_verdict_line(std::ostringstream& s, Verdict verdict, double margin,
   precision_and_evidence(s, b);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -81,7 +81,7 @@
 #include "theorems/bounds/deadline.h"
 #include "theorems/bounds/progress_lines.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Share of the gap upper - lower that rounding must reach before the
 // precision, not the box, counts as the limit.
@@ -535,4 +535,4 @@ std::string claim_summary(const Check& check, const TaskT& task, Lines lines, co
   return s.str();
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -9,7 +9,7 @@
 
 #include "src/json_reader.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 Claim::Claim(double x) {
   if (!std::isfinite(x)) throw std::invalid_argument("a claim must be a finite number");
@@ -85,4 +85,4 @@ bool claim_decided(const Mpfr& lower, const Mpfr& upper, const Rational& c) {
   return at_most(upper, c) || above(lower, c);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

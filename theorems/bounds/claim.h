@@ -23,7 +23,7 @@
 #include "src/evidence.h"
 #include "src/scalar_traits.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 struct Claim {
   Rational value{0};
@@ -73,4 +73,4 @@ ClaimDecision decide_at_most(const Mpfr& lower, const Mpfr& upper, bool has_witn
 // The stopping rule of a search for that answer: upper <= c or lower > c.
 bool claim_decided(const Mpfr& lower, const Mpfr& upper, const Rational& c);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

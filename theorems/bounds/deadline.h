@@ -17,7 +17,7 @@
 #include <chrono>
 #include <cmath>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 class Deadline {
  public:
@@ -63,4 +63,4 @@ class Deadline {
   Clock::time_point end_{};
 };
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

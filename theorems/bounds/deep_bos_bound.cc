@@ -22,7 +22,7 @@
 #include "theorems/bounds/deep_symbolic_pass.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -701,4 +701,4 @@ SINKCERT_DEEP_BOS(Mpfr)
 SINKCERT_DEEP_BOS(Rational)
 #undef SINKCERT_DEEP_BOS
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -82,7 +82,7 @@
 #include "src/task.h"
 #include "theorems/bounds/bos_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // options.head (bos_bound.h) selects the head of `layer`; -1 is refused by
 // the single-head functions below (deep_bos_report runs every head).
@@ -149,4 +149,4 @@ BosReport deep_bos_report(const Model<T>& model, const Task& task, BosMode mode,
 std::string min_bos_text(const BosBound& bound, int digits = 6);
 std::string max_bos_text(const MaxBosBound& bound, int digits = 6);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

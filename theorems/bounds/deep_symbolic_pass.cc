@@ -8,7 +8,7 @@
 #include "src/interval.h"
 #include "theorems/bounds/second_order_row.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -336,4 +336,4 @@ std::vector<SymbolicForm> deep_symbolic_stream(const Model<Mpfi>& model, int row
   return x;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -67,7 +67,7 @@
 #include "theorems/bounds/symbolic_form.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Whether deep_symbolic_error handles the model's attention kind.
 bool symbolic_pass_supported(AttentionKind kind);
@@ -103,4 +103,4 @@ std::vector<SymbolicForm> deep_symbolic_stream(const Model<Mpfi>& model, int row
                                                const std::vector<double>& hi, int layers,
                                                const std::function<bool(int, int)>& stop);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

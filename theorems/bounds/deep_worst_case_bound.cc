@@ -17,7 +17,7 @@
 #include "theorems/bounds/deep_symbolic_pass.h"
 #include "theorems/bounds/worst_case_search.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -922,4 +922,4 @@ SINKCERT_DEEP_BOUND(Mpfr)
 SINKCERT_DEEP_BOUND(Rational)
 #undef SINKCERT_DEEP_BOUND
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -113,7 +113,7 @@
 #include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Which forms bound_deep_box uses: plain alone (the fallback the tests
 // compare against); plain and the symbolic forms (deep_symbolic_pass.h,
@@ -189,4 +189,4 @@ template <class T>
 std::string deep_summary_text(const Model<T>& model, const UpperBoundCheck& check,
                               const Task& task);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -18,7 +18,7 @@
 #include <string>
 #include <utility>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Receives one line of progress (no trailing newline).
 using ProgressSink = std::function<void(const std::string&)>;
@@ -69,4 +69,4 @@ inline std::string progress_number(double x) {
   return s;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

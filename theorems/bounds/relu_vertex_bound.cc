@@ -18,7 +18,7 @@
 #include "src/elapsed.h"
 #include "theorems/bounds/spectral_norm_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -566,4 +566,4 @@ template ReluVertexBound relu_vertex_bound(const Model<Rational>&, const Task&,
                                            const std::vector<int>&, const Deadline&,
                                            const ProgressSink&, long);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -119,7 +119,7 @@
 #include "theorems/bounds/deadline.h"
 #include "theorems/bounds/progress_lines.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // A certified upper bound on one trigger position's worst case
 // max_C e(X(j, C)).
@@ -164,4 +164,4 @@ ReluVertexBound relu_vertex_bound(const Model<T>& model, const Task& task,
 // most max(0, 3 |p3| - p2).
 double cubic_chord_gap(double p3, double p2);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

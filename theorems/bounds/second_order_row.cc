@@ -8,7 +8,7 @@
 
 #include "src/interval.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -822,4 +822,4 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
   return out;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

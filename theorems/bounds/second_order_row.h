@@ -74,7 +74,7 @@
 
 #include "theorems/bounds/symbolic_form.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // The covariance form's first factor, S_rho >= sum_core alpha_k (rho_k - P)^2 at
 // every point of the box (P = sum_all alpha_k rho_k, rho_k = rho(delta_k)).
@@ -141,4 +141,4 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
                                            const std::vector<double>& skip_at_least,
                                            bool drop_second_order = false);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

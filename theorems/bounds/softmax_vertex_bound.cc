@@ -21,7 +21,7 @@
 #include "src/limits.h"
 #include "src/parallel_tasks.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -1263,4 +1263,4 @@ template SoftmaxVertexBound softmax_vertex_bound(const Model<Rational>&, const T
                                                  const std::vector<int>&,
                                                  const SoftmaxVertexOptions&);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

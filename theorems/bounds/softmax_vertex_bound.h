@@ -167,7 +167,7 @@
 #include "theorems/bounds/progress_lines.h"
 #include "theorems/bounds/relu_vertex_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Testing only: corrections a run leaves out (the bound is then unsound;
 // the tests show each omission certifying a false cap on a model built for
@@ -261,4 +261,4 @@ SoftmaxVertexBound softmax_vertex_bound(const Model<T>& model, const Task& task,
                                         const std::vector<int>& triggers,
                                         const SoftmaxVertexOptions& options);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

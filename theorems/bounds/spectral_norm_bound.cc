@@ -12,7 +12,7 @@
 
 #include "src/interval.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -96,4 +96,4 @@ template bool certainly_positive_definite(const Matrix<DoubleInterval>&);
 template bool certainly_positive_definite(const Matrix<Mpfi>&);
 template bool certainly_positive_definite(const Matrix<Rational>&);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

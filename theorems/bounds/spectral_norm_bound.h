@@ -21,7 +21,7 @@
 
 #include "src/scalar_traits.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Whether the symmetric matrix whose lower triangle is `m` is positive
 // definite, decided by the L D L^T pivots above: true only when every pivot
@@ -35,4 +35,4 @@ bool certainly_positive_definite(const Matrix<T>& m);
 // double's error in the singular value), 0 for a zero or empty matrix.
 double spectral_norm_upper(const Eigen::MatrixXd& w);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -7,7 +7,7 @@
 
 #include "src/interval.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -231,4 +231,4 @@ SymbolicForm SymbolicArithmetic::reciprocal_at_least(const SymbolicForm& a, doub
   return convex(a, Convex::kReciprocal, lo, hi);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

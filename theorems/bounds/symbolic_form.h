@@ -59,7 +59,7 @@
 
 #include "src/scalar_traits.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // One step away from a computed double result: beyond the exact value of the
 // operation (|fl(z) - z| is at most half the gap to the next double), so
@@ -130,4 +130,4 @@ class SymbolicArithmetic {
   bool drop_;
 };
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

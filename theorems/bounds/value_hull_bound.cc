@@ -8,7 +8,7 @@
 
 #include "src/interval.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -185,4 +185,4 @@ Mpfr value_hull_bound(const Model<Mpfi>& model, const Task& task, int trigger) {
   return value_hull_bounds(model, task, {trigger}).at(0);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -34,7 +34,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Whether value_hull_bound applies to the normalization (else it is +inf).
 bool value_hull_applies(AttentionKind attention);
@@ -47,4 +47,4 @@ Mpfr value_hull_bound(const Model<Mpfi>& model, const Task& task, int trigger);
 std::vector<Mpfr> value_hull_bounds(const Model<Mpfi>& model, const Task& task,
                                     const std::vector<int>& triggers);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/bounds/witness_certificate.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 std::vector<std::pair<int, Matrix<double>>> vertex_witnesses(const Task& task) {
   std::vector<std::pair<int, Matrix<double>>> out;
@@ -56,4 +56,4 @@ WitnessCertificate certify_witnesses(const Model<Rational>& model, const Task& t
   return certify_witnesses_of(model, task, witnesses, options);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -22,7 +22,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace detail {
 
@@ -82,4 +82,4 @@ WitnessCertificate certify_witnesses(const Model<Rational>& model, const Task& t
                                      const std::vector<std::pair<int, Matrix<double>>>& witnesses,
                                      const AdaptiveOptions& options);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

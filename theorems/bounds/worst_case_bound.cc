@@ -25,7 +25,7 @@
 #include "theorems/bounds/softmax_vertex_bound.h"
 #include "theorems/bounds/worst_case_search.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 namespace {
 
@@ -903,4 +903,4 @@ std::string summary_text(const UpperBoundCheck& check, const Task& task) {
                         "n/a (lower <= claim < upper when the budget ran out)"});
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

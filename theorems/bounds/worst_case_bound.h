@@ -96,7 +96,7 @@
 #include "theorems/bounds/box_search.h"
 #include "theorems/bounds/claim.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // Content box for one trigger (content layout of src/task.h): variable
 // m = (k - 1) (n - 3) + c holds
@@ -284,4 +284,4 @@ nlohmann::json to_json(const UpperBoundCheck& check, const Task& task);
 // reads (make_input of its trigger and content); none without a witness.
 std::optional<Matrix<double>> witness_input(const WorstCaseBound& bound, const Task& task);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -99,7 +99,7 @@
 #include "theorems/bounds/value_hull_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 
 // A box of the heap with its bound (BoxBound or DeepBoxBound).
 template <class Bound>
@@ -693,4 +693,4 @@ UpperBoundCheck check_claim(const Claim& claimed, const Run& run) {
   return out;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

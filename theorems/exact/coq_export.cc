@@ -14,7 +14,7 @@
 #include "src/task.h"
 #include "src/weight_file.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 
 namespace {
 
@@ -699,4 +699,4 @@ CoqCertificate coq_certificate(const Model<Rational>& model, const ReluCertifica
   return {s.str(), "witness"};
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

@@ -44,7 +44,7 @@
 #include "src/weight_file.h"
 #include "theorems/exact/relu_exact_checker.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 
 // Why `model` cannot be written as a Coq statement ("" when it can): more
 // than one layer, or attention other than relu / relu-count-all.
@@ -75,4 +75,4 @@ CoqCertificate coq_certificate(const Model<Rational>& model, const ReluCertifica
                                const RunInfo& info, bool force_theorem,
                                const WeightFile* file = nullptr);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

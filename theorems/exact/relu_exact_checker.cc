@@ -11,7 +11,7 @@
 #include "src/attention.h"
 #include "src/forward.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 
 namespace {
 
@@ -720,4 +720,4 @@ std::string summary_text(const ReluCertificate& cert) {
   return s.str();
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

@@ -70,7 +70,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 
 struct ReluTriggerDetail {
   int trigger = 0;
@@ -131,4 +131,4 @@ nlohmann::json to_json(const ReluCertificate& cert, const RunInfo& info);
 // margin, precision ("exact") and evidence level.
 std::string summary_text(const ReluCertificate& cert);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

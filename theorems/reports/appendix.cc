@@ -33,7 +33,7 @@
 #include "theorems/studies/normalization_study.h"
 #include "theorems/studies/refined_path.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace fs = std::filesystem;
 
@@ -56,8 +56,8 @@ constexpr const char* kP5Start = "theorem1/edges/n5_L4_paper/path_start0.weights
 // The model files of a study folder, in name order (as the study writes
 // them: frontier models for each delta, then the path starts).
 // Quick: the n = 5, L = 4 study's first path model only.
-std::vector<std::string> study_models(const std::string& folder, RunSize size) {
-  if (size == RunSize::kQuick) {
+std::vector<std::string> study_models(const std::string& folder, studies::RunSize size) {
+  if (size == studies::RunSize::kQuick) {
     if (folder != kEdgeStudy) return {};
     return {folder + "/path_start0.weights.json"};
   }
@@ -100,11 +100,11 @@ struct Built {
 class Computations {
  public:
   Computations(const AppendixOptions& opt, const std::vector<std::string>& argv,
-               const Progress& progress)
+               const studies::Progress& progress)
       : opt_(opt), argv_(argv), progress_(progress) {}
 
   const AppendixOptions& options() const { return opt_; }
-  RunSize size() const { return opt_.size; }
+  studies::RunSize size() const { return opt_.size; }
   std::string model_path(const std::string& relative) const {
     return (fs::path(opt_.models) / relative).string();
   }
@@ -114,28 +114,28 @@ class Computations {
   void say(const std::string& line) const {
     if (progress_) progress_(line);
   }
-  const Progress& progress() const { return progress_; }
+  const studies::Progress& progress() const { return progress_; }
 
   const Task& p1_task() const { return p1_task_; }
-  const std::vector<PrecisionRow>& p1() {
+  const std::vector<studies::PrecisionRow>& p1() {
     if (!p1_) {
-      const std::vector<double> betas = size() == RunSize::kQuick
+      const std::vector<double> betas = size() == studies::RunSize::kQuick
                                             ? std::vector<double>{40}
                                             : std::vector<double>{5, 10, 20, 40, 80, 160, 320};
       say("P1: sink family, n = L = 16, " + std::to_string(betas.size()) + " values of beta, " +
-          std::to_string(kP1Digits) + " certified digits");
-      p1_ = sink_family_precision_rows(p1_task_, betas, kP1Digits, progress_);
+          std::to_string(studies::kP1Digits) + " certified digits");
+      p1_ = studies::sink_family_precision_rows(p1_task_, betas, studies::kP1Digits, progress_);
     }
     return *p1_;
   }
   // P5's refined path, shared by P5 and C1.
-  const RefinedPathOptions& p5_options() {
+  const studies::RefinedPathOptions& p5_options() {
     if (!p5_options_) {
-      RefinedPathOptions o;
-      if (size() == RunSize::kFull) {
+      studies::RefinedPathOptions o;
+      if (size() == studies::RunSize::kFull) {
         o.scales = {1, 2, 4, 8, 12};
         o.bits = 1024;
-      } else if (size() == RunSize::kQuick) {
+      } else if (size() == studies::RunSize::kQuick) {
         o.scales = {1};
         o.bits = 256;
         o.evaluations = 4;
@@ -146,12 +146,12 @@ class Computations {
     return *p5_options_;
   }
   const Task& p5_task() const { return p5_task_; }
-  const RefinedPath& p5() {
+  const studies::RefinedPath& p5() {
     if (!p5_) {
       const std::string start = model_path(kP5Start);
       say("P5: refined scale path of " + start);
-      p5_ = refined_path(to_model<double>(read_weight_file(start)), p5_task_, p5_options(),
-                         progress_);
+      p5_ = studies::refined_path(to_model<double>(read_weight_file(start)), p5_task_, p5_options(),
+                                  progress_);
     }
     return *p5_;
   }
@@ -161,10 +161,10 @@ class Computations {
   Theorem2CertifiedOptions t2c_options() const;
   const std::vector<Theorem2CertifiedRow>& t2c();
   // Q1's rows (the row-1 frontier), shared by Q1 and F4.
-  const std::vector<Row1FrontierRow>& q1() {
+  const std::vector<studies::Row1FrontierRow>& q1() {
     if (!q1_) {
       say("Q1: row-1 frontier, 12 certified lower ends and model losses");
-      q1_ = row1_frontier_rows(q1_sizes(), q1_deltas());
+      q1_ = studies::row1_frontier_rows(q1_sizes(), q1_deltas());
     }
     return *q1_;
   }
@@ -172,21 +172,21 @@ class Computations {
   RunInfo p1_info() const {
     return info(0,
                 "float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, " +
-                    std::to_string(kP1Digits) + " digits");
+                    std::to_string(studies::kP1Digits) + " digits");
   }
 
  private:
   const AppendixOptions& opt_;
   const std::vector<std::string>& argv_;
-  const Progress& progress_;
+  const studies::Progress& progress_;
   const Task p1_task_{16, 16, TriggerRange::kPaper};
-  std::optional<std::vector<PrecisionRow>> p1_;
+  std::optional<std::vector<studies::PrecisionRow>> p1_;
   const Task p5_task_{5, 4, TriggerRange::kPaper};
-  std::optional<RefinedPathOptions> p5_options_;
-  std::optional<RefinedPath> p5_;
+  std::optional<studies::RefinedPathOptions> p5_options_;
+  std::optional<studies::RefinedPath> p5_;
   std::optional<std::vector<CertifiedPathRow>> c1_;
   std::optional<std::vector<Theorem2CertifiedRow>> t2c_;
-  std::optional<std::vector<Row1FrontierRow>> q1_;
+  std::optional<std::vector<studies::Row1FrontierRow>> q1_;
 };
 
 // T2c's models, relative to the models folder: the Theorem 2 study's path
@@ -195,9 +195,9 @@ class Computations {
 // study's eps_one models (n = 5, L = 4; the distinct ones: delta 0.5 from
 // the construction, delta 0.2 and below from the polished sink). Quick: the
 // delta 0.5 model alone (a tenth of a second, every bound to its gap).
-std::vector<std::string> t2c_models(RunSize size) {
+std::vector<std::string> t2c_models(studies::RunSize size) {
   const std::string eps_one = std::string(kTheorem2Study) + "/n5_L4/eps_one_delta";
-  if (size == RunSize::kQuick) return {eps_one + "0.5.weights.json"};
+  if (size == studies::RunSize::kQuick) return {eps_one + "0.5.weights.json"};
   return {std::string(kTheorem2Study) + "/path_start0.weights.json", eps_one + "0.5.weights.json",
           eps_one + "0.2.weights.json"};
 }
@@ -232,9 +232,10 @@ Theorem2CertifiedOptions Computations::t2c_options() const {
   // E <= 1.791e-9, and 40 in batches 39 s for E <= 1.849e-9: a batch
   // bounds the best boxes at its start, not each best in turn). Full: about
   // 2 and 10 minutes. Quick: one n = 5, L = 4 model, every bound to its gap.
-  Theorem2CertifiedOptions o = size() == RunSize::kFull    ? t2c_budgets(400, 560, 1200, 3000)
-                               : size() == RunSize::kQuick ? t2c_budgets(150, 40, 60, 60)
-                                                           : t2c_budgets(150, 50, 120, 300);
+  Theorem2CertifiedOptions o = size() == studies::RunSize::kFull ? t2c_budgets(400, 560, 1200, 3000)
+                               : size() == studies::RunSize::kQuick
+                                   ? t2c_budgets(150, 40, 60, 60)
+                                   : t2c_budgets(150, 50, 120, 300);
   if (options().t2c_bos_seconds > 0) o.bos_seconds = options().t2c_bos_seconds;
   if (options().t2c_loss_seconds > 0) o.loss_seconds = options().t2c_loss_seconds;
   return o;
@@ -274,7 +275,7 @@ struct Entry {
 };
 
 Built build_p2(Computations& c) {
-  std::vector<SearchModelFile> files;
+  std::vector<studies::SearchModelFile> files;
   for (const char* folder : {kStudy, kEdgeStudy}) {
     for (const std::string& rel : study_models(folder, c.size())) {
       // shown relative to the study folder, as the study names them
@@ -282,10 +283,10 @@ Built build_p2(Computations& c) {
     }
   }
   c.say("P2: " + std::to_string(files.size()) + " search models under " + c.model_path(kStudy));
-  const long bound_boxes = c.size() == RunSize::kFull    ? 120000
-                           : c.size() == RunSize::kQuick ? 400
-                                                         : c.options().p2_bound_boxes;
-  const auto rows = search_model_rows(files, bound_boxes, c.progress());
+  const long bound_boxes = c.size() == studies::RunSize::kFull    ? 120000
+                           : c.size() == studies::RunSize::kQuick ? 400
+                                                                  : c.options().p2_bound_boxes;
+  const auto rows = studies::search_model_rows(files, bound_boxes, c.progress());
   return {p2_table(rows, "the committed study in theorem1/ and its n = 5, L = 4 edge run"),
           c.info(0, "MPFI adaptive, 6 digits"),
           {},
@@ -293,9 +294,9 @@ Built build_p2(Computations& c) {
 }
 
 Built build_p5(Computations& c) {
-  const RefinedPathOptions& o = c.p5_options();
+  const studies::RefinedPathOptions& o = c.p5_options();
   const Task& task = c.p5_task();
-  const RefinedPath& path = c.p5();
+  const studies::RefinedPath& path = c.p5();
   std::ostringstream precision;
   precision << "refinement MPFR " << path.bits << " bits; MPFI adaptive from 64 bits, +64, "
             << o.certify.digits << " digits";
@@ -305,24 +306,25 @@ Built build_p5(Computations& c) {
           {}};
   // every refined model as an exact weight file beside the table, so that
   // `verify bound` / `eval --certify` re-check its row
-  for (const RefinedPathRow& row : path.rows) {
-    WeightFile file = refined_path_weight_file(row, path, task, "edges/n5_L4_paper/path_start0");
+  for (const studies::RefinedPathRow& row : path.rows) {
+    WeightFile file =
+        studies::refined_path_weight_file(row, path, task, "edges/n5_L4_paper/path_start0");
     file.metadata["run_info"] = to_json(b.info);
-    b.weight_files.emplace_back(refined_path_file_name(row), std::move(file));
+    b.weight_files.emplace_back(studies::refined_path_file_name(row), std::move(file));
   }
   return b;
 }
 
 // C1's descent path models: the n = 5, L = 4 edge run's and (not in quick
 // mode) the n = L = 16 study's, relative to the models folder.
-std::vector<std::pair<std::string, Task>> c1_path_models(RunSize size) {
+std::vector<std::pair<std::string, Task>> c1_path_models(studies::RunSize size) {
   std::vector<std::pair<std::string, Task>> out;
-  const int starts = size == RunSize::kQuick ? 1 : 3;
+  const int starts = size == studies::RunSize::kQuick ? 1 : 3;
   for (int s = 0; s < starts; ++s) {
     out.emplace_back(std::string(kEdgeStudy) + "/path_start" + std::to_string(s) + ".weights.json",
                      Task{5, 4, TriggerRange::kPaper});
   }
-  if (size == RunSize::kQuick) return out;
+  if (size == studies::RunSize::kQuick) return out;
   for (int s = 0; s < 3; ++s) {
     out.emplace_back(std::string(kStudy) + "/path_start" + std::to_string(s) + ".weights.json",
                      Task{16, 16, TriggerRange::kPaper});
@@ -340,18 +342,19 @@ const std::vector<CertifiedPathRow>& Computations::c1() {
     models.push_back({shown, "search (double)", task,
                       to_model<Rational>(read_weight_file(model_path(rel))), std::nullopt});
   }
-  for (const RefinedPathRow& row : p5().rows) {
+  for (const studies::RefinedPathRow& row : p5().rows) {
     std::ostringstream stage;
     stage << "MPFR continuation, s = " << row.scale;
-    models.push_back({"edges/n5_L4_paper/path_start0", stage.str(), p5_task(), row.model,
-                      row.bounded ? std::optional<WorstCaseBound>(row.bound) : std::nullopt});
+    models.push_back(
+        {"edges/n5_L4_paper/path_start0", stage.str(), p5_task(), row.model,
+         row.bounded ? std::optional<bounds::WorstCaseBound>(row.bound) : std::nullopt});
   }
   CertifiedPathOptions o;
   // about 1 s (quick), 10 s (default) and 120 s (full) per model for E
-  if (size() == RunSize::kQuick) {
+  if (size() == studies::RunSize::kQuick) {
     o.loss_boxes = [](const Task&) { return 400L; };
     o.bos_boxes = 800;
-  } else if (size() == RunSize::kFull) {
+  } else if (size() == studies::RunSize::kFull) {
     o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 48000L : 600L; };
   } else {
     o.loss_boxes = [](const Task& t) { return t.n * t.L <= 64 ? 4000L : 50L; };
@@ -392,13 +395,13 @@ Built theorem2_study_figure(Computations& c, const std::string& name) {
 
 // The attention figures; the step caps apply when their recipe models are
 // retrained (quick: 300 steps single-layer, 30 deep: seconds).
-std::vector<AttentionFigureSpec> appendix_attention_figures(RunSize size) {
-  return attention_figure_list(size == RunSize::kQuick ? 300 : kFigureRecipeSteps,
-                               size == RunSize::kQuick ? 30 : kFigureDeepRecipeSteps);
+std::vector<AttentionFigureSpec> appendix_attention_figures(studies::RunSize size) {
+  return attention_figure_list(size == studies::RunSize::kQuick ? 300 : kFigureRecipeSteps,
+                               size == studies::RunSize::kQuick ? 30 : kFigureDeepRecipeSteps);
 }
 
 // THE registry: every table and figure of the appendix, in document order.
-std::vector<Entry> registry(RunSize size) {
+std::vector<Entry> registry(studies::RunSize size) {
   std::vector<Entry> entries;
   const auto table = [&](const std::string& name, std::vector<std::string> inputs,
                          std::function<Built(Computations&)> build, std::string job = "",
@@ -434,11 +437,11 @@ std::vector<Entry> registry(RunSize size) {
       "P1", 0);
   table("p3_relu_certificate", {}, [](Computations& c) {
     const std::vector<std::pair<int, int>> sizes =
-        c.size() == RunSize::kQuick
+        c.size() == studies::RunSize::kQuick
             ? std::vector<std::pair<int, int>>{{5, 4}, {8, 8}}
             : std::vector<std::pair<int, int>>{{5, 4}, {8, 8}, {16, 16}, {32, 64}, {64, 256}};
     c.say("P3: ReLU certificate, " + std::to_string(sizes.size()) + " sizes");
-    return Built{p3_table(relu_certificate_rows(sizes, c.progress())),
+    return Built{p3_table(studies::relu_certificate_rows(sizes, c.progress())),
                  c.info(0, "exact (GMP rationals)"),
                  {},
                  {}};
@@ -449,11 +452,11 @@ std::vector<Entry> registry(RunSize size) {
         c.say("P4: scale path of the sink family, base beta = 10");
         AdaptiveOptions o;
         o.digits = 10;
-        const std::vector<double> scales = c.size() == RunSize::kQuick
+        const std::vector<double> scales = c.size() == studies::RunSize::kQuick
                                                ? std::vector<double>{1, 8}
                                                : std::vector<double>{1, 2, 4, 8, 16, 24, 32};
-        const auto rows =
-            scale_path(sink_family<double>(16, 10.0), c.p1_task(), scales, o, c.progress());
+        const auto rows = studies::scale_path(sink_family<double>(16, 10.0), c.p1_task(), scales, o,
+                                              c.progress());
         return Built{p4_table(rows, "the sink family", c.p1_task(), 10.0),
                      c.info(0, "MPFI adaptive from 64 bits, +64, 10 digits"),
                      {},
@@ -462,7 +465,7 @@ std::vector<Entry> registry(RunSize size) {
       "", 5);
   table("b1_worst_case_bound", {}, [](Computations& c) {
     c.say("B1: branch and bound reach");
-    return Built{b1_table(worst_case_bound_rows(c.size(), c.progress())),
+    return Built{b1_table(studies::worst_case_bound_rows(c.size(), c.progress())),
                  c.info(21, "MPFI 128 bits"),
                  {},
                  {}};
@@ -559,8 +562,8 @@ std::vector<Entry> registry(RunSize size) {
     const std::string input = "normalizations/sweep_" + dims + "/sweep.json";
     table("normalizations_" + dims, {input}, [input, dims](Computations& c) {
       RunInfo info;
-      Table t =
-          normalization_table_from_sweep(c.model_path(input), "normalizations_" + dims, &info);
+      Table t = studies::normalization_table_from_sweep(c.model_path(input),
+                                                        "normalizations_" + dims, &info);
       return Built{std::move(t), info, {}, {}};
     });
   }
@@ -570,7 +573,7 @@ std::vector<Entry> registry(RunSize size) {
       "q1_row1_frontier", {},
       [](Computations& c) {
         Built b{q1_table(c.q1()), c.q1_info(), {}, {}};
-        for (const Row1FrontierRow& r : c.q1()) {
+        for (const studies::Row1FrontierRow& r : c.q1()) {
           WeightFile file = r.model.file;
           file.metadata["run_info"] = to_json(b.info);
           b.weight_files.emplace_back(r.file, std::move(file));
@@ -807,7 +810,7 @@ std::vector<EntryOutcome> build_entries(const AppendixOptions& opt,
     const Job& job = jobs[static_cast<std::size_t>(k)];
     // each job's provenance lists the inputs it read, in any mode
     clear_recorded_input_files();
-    const Progress progress = say;  // Computations keeps a reference
+    const studies::Progress progress = say;  // Computations keeps a reference
     Computations c(opt, argv, progress);
     nlohmann::json outcomes = nlohmann::json::array();
     for (std::size_t i : job.entries) {
@@ -899,7 +902,7 @@ AppendixSummary write_appendix(const AppendixOptions& opt, const std::string& st
 
 }  // namespace
 
-std::vector<AppendixArtifact> appendix_registry(RunSize size) {
+std::vector<AppendixArtifact> appendix_registry(studies::RunSize size) {
   std::vector<AppendixArtifact> out;
   for (const Entry& e : registry(size)) out.push_back(e.artifact);
   return out;
@@ -943,7 +946,7 @@ OutputSet appendix_output_set(const std::string& out) {
 }
 
 AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
-                                  const Progress& report) {
+                                  const studies::Progress& report) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1073,4 +1076,4 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
   return out.str();
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -46,7 +46,7 @@
 #include "src/run_info.h"
 #include "theorems/studies/precision_tables.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // Where the committed search models are by default: "results", the
 // results/ folder of the current directory (the repository root when run
@@ -56,7 +56,7 @@ std::string default_models_dir();
 struct AppendixOptions {
   std::string out = "results";
   std::string models = default_models_dir();
-  RunSize size = RunSize::kDefault;
+  studies::RunSize size = studies::RunSize::kDefault;
   long p2_bound_boxes = 3200;  // per n = 5, L = 4 model (about 8 s); keeps the default run < 5 min
   // T2c's budgets (theorems/reports/theorem2_certified_report.h): seconds per
   // head and BOS extreme, and per model for E; 0 = the size's default.
@@ -88,7 +88,7 @@ struct AppendixArtifact {
 };
 
 // Every table and figure at this size, in document order.
-std::vector<AppendixArtifact> appendix_registry(RunSize size);
+std::vector<AppendixArtifact> appendix_registry(studies::RunSize size);
 
 // Throws InputError(path, "file", ...) for the first input of the registry
 // that is not a regular file under opt.models.
@@ -125,6 +125,6 @@ std::string appendix_document(const std::vector<std::string>& table_stems,
 // the command line of every artifact; `progress` receives one line per step.
 // Throws InputError when opt.only names something not in the registry.
 AppendixSummary generate_appendix(const AppendixOptions& opt, const std::vector<std::string>& argv,
-                                  const Progress& progress = {});
+                                  const studies::Progress& progress = {});
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

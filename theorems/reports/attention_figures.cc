@@ -18,7 +18,7 @@
 #include "src/weight_file.h"
 #include "theorems/studies/theorem1_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -206,7 +206,7 @@ Figure attention_figure(const std::string& stem, AttentionFigureKind kind,
       for (int k = 0; k < L; ++k) {
         f.rows.push_back({std::to_string(p), std::to_string(pn.model), std::to_string(pn.layer),
                           std::to_string(pn.head), pn.what, std::to_string(i), std::to_string(k),
-                          format_double((*pn.values)(i, k))});
+                          studies::format_double((*pn.values)(i, k))});
       }
     }
   }
@@ -311,7 +311,7 @@ std::vector<std::string> attention_figure_inputs(const AttentionFigureSpec& spec
 }
 
 WeightFile train_figure_model(const ModelSource& source, const Task& task, const RunInfo& info,
-                              const ProgressSink& progress) {
+                              const bounds::ProgressSink& progress) {
   if (source.kind != ModelSource::Kind::kPaperRecipe) {
     throw std::invalid_argument("train_figure_model: " + source.label +
                                 " is not a model of the paper's recipe");
@@ -372,7 +372,7 @@ WeightFile train_figure_model(const ModelSource& source, const Task& task, const
 std::vector<std::string> retrain_figure_models(const std::vector<AttentionFigureSpec>& specs,
                                                const std::string& models_dir, const Task& task,
                                                const std::vector<std::string>& argv, int threads,
-                                               const ProgressSink& progress) {
+                                               const bounds::ProgressSink& progress) {
   std::vector<ModelSource> sources;
   for (const AttentionFigureSpec& spec : specs) {
     for (const ModelSource& s : spec.models) {
@@ -384,7 +384,7 @@ std::vector<std::string> retrain_figure_models(const std::vector<AttentionFigure
     }
   }
   std::mutex lines;
-  const ProgressSink serialized = [&](const std::string& line) {
+  const bounds::ProgressSink serialized = [&](const std::string& line) {
     if (!progress) return;
     const std::lock_guard<std::mutex> lock(lines);
     progress(line);
@@ -459,4 +459,4 @@ std::vector<std::string> attention_figure_files(const std::string& name) {
   return {name + ".dat", name + ".gp", name + ".pdf", name + ".png"};
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

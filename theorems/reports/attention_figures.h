@@ -47,7 +47,7 @@
 #include "src/weight_file.h"
 #include "theorems/bounds/progress_lines.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // Mean and std of every head's attention over the probes, [layer][head], L x L.
 struct AttentionStatistics {
@@ -151,7 +151,7 @@ FigureModel load_figure_model(const ModelSource& source, const std::string& mode
 // seconds; none when empty. Throws std::invalid_argument for a source that
 // is not a recipe model.
 WeightFile train_figure_model(const ModelSource& source, const Task& task, const RunInfo& info,
-                              const ProgressSink& progress = {});
+                              const bounds::ProgressSink& progress = {});
 
 // Trains every recipe model of `specs` (each file once) and writes it to
 // <models_dir>/<source.weights> (atomically; the folder created when
@@ -160,7 +160,7 @@ WeightFile train_figure_model(const ModelSource& source, const Task& task, const
 std::vector<std::string> retrain_figure_models(const std::vector<AttentionFigureSpec>& specs,
                                                const std::string& models_dir, const Task& task,
                                                const std::vector<std::string>& argv, int threads,
-                                               const ProgressSink& progress = {});
+                                               const bounds::ProgressSink& progress = {});
 
 struct AttentionFigureOptions {
   Task task{16, 16, TriggerRange::kPaper};
@@ -176,4 +176,4 @@ Figure make_attention_figure(const AttentionFigureSpec& spec, const std::string&
 // The files one figure writes: <stem>.dat, .gp, .pdf, .png.
 std::vector<std::string> attention_figure_files(const std::string& name);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

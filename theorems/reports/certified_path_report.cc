@@ -6,7 +6,7 @@
 
 #include "theorems/reports/precision_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -48,7 +48,9 @@ std::string gap_text(double gap) {
 }
 
 // What stopped a BOS bound, in the words of bound_status.
-std::string bos_status(const BosBound& b) { return stop_status(b, !bmp::isinf(b.deficit_upper)); }
+std::string bos_status(const bounds::BosBound& b) {
+  return bounds::stop_status(b, !bmp::isinf(b.deficit_upper));
+}
 
 }  // namespace
 
@@ -65,20 +67,20 @@ std::string geometric_mid(const Mpfr& lo, const Mpfr& hi) {
 
 std::vector<CertifiedPathRow> certified_path_rows(const std::vector<CertifiedPathModel>& models,
                                                   const CertifiedPathOptions& options,
-                                                  const Progress& progress) {
+                                                  const studies::Progress& progress) {
   std::vector<CertifiedPathRow> rows;
   for (const CertifiedPathModel& m : models) {
     CertifiedPathRow row;
     row.name = m.name;
     row.stage = m.stage;
     row.task = m.task;
-    WorstCaseOptions lo;
+    bounds::WorstCaseOptions lo;
     lo.max_boxes = options.loss_boxes(m.task);
-    lo.max_seconds = kNoTimeLimit;
+    lo.max_seconds = bounds::kNoTimeLimit;
     lo.relative_gap = options.loss_gap;
-    BosBoundOptions bo;
+    bounds::BosBoundOptions bo;
     bo.max_boxes = options.bos_boxes;
-    bo.max_seconds = kNoTimeLimit;
+    bo.max_seconds = bounds::kNoTimeLimit;
     bo.relative_gap = options.bos_gap;
     std::visit(
         [&](const auto& model) {
@@ -211,4 +213,4 @@ std::string enclosure_plot(const EnclosureColumns& c, const std::string& y_label
          line_title + "'\n";
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

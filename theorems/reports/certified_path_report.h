@@ -27,7 +27,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/studies/precision_tables.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 struct CertifiedPathModel {
   std::string name;   // e.g. "theorem1/path_start0"
@@ -37,7 +37,7 @@ struct CertifiedPathModel {
   std::variant<Model<Rational>, Model<Mpfr>> model;
   // E already enclosed over the whole box (the P5 rows); none = run the
   // branch and bound here
-  std::optional<WorstCaseBound> loss;
+  std::optional<bounds::WorstCaseBound> loss;
 };
 
 // Budgets in boxes, not seconds, so that a rerun prints the same table.
@@ -55,15 +55,15 @@ struct CertifiedPathOptions {
 struct CertifiedPathRow {
   std::string name, stage;
   Task task;
-  WorstCaseBound loss;  // CERTIFIED over the whole box
-  BosBound bos;         // CERTIFIED over the whole box
+  bounds::WorstCaseBound loss;  // CERTIFIED over the whole box
+  bounds::BosBound bos;         // CERTIFIED over the whole box
 };
 
 // Throws std::invalid_argument for a model the bounds refuse (not
 // single-layer, n != task.n).
 std::vector<CertifiedPathRow> certified_path_rows(const std::vector<CertifiedPathModel>& models,
                                                   const CertifiedPathOptions& options,
-                                                  const Progress& progress = {});
+                                                  const studies::Progress& progress = {});
 
 Table certified_path_table(const std::vector<CertifiedPathRow>& rows);
 // F2: D against E, log-log, with the enclosures as error bars.
@@ -86,4 +86,4 @@ struct EnclosureColumns {
 std::string enclosure_plot(const EnclosureColumns& columns, const std::string& y_label,
                            const std::string& line_title);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -8,7 +8,7 @@
 #include "src/output_files.h"
 #include "src/table_writer.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -77,4 +77,4 @@ CheckFiles write_check_files(const CheckReport& report, const RunInfo& info,
   return files;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

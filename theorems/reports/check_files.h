@@ -23,7 +23,7 @@
 #include "src/run_info.h"
 #include "theorems/reports/model_check.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // The heat map's base name (attention_mean_std.png, ...).
 inline constexpr const char* kCheckFigure = "attention_mean_std";
@@ -46,4 +46,4 @@ struct CheckFiles {
 CheckFiles write_check_files(const CheckReport& report, const RunInfo& info,
                              const std::string& out);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -34,4 +34,4 @@ Figure figure_frame(const std::string& name, const std::string& what, const std:
   throw std::invalid_argument("no " + what + " figure called \"" + name + "\"");
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

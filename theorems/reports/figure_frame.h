@@ -11,7 +11,7 @@
 
 #include "src/table_writer.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // One figure of a study: its caption (plain text) and, where it holds
 // mathematics, the caption's LaTeX form, with the place of the study's
@@ -45,4 +45,4 @@ inline constexpr const char* kStudyMark = "{study}";
 Figure figure_frame(const std::string& name, const std::string& what, const std::string& study,
                     const std::vector<FigureText>& texts);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

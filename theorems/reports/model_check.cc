@@ -19,7 +19,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/reports/attention_figures.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -67,13 +67,13 @@ bool enclosed(Verdict v) { return v == Verdict::kVerified || v == Verdict::kEncl
 // The exact checker ran and applied: its margin is E, exactly. NOT
 // APPLICABLE (the scores read the content, ...) and UNDECIDED say nothing
 // about E, and must not lend it their EXACT label.
-bool relu_applied(const std::optional<ReluCertificate>& relu) {
+bool relu_applied(const std::optional<exact::ReluCertificate>& relu) {
   return relu && (relu->verdict == Verdict::kVerified || relu->verdict == Verdict::kNotVerified);
 }
 
 // The bounds' outcome as an enclosure: no claim, so ENCLOSED (the gap was
 // reached) or NOT ENCLOSED (stopped first; the ends still hold).
-Enclosure enclosure_of(const BoxSearchOutcome& outcome, double lower, double upper) {
+Enclosure enclosure_of(const bounds::BoxSearchOutcome& outcome, double lower, double upper) {
   Enclosure e;
   e.verdict = enclosed(outcome.verdict) ? Verdict::kEnclosed : Verdict::kNotEnclosed;
   e.evidence = outcome.evidence;
@@ -232,7 +232,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
   // 2. the exact ReLU checker
   {
     const Clock::time_point t = Clock::now();
-    const double work = relu_exact_work(file.num_layers(), file.num_heads(), task.n, task.L);
+    const double work = exact::relu_exact_work(file.num_layers(), file.num_heads(), task.n, task.L);
     if (file.attention != AttentionKind::kRelu && file.attention != AttentionKind::kReluCountAll) {
       r.relu_note = "the exact checker is for ReLU attention (this model's is " +
                     to_string(file.attention) + ")";
@@ -240,7 +240,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       r.relu_note = "beyond the exact checker's cap of 2^30 rational operations at this size";
     } else {
       say("exact ReLU checker");
-      r.relu = check_relu_exact(exact, task);
+      r.relu = exact::check_relu_exact(exact, task);
     }
     r.steps.push_back(
         {"exact ReLU checker", 0, since(t), r.relu ? "done" : "NOT APPLICABLE: " + r.relu_note});
@@ -293,7 +293,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     const Clock::time_point t = Clock::now();
     const double share = bos_applies ? kBoundShare * left() : left();
     const double deep = single ? 1.0 : double(file.num_layers()) * file.num_heads();
-    WorstCaseOptions o;
+    bounds::WorstCaseOptions o;
     o.relative_gap = kCheckRelativeGap;
     o.max_seconds = std::max(share, 1e-3);
     o.threads = options.threads;
@@ -325,8 +325,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     } else {
       say("worst-case bound (" + seconds_text(share) + ")");
       try {
-        const WorstCaseBound b =
-            single ? bound_worst_case(exact, task, o) : bound_deep_worst_case(exact, task, o);
+        const bounds::WorstCaseBound b = single ? bounds::bound_worst_case(exact, task, o)
+                                                : bounds::bound_deep_worst_case(exact, task, o);
         r.worst_case = enclosure_of(b, down_double(b.lower), up_double(b.upper));
         r.worst_case_witness_trigger = b.witness_trigger;
       } catch (const std::invalid_argument& e) {
@@ -360,13 +360,13 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       r.min_bos = not_started(0, 1);
     } else {
       say("BOS bound (" + seconds_text(share) + ")");
-      BosBoundOptions o;
+      bounds::BosBoundOptions o;
       o.relative_gap = kCheckRelativeGap;
       o.max_seconds = std::max(share, 1e-3);
       o.fit_memory(24.0 * (task.n - 3) + 256 + o.bits / 4.0,
                    static_cast<double>(kMemoryBudgetBytes));
       try {
-        const BosBound b = bound_min_bos(exact, task, o);
+        const bounds::BosBound b = bounds::bound_min_bos(exact, task, o);
         // min BOS = 1 - D: [1 - upper(D), 1 - lower(D)]
         Mpfr lo, hi;
         mpfr_ui_sub(lo.backend().data(), 1, b.deficit_upper.backend().data(), MPFR_RNDD);
@@ -426,8 +426,8 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
     r.solves = v.decision;
     r.solves_text = v.text;
   }
-  r.row1 = row1_consequence(file.kind, file.attention, file.num_layers(), file.num_heads(), task,
-                            Mpfr(r.e_upper));
+  r.row1 = studies::row1_consequence(file.kind, file.attention, file.num_layers(), file.num_heads(),
+                                     task, Mpfr(r.e_upper));
   // sinks: the certified min BOS where it ran, else the probe set
   if (r.min_bos.verdict != Verdict::kNotApplicable && r.min_bos.started) {
     const BarVerdict v = sinks_verdict(Mpfr(r.min_bos.lower), Mpfr(r.min_bos.upper),
@@ -482,7 +482,7 @@ nlohmann::json CheckReport::to_json() const {
   j["steps"] = steps_json;
   j["conclusion"] = {{"solves_task", solves_words(solves)},
                      {"solves_text", solves_text},
-                     {"row1", theorems::to_json(row1)},
+                     {"row1", studies::to_json(row1)},
                      {"tolerance", bars.tolerance_text},
                      {"worst_case_lower", e_lower},
                      {"worst_case_upper", std::isfinite(e_upper) ? nlohmann::json(e_upper)
@@ -498,7 +498,7 @@ nlohmann::json CheckReport::to_json() const {
     nlohmann::json rj{{"verdict", to_string(relu->verdict)},
                       {"evidence", relu->evidence.label()},
                       {"reason", relu->reason},
-                      {"max_abs_error", rational_json(relu->margin)}};
+                      {"max_abs_error", exact::rational_json(relu->margin)}};
     j["relu_exact"] = rj;
   } else if (relu) {  // ran, did not apply: no value, no label
     j["relu_exact"] = {{"verdict", to_string(relu->verdict)}, {"why", relu->reason}};
@@ -535,7 +535,7 @@ std::string CheckReport::summary() const {
   // E
   s << "worst-case loss E: ";
   if (e_lower_source == "exact") {
-    s << "E = " << rational_string(relu->margin) << " [EXACT]";
+    s << "E = " << exact::rational_string(relu->margin) << " [EXACT]";
   } else {
     s << bound_text(e_lower, false) << " <= E <= " << bound_text(e_upper, true)
       << " [CERTIFIED; lower end from the " << e_lower_source << "]";
@@ -624,4 +624,4 @@ std::string CheckReport::markdown() const {
   return s.str();
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

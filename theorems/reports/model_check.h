@@ -80,7 +80,7 @@
 #include "theorems/exact/relu_exact_checker.h"
 #include "theorems/studies/row1_frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // Budget shares (header).
 constexpr double kAttackShare = 0.25;
@@ -154,7 +154,7 @@ struct CheckReport {
   search::Witness probe_witness;
   Figure heat_map;  // png = true; written by the caller (write_figure)
   // 2. exact ReLU checker (ReLU attention only)
-  std::optional<ReluCertificate> relu;
+  std::optional<exact::ReluCertificate> relu;
   std::string relu_note;  // why not run, if not
   // 3. attack (SEARCH(lower bound), certified at its witness)
   std::optional<search::AttackResult> attack;
@@ -183,7 +183,7 @@ struct CheckReport {
   std::string sinks_text;      // the verdict line (sinks_verdict or probe_sinks_verdict)
   // What the row-1 frontier theorem gives from e_upper (single-layer,
   // single-head softmax, paper convention; theorems/studies/row1_frontier.h)
-  Row1Consequence row1;
+  studies::Row1Consequence row1;
 
   nlohmann::json to_json() const;
   // One screen: the model, E with evidence labels, the worst input, the
@@ -198,4 +198,4 @@ struct CheckReport {
 // (task.n must be file.n). Throws std::invalid_argument on a mismatch.
 CheckReport check_model(const WeightFile& file, const Task& task, const CheckOptions& options);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

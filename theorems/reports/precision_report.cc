@@ -7,12 +7,12 @@
 #include "theorems/reports/figure_frame.h"
 #include "theorems/studies/theorem1_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
 // "6.37e-17 (3)" and its LaTeX form; ">= d" when the enclosure limits d.
-Cell numeric_cell(const NumericValue& v, int certified) {
+Cell numeric_cell(const studies::NumericValue& v, int certified) {
   PrecisionScope scope(512);
   const std::string value = v.value == 0 ? "0" : format_nearest(v.value, 3);
   const std::string digits =
@@ -55,7 +55,7 @@ Cell file_cell(const std::string& file) {
 
 // "2.60e-117 (9.3 %, 67)": the certified upper end (rounded up), the gap to
 // the certified lower end and the boxes; "-" when not run.
-Cell bound_cell(const RefinedPathRow& r) {
+Cell bound_cell(const studies::RefinedPathRow& r) {
   if (!r.bounded) return Cell("-");
   std::ostringstream tail;
   tail.precision(2);
@@ -73,7 +73,9 @@ Cell rational_cell(const Rational& r) {
   return Cell(text, "$" + text + "$");
 }
 
-std::string bound_status(const WorstCaseBound& b) { return stop_status(b, !bmp::isinf(b.upper)); }
+std::string bound_status(const bounds::WorstCaseBound& b) {
+  return bounds::stop_status(b, !bmp::isinf(b.upper));
+}
 
 std::string task_string(const Task& task) {
   return "n = " + std::to_string(task.n) + ", L = " + std::to_string(task.L) + ", triggers " +
@@ -82,7 +84,7 @@ std::string task_string(const Task& task) {
 
 namespace {
 
-Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool loss) {
+Table p1_table(const std::vector<studies::PrecisionRow>& rows, const Task& task, bool loss) {
   Table t;
   t.landscape = true;
   t.name = loss ? "p1_sink_loss" : "p1_sink_bos";
@@ -95,10 +97,11 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
       (loss ? "worst-case loss $E$" : "$1-\\min a_{i0}$, one minus the smallest BOS mass,") +
       " certified (MPFI, whole content box) and as computed in four precisions "
       "(correct significant digits in parentheses).";
-  const std::string bits_needed = "bits needed (" + std::to_string(kP1Digits) + " digits)";
-  t.columns = {Cell("beta", "$\\beta$"),
-               stacked(what + " CERTIFIED", loss ? "$E$" : "$1-\\min a_{i0}$", "CERTIFIED"),
-               stacked(bits_needed, "bits needed", "(" + std::to_string(kP1Digits) + " digits)")};
+  const std::string bits_needed = "bits needed (" + std::to_string(studies::kP1Digits) + " digits)";
+  t.columns = {
+      Cell("beta", "$\\beta$"),
+      stacked(what + " CERTIFIED", loss ? "$E$" : "$1-\\min a_{i0}$", "CERTIFIED"),
+      stacked(bits_needed, "bits needed", "(" + std::to_string(studies::kP1Digits) + " digits)")};
   const auto& first = loss ? rows.front().loss_numeric : rows.front().deficit_numeric;
   for (const auto& v : first) {
     const std::string numeric = "NUMERIC(" + std::to_string(v.bits) + ")";
@@ -115,7 +118,7 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
     }
     t.rows.push_back(std::move(cells));
   }
-  const std::string digits = std::to_string(kP1Digits);
+  const std::string digits = std::to_string(studies::kP1Digits);
   const std::string numeric_note =
       " evaluated in p-bit arithmetic, no error bound; (d) = correct significant digits against "
       "the enclosure, >= when the enclosure limits the count. A value 0 has 0 correct digits.";
@@ -167,14 +170,14 @@ Table p1_table(const std::vector<PrecisionRow>& rows, const Task& task, bool los
 
 }  // namespace
 
-Table p1_loss_table(const std::vector<PrecisionRow>& rows, const Task& task) {
+Table p1_loss_table(const std::vector<studies::PrecisionRow>& rows, const Task& task) {
   return p1_table(rows, task, true);
 }
-Table p1_bos_table(const std::vector<PrecisionRow>& rows, const Task& task) {
+Table p1_bos_table(const std::vector<studies::PrecisionRow>& rows, const Task& task) {
   return p1_table(rows, task, false);
 }
 
-Table p3_table(const std::vector<ReluRow>& rows) {
+Table p3_table(const std::vector<studies::ReluRow>& rows) {
   Table t;
   t.name = "p3_relu_certificate";
   t.caption =
@@ -202,8 +205,8 @@ Table p3_table(const std::vector<ReluRow>& rows) {
   return t;
 }
 
-Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name, const Task& task,
-               double base_beta) {
+Table p4_table(const std::vector<studies::ScaleRow>& rows, const std::string& model_name,
+               const Task& task, double base_beta) {
   Table t;
   t.name = "p4_beyond_double";
   std::ostringstream cap;
@@ -234,7 +237,7 @@ Table p4_table(const std::vector<ScaleRow>& rows, const std::string& model_name,
   return t;
 }
 
-Table b1_table(const std::vector<BoundRow>& rows) {
+Table b1_table(const std::vector<studies::BoundRow>& rows) {
   Table t;
   t.name = "b1_worst_case_bound";
   t.landscape = true;
@@ -279,7 +282,7 @@ Table b1_table(const std::vector<BoundRow>& rows) {
   return t;
 }
 
-Figure p1_figure(const std::vector<PrecisionRow>& rows, const Task& task) {
+Figure p1_figure(const std::vector<studies::PrecisionRow>& rows, const Task& task) {
   Figure f;
   f.name = "f1_sink_precision";
   f.caption = "F1: softmax sink family, " + task_string(task) +
@@ -328,7 +331,7 @@ Figure p1_figure(const std::vector<PrecisionRow>& rows, const Task& task) {
       "set xrange [4:400]\nset yrange [1e-145:1]\n"
       "set key top right opaque box\nset grid\n"
       "beta53 = " +
-      format_double(beta_53) +
+      studies::format_double(beta_53) +
       "\n"
       "set object 1 rectangle from first beta53, graph 0 to graph 1, graph 1 behind "
       "fillcolor rgb '#D55E00' fillstyle transparent solid 0.12 noborder\n"
@@ -349,7 +352,7 @@ Figure p1_figure(const std::vector<PrecisionRow>& rows, const Task& task) {
   return f;
 }
 
-Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& models) {
+Table p2_table(const std::vector<studies::SearchModelRow>& rows, const std::string& models) {
   Table t;
   t.name = "p2_search_models";
   t.landscape = true;
@@ -394,8 +397,8 @@ Table p2_table(const std::vector<SearchModelRow>& rows, const std::string& model
   return t;
 }
 
-Table p5_table(const RefinedPath& path, const std::string& model_name, const Task& task,
-               const RefinedPathOptions& options) {
+Table p5_table(const studies::RefinedPath& path, const std::string& model_name, const Task& task,
+               const studies::RefinedPathOptions& options) {
   Table t;
   t.name = "p5_refined_search_path";
   t.landscape = true;
@@ -431,8 +434,9 @@ Table p5_table(const RefinedPath& path, const std::string& model_name, const Tas
   sets << "F: per trigger content all +1, all -1 and " << options.fit_vertices
        << " random vertices, plus " << options.fit_samples << " uniform sequences (seed "
        << options.seed << "). W: per trigger "
-       << (check_set_has_every_vertex(task) ? "every vertex of the content box"
-                                            : "content all +1, all -1 and 64 random vertices")
+       << (studies::check_set_has_every_vertex(task)
+               ? "every vertex of the content box"
+               : "content all +1, all -1 and 64 random vertices")
        << ", plus " << options.check_samples << " uniform sequences (seed " << options.seed + 1
        << ").";
   t.notes = {sets.str(),
@@ -473,8 +477,8 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task& task,
-                          const RefinedPathOptions& options, const std::string& load) {
+Table p5_paper_size_table(const std::vector<studies::NamedRefinedPath>& paths, const Task& task,
+                          const studies::RefinedPathOptions& options, const std::string& load) {
   Table t;
   t.name = "p5_refined_paper_size";
   t.landscape = true;
@@ -496,8 +500,8 @@ Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task
                "wall s",
                "CPU s"};
   t.alignment = kP5PaperSizeAlignment;
-  for (const NamedRefinedPath& np : paths) {
-    for (const RefinedPathRow& r : np.path.rows) {
+  for (const studies::NamedRefinedPath& np : paths) {
+    for (const studies::RefinedPathRow& r : np.path.rows) {
       PrecisionScope scope(std::max(np.path.bits, 2 * r.cert.bits + 256));
       std::ostringstream s, a, bits;
       s << r.scale;
@@ -539,4 +543,4 @@ Table p5_paper_size_table(const std::vector<NamedRefinedPath>& paths, const Task
   return t;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

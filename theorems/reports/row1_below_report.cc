@@ -11,7 +11,7 @@
 #include "src/output_files.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -34,10 +34,10 @@ double up(const Mpfr& x) { return mpfr_get_d(x.backend().data(), MPFR_RNDU); }
 
 }  // namespace
 
-nlohmann::json row1_below_summary(const std::vector<Row1BelowRow>& rows, const Row1BelowOptions& o,
-                                  const RunInfo& info) {
+nlohmann::json row1_below_summary(const std::vector<studies::Row1BelowRow>& rows,
+                                  const studies::Row1BelowOptions& o, const RunInfo& info) {
   nlohmann::json js = nlohmann::json::array();
-  for (const Row1BelowRow& r : rows) {
+  for (const studies::Row1BelowRow& r : rows) {
     nlohmann::json j = to_json(r);
     if (r.best >= 0) j["sha256"] = sha256_hex(weight_file_text(r.file));
     js.push_back(j);
@@ -141,12 +141,12 @@ std::string row1_below_readme(const nlohmann::json& s) {
   return o.str();
 }
 
-std::vector<std::string> write_row1_below_outputs(const std::vector<Row1BelowRow>& rows,
-                                                  const Row1BelowOptions& o, const RunInfo& info,
-                                                  const std::string& dir) {
+std::vector<std::string> write_row1_below_outputs(const std::vector<studies::Row1BelowRow>& rows,
+                                                  const studies::Row1BelowOptions& o,
+                                                  const RunInfo& info, const std::string& dir) {
   std::vector<std::string> names;
-  std::vector<Row1BelowRow> with_meta = rows;
-  for (Row1BelowRow& r : with_meta) {
+  std::vector<studies::Row1BelowRow> with_meta = rows;
+  for (studies::Row1BelowRow& r : with_meta) {
     if (r.best < 0) continue;
     r.file.metadata[kProvenanceKey] = to_json(info);
     write_weight_file(dir + "/" + r.file_name, r.file);
@@ -175,7 +175,7 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
   for (const auto& r : s.at("rows")) {
     const std::string delta_text = r.at("delta");
     const Rational delta = internal::parse_decimal(delta_text);
-    if (row1_U(delta, L).str() != r.at("U_exact").get<std::string>()) {
+    if (studies::row1_U(delta, L).str() != r.at("U_exact").get<std::string>()) {
       fail("delta " + delta_text + ": U_exact is not (L-2) delta / (1 + (2L-5) delta)");
     }
     if (r.at("best_start").get<int>() < 0) continue;
@@ -187,14 +187,14 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
     const WeightFile w = read_weight_file(file);
     const Model<Rational> exact = to_model<Rational>(w);
     const auto& Dj = r.at("deficit");
-    const Row1DeficitEnclosure D =
-        row1_deficit_enclosure(exact.layers[0][0].A, Dj.at("cells"), Dj.at("bits"));
+    const studies::Row1DeficitEnclosure D =
+        studies::row1_deficit_enclosure(exact.layers[0][0].A, Dj.at("cells"), Dj.at("bits"));
     const double lo = down(lower_of(D.mean)), hi = up(upper_of(D.mean));
     if (lo != Dj.at("lower").get<double>() || hi != Dj.at("upper").get<double>()) {
       fail("delta " + delta_text +
            ": the recomputed deficit enclosure differs from the recorded one");
     }
-    const Verdict dv = verify_row1_deficit(D, delta);
+    const Verdict dv = studies::verify_row1_deficit(D, delta);
     if (to_string(dv) != Dj.at("verdict_at_least_delta").get<std::string>()) {
       fail("delta " + delta_text + ": D >= delta re-decided " + to_string(dv));
     }
@@ -202,12 +202,12 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
                         ", " + num(nlohmann::json(hi), "%.9f") +
                         "] CERTIFIED (recomputed), D >= delta " + to_string(dv));
     // E: a brief rerun must meet the recorded enclosure
-    WorstCaseOptions wo;
+    bounds::WorstCaseOptions wo;
     wo.relative_gap = s.at("bound_gap");
     wo.max_seconds = bound_seconds;
     wo.threads = 1;
-    wo.bits = kRow1Bits;
-    const WorstCaseBound E = bound_worst_case(exact, task, wo);
+    wo.bits = studies::kRow1Bits;
+    const bounds::WorstCaseBound E = bound_worst_case(exact, task, wo);
     const auto& Ej = r.at("E");
     const Rational rec_upper = internal::parse_decimal(Ej.at("upper_exact").get<std::string>());
     const double rec_lower = Ej.at("lower");
@@ -223,7 +223,7 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
         "delta " + delta_text + ": E rerun in [" + num(nlohmann::json(down(E.lower)), "%.9f") +
         ", " + num(nlohmann::json(up(E.upper)), "%.9f") + "] CERTIFIED meets the recorded [" +
         num(Ej.at("lower"), "%.9f") + ", " + num(Ej.at("upper"), "%.9f") + "] CERTIFIED");
-    const bool below = dv == Verdict::kVerified && rec_upper < row1_U(delta, L);
+    const bool below = dv == Verdict::kVerified && rec_upper < studies::row1_U(delta, L);
     if (below != r.at("below_U").get<bool>()) {
       fail("delta " + delta_text + ": below_U does not follow from the recorded numbers");
     }
@@ -231,4 +231,4 @@ Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds
   return out;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

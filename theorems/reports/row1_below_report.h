@@ -28,16 +28,16 @@
 #include "src/run_info.h"
 #include "theorems/studies/row1_below_family.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
-nlohmann::json row1_below_summary(const std::vector<Row1BelowRow>& rows, const Row1BelowOptions& o,
-                                  const RunInfo& info);
+nlohmann::json row1_below_summary(const std::vector<studies::Row1BelowRow>& rows,
+                                  const studies::Row1BelowOptions& o, const RunInfo& info);
 // The README's text from the summary alone (numbers as the summary has them).
 std::string row1_below_readme(const nlohmann::json& summary);
 // Writes the files; returns their names.
-std::vector<std::string> write_row1_below_outputs(const std::vector<Row1BelowRow>& rows,
-                                                  const Row1BelowOptions& o, const RunInfo& info,
-                                                  const std::string& dir);
+std::vector<std::string> write_row1_below_outputs(const std::vector<studies::Row1BelowRow>& rows,
+                                                  const studies::Row1BelowOptions& o,
+                                                  const RunInfo& info, const std::string& dir);
 
 struct Row1BelowCheck {
   bool ok = true;
@@ -46,4 +46,4 @@ struct Row1BelowCheck {
 };
 Row1BelowCheck check_row1_below_dir(const std::string& dir, double bound_seconds);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

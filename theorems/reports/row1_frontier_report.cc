@@ -6,7 +6,7 @@
 #include "src/json_reader.h"
 #include "theorems/reports/figure_frame.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -25,7 +25,7 @@ std::string size_text(int n, int L) {
 std::vector<std::pair<int, int>> q1_sizes() { return {{5, 4}, {16, 16}}; }
 std::vector<std::string> q1_deltas() { return {"0.5", "0.2", "0.1", "0.05", "0.02", "0.01"}; }
 
-Table q1_table(const std::vector<Row1FrontierRow>& rows) {
+Table q1_table(const std::vector<studies::Row1FrontierRow>& rows) {
   Table t;
   t.name = "q1_row1_frontier";
   t.caption =
@@ -48,8 +48,8 @@ Table q1_table(const std::vector<Row1FrontierRow>& rows) {
                "model file"};
   t.alignment = "rrrrrrrl";
   bool every_D = true;
-  for (const Row1FrontierRow& r : rows) {
-    PrecisionScope scope(kRow1Bits);
+  for (const studies::Row1FrontierRow& r : rows) {
+    PrecisionScope scope(studies::kRow1Bits);
     const std::string g = format_down(Mpfr(r.lower.eps0), kValueDigits);
     const std::string U = format_up(r.upper.bound.upper, kValueDigits);
     const std::string ratio = format_up(r.ratio_upper, kRatioDigits);
@@ -80,7 +80,7 @@ Table q1_table(const std::vector<Row1FrontierRow>& rows) {
   return t;
 }
 
-Figure q1_figure(const std::vector<Row1FrontierRow>& rows) {
+Figure q1_figure(const std::vector<studies::Row1FrontierRow>& rows) {
   Figure f;
   f.name = "f4_row1_frontier";
   f.caption =
@@ -104,9 +104,9 @@ Figure q1_figure(const std::vector<Row1FrontierRow>& rows) {
     std::vector<std::string> cells{d};
     for (const auto& [n, L] : sizes) {
       std::string g = "?", U = "?";
-      for (const Row1FrontierRow& r : rows) {
+      for (const studies::Row1FrontierRow& r : rows) {
         if (r.n == n && r.L == L && internal::exact_decimal(r.delta) == d) {
-          PrecisionScope scope(kRow1Bits);
+          PrecisionScope scope(studies::kRow1Bits);
           g = format_down(Mpfr(r.lower.eps0), kValueDigits);
           U = format_up(r.upper.bound.upper, kValueDigits);
         }
@@ -138,4 +138,4 @@ Figure q1_figure(const std::vector<Row1FrontierRow>& rows) {
   return f;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

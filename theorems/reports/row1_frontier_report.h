@@ -17,13 +17,13 @@
 #include "src/table_writer.h"
 #include "theorems/studies/row1_frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // The table's sizes and deltas.
 std::vector<std::pair<int, int>> q1_sizes();
 std::vector<std::string> q1_deltas();
 
-Table q1_table(const std::vector<Row1FrontierRow>& rows);
-Figure q1_figure(const std::vector<Row1FrontierRow>& rows);
+Table q1_table(const std::vector<studies::Row1FrontierRow>& rows);
+Figure q1_figure(const std::vector<studies::Row1FrontierRow>& rows);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -6,7 +6,7 @@
 #include "src/input_error.h"
 #include "src/json_reader.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json* model) {
   const nlohmann::json j = internal::read_json_file(json_path);
@@ -49,4 +49,4 @@ Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json
   return task;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -14,11 +14,11 @@
 #include "src/run_info.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // The study's task {n, L, trigger_range}; *info gets its provenance
 // ("run_info", when present); `model`, when given, gets its "model" object,
 // which must hold integer "layers" and "heads".
 Task read_study_task(const std::string& json_path, RunInfo* info, nlohmann::json* model = nullptr);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -17,7 +17,7 @@
 #include "theorems/reports/figure_frame.h"
 #include "theorems/reports/precision_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -50,7 +50,7 @@ std::vector<Cell> header(const std::vector<std::string>& names) {
 
 }  // namespace
 
-Table path_table(const Theorem1Study& st) {
+Table path_table(const studies::Theorem1Study& st) {
   Table t;
   t.name = "path";
   t.caption = "Theorem 1 descent path (" + task_string(st.options.task) +
@@ -62,7 +62,7 @@ Table path_table(const Theorem1Study& st) {
   t.columns = header({"start", "round", "event", "elapsed_s", "worst_case", "sampled_max",
                       "sampled_mean", "bos_mean", "bos_min", "active_size", "max_abs_A",
                       "worst_case_double", "double_disagrees"});
-  for (const PathPoint& p : st.path) {
+  for (const studies::PathPoint& p : st.path) {
     t.rows.push_back({std::to_string(p.start), std::to_string(p.round), p.event, fmt(p.elapsed),
                       fmt(p.worst_case), fmt(p.sampled_max), fmt(p.sampled_mean), fmt(p.bos_mean),
                       fmt(p.bos_min), std::to_string(p.active_size), fmt(p.max_abs_A),
@@ -71,7 +71,7 @@ Table path_table(const Theorem1Study& st) {
   return t;
 }
 
-Table frontier_table(const Theorem1Study& st) {
+Table frontier_table(const studies::Theorem1Study& st) {
   Table t;
   t.name = "frontier";
   t.caption = "Theorem 1 frontier (" + task_string(st.options.task) +
@@ -79,26 +79,26 @@ Table frontier_table(const Theorem1Study& st) {
   t.caption_latex = "Theorem 1 frontier (" + latex_escape(task_string(st.options.task)) +
                     "): one row per $\\delta$, the best model found with mean BOS mass "
                     "$\\le 1-\\delta$.";
-  t.notes = {std::string("frontier_model_worst_case: ") + kFrontierPointMeaning,
+  t.notes = {std::string("frontier_model_worst_case: ") + studies::kFrontierPointMeaning,
              "mean_bos and frontier_model_worst_case_double NUMERIC(53); double_disagrees = 1 "
              "where the two differ in the first digit"};
   t.columns = header({"delta", "bos_ceiling", "frontier_model_worst_case", "mean_bos", "feasible",
                       "converged", "frontier_model_worst_case_double", "double_disagrees"});
-  for (const FrontierPoint& p : st.frontier) {
+  for (const studies::FrontierPoint& p : st.frontier) {
     t.rows.push_back({fmt(p.delta), fmt(p.ceiling), fmt(p.eps), fmt(p.bos_mean), flag(p.feasible),
                       flag(p.converged), fmt(p.eps_double), flag(p.double_disagrees)});
   }
   return t;
 }
 
-Table nuance_table(const Theorem1Study& st) {
+Table nuance_table(const studies::Theorem1Study& st) {
   Table t;
   t.name = "nuance";
   t.caption = "BOS mass against content scale (" + task_string(st.options.task) +
               "): probes with the content multiplied by t.";
   t.notes = {"every value NUMERIC(53)"};
   t.columns = header({"model", "content_scale", "bos_mean", "bos_min", "sampled_error_max"});
-  for (const NuancePoint& p : st.nuance) {
+  for (const studies::NuancePoint& p : st.nuance) {
     t.rows.push_back({p.model, fmt(p.scale), fmt(p.bos_mean), fmt(p.bos_min), fmt(p.error_max)});
   }
   return t;
@@ -164,11 +164,11 @@ std::string bos_words(double mass) {
 
 }  // namespace
 
-std::string nuance_summary(const std::vector<NuancePoint>& points) {
+std::string nuance_summary(const std::vector<studies::NuancePoint>& points) {
   if (points.empty()) return "No BOS mass against content was measured.";
   // per model, in order of appearance: its points at the smallest and largest t
   std::vector<std::string> models;
-  for (const NuancePoint& p : points) {
+  for (const studies::NuancePoint& p : points) {
     if (std::find(models.begin(), models.end(), p.model) == models.end()) {
       models.push_back(p.model);
     }
@@ -179,13 +179,13 @@ std::string nuance_summary(const std::vector<NuancePoint>& points) {
   std::string falls, rises;          // models whose mean is lower / higher at the smallest t
   constexpr double kVisible = 1e-3;  // a change of the mean this large shows on the plot
   for (std::size_t m = 0; m < models.size(); ++m) {
-    const NuancePoint *lo = nullptr, *hi = nullptr;
-    for (const NuancePoint& p : points) {
+    const studies::NuancePoint *lo = nullptr, *hi = nullptr;
+    for (const studies::NuancePoint& p : points) {
       if (p.model != models[m]) continue;
       if (!lo || p.scale < lo->scale) lo = &p;
       if (!hi || p.scale > hi->scale) hi = &p;
     }
-    for (const NuancePoint& p : points) {
+    for (const studies::NuancePoint& p : points) {
       if (p.model == models[m])
         largest_change = std::max(largest_change, std::abs(p.bos_mean - hi->bos_mean));
     }
@@ -219,10 +219,10 @@ std::string nuance_summary(const std::vector<NuancePoint>& points) {
   return out.str();
 }
 
-Figure path_figure(const Theorem1Study& st) {
+Figure path_figure(const studies::Theorem1Study& st) {
   Figure f = theorem1_figure_frame("path", st.options.task);
   f.columns = {"start", "round", "worst_case", "bos_mean"};
-  for (const PathPoint& p : st.path) {
+  for (const studies::PathPoint& p : st.path) {
     f.rows.push_back(
         {std::to_string(p.start), std::to_string(p.round), fmt(p.worst_case), fmt(p.bos_mean)});
   }
@@ -243,10 +243,10 @@ Figure path_figure(const Theorem1Study& st) {
   return f;
 }
 
-Figure frontier_figure(const Theorem1Study& st) {
+Figure frontier_figure(const studies::Theorem1Study& st) {
   Figure f = theorem1_figure_frame("frontier", st.options.task);
   f.columns = {"delta", "frontier_model_worst_case", "feasible"};
-  for (const FrontierPoint& p : st.frontier) {
+  for (const studies::FrontierPoint& p : st.frontier) {
     f.rows.push_back({fmt(p.delta), fmt(p.eps), flag(p.feasible)});
   }
   f.plot =
@@ -264,10 +264,10 @@ Figure frontier_figure(const Theorem1Study& st) {
   return f;
 }
 
-Figure nuance_figure(const Theorem1Study& st) {
+Figure nuance_figure(const studies::Theorem1Study& st) {
   Figure f = theorem1_figure_frame("nuance", st.options.task);
   f.columns = {"model", "content_scale", "bos_mean", "bos_min"};
-  for (const NuancePoint& p : st.nuance) {
+  for (const studies::NuancePoint& p : st.nuance) {
     f.rows.push_back({p.model, fmt(p.scale), fmt(p.bos_mean), fmt(p.bos_min)});
   }
   f.caption += " " + nuance_summary(st.nuance);
@@ -294,7 +294,7 @@ Figure nuance_figure(const Theorem1Study& st) {
   return f;
 }
 
-std::vector<NuancePoint> read_nuance_points(const std::string& json_path) {
+std::vector<studies::NuancePoint> read_nuance_points(const std::string& json_path) {
   std::ifstream in(json_path);
   if (!in) throw InputError(json_path, "file", "a theorem1.json written by sinkcert theorem1");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -305,7 +305,7 @@ std::vector<NuancePoint> read_nuance_points(const std::string& json_path) {
       !j["with_high_probability"]["points"].is_array()) {
     throw InputError(json_path, field, "an array (a theorem1.json written by sinkcert)");
   }
-  std::vector<NuancePoint> points;
+  std::vector<studies::NuancePoint> points;
   const nlohmann::json& list = j["with_high_probability"]["points"];
   for (std::size_t k = 0; k < list.size(); ++k) {
     const nlohmann::json& p = list[k];
@@ -401,7 +401,8 @@ EdgeRun read_edge_run_of(const Task& task, const std::string& json_path) {
   }
   const nlohmann::json& verdict = at({"verdict"});
   try {
-    run.verdict = study_verdict_from_string(verdict.is_string() ? verdict.get<std::string>() : "");
+    run.verdict =
+        studies::study_verdict_from_string(verdict.is_string() ? verdict.get<std::string>() : "");
   } catch (const std::invalid_argument&) {
     throw InputError(json_path, "verdict",
                      "CONSISTENT, COUNTEREXAMPLE CANDIDATE, INCONCLUSIVE or NOT APPLICABLE");
@@ -538,9 +539,9 @@ OutputSet theorem1_output_set(const std::string& dir) { return owned_files_set(d
 namespace {
 
 // Writes the study's files into `staging`; `written` gets their paths in `dir`.
-void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::string& staging,
-                       const std::string& dir, std::vector<std::string>& written,
-                       std::vector<std::string>* skipped) {
+void write_study_files(const studies::Theorem1Study& st, const RunInfo& info,
+                       const std::string& staging, const std::string& dir,
+                       std::vector<std::string>& written, std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
   const auto shown = [&](const std::string& path) {
     return (fs::path(dir) / fs::path(path).filename()).string();
@@ -558,11 +559,11 @@ void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::
     put(name, study_weight_file_text(m, meta, search::kParametrization, st.options.task, info));
   };
   // which adversary found the worst case, when the attack re-measured it
-  const auto found_by = [](nlohmann::json meta, const FinalCertification& fc) {
+  const auto found_by = [](nlohmann::json meta, const studies::FinalCertification& fc) {
     if (fc.attacked) meta["worst_case_found_by"] = fc.found_by;
     return meta;
   };
-  for (const PathRun& r : st.runs) {
+  for (const studies::PathRun& r : st.runs) {
     weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
             found_by({{"study", "theorem1 path"},
                       {"worst_case_loss", r.result.worst.certified},
@@ -570,7 +571,7 @@ void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::
                       {"worst_case_witness", witness_json(r.result.worst)}},
                      r.final_certification));
   }
-  for (const FrontierPoint& p : st.frontier) {
+  for (const studies::FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
     char name[64];
     std::snprintf(name, sizeof name, "frontier_delta_%g.weights.json", p.delta);
@@ -592,8 +593,8 @@ void write_study_files(const Theorem1Study& st, const RunInfo& info, const std::
 
 }  // namespace
 
-std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const RunInfo& info,
-                                                const std::string& dir,
+std::vector<std::string> write_theorem1_outputs(const studies::Theorem1Study& st,
+                                                const RunInfo& info, const std::string& dir,
                                                 std::vector<std::string>* skipped) {
   std::vector<std::string> written;
   replace_output_set(theorem1_output_set(dir), [&](const std::string& staging) {
@@ -602,4 +603,4 @@ std::vector<std::string> write_theorem1_outputs(const Theorem1Study& st, const R
   return written;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -22,26 +22,26 @@
 #include "src/table_writer.h"
 #include "theorems/studies/theorem1_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
-Table path_table(const Theorem1Study& study);
-Table frontier_table(const Theorem1Study& study);
-Table nuance_table(const Theorem1Study& study);
+Table path_table(const studies::Theorem1Study& study);
+Table frontier_table(const studies::Theorem1Study& study);
+Table nuance_table(const studies::Theorem1Study& study);
 
 // The figures; their captions depend only on the task (the appendix uses
 // them for the committed study's figures).
-Figure path_figure(const Theorem1Study& study);
-Figure frontier_figure(const Theorem1Study& study);
-Figure nuance_figure(const Theorem1Study& study);
+Figure path_figure(const studies::Theorem1Study& study);
+Figure frontier_figure(const studies::Theorem1Study& study);
+Figure nuance_figure(const studies::Theorem1Study& study);
 // What the BOS mass against content scale shows, for the nuance figure's
 // caption: per model, the mean and min BOS mass at the smallest and the
 // largest content scale, and whether the mean is lower at small content (a
 // model spending its BOS deficit there) or hardly depends on it.
-std::string nuance_summary(const std::vector<NuancePoint>& points);
+std::string nuance_summary(const std::vector<studies::NuancePoint>& points);
 // The BOS mass against content points of a theorem1.json
 // (with_high_probability.points); an InputError naming the file and the
 // field when it is missing or malformed.
-std::vector<NuancePoint> read_nuance_points(const std::string& json_path);
+std::vector<studies::NuancePoint> read_nuance_points(const std::string& json_path);
 // The study figure `name` ("path", "frontier", "nuance") of a study on
 // `task` without its data: name, caption and evidence level (the figures
 // above start from it); throws std::invalid_argument for any other name.
@@ -57,7 +57,7 @@ struct EdgeRun {
   bool has_bos = false;        // false: no non-trigger position
   double path_mean_bos = 0;    // of that start's model, NUMERIC(53)
   std::vector<std::pair<double, double>> eps;  // (delta, eps) of feasible frontier points
-  StudyVerdict verdict = StudyVerdict::kInconclusive;
+  studies::StudyVerdict verdict = studies::StudyVerdict::kInconclusive;
 };
 // Reads `json_path` (a theorem1.json) as the run on `task`; an InputError
 // naming the file and field when it is missing or malformed. A task without
@@ -95,8 +95,8 @@ OutputSet theorem1_output_set(const std::string& dir);
 // ends up with the old set or the new one, never a mix. Returns the paths
 // written; figures that gnuplot did not render are listed in `skipped` with
 // the reason.
-std::vector<std::string> write_theorem1_outputs(const Theorem1Study& study, const RunInfo& info,
-                                                const std::string& dir,
+std::vector<std::string> write_theorem1_outputs(const studies::Theorem1Study& study,
+                                                const RunInfo& info, const std::string& dir,
                                                 std::vector<std::string>* skipped = nullptr);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -11,7 +11,7 @@
 #include "theorems/reports/certified_path_report.h"
 #include "theorems/reports/precision_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -69,7 +69,7 @@ std::string head_sink_status(const Theorem2CertifiedHead& h) {
 
 std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
     const std::vector<Theorem2CertifiedModel>& models, const Theorem2CertifiedOptions& options,
-    const Progress& progress) {
+    const studies::Progress& progress) {
   std::vector<Theorem2CertifiedRow> rows;
   for (const Theorem2CertifiedModel& m : models) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -80,29 +80,29 @@ std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
     row.heads = m.model.num_heads();
     for (int l = 0; l < row.layers; ++l) {
       for (int h = 0; h < row.heads; ++h) {
-        DeepBosOptions o;
+        bounds::DeepBosOptions o;
         o.layer = l;
         o.head = h;
         o.relative_gap = options.bos_gap;
         o.max_boxes = options.bos_boxes(m.task, l);
         o.max_seconds = options.bos_seconds;
-        Theorem2CertifiedHead head{l, h, bound_deep_min_bos(m.model, m.task, o),
-                                   bound_deep_max_bos(m.model, m.task, o)};
+        Theorem2CertifiedHead head{l, h, bounds::bound_deep_min_bos(m.model, m.task, o),
+                                   bounds::bound_deep_max_bos(m.model, m.task, o)};
         if (progress) {
           std::ostringstream msg;
           msg << "T2c " << m.name << " layer " << l << " head " << h << ": "
-              << min_bos_text(head.min) << ", " << max_bos_text(head.max) << " ("
+              << bounds::min_bos_text(head.min) << ", " << bounds::max_bos_text(head.max) << " ("
               << head_sink_status(head) << ")";
           progress(msg.str());
         }
         row.per_head.push_back(std::move(head));
       }
     }
-    WorstCaseOptions lo;
+    bounds::WorstCaseOptions lo;
     lo.relative_gap = options.loss_gap;
     lo.max_boxes = options.loss_boxes(m.task);
     lo.max_seconds = options.loss_seconds;
-    row.loss = bound_deep_worst_case(m.model, m.task, lo);
+    row.loss = bounds::bound_deep_worst_case(m.model, m.task, lo);
     if (progress) {
       std::ostringstream msg;
       msg << "T2c " << m.name << ": E in [" << row.loss.lower.convert_to<double>() << ", "
@@ -159,8 +159,9 @@ Table theorem2_certified_table(const std::vector<Theorem2CertifiedRow>& rows,
            first ? enclosure_cell(r.loss.lower, r.loss.upper, bound_status(r.loss)) : Cell(""),
            Cell(std::to_string(h.layer)), Cell(std::to_string(h.head)),
            enclosure_cell(min_lo, h.min.deficit_upper,
-                          stop_status(h.min, !bmp::isinf(h.min.deficit_upper))),
-           enclosure_cell(max_lo, max_hi, stop_status(h.max, !bmp::isinf(h.max.mass_upper))),
+                          bounds::stop_status(h.min, !bmp::isinf(h.min.deficit_upper))),
+           enclosure_cell(max_lo, max_hi,
+                          bounds::stop_status(h.max, !bmp::isinf(h.max.mass_upper))),
            Cell(head_sink_status(h)), first ? Cell(seconds_text(r.seconds)) : Cell("")});
       first = false;
     }
@@ -200,8 +201,8 @@ int sinking_head(const Theorem2CertifiedRow& row) {
       best = k;
       continue;
     }
-    const BosBound& a = row.per_head[k].min;
-    const BosBound& b = row.per_head[best].min;
+    const bounds::BosBound& a = row.per_head[k].min;
+    const bounds::BosBound& b = row.per_head[best].min;
     // smallest upper end; among infinite upper ends, smallest lower end
     const bool a_finite = !bmp::isinf(a.deficit_upper), b_finite = !bmp::isinf(b.deficit_upper);
     if (a_finite != b_finite) {
@@ -262,4 +263,4 @@ Figure theorem2_certified_figure(const std::vector<Theorem2CertifiedRow>& rows) 
   return f;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

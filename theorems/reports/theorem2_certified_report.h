@@ -29,7 +29,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/studies/precision_tables.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 // The study's own bars, named in its table's note ("the sink bar of the
 // studies"): a head sinks when its certified min BOS is at least
@@ -66,15 +66,15 @@ struct Theorem2CertifiedOptions {
 
 struct Theorem2CertifiedHead {
   int layer = 0, head = 0;
-  BosBound min;     // 1 - min BOS, CERTIFIED
-  MaxBosBound max;  // max BOS, CERTIFIED
+  bounds::BosBound min;     // 1 - min BOS, CERTIFIED
+  bounds::MaxBosBound max;  // max BOS, CERTIFIED
 };
 
 struct Theorem2CertifiedRow {
   std::string name;
   Task task;
   int layers = 0, heads = 0;
-  WorstCaseBound loss;  // E, CERTIFIED
+  bounds::WorstCaseBound loss;  // E, CERTIFIED
   std::vector<Theorem2CertifiedHead> per_head;
   double seconds = 0.0;  // the whole row
 };
@@ -82,7 +82,7 @@ struct Theorem2CertifiedRow {
 // Throws std::invalid_argument for a model the bounds refuse.
 std::vector<Theorem2CertifiedRow> theorem2_certified_rows(
     const std::vector<Theorem2CertifiedModel>& models, const Theorem2CertifiedOptions& options,
-    const Progress& progress = {});
+    const studies::Progress& progress = {});
 
 // The table "t2c_theorem2_certified": one line per (model, layer, head);
 // the model's E on its first line.
@@ -105,4 +105,4 @@ int sinking_head(const Theorem2CertifiedRow& row);
 // "not a sink everywhere" (a witness below the sink bar), else "undecided".
 std::string head_sink_status(const Theorem2CertifiedHead& head);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -19,7 +19,7 @@
 #include "theorems/reports/precision_report.h"
 #include "theorems/reports/theorem1_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
 namespace {
 
@@ -66,7 +66,7 @@ bool study_file(const std::string& name) {
 
 }  // namespace
 
-Table theorem2_path_table(const Theorem2Study& st) {
+Table theorem2_path_table(const studies::Theorem2Study& st) {
   Table t;
   t.name = "path";
   t.caption = "Theorem 2 descent path (" + task_string(st.options.task) + ", residual " +
@@ -90,30 +90,31 @@ Table theorem2_path_table(const Theorem2Study& st) {
                                     "sink_position"};
   for (int h = 0; h < heads; ++h) names.push_back("mean_bos_" + head_name(h, st.options.heads));
   t.columns.assign(names.begin(), names.end());
-  for (const Theorem2PathPoint& p : st.path) {
+  for (const studies::Theorem2PathPoint& p : st.path) {
     std::vector<Cell> row = {std::to_string(p.start),
                              std::to_string(p.round),
                              p.event,
                              flag(p.accepted),
-                             format_double(p.elapsed),
-                             format_double(p.worst_case),
-                             format_double(p.worst_case_double),
+                             studies::format_double(p.elapsed),
+                             studies::format_double(p.worst_case),
+                             studies::format_double(p.worst_case_double),
                              flag(p.double_disagrees),
-                             format_double(p.sampled_max),
-                             format_double(p.sampled_mean),
-                             format_double(p.sink.sigma),
+                             studies::format_double(p.sampled_max),
+                             studies::format_double(p.sampled_mean),
+                             studies::format_double(p.sink.sigma),
                              std::to_string(p.sink.layer),
                              std::to_string(p.sink.head),
                              std::to_string(p.sink.position)};
     for (int h = 0; h < heads; ++h) {
-      row.push_back(h < static_cast<int>(p.head_mean.size()) ? format_double(p.head_mean[h]) : "");
+      row.push_back(
+          h < static_cast<int>(p.head_mean.size()) ? studies::format_double(p.head_mean[h]) : "");
     }
     t.rows.push_back(row);
   }
   return t;
 }
 
-Table theorem2_heads_table(const Theorem2Study& st) {
+Table theorem2_heads_table(const studies::Theorem2Study& st) {
   Table t;
   t.name = "heads";
   t.caption =
@@ -121,7 +122,7 @@ Table theorem2_heads_table(const Theorem2Study& st) {
       "(probe set; NUMERIC(53))";
   t.columns = {"start",   "init_std",          "layer",       "head", "mean_bos",
                "min_bos", "max_position_mean", "max_position"};
-  for (const Theorem2Run& r : st.runs) {
+  for (const studies::Theorem2Run& r : st.runs) {
     for (const auto& layer : r.stats.heads) {
       for (const HeadBosStatistics& h : layer) {
         double best = -1;
@@ -132,10 +133,11 @@ Table theorem2_heads_table(const Theorem2Study& st) {
             where = static_cast<int>(i);
           }
         }
-        t.rows.push_back({std::to_string(r.start), format_double(r.init_std),
+        t.rows.push_back({std::to_string(r.start), studies::format_double(r.init_std),
                           std::to_string(h.layer), std::to_string(h.head),
-                          format_double(h.overall.mean), format_double(h.overall.min),
-                          format_double(best), std::to_string(where)});
+                          studies::format_double(h.overall.mean),
+                          studies::format_double(h.overall.min), studies::format_double(best),
+                          std::to_string(where)});
       }
     }
   }
@@ -170,7 +172,7 @@ Figure theorem2_figure_frame(const std::string& name, const Task& task, int laye
            "present: an upper bound on the $\\varepsilon_{\\mathrm{one}}$ model's $E$ over "
            "the whole box (CERTIFIED), its capped head's BOS cap certified too, so "
            "$\\varepsilon_{\\mathrm{one}}(\\delta)$ is at most that value.",
-       kFrontierPointMeaning},
+       studies::kFrontierPointMeaning},
   };
   return figure_frame(name, "Theorem 2",
                       " (Theorem 2 study, residual softmax " + std::to_string(layers) + " x " +
@@ -178,12 +180,12 @@ Figure theorem2_figure_frame(const std::string& name, const Task& task, int laye
                       texts);
 }
 
-Figure theorem2_path_figure(const Theorem2Study& st) {
+Figure theorem2_path_figure(const studies::Theorem2Study& st) {
   Figure f = theorem2_figure_frame("path", st.options.task, st.options.layers, st.options.heads);
   f.columns = {"start", "round", "worst_case", "sink_score"};
-  for (const Theorem2PathPoint& p : st.path) {
-    f.rows.push_back({std::to_string(p.start), std::to_string(p.round), format_double(p.worst_case),
-                      format_double(p.sink.sigma)});
+  for (const studies::Theorem2PathPoint& p : st.path) {
+    f.rows.push_back({std::to_string(p.start), std::to_string(p.round),
+                      studies::format_double(p.worst_case), studies::format_double(p.sink.sigma)});
   }
   const std::string last = std::to_string(std::max<int>(0, static_cast<int>(st.runs.size()) - 1));
   f.plot = std::string(kLineColours) +
@@ -202,12 +204,12 @@ Figure theorem2_path_figure(const Theorem2Study& st) {
   return f;
 }
 
-Table theorem2_frontier_table(const Theorem2Study& st) {
+Table theorem2_frontier_table(const studies::Theorem2Study& st) {
   Table t;
   t.name = "frontier";
   t.caption = "Theorem 2 frontiers (" + task_string(st.options.task) +
               "): eps_all caps the BOS mass of every head, eps_one of one head.";
-  t.notes = {std::string("eps: ") + kFrontierPointMeaning,
+  t.notes = {std::string("eps: ") + studies::kFrontierPointMeaning,
              "capped_bos (the largest per-position probe mean over the capped heads) and "
              "sink_score NUMERIC(53)"};
   t.notes.push_back(
@@ -215,7 +217,7 @@ Table theorem2_frontier_table(const Theorem2Study& st) {
       "CERTIFIED at that input (MPFI, upper end); start: which start's model is kept (warm, "
       "fresh, dead, sink, construction; theorem2.json lists every start's result)");
   std::ostringstream low;
-  low << kTheorem2LowLoss;
+  low << studies::kTheorem2LowLoss;
   t.notes.push_back(
       "certified_loss, certified_cap (eps_one with --certify-boxes): the deep bounds' verdicts "
       "over the whole content box on the kept model, E <= " +
@@ -229,23 +231,24 @@ Table theorem2_frontier_table(const Theorem2Study& st) {
                "sink_score", "start",         "feasible",
                "converged",  "not_run",       "certified_loss",
                "loss_upper", "certified_cap", "cap_upper"};
-  for (const Theorem2FrontierPoint& p : st.frontier) {
-    const bool one = p.scope == CapScope::kOne;
+  for (const studies::Theorem2FrontierPoint& p : st.frontier) {
+    const bool one = p.scope == studies::CapScope::kOne;
     const bool cert = p.certificate.attempted;
     t.rows.push_back({to_string(p.scope), one ? std::to_string(p.layer) : "",
-                      one ? std::to_string(p.head) : "", format_double(p.delta),
-                      format_double(p.ceiling), format_double(p.eps), format_double(p.eps_double),
-                      format_double(p.capped_bos), format_double(p.witness_capped_bos),
-                      format_double(p.sink.sigma), to_string(p.start), flag(p.feasible),
+                      one ? std::to_string(p.head) : "", studies::format_double(p.delta),
+                      studies::format_double(p.ceiling), studies::format_double(p.eps),
+                      studies::format_double(p.eps_double), studies::format_double(p.capped_bos),
+                      studies::format_double(p.witness_capped_bos),
+                      studies::format_double(p.sink.sigma), to_string(p.start), flag(p.feasible),
                       flag(p.converged), p.not_run, cert ? to_string(p.certificate.loss) : "",
-                      cert ? format_double(p.certificate.loss_upper) : "",
+                      cert ? studies::format_double(p.certificate.loss_upper) : "",
                       cert ? to_string(p.certificate.cap) : "",
-                      cert ? format_double(p.certificate.cap_upper) : ""});
+                      cert ? studies::format_double(p.certificate.cap_upper) : ""});
   }
   return t;
 }
 
-Table theorem2_every_head_table(const Theorem2Study& st) {
+Table theorem2_every_head_table(const studies::Theorem2Study& st) {
   Table t;
   t.name = "every_head";
   t.caption =
@@ -260,21 +263,22 @@ Table theorem2_every_head_table(const Theorem2Study& st) {
                "necessary", "max_bos"};
   const int heads = st.options.heads;
   for (std::size_t c = 0; c < st.every_head.candidates.size(); ++c) {
-    const EveryHeadCandidate& k = st.every_head.candidates[c];
+    const studies::EveryHeadCandidate& k = st.every_head.candidates[c];
     if (k.heads.empty()) {
-      t.rows.push_back(
-          {std::to_string(c), k.source, format_double(k.worst_case), "", "", "", "", "", "", ""});
+      t.rows.push_back({std::to_string(c), k.source, studies::format_double(k.worst_case), "", "",
+                        "", "", "", "", ""});
     }
     for (const auto* list : {&k.heads, &k.layers}) {
-      for (const Necessity& n : *list) {
+      for (const studies::Necessity& n : *list) {
         double bos = 0;
         for (int h = 0; h < heads; ++h) {
           if (n.head < 0 || n.head == h) bos = std::max(bos, k.head_max_bos[n.layer * heads + h]);
         }
-        t.rows.push_back({std::to_string(c), k.source, format_double(k.worst_case),
-                          std::to_string(n.layer), n.head < 0 ? "" : std::to_string(n.head),
-                          format_double(n.worst_case), format_double(n.ablated_worst_case),
-                          format_double(n.ratio), flag(n.necessary), format_double(bos)});
+        t.rows.push_back(
+            {std::to_string(c), k.source, studies::format_double(k.worst_case),
+             std::to_string(n.layer), n.head < 0 ? "" : std::to_string(n.head),
+             studies::format_double(n.worst_case), studies::format_double(n.ablated_worst_case),
+             studies::format_double(n.ratio), flag(n.necessary), studies::format_double(bos)});
       }
     }
   }
@@ -292,13 +296,13 @@ std::string eps_one_weight_file(double delta) {
   return std::string("eps_one_delta") + text + ".weights.json";
 }
 
-Table theorem2_targeted_table(const Theorem2Study& st) {
+Table theorem2_targeted_table(const studies::Theorem2Study& st) {
   Table t;
   t.name = "every_head_targeted";
   t.caption = "T2b. Theorem 2, the every-head question by targeted search (" +
               task_string(st.options.task) + ", residual " + std::to_string(st.options.layers) +
               " x " + std::to_string(st.options.heads) + "): one head's BOS mass capped at " +
-              format_double(kNoSinkScore) +
+              studies::format_double(studies::kNoSinkScore) +
               " (per-position probe mean) for the whole descent, from a fresh init and from a "
               "model in which another head sinks (the best kept), then its "
               "necessity and BOS profile.";
@@ -306,51 +310,55 @@ Table theorem2_targeted_table(const Theorem2Study& st) {
       "worst_case, ablated_worst_case: SEARCH(lower bound), the same adversary; ratio "
       "SEARCH; max/mean BOS and low_fraction (share of (probe, position) pairs with "
       "a_i0 <= " +
-          format_double(kNoSinkScore) + ") NUMERIC(53) on the probe set",
-      "answer: FOUND (a necessary head with max BOS <= " + format_double(kNoSinkScore) +
-          " in a model with worst case <= " + format_double(kEveryHeadLoss) +
+          studies::format_double(studies::kNoSinkScore) + ") NUMERIC(53) on the probe set",
+      "answer: FOUND (a necessary head with max BOS <= " +
+          studies::format_double(studies::kNoSinkScore) +
+          " in a model with worst case <= " + studies::format_double(studies::kEveryHeadLoss) +
           ", weight file given) or NOT FOUND with the model's numbers and role",
       st.every_head.summary};
   t.columns = {"layer", "head",      "answer",  "role",     "worst_case",   "ablated_worst_case",
                "ratio", "necessary", "max_bos", "mean_bos", "low_fraction", "weights"};
   const int heads = st.options.heads;
   for (const int c : st.every_head.targeted) {
-    const EveryHeadCandidate& k = st.every_head.candidates[c];
+    const studies::EveryHeadCandidate& k = st.every_head.candidates[c];
     const int t_index = k.capped_layer * heads + k.capped_head;
-    const HeadProfile& pr = k.profiles[t_index];
-    const Necessity* n = nullptr;
-    for (const Necessity& x : k.heads) {
+    const studies::HeadProfile& pr = k.profiles[t_index];
+    const studies::Necessity* n = nullptr;
+    for (const studies::Necessity& x : k.heads) {
       if (x.layer == k.capped_layer && x.head == k.capped_head) n = &x;
     }
-    const bool low = k.worst_case <= kEveryHeadLoss;
-    const bool found = n && answers_every_head(k.worst_case, n->necessary, pr.max);
+    const bool low = k.worst_case <= studies::kEveryHeadLoss;
+    const bool found = n && studies::answers_every_head(k.worst_case, n->necessary, pr.max);
     std::string role = !std::isfinite(k.worst_case) ? "no feasible model"
-                       : !low ? "worst case above " + format_double(kEveryHeadLoss)
-                       : n    ? head_role(*n, pr)
-                              : "";
+                       : !low
+                           ? "worst case above " + studies::format_double(studies::kEveryHeadLoss)
+                       : n ? studies::head_role(*n, pr)
+                           : "";
     t.rows.push_back({std::to_string(k.capped_layer), std::to_string(k.capped_head),
-                      found ? "FOUND" : "NOT FOUND", role, format_double(k.worst_case),
-                      n ? format_double(n->ablated_worst_case) : "",
-                      n ? format_double(n->ratio) : "", n ? flag(n->necessary) : "",
-                      format_double(pr.max), format_double(pr.mean), format_double(pr.low_fraction),
+                      found ? "FOUND" : "NOT FOUND", role, studies::format_double(k.worst_case),
+                      n ? studies::format_double(n->ablated_worst_case) : "",
+                      n ? studies::format_double(n->ratio) : "", n ? flag(n->necessary) : "",
+                      studies::format_double(pr.max), studies::format_double(pr.mean),
+                      studies::format_double(pr.low_fraction),
                       targeted_weight_file(k.capped_layer, k.capped_head)});
   }
   return t;
 }
 
-Figure theorem2_frontier_figure(const Theorem2Study& st) {
+Figure theorem2_frontier_figure(const studies::Theorem2Study& st) {
   Figure f =
       theorem2_figure_frame("frontier", st.options.task, st.options.layers, st.options.heads);
   // certified: the upper end on E of a model whose two claims hold
   // (FrontierCertificate), NaN (no point) otherwise
   f.columns = {"all", "delta", "eps", "certified"};
   bool any_certified = false;
-  for (const Theorem2FrontierPoint& p : st.frontier) {
+  for (const studies::Theorem2FrontierPoint& p : st.frontier) {
     if (!p.feasible) continue;
     any_certified |= p.certificate.certified();
-    f.rows.push_back({p.scope == CapScope::kAll ? "1" : "0", format_double(p.delta),
-                      format_double(p.eps),
-                      p.certificate.certified() ? format_double(p.certificate.loss_upper) : "NaN"});
+    f.rows.push_back(
+        {p.scope == studies::CapScope::kAll ? "1" : "0", studies::format_double(p.delta),
+         studies::format_double(p.eps),
+         p.certificate.certified() ? studies::format_double(p.certificate.loss_upper) : "NaN"});
   }
   f.plot = std::string(kLineColours) +
            "set key center right\nset grid\nset logscale xy\nset format y '10^{%T}'\n"
@@ -426,7 +434,8 @@ Table theorem2_appendix_table_of(const std::string& json_path) {
     const std::string start =
         "start " + std::to_string(field(r, "start").get<int>()) + " (" + init + ")";
     t.rows.push_back({"path", start + ": worst case",
-                      format_bound(field(r, "worst_case").get<double>(), true, 3), search});
+                      studies::format_bound(field(r, "worst_case").get<double>(), true, 3),
+                      search});
     // 1 - sigma: sigma itself rounds to 1 at any printable width
     const nlohmann::json& sink = field(r, "sink_score");
     t.rows.push_back({"path", start + ": 1 - sink score",
@@ -443,7 +452,7 @@ Table theorem2_appendix_table_of(const std::string& json_path) {
       } else if (!field(p, "feasible").get<bool>()) {
         value = "no feasible model found";
       } else {
-        value = format_bound(field(p, "eps").get<double>(), true, 3);
+        value = studies::format_bound(field(p, "eps").get<double>(), true, 3);
       }
       t.rows.push_back({"frontier", item, value, search});
     }
@@ -495,29 +504,29 @@ Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
   const nlohmann::json& every = field(j, "every_head");
   const nlohmann::json& candidates = field(every, "candidates");
   if (!candidates.is_array()) throw InputError(json_path, "candidates", "an array");
-  t.caption =
-      "T2b. Theorem 2, the every-head question (residual softmax " +
-      std::to_string(field(model, "layers").get<int>()) + " x " +
-      std::to_string(field(model, "heads").get<int>()) +
-      ", n = " + std::to_string(field(task, "n").get<int>()) +
-      ", L = " + std::to_string(field(task, "L").get<int>()) +
-      "; read from theorem2.json): is there a model with worst case <= " +
-      format_double(kEveryHeadLoss) +
-      " and a necessary head (M = 0 raises the worst case >= " + format_double(kNecessityFactor) +
-      "-fold) whose BOS mass stays <= " + format_double(kNoSinkScore) +
-      "? Rows: every head of each path model, and the capped head of each targeted search "
-      "(that head's BOS capped at " +
-      format_double(kNoSinkScore) + " for the whole descent).";
+  t.caption = "T2b. Theorem 2, the every-head question (residual softmax " +
+              std::to_string(field(model, "layers").get<int>()) + " x " +
+              std::to_string(field(model, "heads").get<int>()) +
+              ", n = " + std::to_string(field(task, "n").get<int>()) +
+              ", L = " + std::to_string(field(task, "L").get<int>()) +
+              "; read from theorem2.json): is there a model with worst case <= " +
+              studies::format_double(studies::kEveryHeadLoss) +
+              " and a necessary head (M = 0 raises the worst case >= " +
+              studies::format_double(studies::kNecessityFactor) +
+              "-fold) whose BOS mass stays <= " + studies::format_double(studies::kNoSinkScore) +
+              "? Rows: every head of each path model, and the capped head of each targeted search "
+              "(that head's BOS capped at " +
+              studies::format_double(studies::kNoSinkScore) + " for the whole descent).";
   t.notes = {
       "worst_case (the model's) and ratio (ablated / model worst case): SEARCH(lower "
       "bound), the same adversary for both; max_bos, mean_bos and low_fraction (share of "
       "(probe, position) pairs with a_i0 <= " +
-          format_double(kNoSinkScore) + "): NUMERIC(53) on the probe set",
+          studies::format_double(studies::kNoSinkScore) + "): NUMERIC(53) on the probe set",
       "answer: FOUND, or the head's role: not necessary; necessary, sinks (mean BOS "
       "above " +
-          format_double(kNoSinkScore) +
+          studies::format_double(studies::kNoSinkScore) +
           "); necessary but not sinking on average (max above, mean at most " +
-          format_double(kNoSinkScore) + "); or why no role was measured",
+          studies::format_double(studies::kNoSinkScore) + "); or why no role was measured",
       "every head: " + field(every, "summary").get<std::string>()};
   const auto g = [](double v) {
     char buf[64];
@@ -528,18 +537,19 @@ Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
                             bool targeted) {
     const bool necessary = field(h, "necessary").get<bool>();
     const double max_bos = number(h, "max_bos");
-    const bool low = worst <= kEveryHeadLoss;
-    const bool found = answers_every_head(worst, necessary, max_bos);
+    const bool low = worst <= studies::kEveryHeadLoss;
+    const bool found = studies::answers_every_head(worst, necessary, max_bos);
     const std::string role = field(h, "role").get<std::string>();
     std::string answer = "FOUND";
     if (!found && !low) {
-      answer = "NOT FOUND: worst case above " + format_double(kEveryHeadLoss) + " (" + role + ")";
+      answer = "NOT FOUND: worst case above " + studies::format_double(studies::kEveryHeadLoss) +
+               " (" + role + ")";
     } else if (!found) {
       answer = (targeted ? "NOT FOUND: " : "") + role;
     }
     t.rows.push_back({who, std::to_string(field(h, "layer").get<int>()),
                       std::to_string(field(h, "head").get<int>()), answer,
-                      format_bound(worst, true, 3), g(number(h, "ratio")), g(max_bos),
+                      studies::format_bound(worst, true, 3), g(number(h, "ratio")), g(max_bos),
                       g(number(h, "mean_bos")), g(number(h, "low_bos_fraction"))});
   };
   for (const nlohmann::json& k : candidates) {
@@ -573,10 +583,11 @@ Table theorem2_every_head_appendix_table_of(const std::string& json_path) {
       const bool have = profiles.is_array() && idx < profiles.size();
       t.rows.push_back(
           {who, std::to_string(cl), std::to_string(ch),
-           std::string("NOT FOUND: ") + (std::isfinite(worst)
-                                             ? "worst case above " + format_double(kEveryHeadLoss)
-                                             : "no feasible model"),
-           std::isfinite(worst) ? format_bound(worst, true, 3) : "-", "-",
+           std::string("NOT FOUND: ") +
+               (std::isfinite(worst)
+                    ? "worst case above " + studies::format_double(studies::kEveryHeadLoss)
+                    : "no feasible model"),
+           std::isfinite(worst) ? studies::format_bound(worst, true, 3) : "-", "-",
            have ? g(number(profiles[idx], "max_bos")) : "-",
            have ? g(number(profiles[idx], "mean_bos")) : "-",
            have ? g(number(profiles[idx], "low_bos_fraction")) : "-"});
@@ -598,8 +609,8 @@ Table theorem2_appendix_table(const std::string& json_path) {
 
 OutputSet theorem2_output_set(const std::string& dir) { return owned_files_set(dir, study_file); }
 
-std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const RunInfo& info,
-                                                const std::string& dir,
+std::vector<std::string> write_theorem2_outputs(const studies::Theorem2Study& st,
+                                                const RunInfo& info, const std::string& dir,
                                                 std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
   std::vector<std::string> written;
@@ -622,18 +633,18 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
       put(name,
           study_weight_file_text(m, meta, search::kDeepParametrization, st.options.task, info));
     };
-    for (const Theorem2Run& r : st.runs) {
+    for (const studies::Theorem2Run& r : st.runs) {
       weights("path_start" + std::to_string(r.start) + ".weights.json", r.result.model,
               {{"study", "theorem2 path"},
-               {"init", "normal std " + format_double(r.init_std)},
+               {"init", "normal std " + studies::format_double(r.init_std)},
                {"worst_case_loss", r.result.worst.certified},
                {"worst_case_evidence", Evidence::search(Bound::kLower).label()},
                {"worst_case_witness", witness_json(r.result.worst)},
                {"sink_score", r.sink.sigma}});
     }
-    const EveryHeadAnswer& a = st.every_head;
+    const studies::EveryHeadAnswer& a = st.every_head;
     const auto hit = [&](const std::string& name, int c, const nlohmann::json& where) {
-      const EveryHeadCandidate& k = a.candidates[c];
+      const studies::EveryHeadCandidate& k = a.candidates[c];
       weights(name, k.model,
               {{"study", "theorem2 every-head question"},
                {"source", k.source},
@@ -649,12 +660,12 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
     if (a.layer_found)
       hit("every_layer_hit.weights.json", a.layer_candidate, {{"layer", a.layer_layer}});
     for (const int c : a.targeted) {
-      const EveryHeadCandidate& k = a.candidates[c];
+      const studies::EveryHeadCandidate& k = a.candidates[c];
       hit(targeted_weight_file(k.capped_layer, k.capped_head), c,
           {{"capped_layer", k.capped_layer}, {"capped_head", k.capped_head}});
     }
-    for (const Theorem2FrontierPoint& p : st.frontier) {
-      if (p.scope != CapScope::kOne || !p.feasible) continue;
+    for (const studies::Theorem2FrontierPoint& p : st.frontier) {
+      if (p.scope != studies::CapScope::kOne || !p.feasible) continue;
       weights(eps_one_weight_file(p.delta), p.result.model,
               {{"study", "theorem2 eps_one"},
                {"capped_head", {{"layer", p.layer}, {"head", p.head}}},
@@ -682,4 +693,4 @@ std::vector<std::string> write_theorem2_outputs(const Theorem2Study& st, const R
   return written;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

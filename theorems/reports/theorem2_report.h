@@ -34,22 +34,22 @@
 #include "src/table_writer.h"
 #include "theorems/studies/theorem2_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 
-Table theorem2_path_table(const Theorem2Study& study);
-Table theorem2_heads_table(const Theorem2Study& study);
-Table theorem2_frontier_table(const Theorem2Study& study);
-Table theorem2_every_head_table(const Theorem2Study& study);
+Table theorem2_path_table(const studies::Theorem2Study& study);
+Table theorem2_heads_table(const studies::Theorem2Study& study);
+Table theorem2_frontier_table(const studies::Theorem2Study& study);
+Table theorem2_every_head_table(const studies::Theorem2Study& study);
 // T2b: one row per targeted every-head search (EveryHeadAnswer::targeted):
 // FOUND / NOT FOUND, the head's role, necessity, BOS profile, weight file.
-Table theorem2_targeted_table(const Theorem2Study& study);
+Table theorem2_targeted_table(const studies::Theorem2Study& study);
 // The study figure `name` ("path", "frontier") of a layers x heads study on
 // `task` without its data: name, caption and evidence level (the appendix
 // uses them for the committed study's figures).
 Figure theorem2_figure_frame(const std::string& name, const Task& task, int layers, int heads);
-Figure theorem2_path_figure(const Theorem2Study& study);
+Figure theorem2_path_figure(const studies::Theorem2Study& study);
 // Empty rows when no frontier point is feasible (then not written).
-Figure theorem2_frontier_figure(const Theorem2Study& study);
+Figure theorem2_frontier_figure(const studies::Theorem2Study& study);
 
 // The appendix's summary of a committed study: the theorem2.json at
 // `json_path` read back (nothing recomputed): verdict, each path start's
@@ -73,8 +73,8 @@ OutputSet theorem2_output_set(const std::string& dir);
 // figure into `dir`, replacing the previous study's files as a whole
 // (replace_output_set, src/output_files.h). Returns the paths written;
 // renders gnuplot could not make are listed in `skipped`.
-std::vector<std::string> write_theorem2_outputs(const Theorem2Study& study, const RunInfo& info,
-                                                const std::string& dir,
+std::vector<std::string> write_theorem2_outputs(const studies::Theorem2Study& study,
+                                                const RunInfo& info, const std::string& dir,
                                                 std::vector<std::string>* skipped = nullptr);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

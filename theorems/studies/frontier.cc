@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "theorems/studies/frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 search::MinimaxOptions seeded_minimax_options(std::uint64_t seed,
                                               const search::MinimaxOptions& base) {
@@ -83,4 +83,4 @@ Model<double> scaled_to_meet(const Model<double>& m,
   return with_scaled_A(m, gamma, head);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -30,7 +30,7 @@
 #include "src/model.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // Halvings of a warm start's bisection on gamma: gamma within 2^-40
 // (~9e-13) of the ceiling's crossing, finer than any change of the warm
@@ -108,4 +108,4 @@ Model<double> scaled_to_meet(const Model<double>& m,
                              const std::function<bool(const Model<double>&)>& meets,
                              std::optional<std::pair<int, int>> head = std::nullopt);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

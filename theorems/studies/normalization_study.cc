@@ -18,7 +18,7 @@
 #include "theorems/exact/relu_exact_checker.h"
 #include "theorems/studies/frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -39,10 +39,10 @@ std::string bos_text(double mass) {
   return mass > 0.999 ? "1 - " + num(1 - mass, 3) : num(mass, 6);
 }
 
-BosBoundOptions bos_options(const NormalizationOptions& o) {
-  BosBoundOptions b;
+bounds::BosBoundOptions bos_options(const NormalizationOptions& o) {
+  bounds::BosBoundOptions b;
   b.max_boxes = o.bos_boxes;
-  b.max_seconds = kNoTimeLimit;
+  b.max_seconds = bounds::kNoTimeLimit;
   return b;
 }
 
@@ -50,14 +50,14 @@ BosBoundOptions bos_options(const NormalizationOptions& o) {
 void certify_cap(const Model<double>& model, const Task& task, double cap,
                  const NormalizationOptions& o, ModelCertificate& c) {
   c.cap = cap;
-  const MaxBosClaimCheck check = check_max_bos(model, task, cap, bos_options(o));
+  const bounds::MaxBosClaimCheck check = bounds::check_max_bos(model, task, cap, bos_options(o));
   c.cap_verdict = check.verdict;
   {
     PrecisionScope scope(std::max(check.bound.bits, 128) * 2);
     c.bos_lower = check.bound.witness_trigger == 0 ? 0.0 : down_double(check.bound.mass_lower);
     c.bos_upper = up_double(check.bound.mass_upper);
   }
-  c.bos_status = stop_status(check.bound, !bmp::isinf(check.bound.mass_upper));
+  c.bos_status = bounds::stop_status(check.bound, !bmp::isinf(check.bound.mass_upper));
   c.bos_boxes = check.bound.boxes;
   c.bits = std::max(c.bits, check.bound.bits);
 }
@@ -107,22 +107,22 @@ ModelCertificate certify_model(const Model<double>& model, const Task& task, dou
     c.refused = e.what();  // "BOS bound: ..."
     return c;
   }
-  WorstCaseOptions w;
+  bounds::WorstCaseOptions w;
   w.max_boxes = o.worst_case_boxes;
-  w.max_seconds = kNoTimeLimit;
+  w.max_seconds = bounds::kNoTimeLimit;
   w.relative_gap = o.worst_case_gap;
   try {
     // a claim stops as soon as it is decided; a bound once the gap is reached
-    WorstCaseBound b;
+    bounds::WorstCaseBound b;
     if (worst_claim >= 0) {
-      b = check_upper_bound(model, task, worst_claim, w).bound;
+      b = bounds::check_upper_bound(model, task, worst_claim, w).bound;
     } else {
-      b = bound_worst_case(model, task, w);
+      b = bounds::bound_worst_case(model, task, w);
     }
     PrecisionScope scope(std::max(b.bits, 128) * 2);
     c.worst_lower = b.witness_trigger == 0 ? 0.0 : down_double(b.lower);
     c.worst_upper = bmp::isinf(b.upper) ? INFINITY : up_double(b.upper);
-    c.worst_status = stop_status(b, !bmp::isinf(b.upper));
+    c.worst_status = bounds::stop_status(b, !bmp::isinf(b.upper));
     c.worst_boxes = b.boxes;
     c.bits = std::max(c.bits, b.bits);
   } catch (const std::invalid_argument& e) {
@@ -190,7 +190,7 @@ SinkFreeCandidate check_sink_free(const std::string& name, const Model<double>& 
   c.name = name;
   c.model = model;
   if (model.attention == AttentionKind::kRelu) {
-    const ReluCertificate r = check_relu_exact(model.cast<Rational>(), task);
+    const exact::ReluCertificate r = exact::check_relu_exact(model.cast<Rational>(), task);
     if (r.verdict == Verdict::kVerified || r.verdict == Verdict::kNotVerified) {
       c.verdict = r.verdict;
       c.evidence = "EXACT";
@@ -336,7 +336,7 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
     run.init_std = kPaperInitStd * std::pow(kInitGrowth, s);
     const Model<double> init = normal_init(o.attention, o.task.n, run.init_std, o.seed * 1000 + s);
     const MinimaxOptions mo =
-        path_minimax_options(o.seed * 1000 + s, o.path_target, o.path_rounds, kNoTimeLimit);
+        path_minimax_options(o.seed * 1000 + s, o.path_target, o.path_rounds, bounds::kNoTimeLimit);
     search::MinimaxResult r;
     try {
       r = search::minimax(init, o.task, mo);
@@ -371,7 +371,7 @@ NormalizationStudy run_normalization_study(const NormalizationOptions& o,
       FrontierSearch fs;
       fs.delta = delta;
       fs.rounds = o.frontier_rounds;
-      fs.time_limit = kNoTimeLimit;
+      fs.time_limit = bounds::kNoTimeLimit;
       FrontierRecord record;
       record.delta = delta;
       run_frontier_point(scaled_to_ceiling(best_model, probes, p.ceiling), o.task,
@@ -741,7 +741,7 @@ std::optional<WeightFile> sink_free_weights(const NormalizationStudy& st) {
       recheck << "sinkcert verify relu --weights FILE --L " << task.L;
     } else {
       recheck << "sinkcert verify bound --weights FILE --L " << task.L << " --claim "
-              << kSinkFreeLoss << "; the BOS cap: bos_bound.h, check_max_bos(model, task, "
+              << kSinkFreeLoss << "; the BOS cap: bos_bound.h, bounds::check_max_bos(model, task, "
               << kSinkFreeBos << ")";
     }
     nlohmann::json meta = {
@@ -795,4 +795,4 @@ std::vector<std::string> write_normalization_outputs(const std::vector<Normaliza
   return written;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -78,7 +78,7 @@
 #include "src/weight_file.h"
 #include "theorems/studies/theorem1_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // A sink-free solution: certified worst case at most this ...
 constexpr double kSinkFreeLoss = 1e-6;
@@ -253,4 +253,4 @@ std::optional<WeightFile> sink_free_weights(const NormalizationStudy& study);
 std::vector<std::string> write_normalization_outputs(const std::vector<NormalizationStudy>& studies,
                                                      const RunInfo& info, const std::string& dir);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -20,7 +20,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/exact/relu_exact_checker.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -44,8 +44,9 @@ Mpfr exact_mpfr(const T& x) {
 template <class T>
 void numeric_columns(const Task& task, double beta, const std::string& name, int bits,
                      PrecisionRow& row) {
-  const auto witnesses = vertex_witnesses(task);
-  const auto [loss, deficit] = witness_values(sink_family<T>(task.n, T(beta)), task, witnesses);
+  const auto witnesses = bounds::vertex_witnesses(task);
+  const auto [loss, deficit] =
+      bounds::witness_values(sink_family<T>(task.n, T(beta)), task, witnesses);
   PrecisionScope wide(std::max(bits, 128) + 64);
   row.loss_numeric.push_back({name, bits, exact_mpfr(loss), 0});
   row.deficit_numeric.push_back({name, bits, exact_mpfr(deficit), 0});
@@ -85,7 +86,7 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
                                                      const std::vector<double>& betas, int digits,
                                                      const Progress& progress) {
   std::vector<PrecisionRow> rows;
-  const auto witnesses = vertex_witnesses(task);
+  const auto witnesses = bounds::vertex_witnesses(task);
   for (double beta : betas) {
     const auto t0 = std::chrono::steady_clock::now();
     PrecisionRow row;
@@ -99,11 +100,11 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
           Mpfr lower(-1), upper(-1);
           for (const auto& [j, C] : witnesses) {
             std::vector<double> content(C.data(), C.data() + C.size());
-            const Mpfr low = certified_error_lower(m, task, j, content);
+            const Mpfr low = bounds::certified_error_lower(m, task, j, content);
             if (low > lower) lower = low;
           }
           for (int j : task.trigger_positions()) {
-            const Mpfr up = bound_box(m, task, full_content_box(task, j)).upper;
+            const Mpfr up = bounds::bound_box(m, task, bounds::full_content_box(task, j)).upper;
             if (up > upper) upper = up;
           }
           return std::vector<Mpfi>{Mpfi(lower, upper)};
@@ -163,13 +164,13 @@ std::vector<ScaleRow> scale_path_of(const Model<T>& model, const Task& task,
   if (model.kind != ModelKind::kSingleLayer) {
     throw std::invalid_argument("scale path: single-layer models only");
   }
-  const auto witnesses = vertex_witnesses(task);
+  const auto witnesses = bounds::vertex_witnesses(task);
   std::vector<ScaleRow> rows;
   for (double s : scales) {
     Model<T> scaled = model;
     // A -> s A (M kept); exact for a Rational model and for s a power of two
     for (auto& head : scaled.layers[0]) head.A *= scalar_cast<T>(Rational(s));
-    ScaleRow row{s, certify_witnesses(scaled, task, witnesses, options)};
+    ScaleRow row{s, bounds::certify_witnesses(scaled, task, witnesses, options)};
     if (progress) {
       std::ostringstream msg;
       msg << "P4 scale " << s << ": " << row.cert.bits << " bits";
@@ -197,7 +198,8 @@ std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>
   std::vector<ReluRow> rows;
   for (const auto& [n, L] : sizes) {
     const Task task{n, L, TriggerRange::kPaper};
-    const ReluCertificate cert = check_relu_exact(relu_construction<Rational>(n), task);
+    const exact::ReluCertificate cert =
+        exact::check_relu_exact(relu_construction<Rational>(n), task);
     rows.push_back({n, L, cert.verdict, cert.evidence, cert.margin, cert.seconds});
     if (progress) {
       std::ostringstream msg;
@@ -217,10 +219,10 @@ std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progre
   if (full) sizes.push_back({32, 32});
   for (const auto& [n, L] : sizes) {
     const Task task{n, L, TriggerRange::kPaper};
-    WorstCaseOptions options;
+    bounds::WorstCaseOptions options;
     options.relative_gap = 0.01;
     rows.push_back({"sink family, beta = 10", n, L,
-                    bound_worst_case(sink_family<double>(n, 10.0), task, options)});
+                    bounds::bound_worst_case(sink_family<double>(n, 10.0), task, options)});
     if (progress)
       progress("B1 sink family n = " + std::to_string(n) + ", L = " + std::to_string(L));
   }
@@ -237,16 +239,16 @@ std::vector<BoundRow> worst_case_bound_rows(RunSize size, const Progress& progre
         M(r, c) = normal(eng);
       }
     }
-    WorstCaseOptions options;
+    bounds::WorstCaseOptions options;
     options.relative_gap = 0.10;
     // boxes, not seconds: the same bound on any machine (about 400 boxes/s)
     options.max_boxes = full ? 48000 : size == RunSize::kQuick ? 200 : 8000;
-    options.max_seconds = kNoTimeLimit;
+    options.max_seconds = bounds::kNoTimeLimit;
     std::ostringstream name;
     name << "random softmax, std " << std_dev << ", seed 21";
     rows.push_back({name.str(), 5, 4,
-                    bound_worst_case(single_head_model<double>(AttentionKind::kSoftmax, A, M), task,
-                                     options)});
+                    bounds::bound_worst_case(
+                        single_head_model<double>(AttentionKind::kSoftmax, A, M), task, options)});
     if (progress) progress("B1 " + name.str());
   }
   return rows;
@@ -295,13 +297,13 @@ std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>
     }
     AdaptiveOptions options;
     options.digits = 6;
-    row.witness = certify_witnesses(exact, task, vertex_witnesses(task), options);
+    row.witness = bounds::certify_witnesses(exact, task, bounds::vertex_witnesses(task), options);
     if (row.n == 5 && row.L == 4) {
-      WorstCaseOptions bo;
+      bounds::WorstCaseOptions bo;
       bo.relative_gap = 0.10;
       bo.max_boxes = bound_boxes;
-      bo.max_seconds = kNoTimeLimit;
-      row.bound = bound_worst_case(exact, task, bo);
+      bo.max_seconds = bounds::kNoTimeLimit;
+      row.bound = bounds::bound_worst_case(exact, task, bo);
       row.bounded = true;
     }
     row.path = scale_path(exact, task, {1, 2, 4, 8, 16}, options);
@@ -311,4 +313,4 @@ std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>
   return rows;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -51,7 +51,7 @@
 #include "theorems/bounds/witness_certificate.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // Digits demanded of every P1 enclosure: more than a 256-bit number has
 // (77), so the correct digits of every column can be measured.
@@ -84,7 +84,7 @@ std::vector<PrecisionRow> sink_family_precision_rows(const Task& task,
 
 struct ScaleRow {
   double scale = 1.0;
-  WitnessCertificate cert;
+  bounds::WitnessCertificate cert;
 };
 // The scale path A -> s A (single-layer softmax models), certified about the
 // model given (a Rational model: the exact model of a weight file).
@@ -111,7 +111,7 @@ std::vector<ReluRow> relu_certificate_rows(const std::vector<std::pair<int, int>
 struct BoundRow {
   std::string model;
   int n = 0, L = 0;
-  WorstCaseBound bound;
+  bounds::WorstCaseBound bound;
 };
 // Sizes: quick = (5,4) only, with a 0.5 s budget for the random model; full
 // adds (32,32) and a second random model with larger budgets.
@@ -137,12 +137,12 @@ struct SearchModelRow {
   std::string file;
   int n = 0, L = 0;
   search::Witness search;  // the witness of the search loss, certified
-  WitnessCertificate witness;
+  bounds::WitnessCertificate witness;
   bool bounded = false;
-  WorstCaseBound bound;
+  bounds::WorstCaseBound bound;
   std::vector<ScaleRow> path;
 };
 std::vector<SearchModelRow> search_model_rows(const std::vector<SearchModelFile>& files,
                                               long bound_boxes, const Progress& progress = {});
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -14,7 +14,7 @@
 #include "src/table_writer.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -42,7 +42,7 @@ Matrix<double> random_vertex(const Task& task, TaskSampler& sampler) {
 // Per trigger: all +1, all -1, `vertices` random vertices; then `samples`
 // uniform sequences with triggers drawn from the convention.
 Inputs fit_set(const Task& task, const RefinedPathOptions& o) {
-  Inputs out = vertex_witnesses(task);
+  Inputs out = bounds::vertex_witnesses(task);
   TaskSampler sampler(task, o.seed);
   for (int j : task.trigger_positions()) {
     for (int v = 0; v < o.fit_vertices; ++v) out.emplace_back(j, random_vertex(task, sampler));
@@ -72,7 +72,7 @@ Inputs check_set(const Task& task, const RefinedPathOptions& o) {
       }
     }
   } else {
-    out = vertex_witnesses(task);
+    out = bounds::vertex_witnesses(task);
     for (int j : task.trigger_positions()) {
       for (int v = 0; v < 64; ++v) out.emplace_back(j, random_vertex(task, sampler));
     }
@@ -177,29 +177,29 @@ RefinedPath refined_path(const Model<double>& model, const Task& task,
             std::min<long>(certify.start_bits + steps * certify.step_bits, certify.max_bits));
       }
     }
-    row.cert = certify_witnesses(current, task, check, certify);
+    row.cert = bounds::certify_witnesses(current, task, check, certify);
     row.certify_seconds = seconds_since(t1);
     if (options.bound_boxes > 0) {
       t1 = std::chrono::steady_clock::now();
-      WorstCaseOptions bo;
+      bounds::WorstCaseOptions bo;
       bo.bits = row.cert.bits + 64;
       bo.max_bits = std::max(bo.max_bits, bo.bits + 512);
       bo.max_boxes = options.bound_boxes;
-      bo.max_seconds = kNoTimeLimit;
+      bo.max_seconds = bounds::kNoTimeLimit;
       bo.relative_gap = options.bound_gap;
       bo.adversary_witnesses = options.bound_adversary;
-      row.bound = bound_worst_case(current, task, bo);
+      row.bound = bounds::bound_worst_case(current, task, bo);
       row.bounded = true;
       row.bound_seconds = seconds_since(t1);
     }
     if (options.bos_boxes > 0) {
       t1 = std::chrono::steady_clock::now();
-      BosBoundOptions bo;
+      bounds::BosBoundOptions bo;
       bo.max_boxes = options.bos_boxes;
-      bo.max_seconds = kNoTimeLimit;
+      bo.max_seconds = bounds::kNoTimeLimit;
       bo.relative_gap = options.bos_gap;
       bo.max_bits = std::max(bo.max_bits, row.cert.bits + 512);
-      row.bos = bound_min_bos(current, task, bo);
+      row.bos = bounds::bound_min_bos(current, task, bo);
       row.bos_bounded = true;
       row.bos_seconds = seconds_since(t1);
     }
@@ -263,4 +263,4 @@ WeightFile refined_path_weight_file(const RefinedPathRow& row, const RefinedPath
   return weight_file_from_model(row.model, meta);
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

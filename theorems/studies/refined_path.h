@@ -62,7 +62,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/studies/precision_tables.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // W holds every vertex when (L-1)(n-3) <= kMaxVertexBits.
 constexpr int kMaxVertexBits = 10;
@@ -91,13 +91,13 @@ struct RefinedPathOptions {
 struct RefinedPathRow {
   double scale = 1.0;
   int evaluations = 0;
-  double max_abs_a = 0.0;   // max |A_pq| after the step
-  Mpfr fit_max;             // NUMERIC(bits): max |r| over F after the step
-  WitnessCertificate cert;  // CERTIFIED at W
+  double max_abs_a = 0.0;           // max |A_pq| after the step
+  Mpfr fit_max;                     // NUMERIC(bits): max |r| over F after the step
+  bounds::WitnessCertificate cert;  // CERTIFIED at W
   bool bounded = false;
-  WorstCaseBound bound;  // CERTIFIED over the whole box
+  bounds::WorstCaseBound bound;  // CERTIFIED over the whole box
   bool bos_bounded = false;
-  BosBound bos;  // CERTIFIED over the whole box
+  bounds::BosBound bos;  // CERTIFIED over the whole box
   double seconds = 0.0;
   double refine_seconds = 0.0, certify_seconds = 0.0, bound_seconds = 0.0, bos_seconds = 0.0;
   double cpu_seconds = 0.0;  // process CPU time of the step (user + sys)
@@ -141,4 +141,4 @@ struct NamedRefinedPath {
 // Whether W holds every vertex of the content box: (L-1)(n-3) <= kMaxVertexBits.
 bool check_set_has_every_vertex(const Task& task);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -14,7 +14,7 @@
 #include "src/model.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -221,13 +221,13 @@ std::vector<Row1BelowRow> row1_below_family(const Row1BelowOptions& o,
     const Model<Rational> exact = to_model<Rational>(row.file);
     row.D = row1_deficit_enclosure(exact.layers[0][0].A, o.cells);
     row.deficit_verdict = verify_row1_deficit(row.D, row.delta);
-    WorstCaseOptions wo;
+    bounds::WorstCaseOptions wo;
     wo.relative_gap = o.bound_gap;
     wo.max_boxes = o.bound_boxes;
     wo.max_seconds = o.bound_seconds;
     wo.threads = 1;
     wo.bits = kRow1Bits;
-    row.E = bound_worst_case(exact, task, wo);
+    row.E = bounds::bound_worst_case(exact, task, wo);
     {
       PrecisionScope scope(kRow1Bits);
       const Mpfi diff = scalar_cast<Mpfi>(row.U) - Mpfi(row.E.upper, row.E.upper);
@@ -289,4 +289,4 @@ nlohmann::json to_json(const Row1BelowRow& row) {
   return j;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

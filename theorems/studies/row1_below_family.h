@@ -47,7 +47,7 @@
 #include "theorems/bounds/worst_case_bound.h"
 #include "theorems/studies/row1_frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // The search's floor is delta + this margin: the quadrature D_Q (16-point
 // Gauss-Legendre, error far below 1e-9 here) and the certified enclosure
@@ -140,7 +140,7 @@ struct Row1BelowRow {
   double deficit_q = 0;                           // NUMERIC(53)
   Row1DeficitEnclosure D;                         // CERTIFIED
   Verdict deficit_verdict = Verdict::kUndecided;  // D >= delta
-  WorstCaseBound E;                               // CERTIFIED enclosure of E
+  bounds::WorstCaseBound E;                       // CERTIFIED enclosure of E
   bool below_U = false;                           // lower(D) >= delta and upper(E) < U, CERTIFIED
   Mpfr U_minus_E;                                 // lower end of U - upper(E) (rounded down)
 };
@@ -155,4 +155,4 @@ std::vector<Row1BelowRow> row1_below_family(const Row1BelowOptions& o,
 // upper ends up; E's upper end also exactly) and "below_U".
 nlohmann::json to_json(const Row1BelowRow& row);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -9,7 +9,7 @@
 #include "src/model.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -191,16 +191,16 @@ Row1UpperCertificate certify_row1_upper_model(const Row1UpperModel& model) {
     out.D_at_least_delta = !is_nan(out.D) && exact_compare(lower_of(out.D), model.delta) >= 0;
   }
   const Task task{model.n, model.L, TriggerRange::kPaper};
-  WorstCaseOptions o;
+  bounds::WorstCaseOptions o;
   // the first pass is the exact range (content-independent attention), so
   // the gap closes at once; the budget is a guard
   o.relative_gap = 1e-9;
   o.max_boxes = 2000;
-  o.max_seconds = kNoTimeLimit;
+  o.max_seconds = bounds::kNoTimeLimit;
   o.adversary_witnesses = false;
   o.threads = 1;
   o.bits = kRow1Bits;
-  out.bound = bound_worst_case(to_model<Rational>(model.file), task, o);
+  out.bound = bounds::bound_worst_case(to_model<Rational>(model.file), task, o);
   return out;
 }
 
@@ -230,4 +230,4 @@ std::vector<Row1FrontierRow> row1_frontier_rows(const std::vector<std::pair<int,
   return rows;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

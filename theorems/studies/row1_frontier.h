@@ -51,7 +51,7 @@
 #include "src/weight_file.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // The flag lemma's constant: |r'| + (1 - alpha)|u| <= 2 eps.
 constexpr int kFlagConstant = 2;
@@ -290,7 +290,7 @@ Row1UpperModel row1_upper_model(int n, int L, const Rational& delta, double beta
 struct Row1UpperCertificate {
   Mpfi D;                         // the model's row-1 deficit D' (content-independent)
   bool D_at_least_delta = false;  // lower(D') >= delta, certified
-  WorstCaseBound bound;           // lower <= E(model) <= upper, CERTIFIED
+  bounds::WorstCaseBound bound;   // lower <= E(model) <= upper, CERTIFIED
 };
 Row1UpperCertificate certify_row1_upper_model(const Row1UpperModel& model);
 
@@ -310,4 +310,4 @@ struct Row1FrontierRow {
 std::vector<Row1FrontierRow> row1_frontier_rows(const std::vector<std::pair<int, int>>& sizes,
                                                 const std::vector<std::string>& deltas);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -31,7 +31,7 @@
 #include <mpi.h>
 #endif
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -1069,4 +1069,4 @@ SweepOutcome run_sweep(const std::string& grid_file, const std::string& out,
   return outcome;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

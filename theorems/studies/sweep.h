@@ -63,7 +63,7 @@
 #include "src/table_writer.h"
 #include "src/task.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // At most this many configurations per grid (a typo in an axis should not
 // start a million studies).
@@ -224,4 +224,4 @@ SweepOutcome run_sweep(const std::string& grid_file, const std::string& out_dir,
 // (1 if not started by one).
 int launcher_size();
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -17,7 +17,7 @@
 #include "src/parallel_tasks.h"
 #include "src/table_writer.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -606,4 +606,4 @@ nlohmann::json without_time_keys(const nlohmann::json& j) {
   return out;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

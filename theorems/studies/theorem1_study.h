@@ -69,7 +69,7 @@
 #include "src/task.h"
 #include "theorems/studies/frontier.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // A feasible frontier model below this worst case would have a tiny loss
 // without a sink: a counterexample candidate. 1e-6 is far below every
@@ -257,4 +257,4 @@ nlohmann::json without_time_keys(const nlohmann::json& j);
 
 // Its report (CSV tables, figures, weight files) is theorems/reports/theorem1_report.h.
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

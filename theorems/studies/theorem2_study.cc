@@ -21,7 +21,7 @@
 #include "theorems/bounds/deep_bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 namespace {
 
@@ -204,20 +204,21 @@ FrontierCertificate certify_capped_model(const Model<double>& model, const Task&
   FrontierCertificate c;
   c.attempted = true;
   // E <= kTheorem2LowLoss over the whole box
-  WorstCaseOptions wo;
+  bounds::WorstCaseOptions wo;
   wo.max_boxes = boxes;
   wo.max_seconds = seconds;
   wo.threads = 1;
-  const UpperBoundCheck loss = check_deep_upper_bound(model, task, kTheorem2LowLoss, wo);
+  const bounds::UpperBoundCheck loss =
+      bounds::check_deep_upper_bound(model, task, kTheorem2LowLoss, wo);
   c.loss = loss.verdict;
   c.loss_upper = rounded_up(loss.bound.upper);
   // max over the box of a^{layer,head}_i0 <= ceiling
-  DeepBosOptions bo;
+  bounds::DeepBosOptions bo;
   bo.layer = layer;
   bo.head = head;
   bo.max_boxes = boxes;
   bo.max_seconds = seconds;
-  const MaxBosClaimCheck cap = check_deep_max_bos(model, task, ceiling, bo);
+  const bounds::MaxBosClaimCheck cap = bounds::check_deep_max_bos(model, task, ceiling, bo);
   c.cap = cap.verdict;
   c.cap_upper = rounded_up(cap.bound.mass_upper);
   c.bits = std::max(loss.bound.bits, cap.bound.bits);
@@ -1040,4 +1041,4 @@ nlohmann::json to_json(const Theorem2Study& st, const RunInfo& info) {
   return j;
 }
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

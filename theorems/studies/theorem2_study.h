@@ -125,7 +125,7 @@
 #include "src/task.h"
 #include "theorems/studies/theorem1_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 
 // A path model reaching E_search <= kTheorem2LowLoss with sigma >=
 // kTheorem2SinkScore makes the verdict CONSISTENT (the Theorem 1 study's
@@ -423,4 +423,4 @@ void decide_theorem2_verdict(Theorem2Study& study);
 // The study as JSON (theorem2.json), stamped with `info`.
 nlohmann::json to_json(const Theorem2Study& study, const RunInfo& info);
 
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -18,7 +18,7 @@
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // The sink family's largest BOS deficit on T(n, L): row L-1 (non-trigger
@@ -396,9 +396,9 @@ TEST_CASE("multi-layer models and a wrong n are refused") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 using testing::random_model;
@@ -590,4 +590,4 @@ TEST_CASE("a BOS claim is the exact decimal written, not the double nearest it")
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

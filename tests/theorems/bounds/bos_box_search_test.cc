@@ -11,7 +11,7 @@
 #include "tests/thread_rank_group.h"
 #include "theorems/bounds/deep_bos_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 using test::check_truncations_refused;
@@ -161,4 +161,4 @@ TEST_CASE("residual BOS: first pass and box phase split by ranks, one process's 
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 TEST_CASE("a claim is the exact decimal as written") {
@@ -79,4 +79,4 @@ TEST_CASE("MPFR ends are compared with a claim exactly") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -9,7 +9,7 @@
 
 #include "theorems/bounds/progress_lines.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 TEST_CASE("a deadline: none, already passed, far away, and the earlier of two") {
@@ -55,4 +55,4 @@ TEST_CASE("progress lines: none before the interval, then one per interval, with
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -15,7 +15,7 @@
 #include "src/forward.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 const Task kTask{5, 4, TriggerRange::kPaper};
@@ -402,4 +402,4 @@ TEST_CASE("refused: single-layer models, softpick, a head or layer that does not
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -13,7 +13,7 @@
 #include "tests/theorems/bounds/symbolic_check.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 const Task kTask{5, 4, TriggerRange::kPaper};
@@ -198,4 +198,4 @@ TEST_CASE("the symbolic box bound lies above e(X) at samples and below the plain
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -18,7 +18,7 @@
 #include "tests/test_util.h"
 #include "theorems/bounds/value_hull_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 const Task kTask{5, 4, TriggerRange::kPaper};
@@ -417,4 +417,4 @@ TEST_CASE("a refinement the deadline cut short never raises the upper end above 
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

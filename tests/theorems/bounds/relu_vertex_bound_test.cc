@@ -13,7 +13,7 @@
 #include "tests/worst_case_claims.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 using testing::grid_max;
@@ -489,9 +489,9 @@ TEST_CASE("a larger model: the split search's caps lie above sampled and attacke
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // A ReLU model of T(7, 4) (4 content coordinates) whose trigger row keeps
@@ -570,4 +570,4 @@ TEST_CASE("the spectral allowances: exact where the content x content block make
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

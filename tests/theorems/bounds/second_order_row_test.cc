@@ -19,7 +19,7 @@
 #include "tests/theorems/bounds/symbolic_check.h"
 #include "theorems/bounds/deep_symbolic_pass.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 using testing_symbolic::random_box;
@@ -260,4 +260,4 @@ TEST_CASE("the covariance form bounds sum_core alpha (rho - P)^2 on adversarial 
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

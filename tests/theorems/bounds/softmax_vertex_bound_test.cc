@@ -14,7 +14,7 @@
 #include "tests/worst_case_claims.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 using testing::grid_max;
@@ -591,4 +591,4 @@ TEST_CASE("beyond n = 16 the softmax vertex bound branches over the query") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

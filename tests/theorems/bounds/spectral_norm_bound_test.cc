@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // The bound's excess over the singular value: the margin 2^-20 (source)
@@ -105,4 +105,4 @@ TEST_CASE("a value below the spectral norm is never certified") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

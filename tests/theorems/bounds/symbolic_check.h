@@ -14,7 +14,7 @@
 #include "theorems/bounds/symbolic_form.h"
 #include "theorems/bounds/worst_case_bound.h"
 
-namespace sinkcert::theorems::testing_symbolic {
+namespace sinkcert::theorems::bounds::testing_symbolic {
 
 // The content at eps: x_m = centre_m + radius_m eps_m, as the forms' variables.
 inline std::vector<double> content_at(const ContentBox& box, const std::vector<double>& eps) {
@@ -30,7 +30,7 @@ inline std::vector<double> content_at(const ContentBox& box, const std::vector<d
 // the fresh symbols' |g| (at most the double rounding of phi: sound at the
 // samples), vertices among the samples.
 inline double worst_excess(const Model<double>& m, const Task& task, const ContentBox& box,
-                           const std::vector<SymbolicForm>& phi, int samples) {
+                           const std::vector<bounds::SymbolicForm>& phi, int samples) {
   std::mt19937_64 eng(5);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const int vars = static_cast<int>(box.lo.size());
@@ -77,7 +77,7 @@ inline ContentBox random_box(const Task& task, std::mt19937_64& eng, int trigger
 }
 
 // The largest sup |phi_{i,d}| the forms give.
-inline double form_sup(const std::vector<SymbolicForm>& phi) {
+inline double form_sup(const std::vector<bounds::SymbolicForm>& phi) {
   double worst = 0.0;
   for (const SymbolicForm& f : phi) {
     const SymbolicRange r = symbolic_range(f);
@@ -86,4 +86,4 @@ inline double form_sup(const std::vector<SymbolicForm>& phi) {
   return worst;
 }
 
-}  // namespace sinkcert::theorems::testing_symbolic
+}  // namespace sinkcert::theorems::bounds::testing_symbolic

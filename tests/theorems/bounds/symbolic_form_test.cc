@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // The pointwise property every form must have: for every eps in [-1, 1]^V,
@@ -119,4 +119,4 @@ TEST_CASE("rounding: sums of many tiny and large terms stay enclosed") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

@@ -12,7 +12,7 @@
 #include "src/linf_error.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // e(X) in double sits within a few hundred ulps of the exact value at these
@@ -148,4 +148,4 @@ TEST_CASE("the values' hull bound: +inf where it does not apply or a value is Na
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

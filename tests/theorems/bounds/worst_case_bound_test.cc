@@ -18,7 +18,7 @@
 #include "tests/test_util.h"
 #include "theorems/bounds/value_hull_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // The sink family's worst case on T(n, L): a non-trigger row L-1 holds
@@ -693,9 +693,9 @@ TEST_CASE("a claim is the exact decimal written, not the double nearest it") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // A box's bound in double intervals first: on a softmax model with
@@ -758,4 +758,4 @@ TEST_CASE("the softmax vertex bound's time leaves the first pass its boxes at tw
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

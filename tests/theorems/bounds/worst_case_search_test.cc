@@ -14,7 +14,7 @@
 #include "tests/thread_rank_group.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::bounds {
 namespace {
 
 // The single-layer bound's part codec (worst_case_bound.h), as the driver
@@ -366,4 +366,4 @@ TEST_CASE("with_attack_certificate: the attack's certificate raises the lower en
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::bounds

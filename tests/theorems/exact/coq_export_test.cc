@@ -14,7 +14,7 @@
 #include "src/constructions.h"
 #include "tests/input_error_check.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 namespace {
 
 Rational q(long p, long den = 1) { return Rational(p) / Rational(den); }
@@ -189,4 +189,4 @@ TEST_CASE("check_coq_file_name takes NAME.v with NAME a Coq module name") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

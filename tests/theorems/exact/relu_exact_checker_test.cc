@@ -11,7 +11,7 @@
 #include "src/forward.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::exact {
 namespace {
 
 Rational q(long p, long den = 1) { return Rational(p) / Rational(den); }
@@ -517,4 +517,4 @@ TEST_CASE("JSON certificate and summary text") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::exact

@@ -9,7 +9,7 @@
 
 #include "src/input_error.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,7 +21,7 @@ std::set<std::string> names(const std::vector<AppendixArtifact>& registry) {
 }
 
 TEST_CASE("the registry lists every table and figure once, at every size") {
-  const auto registry = appendix_registry(RunSize::kDefault);
+  const auto registry = appendix_registry(studies::RunSize::kDefault);
   const std::set<std::string> expected{"p1_sink_loss",
                                        "p1_sink_bos",
                                        "f1_sink_precision",
@@ -54,8 +54,8 @@ TEST_CASE("the registry lists every table and figure once, at every size") {
   CHECK(names(registry) == expected);
   CHECK(registry.size() == expected.size());  // no name twice
   // quick and full write the same tables and figures (smaller or larger runs)
-  CHECK(names(appendix_registry(RunSize::kQuick)) == expected);
-  CHECK(names(appendix_registry(RunSize::kFull)) == expected);
+  CHECK(names(appendix_registry(studies::RunSize::kQuick)) == expected);
+  CHECK(names(appendix_registry(studies::RunSize::kFull)) == expected);
   int figures = 0;
   for (const auto& a : registry) figures += a.kind == ArtifactKind::kFigure;
   CHECK(figures == 13);
@@ -103,7 +103,8 @@ TEST_CASE("the default models folder is the repository's results/, and it is com
   CHECK(fs::equivalent(default_models_dir(), std::string(SINKCERT_SOURCE_DIR) + "/results"));
   AppendixOptions opt;
   CHECK(opt.models == default_models_dir());
-  for (RunSize size : {RunSize::kQuick, RunSize::kDefault, RunSize::kFull}) {
+  for (studies::RunSize size :
+       {studies::RunSize::kQuick, studies::RunSize::kDefault, studies::RunSize::kFull}) {
     opt.size = size;
     CHECK_NOTHROW(check_appendix_inputs(opt));
   }
@@ -113,7 +114,7 @@ TEST_CASE("a missing input is an error naming it, never a skipped table") {
   const std::string models = std::string(SINKCERT_BINARY_DIR) + "/appendix_test_models";
   fs::remove_all(models);
   AppendixOptions opt;
-  opt.size = RunSize::kQuick;
+  opt.size = studies::RunSize::kQuick;
   opt.models = models;
   // no models folder at all
   try {
@@ -124,7 +125,7 @@ TEST_CASE("a missing input is an error naming it, never a skipped table") {
     CHECK(e.field() == "--models");
   }
   // every input of the quick registry: complete
-  for (const auto& a : appendix_registry(RunSize::kQuick)) {
+  for (const auto& a : appendix_registry(studies::RunSize::kQuick)) {
     for (const std::string& rel : a.inputs) {
       fs::create_directories(fs::path(models + "/" + rel).parent_path());
       fs::copy_file(default_models_dir() + "/" + rel, models + "/" + rel,
@@ -147,9 +148,9 @@ TEST_CASE("a missing input is an error naming it, never a skipped table") {
   opt.retrain = false;
   fs::copy_file(default_models_dir() + "/figure_models/paper_recipe_2x2.weights.json", recipe);
   // ... but not for the default size, which reads more models
-  opt.size = RunSize::kDefault;
+  opt.size = studies::RunSize::kDefault;
   CHECK_THROWS_AS(check_appendix_inputs(opt), InputError);
-  opt.size = RunSize::kQuick;
+  opt.size = studies::RunSize::kQuick;
   // P5's start model removed: the error names it and the table needing it
   const std::string p5 = models + "/theorem1/edges/n5_L4_paper/path_start0.weights.json";
   fs::remove(p5);
@@ -207,4 +208,4 @@ TEST_CASE("appendix document: every table, every figure with its caption, two fo
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -15,7 +15,7 @@
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 using testing::near;
@@ -309,4 +309,4 @@ TEST_CASE("a recipe model trained, written, read back; a wrong shape or no accou
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

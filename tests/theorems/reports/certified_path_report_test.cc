@@ -8,7 +8,7 @@
 #include "src/constructions.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 // The sink family's E and 1 - min BOS on T(n, L): both (L-1) / (e^beta + L-1).
@@ -51,7 +51,7 @@ TEST_CASE("rows: both enclosures hold the sink family's closed form, and the cel
 
 TEST_CASE("a loss enclosed beforehand is used as given, not recomputed") {
   CertifiedPathModel m = sink_model(10.0);
-  WorstCaseBound given;
+  bounds::WorstCaseBound given;
   {
     PrecisionScope scope(128);
     given.lower = Mpfr(0.25);
@@ -101,4 +101,4 @@ TEST_CASE("a model the bounds refuse is an error, not a row") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

@@ -13,7 +13,7 @@
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 namespace fs = std::filesystem;
@@ -73,4 +73,4 @@ TEST_CASE("never into results/ of the working directory") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

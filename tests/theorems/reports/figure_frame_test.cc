@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 const std::vector<FigureText>& texts() {
@@ -45,4 +45,4 @@ TEST_CASE("a figure the study does not have is refused by name") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

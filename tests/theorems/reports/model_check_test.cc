@@ -13,7 +13,7 @@
 #include "src/weight_file.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 // n = 5, L = 4: every step runs in well under a second per model.
@@ -244,4 +244,4 @@ TEST_CASE("the budget is kept and the task must match the file") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

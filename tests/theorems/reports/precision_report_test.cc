@@ -3,12 +3,12 @@
 
 #include <doctest/doctest.h>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
-PrecisionRow made_up_row() {
+studies::PrecisionRow made_up_row() {
   PrecisionScope scope(256);
-  PrecisionRow row;
+  studies::PrecisionRow row;
   row.beta = 40;
   row.deficit = Mpfi(Mpfr("6.372531e-17"), Mpfr("6.372532e-17"));
   row.loss = row.deficit;
@@ -91,8 +91,8 @@ TEST_CASE("F1 marks where double fails: beta with 1 - a_i0 below 2^-53") {
 }
 
 TEST_CASE("P3 table: an exact zero prints as 0, a fraction as p/q") {
-  ReluRow zero{5, 4, Verdict::kVerified, Evidence::exact(), Rational(0), 0.001};
-  ReluRow third{5, 4, Verdict::kNotVerified, Evidence::exact(), Rational(1) / 3, 0.001};
+  studies::ReluRow zero{5, 4, Verdict::kVerified, Evidence::exact(), Rational(0), 0.001};
+  studies::ReluRow third{5, 4, Verdict::kNotVerified, Evidence::exact(), Rational(1) / 3, 0.001};
   const Table t = p3_table({zero, third});
   CHECK(t.columns.size() == 6u);
   CHECK(t.rows[0][2].text == "VERIFIED");
@@ -112,7 +112,7 @@ TEST_CASE("P3 table: an exact zero prints as 0, a fraction as p/q") {
 }
 
 TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX") {
-  SearchModelRow r;
+  studies::SearchModelRow r;
   r.file = "edges/n5_L4_paper/path_start0.weights.json";
   r.n = 5;
   r.L = 4;
@@ -140,7 +140,7 @@ TEST_CASE("P2 table: search loss rounded down, remarks on a second line in LaTeX
 }
 
 TEST_CASE("bound status names why the branch and bound stopped") {
-  theorems::WorstCaseBound b;
+  theorems::bounds::WorstCaseBound b;
   b.verdict = Verdict::kEnclosed;
   CHECK(bound_status(b) == "gap reached");
   b.verdict = Verdict::kNotEnclosed;
@@ -153,4 +153,4 @@ TEST_CASE("bound status names why the branch and bound stopped") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

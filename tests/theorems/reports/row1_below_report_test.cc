@@ -15,7 +15,7 @@
 #include "src/run_info.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 namespace fs = std::filesystem;
@@ -92,4 +92,4 @@ TEST_CASE("a recorded E upper end below the model's E is rejected") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

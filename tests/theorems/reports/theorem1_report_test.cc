@@ -8,7 +8,7 @@
 
 #include "src/input_error.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 const std::string kEdges = std::string(SINKCERT_SOURCE_DIR) + "/results/theorem1/edges";
@@ -26,7 +26,7 @@ TEST_CASE("edge table: the committed runs read into its rows") {
   const EdgeRun run = read_edge_run(paper, edge_file("n5_L4_paper"));
   CHECK(run.has_trigger);
   CHECK(run.has_bos);
-  CHECK(run.verdict == StudyVerdict::kConsistent);
+  CHECK(run.verdict == studies::StudyVerdict::kConsistent);
   const Task vacuous{5, 2, TriggerRange::kPaper};
   const Task none{5, 2, TriggerRange::kReferenceCode};
   const Table t = edges_table(
@@ -89,9 +89,9 @@ TEST_CASE("study figures: captions say what they show and at which evidence leve
 }
 
 TEST_CASE("study tables and figures carry the study's numbers as written") {
-  Theorem1Study st;
+  studies::Theorem1Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
-  FrontierPoint p;
+  studies::FrontierPoint p;
   p.delta = 0.1;
   p.ceiling = 0.9;
   p.eps = 0.15;
@@ -112,11 +112,11 @@ TEST_CASE("study tables and figures carry the study's numbers as written") {
 
 TEST_CASE("the nuance caption says what the data show") {
   // flat in t: the committed study's kind of data
-  const std::vector<NuancePoint> flat = {{"path", 0, 1 - 6.9e-12, 1 - 1.3e-11, 0},
-                                         {"path", 1, 1 - 7e-12, 1 - 1.7e-11, 0},
-                                         {"frontier delta=0.5", 0, 0.4983, 0.3066, 0},
-                                         {"frontier delta=0.5", 0.5, 0.4983, 0.305, 0},
-                                         {"frontier delta=0.5", 1, 0.4982, 0.3029, 0}};
+  const std::vector<studies::NuancePoint> flat = {{"path", 0, 1 - 6.9e-12, 1 - 1.3e-11, 0},
+                                                  {"path", 1, 1 - 7e-12, 1 - 1.7e-11, 0},
+                                                  {"frontier delta=0.5", 0, 0.4983, 0.3066, 0},
+                                                  {"frontier delta=0.5", 0.5, 0.4983, 0.305, 0},
+                                                  {"frontier delta=0.5", 1, 0.4982, 0.3029, 0}};
   CHECK(nuance_summary(flat) ==
         "Measured (mean, and min in parentheses, at the smallest and the largest t): path model "
         "1 - 6.9e-12 (1 - 1.3e-11) at t = 0 and 1 - 7e-12 (1 - 1.7e-11) at t = 1; frontier "
@@ -124,8 +124,8 @@ TEST_CASE("the nuance caption says what the data show") {
         "hardly depends on the content scale (it changes by at most 0.0001 over t): these models "
         "do not spend their BOS deficit on inputs with small content.");
   // a model that sinks less at small content is named
-  const std::vector<NuancePoint> falls = {{"frontier delta=0.05", 0, 0.6, 0.2, 0},
-                                          {"frontier delta=0.05", 1, 0.95, 0.9, 0}};
+  const std::vector<studies::NuancePoint> falls = {{"frontier delta=0.05", 0, 0.6, 0.2, 0},
+                                                   {"frontier delta=0.05", 1, 0.95, 0.9, 0}};
   const std::string s = nuance_summary(falls);
   CHECK(s.find("lower at small content for frontier delta=0.05") != std::string::npos);
   CHECK(s.find("hardly depends") == std::string::npos);
@@ -133,7 +133,7 @@ TEST_CASE("the nuance caption says what the data show") {
   CHECK(nuance_summary({}) == "No BOS mass against content was measured.");
 
   // the figure's caption ends with it, in both forms
-  Theorem1Study st;
+  studies::Theorem1Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
   st.nuance = flat;
   const Figure f = nuance_figure(st);
@@ -150,7 +150,7 @@ TEST_CASE("the nuance caption says what the data show") {
 TEST_CASE("the nuance points read back from a theorem1.json, and a malformed one refused") {
   const auto dir = std::filesystem::temp_directory_path() / "sinkcert_nuance_points_test";
   std::filesystem::create_directories(dir);
-  Theorem1Study st;
+  studies::Theorem1Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
   st.nuance = {{"path", 0.5, 0.75, 0.5, 0.25}};
   const RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
@@ -158,7 +158,7 @@ TEST_CASE("the nuance points read back from a theorem1.json, and a malformed one
     std::ofstream((dir / name).string()) << text;
     return (dir / name).string();
   };
-  const std::vector<NuancePoint> back =
+  const std::vector<studies::NuancePoint> back =
       read_nuance_points(write("theorem1.json", to_json(st, info).dump()));
   REQUIRE(back.size() == 1u);
   CHECK(back[0].model == "path");
@@ -179,7 +179,7 @@ TEST_CASE("the nuance points read back from a theorem1.json, and a malformed one
 }
 
 TEST_CASE("the path figure: each start's BOS curve in its worst case's colour, a y label") {
-  Theorem1Study st;
+  studies::Theorem1Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
   st.runs.resize(2);
   const Figure f = path_figure(st);
@@ -192,4 +192,4 @@ TEST_CASE("the path figure: each start's BOS curve in its worst case's colour, a
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

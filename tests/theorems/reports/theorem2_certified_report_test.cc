@@ -5,7 +5,7 @@
 
 #include <limits>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
 // A head whose 1 - min BOS is enclosed in [lo, hi].
@@ -91,4 +91,4 @@ TEST_CASE("F3: one point per model at its sinking head, enclosures as error bars
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

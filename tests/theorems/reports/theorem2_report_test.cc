@@ -3,19 +3,19 @@
 
 #include <doctest/doctest.h>
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::reports {
 namespace {
 
-Theorem2Study made_up_study() {
-  Theorem2Study st;
+studies::Theorem2Study made_up_study() {
+  studies::Theorem2Study st;
   st.options.task = Task{5, 4, TriggerRange::kPaper};
   st.runs.resize(2);
-  for (CapScope scope : {CapScope::kAll, CapScope::kOne}) {
-    Theorem2FrontierPoint p;
+  for (studies::CapScope scope : {studies::CapScope::kAll, studies::CapScope::kOne}) {
+    studies::Theorem2FrontierPoint p;
     p.scope = scope;
     p.delta = 0.1;
     p.ceiling = 0.9;
-    p.eps = scope == CapScope::kAll ? 0.2 : 0.1;
+    p.eps = scope == studies::CapScope::kAll ? 0.2 : 0.1;
     p.feasible = true;
     st.frontier.push_back(p);
   }
@@ -37,14 +37,14 @@ TEST_CASE("Theorem 2 frontier figure: eps_all and eps_one as subscripts, not a s
   CHECK(f.caption_latex.find("capped at $1-\\delta$") != std::string::npos);
   // no point certified: no legend entry for certified upper ends
   CHECK(f.plot.find("(CERTIFIED)") == std::string::npos);
-  Theorem2Study st = made_up_study();
+  studies::Theorem2Study st = made_up_study();
   st.frontier[1].certificate.loss = Verdict::kVerified;
   st.frontier[1].certificate.cap = Verdict::kVerified;
   st.frontier[1].certificate.loss_upper = 1e-7;
   const Figure g = theorem2_frontier_figure(st);
   CHECK(g.plot.find("title 'upper bound on E of the {/Symbol e}_{one} model (CERTIFIED)'\n") !=
         std::string::npos);
-  CHECK(g.rows[1][3] == format_double(1e-7));
+  CHECK(g.rows[1][3] == studies::format_double(1e-7));
 }
 
 TEST_CASE("Theorem 2 path figure: each start's sink-score curve in its worst case's colour") {
@@ -56,4 +56,4 @@ TEST_CASE("Theorem 2 path figure: each start's sink-score curve in its worst cas
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::reports

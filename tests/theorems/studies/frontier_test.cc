@@ -5,7 +5,7 @@
 
 #include "src/constructions.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 TEST_CASE("path and frontier options: the seed, the ceiling and the shared settings") {
@@ -103,4 +103,4 @@ TEST_CASE("the warm start: the model itself when it meets the ceiling, else A sc
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -8,7 +8,7 @@
 
 #include "src/constructions.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 const Task kTask{5, 4, TriggerRange::kPaper};
@@ -194,9 +194,9 @@ TEST_CASE("study at a tiny size: softmax's frontier is certified and no candidat
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 TEST_CASE("sweep entry: JSON with the weight file of a sink-free solution, and its summary row") {
@@ -215,4 +215,4 @@ TEST_CASE("sweep entry: JSON with the weight file of a sink-free solution, and i
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

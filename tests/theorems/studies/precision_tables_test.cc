@@ -18,7 +18,7 @@
 #include "src/output_files.h"
 #include "src/weight_file.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 const Task kSmall{5, 4, TriggerRange::kPaper};
@@ -32,7 +32,7 @@ constexpr int kDigits = 30;
 std::pair<Mpfr, Mpfr> reference_4096(const Task& task, double beta) {
   const Model<Mpfr> m = sink_family<Mpfr>(task.n, Mpfr(beta));
   Mpfr loss(0), deficit(0);
-  for (const auto& [j, C] : vertex_witnesses(task)) {
+  for (const auto& [j, C] : bounds::vertex_witnesses(task)) {
     const Matrix<Mpfr> X = make_input<Mpfr>(task, j, C.unaryExpr([](double v) { return Mpfr(v); }));
     const auto r = forward(m, X);
     const Mpfr e = linf_error(r.output, make_target(X, j, TargetKind::kPlain)).value;
@@ -151,4 +151,4 @@ TEST_CASE("P2 reads the named search-model files and certifies them") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

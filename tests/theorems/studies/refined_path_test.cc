@@ -12,7 +12,7 @@
 #include "tests/test_util.h"
 #include "theorems/reports/precision_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 // A stand-in for a double search result: the sink family at beta = 25 (loss
@@ -53,7 +53,7 @@ TEST_CASE("the refined path takes a search-like model below 1e-30, certified") {
   for (const auto& r : path.rows) CHECK(r.cert.reached);
   // the target: certified loss at W below 1e-30 with certified
   // 1 - min BOS below 1e-29 (upper ends of the enclosures)
-  const WitnessCertificate& last = path.rows.back().cert;
+  const bounds::WitnessCertificate& last = path.rows.back().cert;
   CHECK(bmp::upper(last.loss) < Mpfr(1e-30));
   CHECK(bmp::upper(last.deficit) < Mpfr(1e-29));
   CHECK(bmp::upper(last.loss) < bmp::lower(path.rows.front().cert.loss));
@@ -161,7 +161,7 @@ TEST_CASE("the exact-structure path certifies E and 1 - min BOS over the whole b
   CHECK(r.bound.upper >= Mpfr(bmp::lower(r.cert.loss)));
   CHECK(r.bos.deficit_upper < Mpfr(1e-20));
   CHECK(r.bos.deficit_upper >= Mpfr(bmp::lower(r.cert.deficit)));
-  const Table t = p5_paper_size_table({{"search-like", path}}, task, o, "0.0");
+  const Table t = reports::p5_paper_size_table({{"search-like", path}}, task, o, "0.0");
   REQUIRE(t.rows.size() == 1);
   CHECK(t.rows[0].size() == t.columns.size());
 }
@@ -179,7 +179,7 @@ TEST_CASE("the refined path refuses scales that do not increase") {
 
 TEST_CASE("table P5 labels every column and says what the loss at W bounds") {
   const Task task{5, 4, TriggerRange::kPaper};
-  const Table t = p5_table(shared_path(), "a test model", task, small_options());
+  const Table t = reports::p5_table(shared_path(), "a test model", task, small_options());
   CHECK(t.name == "p5_refined_search_path");
   REQUIRE(t.rows.size() == 2);
   CHECK(t.rows[0].size() == t.columns.size());
@@ -193,4 +193,4 @@ TEST_CASE("table P5 labels every column and says what the loss at W bounds") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -13,7 +13,7 @@
 #include "src/json_reader.h"
 #include "tests/test_util.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 using testing::random_scores;
@@ -104,4 +104,4 @@ TEST_CASE("a short search at delta = 0.5 keeps a feasible model and certifies it
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

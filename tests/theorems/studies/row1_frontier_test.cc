@@ -14,7 +14,7 @@
 
 #include "src/json_reader.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 // The reference values are printed to 32 significant digits (values < 1):
@@ -240,4 +240,4 @@ TEST_CASE("the upper model's file: exact decimals, task and provenance") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

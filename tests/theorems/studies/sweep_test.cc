@@ -20,7 +20,7 @@
 #include "tests/test_util.h"
 #include "theorems/studies/normalization_study.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 namespace fs = std::filesystem;
@@ -381,4 +381,4 @@ TEST_CASE("stale temporaries: a pending configuration's always, another's if its
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

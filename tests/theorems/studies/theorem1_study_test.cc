@@ -9,7 +9,7 @@
 #include "src/weight_file.h"
 #include "theorems/reports/theorem1_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 Theorem1Study made_up(const std::vector<std::pair<double, double>>& delta_eps) {
@@ -90,7 +90,7 @@ TEST_CASE("reports: certified values, the double disagreement, frontier points r
   st.runs[0].result.worst.double_disagrees = true;
   decide_verdict(st);
   RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
-  const std::string csv = to_csv(frontier_table(st), info);
+  const std::string csv = to_csv(reports::frontier_table(st), info);
   CHECK(csv.find("eps(delta)") == std::string::npos);
   CHECK(csv.find("no bound on eps*(delta)") != std::string::npos);
   CHECK(csv.find("\n0.10000000000000001,0.90000000000000002,0.14999999999999999,") !=
@@ -137,7 +137,7 @@ TEST_CASE("a small study runs end to end and writes its files") {
       (std::filesystem::temp_directory_path() / "sinkcert_theorem1_study_test").string();
   std::filesystem::remove_all(dir);
   RunInfo info{"test", "rev", "2026-11-29T00:00:00Z", 1, "double", {}, {}, ""};
-  const auto files = write_theorem1_outputs(st, info, dir);
+  const auto files = reports::write_theorem1_outputs(st, info, dir);
   CHECK(std::filesystem::exists(dir + "/theorem1.json"));
   CHECK(std::filesystem::exists(dir + "/frontier_delta_0.5.weights.json"));
   // the metadata holds the certified worst case and the witness that attains it
@@ -150,7 +150,7 @@ TEST_CASE("a small study runs end to end and writes its files") {
                            "frontier.dat", "frontier.gp", "nuance.dat", "nuance.gp"}) {
     CHECK_MESSAGE(std::filesystem::exists(dir + "/" + name), name);
   }
-  const std::string csv = to_csv(frontier_table(st), info);
+  const std::string csv = to_csv(reports::frontier_table(st), info);
   CHECK(csv.rfind("# sinkcert table frontier\n# command_line: test\n", 0) == 0);
   CHECK(csv.find("\ndelta,bos_ceiling,frontier_model_worst_case,mean_bos,feasible,converged,"
                  "frontier_model_worst_case_double,double_disagrees\n0.5,0.5,") !=
@@ -243,4 +243,4 @@ TEST_CASE("re-certification replaces a weak witness and keeps a stronger one") {
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies

@@ -15,7 +15,7 @@
 #include "src/weight_file.h"
 #include "theorems/reports/theorem2_report.h"
 
-namespace sinkcert::theorems {
+namespace sinkcert::theorems::studies {
 namespace {
 
 // BOS statistics of `layers` x `heads` heads over L positions, every
@@ -315,7 +315,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
       (std::filesystem::temp_directory_path() / "sinkcert_theorem2_study_test").string();
   std::filesystem::remove_all(dir);
   RunInfo info{"test", "rev", "2026-12-01T00:00:00Z", 0, "double", {}, nullptr, ""};
-  write_theorem2_outputs(st, info, dir);
+  reports::write_theorem2_outputs(st, info, dir);
   for (const char* name : {"theorem2.json", "path.csv", "heads.csv", "frontier.csv",
                            "every_head.csv", "every_head_targeted.csv", "path.dat", "path.gp",
                            "path_start0.weights.json", "targeted_l0h0.weights.json"}) {
@@ -325,11 +325,11 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   const WeightFile w = read_weight_file(dir + "/path_start0.weights.json");
   CHECK(w.metadata["worst_case_loss"].get<double>() == r.result.worst.certified);
   CHECK(w.metadata["worst_case_witness"]["trigger"] == r.result.worst.trigger);
-  const std::string csv = to_csv(theorem2_heads_table(st), info);
+  const std::string csv = to_csv(reports::theorem2_heads_table(st), info);
   CHECK(csv.find("\nstart,init_std,layer,head,mean_bos,min_bos,max_position_mean,max_position\n") !=
         std::string::npos);
   // the appendix reads the study back: verdict, frontier and every-head rows
-  const Table appendix = theorem2_appendix_table(dir + "/theorem2.json");
+  const Table appendix = reports::theorem2_appendix_table(dir + "/theorem2.json");
   CHECK(appendix.rows.back()[2].text == to_string(st.verdict));
   CHECK(to_csv(appendix, info).find("eps_all(0.5)") != std::string::npos);
   // the init as the options gave it, and 1 - sigma (sigma itself prints as 1)
@@ -341,7 +341,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
   CHECK(to_csv(appendix, info).find("a necessary head that does not sink") != std::string::npos);
   // T2b read back: the targeted search's capped head (0, 0), and every head
   // of the path model when its worst case is low enough to be measured
-  const Table t2b_read = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  const Table t2b_read = reports::theorem2_every_head_appendix_table(dir + "/theorem2.json");
   int targeted_rows = 0, path_rows = 0;
   for (const auto& row : t2b_read.rows) {
     if (row[0].text == "targeted, capped head") {
@@ -358,7 +358,7 @@ TEST_CASE("a small 2 x 2 study runs end to end and writes its files") {
     const WeightFile e = read_weight_file(dir + "/eps_one_delta0.5.weights.json");
     CHECK(e.metadata["worst_case_loss"].get<double>() == st.frontier[1].eps);
   }
-  const Table t2b = theorem2_targeted_table(st);
+  const Table t2b = reports::theorem2_targeted_table(st);
   REQUIRE(t2b.rows.size() == 1u);
   CHECK((t2b.rows[0][2].text == "FOUND" || t2b.rows[0][2].text == "NOT FOUND"));
   std::filesystem::remove_all(dir);
@@ -463,30 +463,31 @@ TEST_CASE("the certification of a capped model: both claims, and each one failin
 TEST_CASE("Theorem 2 study figures: captions say what they show and at which evidence level") {
   const Task task{16, 16, TriggerRange::kPaper};
   for (const char* name : {"path", "frontier"}) {
-    const Figure f = theorem2_figure_frame(name, task, 2, 2);
+    const Figure f = reports::theorem2_figure_frame(name, task, 2, 2);
     CHECK(f.name == name);
     CHECK(f.caption.find("residual softmax 2 x 2, n = 16, L = 16") != std::string::npos);
     CHECK(figure_caption(f).find("Evidence: ") != std::string::npos);
   }
-  CHECK(theorem2_figure_frame("path", task, 4, 1).caption.find("4 x 1") != std::string::npos);
-  CHECK(theorem2_figure_frame("frontier", task, 2, 2).evidence == kFrontierPointMeaning);
-  CHECK_THROWS_AS(theorem2_figure_frame("nuance", task, 2, 2), std::invalid_argument);
+  CHECK(reports::theorem2_figure_frame("path", task, 4, 1).caption.find("4 x 1") !=
+        std::string::npos);
+  CHECK(reports::theorem2_figure_frame("frontier", task, 2, 2).evidence == kFrontierPointMeaning);
+  CHECK_THROWS_AS(reports::theorem2_figure_frame("nuance", task, 2, 2), std::invalid_argument);
 }
 
 TEST_CASE("the appendix table of a study not run, and of a malformed file") {
   const std::string dir =
       (std::filesystem::temp_directory_path() / "sinkcert_theorem2_appendix_test").string();
   std::filesystem::remove_all(dir);
-  const Table none = theorem2_appendix_table(dir + "/theorem2.json");
+  const Table none = reports::theorem2_appendix_table(dir + "/theorem2.json");
   REQUIRE(none.rows.size() == 1u);
   CHECK(none.rows[0][2].text == "not found: the study was not run");
-  const Table none_b = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  const Table none_b = reports::theorem2_every_head_appendix_table(dir + "/theorem2.json");
   REQUIRE(none_b.rows.size() == 1u);
   CHECK(none_b.rows[0][3].text == "not found: the study was not run");
   std::filesystem::create_directories(dir);
   write_file_atomically(dir + "/theorem2.json", "{\"task\": {\"n\": 5}}\n");
-  CHECK_THROWS_AS(theorem2_appendix_table(dir + "/theorem2.json"), InputError);
-  CHECK_THROWS_AS(theorem2_every_head_appendix_table(dir + "/theorem2.json"), InputError);
+  CHECK_THROWS_AS(reports::theorem2_appendix_table(dir + "/theorem2.json"), InputError);
+  CHECK_THROWS_AS(reports::theorem2_every_head_appendix_table(dir + "/theorem2.json"), InputError);
   std::filesystem::remove_all(dir);
 }
 
@@ -535,7 +536,7 @@ TEST_CASE("T2b says FOUND only for a necessary head without a sink in a low-loss
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   write_file_atomically(dir + "/theorem2.json", j.dump());
-  const Table t = theorem2_every_head_appendix_table(dir + "/theorem2.json");
+  const Table t = reports::theorem2_every_head_appendix_table(dir + "/theorem2.json");
   REQUIRE(t.rows.size() == 4u);
   CHECK(t.rows[0][3].text == "FOUND");
   CHECK(t.rows[1][3].text == "necessary, sinks");
@@ -547,4 +548,4 @@ TEST_CASE("T2b says FOUND only for a necessary head without a sink in a low-loss
 }
 
 }  // namespace
-}  // namespace sinkcert::theorems
+}  // namespace sinkcert::theorems::studies
