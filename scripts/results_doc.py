@@ -89,7 +89,10 @@ BENCHMARKS = [
      "was measured on its own (`scaling_models/runs/`, with its command, "
      "revision, time and load average). The last lines fit each time's "
      "growth exponent in n (n = L) and in L (n = 16), NUMERIC descriptions "
-     "of wall times on one shared machine, not bounds."),
+     "of wall times on one shared machine, not bounds. At L = 128 and 256 "
+     "the first pass reaches few triggers within the budget; the others "
+     "keep their values' hull bound (docs/methods.md, \"Interval branch "
+     "and bound\"), so the upper end is finite but loose."),
     ("benchmarks/softmax_vertex_branch.txt",
      "The softmax vertex bound beyond n = 16",
      "`build/sinkcert verify bound` (the command lines are in the file)",
@@ -214,6 +217,16 @@ BENCHMARKS = [
      "same box budget reaches the same enclosure where the boxes' order does "
      "not matter, and may reach another where it does (the batches take the "
      "best boxes at their start)."),
+    ("benchmarks/value_hull_benchmark.txt", "The values' hull bound on a short budget",
+     "`/usr/bin/python3 scripts/value_hull_benchmark.py --binary B --baseline B0` "
+     "(B0: a sinkcert built at 9b36caa, before the hull bound)",
+     "`verify bound` with a budget of seconds, without and with the values' "
+     "hull bound (`theorems/bounds/value_hull_bound.h`; docs/methods.md, "
+     "\"Interval branch and bound\"): every trigger the first pass does not "
+     "reach before the deadline keeps the hull bound instead of +inf, and "
+     "on a deep model whose boxes' forms blow up the hull can be the smaller "
+     "of the two. ReLU attention has no hull bound: its row shows the "
+     "unreached triggers' +inf in both builds."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "
