@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """What the benchmark scripts share (scripts/pytorch_models_benchmark.py,
-scripts/deep_heldout_benchmark.py): running a command that prints one JSON
-object, the revisions a header names, the load average, a weight file's
-kind, and writing the output file atomically (a temporary beside it, then
-a rename)."""
+scripts/deep_heldout_benchmark.py, ...): running a command that prints one
+JSON object, the revisions a header names (and the header lines of the
+scripts that compare builds), the load average, a weight file's kind, and
+writing the output file atomically (a temporary beside it, then a
+rename)."""
+import datetime
 import json
 import os
 import subprocess
@@ -45,6 +47,28 @@ def binary_revision(binary):
 
 def load_average():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_header(program, argv, binaries):
+    """The lines a benchmark output starts with after its title: the
+    command, the revisions (binaries: [(label, path)], e.g. [("binary", B),
+    ("baseline", B0)]) and the time with the load average before."""
+    names = "; ".join(f"{label}: {binary_revision(path)}" for label, path in binaries)
+    return [
+        f"# command: /usr/bin/python3 scripts/{program}.py " + " ".join(argv),
+        f"# revision: {git_revision()} ({names})",
+        f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
+        f"load average before: {load_average()} ({os.cpu_count()} cores, shared)",
+    ]
+
+
+def finish_output(lines, out):
+    """Appends and prints the load average after, and writes the lines to
+    `out` when given."""
+    lines.append(f"# load average after: {load_average()}")
+    print(lines[-1])
+    if out:
+        write_lines(out, lines)
 
 
 def write_lines(path, lines):

@@ -21,7 +21,6 @@ PyTorch-trained). One process runs its box phase on the machine's threads;
 each of the 2 ranks on the threads divided by the ranks on the node.
 """
 import argparse
-import datetime
 import json
 import os
 import re
@@ -29,8 +28,7 @@ import shutil
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
-                              run_json, write_lines)
+from benchmark_output import finish_output, run_header, run_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "box_ranks_benchmark"
@@ -69,10 +67,7 @@ def main(argv):
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     lines = [
         "# box_ranks_benchmark output: verify bound on 1 process and on 2 MPI ranks",
-        "# command: /usr/bin/python3 scripts/box_ranks_benchmark.py " + " ".join(argv),
-        f"# revision: {git_revision()} (binary: {binary_revision(args.binary)})",
-        f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-        f"load average before: {load_average()} ({os.cpu_count()} cores, shared)",
+        *run_header(PROGRAM, argv, [("binary", args.binary)]),
         "# run: " + " ".join(os.path.relpath(a, ROOT) if a.startswith(ROOT) else a
                              for a in bound) + "  (2 ranks: under " + " ".join(env_mpi) + ")",
         "# same: the JSON equals the 1-process one, timings apart (lower, upper and their "
@@ -97,10 +92,7 @@ def main(argv):
                 f"{'yes' if same else 'NO'}")
         lines.append(line)
         print(line, flush=True)
-    lines.append(f"# load average after: {load_average()}")
-    print(lines[-1])
-    if args.out:
-        write_lines(args.out, lines)
+    finish_output(lines, args.out)
     return 1 if failures else 0
 
 

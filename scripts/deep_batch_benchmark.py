@@ -23,13 +23,11 @@ Rows:
                          --boxes 150 (1 - min BOS: lower and upper)
 """
 import argparse
-import datetime
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
-                              run_json, write_lines)
+from benchmark_output import finish_output, run_header, run_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "deep_batch_benchmark"
@@ -69,11 +67,7 @@ def main(argv):
     lines = [
         "# deep_batch_benchmark output: residual models' bounds, one box at a time (baseline) "
         "against batches on every core (this build)",
-        "# command: /usr/bin/python3 scripts/deep_batch_benchmark.py " + " ".join(argv),
-        f"# revision: {git_revision()} (binary: {binary_revision(args.binary)}; baseline: "
-        f"{binary_revision(args.baseline)})",
-        f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-        f"load average before: {load_average()} ({os.cpu_count()} cores, shared)",
+        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
         "# each row: its command with --boxes B --json; ratio: the baseline's wall seconds at "
         "the model's first budget / this row's; lower, upper: CERTIFIED (bos: 1 - min BOS)",
     ]
@@ -95,10 +89,7 @@ def main(argv):
                         f"{lo:>12.5e} {float('inf') if hi is None else hi:>12.5e}")
                 lines.append(line)
                 print(line, flush=True)
-    lines.append(f"# load average after: {load_average()}")
-    print(lines[-1])
-    if args.out:
-        write_lines(args.out, lines)
+    finish_output(lines, args.out)
     return 0
 
 

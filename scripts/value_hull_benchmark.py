@@ -16,13 +16,11 @@ hull can be the smaller of the two.
       [--out FILE]
 """
 import argparse
-import datetime
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import (binary_revision, git_revision, load_average,  # noqa: E402
-                              run_json, write_lines)
+from benchmark_output import finish_output, run_header, run_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "value_hull_benchmark"
@@ -64,11 +62,7 @@ def main(argv):
     lines = [
         "# value_hull_benchmark output: verify bound on a short budget, without the values' "
         "hull bound (baseline) and with it (this build)",
-        "# command: /usr/bin/python3 scripts/value_hull_benchmark.py " + " ".join(argv),
-        f"# revision: {git_revision()} (binary: {binary_revision(args.binary)}; baseline: "
-        f"{binary_revision(args.baseline)})",
-        f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
-        f"load average before: {load_average()} ({os.cpu_count()} cores, shared)",
+        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
         "# each row: verify bound --weights W --seconds S --json; lower, upper: CERTIFIED; "
         "unreached: triggers the first pass did not reach (of all)",
     ]
@@ -87,10 +81,7 @@ def main(argv):
                     f"{float('inf') if hi is None else hi:>12.5e}")
             lines.append(line)
             print(line, flush=True)
-    lines.append(f"# load average after: {load_average()}")
-    print(lines[-1])
-    if args.out:
-        write_lines(args.out, lines)
+    finish_output(lines, args.out)
     return 0
 
 
