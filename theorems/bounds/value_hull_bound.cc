@@ -49,18 +49,28 @@ Mpfr error_magnitude(const Mpfi& f, const Mpfi& y) {
   return magnitude_of(e);
 }
 
+// The hull of the intervals added so far, as an interval, with 0 when
+// asked (weights that may sum to less than 1).
+struct Hull {
+  Mpfr lo, hi;
+  bool empty = true;
+  void add(const Mpfi& v) {
+    if (empty || lower_of(v) < lo) lo = lower_of(v);
+    if (empty || upper_of(v) > hi) hi = upper_of(v);
+    empty = false;
+  }
+  Mpfi interval(bool with_zero) const {
+    const Mpfr zero(0);
+    return Mpfi(with_zero && zero < lo ? zero : lo, with_zero && zero > hi ? zero : hi);
+  }
+};
+
 // The hull of the values of the kinds in `kinds`, with 0 when asked.
 Mpfi hull_of(const std::array<std::vector<Mpfi>, 3>& values, std::initializer_list<TokenKind> kinds,
              int d, bool with_zero) {
-  Mpfr lo(0), hi(0);
-  bool first = !with_zero;
-  for (const TokenKind k : kinds) {
-    const Mpfi& v = values[k][static_cast<std::size_t>(d)];
-    if (first || lower_of(v) < lo) lo = lower_of(v);
-    if (first || upper_of(v) > hi) hi = upper_of(v);
-    first = false;
-  }
-  return Mpfi(lo, hi);
+  Hull h;
+  for (const TokenKind k : kinds) h.add(values[k][static_cast<std::size_t>(d)]);
+  return h.interval(with_zero);
 }
 
 // One layer: a value depends on the token's kind alone, so each head's
@@ -134,19 +144,16 @@ Mpfr residual_bound(const Model<Mpfi>& model, const Task& task, int trigger, boo
     const Matrix<Mpfi> x = X + r;
     Matrix<Mpfi> delta = Matrix<Mpfi>::Constant(L, n, Mpfi(0));
     for (const Head<Mpfi>& head : layer) {
-      std::vector<Mpfr> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
+      std::vector<Hull> hulls(static_cast<std::size_t>(n));
       for (int i = 0; i < L; ++i) {
         const std::vector<Mpfi> v = times(head.M, x, i);
         for (int d = 0; d < n; ++d) {
           const std::size_t dd = static_cast<std::size_t>(d);
           if (interval_is_nan(v[dd])) return infinity;
           // hull{ M x^(l)_k : k <= i }, grown by row i's own key
-          if (i == 0 || lower_of(v[dd]) < lo[dd]) lo[dd] = lower_of(v[dd]);
-          if (i == 0 || upper_of(v[dd]) > hi[dd]) hi[dd] = upper_of(v[dd]);
-          const Mpfr zero(0);
+          hulls[dd].add(v[dd]);
           // o_(i,d) in the hull, or in the hull with 0
-          delta(i, d) += Mpfi(with_zero && zero < lo[dd] ? zero : lo[dd],
-                              with_zero && zero > hi[dd] ? zero : hi[dd]);
+          delta(i, d) += hulls[dd].interval(with_zero);
         }
       }
     }

@@ -16,7 +16,7 @@
 #include "src/forward.h"
 #include "src/linf_error.h"
 #include "tests/test_util.h"
-#include "theorems/bounds/value_hull_bound.h"
+#include "tests/worst_case_claims.h"
 
 namespace sinkcert::theorems::bounds {
 namespace {
@@ -346,13 +346,7 @@ TEST_CASE("a deadline passed: the deep first pass bounds nothing, the values' hu
   CHECK(b.triggers_unbounded == 0);
   CHECK(b.budget_note.find("attack's witnesses skipped") != std::string::npos);
   CHECK(b.budget_note.find("triggers bounded by the values' hull alone") != std::string::npos);
-  Mpfr hull_max(0);
-  for (const TriggerBound& t : b.per_trigger) {
-    const PrecisionScope bits(b.bits);
-    const Mpfr hull = value_hull_bound(m.cast<Mpfi>(), kTask, t.trigger);
-    CHECK(t.upper == hull);
-    if (hull > hull_max) hull_max = hull;
-  }
+  const Mpfr hull_max = testing::check_hull_upper_ends(m, kTask, b);
   CHECK(b.upper == hull_max);
   const double h = hull_max.convert_to<double>();
   CHECK(check_deep_upper_bound(m, kTask, 2 * h, o).verdict == Verdict::kVerified);
