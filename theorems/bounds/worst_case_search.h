@@ -33,9 +33,9 @@
 //  - the stopping rules: a relative gap, upper <= lower (1 + gap), or a
 //    claim, decided once upper <= claim or lower > claim.
 // The budget: one Deadline (deadline.h) from options.max_seconds at the
-// start, handed to the attack (skipped, with a budget note saying why, when
-// its round is beyond the attack's work limit or would not fit its share of
-// the budget, see attack_fits), to every box's evaluation (which may cut its own
+// start, handed to the attack (on as many triggers as fit its work limit
+// and its share of the budget, evenly spaced, see attack_triggers; a budget
+// note says when that is not all of them, or none), to every box's evaluation (which may cut its own
 // refinements short) and to the loop. Before it, every trigger gets the
 // values' hull bound (value_hull_bound.h: a few forward passes; +inf for
 // relu and sigmoid attention), which caps each of its boxes. The first pass
@@ -288,6 +288,50 @@ inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attentio
              attack_budget_share(layers) * deadline.remaining();
 }
 
+// The triggers round 0 of the attack searches. Its cost is a sum of one
+// part per trigger searched (search/attack.h: each step runs trigger by
+// trigger), so a trigger costs 1 / P of the whole round's expected seconds
+// and work, P = task.trigger_positions().size(). As many of `triggers` (J
+// of them) as fit both the attack's work limit and its share of the time
+// left,
+//   k = floor(min(J, share remaining / (expected / P), limit / (work / P))),
+// all of them when k >= J (for the whole list, exactly when attack_fits),
+// else k spread evenly over the list (in order; the last always, then every
+// (J - 1) / (k - 1)-th back from it); none when k = 0. A round over some
+// triggers is the same search as the whole one on those, its witnesses
+// certified alike: the lower end it gives is as true, only possibly lower
+// (on the recipe's n = 16, L = 128 softmax model the worst rows sit after
+// the trigger at every j, and the whole round's 0.965 is every trigger's).
+inline std::vector<int> attack_triggers(const Task& task, ModelKind kind, AttentionKind attention,
+                                        int layers, int heads, const std::vector<int>& triggers,
+                                        const Deadline& deadline) {
+  const double J = static_cast<double>(triggers.size());
+  const double P = static_cast<double>(task.trigger_positions().size());
+  if (triggers.empty() || P == 0) return {};
+  const double limit = search::VertexMoveScreen::applies(kind, attention, layers)
+                           ? kMaxScreenedAttackWork
+                           : kMaxAttackWork;
+  const double by_time = attack_budget_share(layers) * deadline.remaining() /
+                         (attack_seconds(task, kind, attention, layers, heads) / P);
+  const double by_work =
+      limit / (search::attack_round_work(task, kind, attention, layers, heads) / P);
+  const double fit = std::min({J, by_time, by_work});
+  if (fit >= J) return triggers;
+  const int k = fit >= 0 ? static_cast<int>(std::floor(fit)) : 0;  // NaN: none
+  if (k <= 0) return {};
+  const int size = static_cast<int>(triggers.size());
+  std::vector<int> chosen(k);
+  // k = 1: the last; else positions J - 1 - round(m (J - 1) / (k - 1)),
+  // m = k - 1, ..., 0, ascending and distinct since (J - 1) / (k - 1) >= 1
+  for (int m = 0; m < k; ++m) {
+    const int from_end = k == 1 ? 0
+                                : static_cast<int>(std::lround(static_cast<double>(k - 1 - m) *
+                                                               (size - 1) / (k - 1)));
+    chosen[m] = triggers[size - 1 - from_end];
+  }
+  return chosen;
+}
+
 // Why the attack was skipped, for the budget note: beyond its work limit,
 // or (within it) its expected seconds above its share of the budget.
 inline std::string attack_skipped_note(const Task& task, ModelKind kind, AttentionKind attention,
@@ -301,6 +345,22 @@ inline std::string attack_skipped_note(const Task& task, ModelKind kind, Attenti
   return "the attack's witnesses skipped (its round 0 would not fit the budget: about " +
          progress_number(attack_seconds(task, kind, attention, layers, heads)) + " s expected, " +
          progress_number(100 * attack_budget_share(layers)) + " % of the time left allowed)";
+}
+
+// The budget note of a round over some of the triggers (attack_triggers):
+// how many, and why not all.
+inline std::string attack_subset_note(const Task& task, ModelKind kind, AttentionKind attention,
+                                      int layers, int heads, std::size_t searched,
+                                      std::size_t all) {
+  const std::string why =
+      search::attack_round_fits(task, kind, attention, layers, heads)
+          ? "about " + progress_number(attack_seconds(task, kind, attention, layers, heads)) +
+                " s expected, " + progress_number(100 * attack_budget_share(layers)) +
+                " % of the time left allowed"
+          : std::string("beyond the attack's work limit, ") +
+                search::attack_limit_text(kind, attention, layers);
+  return "the attack's round 0 on " + std::to_string(searched) + " of " + std::to_string(all) +
+         " triggers, evenly spaced (all of them: " + why + ")";
 }
 
 // The enclosure e of e(X) at an attack's witness, intersected with the
@@ -406,20 +466,31 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   // the ranks, or this process alone: the first pass's parts and the box
   // phase's batches
   const search::RankGroup& group = search::ranks_or_local(options.ranks);
-  bool attack = options.adversary_witnesses &&
-                attack_fits(task, model_in.kind, model_in.attention, model_in.num_layers(),
-                            model_in.num_heads(), deadline);
+  std::vector<int> attacked;
+  if (options.adversary_witnesses) {
+    attacked = attack_triggers(task, model_in.kind, model_in.attention, model_in.num_layers(),
+                               model_in.num_heads(), triggers, deadline);
+  }
   if (ranks != nullptr) {
     // rank 0's decision on every rank (the time left differs a little from
     // rank to rank): then every rank holds the same witnesses after it
     std::vector<std::vector<double>> decision(1);
-    if (ranks->owns(0)) decision[0] = {attack ? 1.0 : 0.0};
+    if (ranks->owns(0)) {
+      for (const int j : attacked) decision[0].push_back(static_cast<double>(j));
+    }
     ranks->share(decision);
-    attack = decision[0].at(0) == 1.0;
+    attacked.clear();
+    for (const double j : decision[0]) attacked.push_back(static_cast<int>(j));
+  }
+  const bool attack = !attacked.empty();
+  if (attack && attacked.size() < triggers.size()) {
+    add_budget_note(out, attack_subset_note(task, model_in.kind, model_in.attention,
+                                            model_in.num_layers(), model_in.num_heads(),
+                                            attacked.size(), triggers.size()));
   }
   if (attack) {
     search::AttackOptions ao;  // seed 0, round 0 only: reproducible
-    ao.triggers = triggers;
+    ao.triggers = attacked;
     const search::AttackResult r = search::attack(model_in.template cast<double>(),
                                                   model_in.template cast<Rational>(), task, ao);
     for (const search::Witness& w : r.per_trigger) {

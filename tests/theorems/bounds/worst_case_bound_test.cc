@@ -522,6 +522,27 @@ TEST_CASE("a budget of 0.2 s stops the run in time with a true enclosure") {
         b.lower);
 }
 
+TEST_CASE("a budget too short for the whole attack: its round on the triggers that fit") {
+  // n = 16, L = 32: the whole round is expected at 4.7e-7 x 32^3 x 16^2 =
+  // 3.9 s (measured 1.9 s on a trained model), half of 2 s takes about
+  // 31 x 1 / 3.9, 7 of the 31 triggers
+  const Task task{16, 32, TriggerRange::kPaper};
+  const Model<double> m = testing::random_model(16, AttentionKind::kSoftmax, 0.5, 7);
+  WorstCaseOptions o;
+  o.max_seconds = 2;
+  const WorstCaseBound b = bound_worst_case(m, task, o);
+  INFO(b.budget_note);
+  CHECK(b.budget_note.find("the attack's round 0 on ") != std::string::npos);
+  CHECK(b.budget_note.find(" of 31 triggers, evenly spaced (all of them: about ") !=
+        std::string::npos);
+  CHECK(b.budget_note.find("witnesses skipped") == std::string::npos);
+  // its witnesses are certified: the lower end is at least the best of them
+  REQUIRE(std::isfinite(b.attack_lower));
+  CHECK(b.attack_lower > 0);
+  CHECK(b.lower >= b.attack_lower);
+  CHECK(b.lower <= b.upper);
+}
+
 TEST_CASE("a deadline passed before the first pass: every trigger bounded by its values' hull") {
   const Task task{6, 6, TriggerRange::kPaper};
   const Model<double> m = slow_softmax();

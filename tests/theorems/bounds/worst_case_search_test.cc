@@ -350,6 +350,54 @@ TEST_CASE("a deep round: three quarters of the budget, never beyond the attack's
             .find("50 % of the time left allowed") != std::string::npos);
 }
 
+TEST_CASE("attack_triggers: all when the round fits, else as many as fit, evenly spaced") {
+  const Task task{16, 128, TriggerRange::kReferenceCode};
+  const std::vector<int> all = task.trigger_positions();  // 2..127
+  const int J = static_cast<int>(all.size());
+  const auto plan = [&](const Task& t, ModelKind kind, int layers, int heads,
+                        const std::vector<int>& triggers, double seconds) {
+    return attack_triggers(t, kind, AttentionKind::kSoftmax, layers, heads, triggers,
+                           Deadline::after(seconds));
+  };
+  // no deadline, within the work limit: every trigger
+  CHECK(plan(task, ModelKind::kSingleLayer, 1, 1, all, INFINITY) == all);
+  // 300 s: the whole round is expected at 4.7e-7 x 128^3 x 16^2 = 252 s,
+  // half of 300 s takes floor(126 x 150 / 252) = 74 of the triggers
+  const double expected =
+      attack_seconds(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1);
+  CHECK(expected == doctest::Approx(252.3).epsilon(0.01));
+  const std::vector<int> some = plan(task, ModelKind::kSingleLayer, 1, 1, all, 300);
+  // the time left shrinks a little before the plan reads it
+  CHECK(static_cast<int>(some.size()) <= static_cast<int>(std::floor(J * 150 / expected)));
+  CHECK(static_cast<int>(some.size()) >= static_cast<int>(std::floor(J * 149 / expected)));
+  REQUIRE(some.size() >= 2);
+  CHECK(some.front() == all.front());
+  CHECK(some.back() == all.back());
+  for (std::size_t i = 1; i < some.size(); ++i) {
+    CHECK(some[i] > some[i - 1]);
+    // evenly spaced: gaps of floor or ceil of (J - 1) / (k - 1)
+    const double step = static_cast<double>(J - 1) / static_cast<double>(some.size() - 1);
+    CHECK(some[i] - some[i - 1] >= std::floor(step));
+    CHECK(some[i] - some[i - 1] <= std::ceil(step));
+  }
+  // a share that fits one trigger: the last; none: empty
+  CHECK(plan(task, ModelKind::kSingleLayer, 1, 1, all, 2 * 1.5 * expected / J) ==
+        std::vector<int>{all.back()});
+  CHECK(plan(task, ModelKind::kSingleLayer, 1, 1, all, 0).empty());
+  // beyond the work limit, whatever the budget: the share the limit allows,
+  // 4 x 4 x 32^4 x 16^2 = 2^32 against 2^28, a sixteenth of 30 triggers
+  const Task longer{16, 32, TriggerRange::kReferenceCode};
+  const std::vector<int> deep =
+      plan(longer, ModelKind::kResidual, 4, 4, longer.trigger_positions(), INFINITY);
+  CHECK(deep == std::vector<int>{31});
+  // a list of the caller's triggers: each costs 1 / J of the whole round,
+  // and a share of 3.5 of them keeps 3 of the 5, the ends and the middle
+  const std::vector<int> mine{3, 9, 40, 41, 100};
+  const std::vector<int> thin =
+      plan(task, ModelKind::kSingleLayer, 1, 1, mine, 2 * 3.5 * expected / J);
+  CHECK(thin == std::vector<int>{3, 40, 100});
+}
+
 TEST_CASE("with_attack_certificate: the attack's certificate raises the lower end, never more") {
   PrecisionScope scope(128);
   const Mpfi e(Mpfr(0.25), Mpfr(0.5));
