@@ -33,18 +33,19 @@
 //  - the stopping rules: a relative gap, upper <= lower (1 + gap), or a
 //    claim, decided once upper <= claim or lower > claim.
 // The budget: one Deadline (deadline.h) from options.max_seconds at the
-// start, handed to the attack (on as many triggers as fit its work limit
-// and its share of the budget, evenly spaced, see attack_triggers; a budget
-// note says when that is not all of them, or none), to every box's evaluation (which may cut its own
-// refinements short) and to the loop. Before it, every trigger gets the
-// values' hull bound (value_hull_bound.h: a few forward passes; +inf for
-// relu and sigmoid attention), which caps each of its boxes. The first pass
-// bounds each trigger's whole box; a trigger reached after the deadline
-// keeps its hull bound alone (true, if loose; +inf where there is none), so
-// a run stopped there reports a valid enclosure, finite for the
-// normalizations the hull covers. Progress lines (options.progress) come from the first pass
-// (triggers done, an estimate of the time left at the pace so far), from
-// inside long evaluations, and from the loop (the enclosure so far).
+// start, handed to the attack (on as many triggers as fit its work limit and
+// its share of the budget, evenly spaced, see attack_triggers; a budget note
+// says when that is not all of them, or none), to every box's evaluation
+// (which may cut its own refinements short) and to the loop. Before it, every
+// trigger gets the values' hull bound (value_hull_bound.h: a few forward
+// passes; +inf for relu and sigmoid attention), which caps each of its boxes.
+// The first pass bounds each trigger's whole box; a trigger reached after the
+// deadline keeps its hull bound alone (true, if loose; +inf where there is
+// none), so a run stopped there reports a valid enclosure, finite for the
+// normalizations the hull covers. Progress lines (options.progress) come from
+// the first pass (triggers done, an estimate of the time left at the pace so
+// far), from inside long evaluations, and from the loop (the enclosure so
+// far).
 // Several ranks (options.ranks, search/rank_group.h; an Evaluator that
 // declares kSharesFirstPass): the first pass is split by trigger. A
 // first-pass box's bound depends on its box and on its trigger's cap alone,
@@ -324,9 +325,10 @@ inline std::vector<int> attack_triggers(const Task& task, ModelKind kind, Attent
   // k = 1: the last; else positions J - 1 - round(m (J - 1) / (k - 1)),
   // m = k - 1, ..., 0, ascending and distinct since (J - 1) / (k - 1) >= 1
   for (int m = 0; m < k; ++m) {
-    const int from_end = k == 1 ? 0
-                                : static_cast<int>(std::lround(static_cast<double>(k - 1 - m) *
-                                                               (size - 1) / (k - 1)));
+    const int from_end =
+        k == 1
+            ? 0
+            : static_cast<int>(std::lround(static_cast<double>(k - 1 - m) * (size - 1) / (k - 1)));
     chosen[m] = triggers[size - 1 - from_end];
   }
   return chosen;
@@ -484,9 +486,9 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   }
   const bool attack = !attacked.empty();
   if (attack && attacked.size() < triggers.size()) {
-    add_budget_note(out, attack_subset_note(task, model_in.kind, model_in.attention,
-                                            model_in.num_layers(), model_in.num_heads(),
-                                            attacked.size(), triggers.size()));
+    add_budget_note(
+        out, attack_subset_note(task, model_in.kind, model_in.attention, model_in.num_layers(),
+                                model_in.num_heads(), attacked.size(), triggers.size()));
   }
   if (attack) {
     search::AttackOptions ao;  // seed 0, round 0 only: reproducible
