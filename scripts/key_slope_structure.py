@@ -18,14 +18,21 @@ part and its tail contribute, and the error of the two-group input built
 from the best query found (NUMERIC(53): numpy in double; the maxima are
 SEARCH lower bounds, the root bound an upper one).
 
-Usage: key_slope_structure.py WEIGHTS.json [--L L] [--seed S] [--witness FILE]
-(FILE: the two-group input, for `sinkcert eval --input FILE`).
+Usage: key_slope_structure.py WEIGHTS.json... [--L L] [--seed S]
+       [--witness FILE] [--out FILE]
+(--witness: the two-group input of the last model, for `sinkcert eval
+--input FILE`; --out: the lines printed, with the command and revision, as
+in results/benchmarks/key_slope_structure.txt).
 """
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmark_output import git_revision, write_lines  # noqa: E402
 
 
 def load(path):
@@ -66,29 +73,22 @@ def error(A, M, T):
     return worst
 
 
-def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("weights")
-    p.add_argument("--L", type=int, default=None, help="default: the file's task.L")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--starts", type=int, default=200)
-    p.add_argument("--witness", default=None,
-                   help="write the two-group input there (sinkcert-input JSON)")
-    args = p.parse_args(argv)
-    doc, A, M = load(args.weights)
+def report(path, L_arg, seed, starts, witness):
+    """The lines for one model; writes its two-group input to `witness`."""
+    doc, A, M = load(path)
     n = A.shape[0]
-    L = args.L or (doc.get("task") or {}).get("L")
+    L = L_arg or (doc.get("task") or {}).get("L")
     if not L:
-        raise SystemExit(f"{args.weights}: no task.L in the file: give --L")
+        raise SystemExit(f"{path}: no task.L in the file: give --L")
     C = list(range(2, n - 1))
     Acc = A[np.ix_(C, C)]
     b0 = A[1, C]
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     root = np.abs(b0).sum() + np.abs(Acc).sum()
     # local search for max_q ||b0 + Acc^T q||_1: alternate the signs s of b
     # and q = sign(Acc s), from random vertices
     best, best_q = 0.0, None
-    for _ in range(args.starts):
+    for _ in range(starts):
         q = np.sign(rng.standard_normal(n - 3))
         for _ in range(100):
             s = np.sign(b0 + Acc.T @ q)
@@ -122,21 +122,49 @@ def main(argv):
             e = error(A, M, T)
             if e > worst[0]:
                 worst = (e, d, T)
-    print(f"# {args.weights}: n = {n}, L = {L}; b(q) = b0 + A_cc^T q, the trigger row's key slopes")
-    print(f"||b0||_1                         {np.abs(b0).sum():.4f}")
-    print(f"sum |A_cc|                       {np.abs(Acc).sum():.4f}")
-    print(f"root cell bound on max ||b||_1   {root:.4f}  (upper)")
-    print(f"local search max ||b||_1         {best:.4f}  (SEARCH, {args.starts} starts)")
-    print(f"A_cc singular values             {' '.join(f'{x:.2e}' for x in S[:4])} ...")
-    print(f"rank-one part alone: max ||b||_1 {rank1:.4f}")
-    print(f"tail (A_cc - rank one): sum |.|  {np.abs(tail).sum():.4f}, largest singular value "
-          f"{np.linalg.svd(tail, compute_uv=False)[0]:.2e}")
-    if args.witness:
-        with open(args.witness, "w") as fh:
+    if witness:
+        with open(witness, "w") as fh:
             json.dump({"format": "sinkcert-input", "version": 1,
                        "tokens": worst[2].tolist()}, fh)
-    print(f"two-group input at that query, trigger j = {j}: e(X) {worst[0]:.6e} "
-          f"(d = {worst[1]}; tanh(max ||b||_1) = {np.tanh(best):.4f})  NUMERIC(53)")
+    return [
+        f"# {path}: n = {n}, L = {L}; b(q) = b0 + A_cc^T q, the trigger row's key slopes",
+        f"||b0||_1                         {np.abs(b0).sum():.4f}",
+        f"sum |A_cc|                       {np.abs(Acc).sum():.4f}",
+        f"root cell bound on max ||b||_1   {root:.4f}  (upper)",
+        f"local search max ||b||_1         {best:.4f}  (SEARCH, {starts} starts)",
+        f"A_cc singular values             {' '.join(f'{x:.2e}' for x in S[:4])} ...",
+        f"rank-one part alone: max ||b||_1 {rank1:.4f}",
+        f"tail (A_cc - rank one): sum |.|  {np.abs(tail).sum():.4f}, per content row "
+        f"{np.abs(tail).sum() / (n - 3):.2e}, largest singular value "
+        f"{np.linalg.svd(tail, compute_uv=False)[0]:.2e}, times sqrt(C |F|) at the root "
+        f"{(n - 3) * np.linalg.svd(tail, compute_uv=False)[0]:.4f}",
+        f"two-group input at that query, trigger j = {j}: e(X) {worst[0]:.6e} "
+        f"(d = {worst[1]}; tanh(max ||b||_1) = {np.tanh(best):.4f})  NUMERIC(53)",
+    ]
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("weights", nargs="+")
+    p.add_argument("--L", type=int, default=None, help="default: each file's task.L")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--starts", type=int, default=200)
+    p.add_argument("--witness", default=None,
+                   help="write the last model's two-group input there (sinkcert-input JSON)")
+    p.add_argument("--out", default=None, help="also write the lines there, with a header")
+    args = p.parse_args(argv)
+    lines = []
+    for path in args.weights:
+        lines += report(path, args.L, args.seed, args.starts, args.witness)
+    for line in lines:
+        print(line)
+    if args.out:
+        head = ["# key_slope_structure output: the trigger row's key slopes b(q) = b0 + A_cc^T q "
+                "of single-layer softmax models (numpy, double: NUMERIC(53); maxima found are "
+                "SEARCH lower bounds, the root cell's an upper bound)",
+                "# command: /usr/bin/python3 scripts/key_slope_structure.py " + " ".join(argv),
+                f"# revision: {git_revision()}"]
+        write_lines(args.out, head + lines)
     return 0
 
 

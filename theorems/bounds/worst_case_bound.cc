@@ -807,7 +807,11 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
   }
   if (!b.note.empty()) s << b.note << "\n";
   if (std::isfinite(b.attack_lower)) {
-    s << "attack (round 0, seed 0; its witnesses offered before branching): E >= "
+    s << "attack (round 0, seed 0";
+    if (b.attack_triggers < static_cast<int>(b.per_trigger.size())) {
+      s << ", on " << b.attack_triggers << " of " << b.per_trigger.size() << " triggers";
+    }
+    s << "; its witnesses offered before branching): E >= "
       << format_down(Mpfr(b.attack_lower), 6)
       << "  [SEARCH(lower bound), certified at its witness]\n";
   }
@@ -866,6 +870,7 @@ nlohmann::json bound_json(const WorstCaseBound& b, const Task& task) {
   if (!b.note.empty()) j["note"] = b.note;
   // the attack's certified value (null: it did not run) and what the budget left out
   j["attack_lo"] = std::isfinite(b.attack_lower) ? nlohmann::json(b.attack_lower) : nullptr;
+  j["attack_triggers"] = b.attack_triggers;
   if (!b.budget_note.empty()) j["budget_note"] = b.budget_note;
   j["meaning"] = task_meaning(b);
   j["tolerance"] = b.bars.tolerance_text;

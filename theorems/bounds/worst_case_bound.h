@@ -226,6 +226,10 @@ struct WorstCaseBound : BoxSearchOutcome {
   // which lower is at least; NaN when the attack did not run
   // (options.adversary_witnesses off, or skipped: budget_note says why).
   double attack_lower = std::numeric_limits<double>::quiet_NaN();
+  // How many triggers that round searched: all of them, or as many as fit
+  // its work limit and its share of the budget (worst_case_search.h,
+  // attack_triggers); 0 when it did not run.
+  int attack_triggers = 0;
 };
 
 // Throws std::invalid_argument unless the model is single-layer with

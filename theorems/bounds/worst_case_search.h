@@ -501,6 +501,7 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
            with_attack_certificate(evaluator.point_error(model, w.trigger, content), w.certified));
     }
     out.attack_lower = r.best.certified;
+    out.attack_triggers = static_cast<int>(attacked.size());
   } else if (options.adversary_witnesses) {
     add_budget_note(out, attack_skipped_note(task, model_in.kind, model_in.attention,
                                              model_in.num_layers(), model_in.num_heads()));

@@ -541,6 +541,15 @@ TEST_CASE("a budget too short for the whole attack: its round on the triggers th
   CHECK(b.attack_lower > 0);
   CHECK(b.lower >= b.attack_lower);
   CHECK(b.lower <= b.upper);
+  // the report's attack line and the JSON say how many it searched
+  CHECK(b.attack_triggers >= 1);
+  CHECK(b.attack_triggers < 31);
+  const std::string k = std::to_string(b.attack_triggers);
+  CHECK(b.budget_note.find("round 0 on " + k + " of 31 triggers") != std::string::npos);
+  CHECK(summary_text(b, task, o.relative_gap)
+            .find("attack (round 0, seed 0, on " + k + " of 31 triggers; its witnesses offered") !=
+        std::string::npos);
+  CHECK(to_json(b, task, o.relative_gap)["attack_triggers"] == b.attack_triggers);
 }
 
 TEST_CASE("a deadline passed before the first pass: every trigger bounded by its values' hull") {
