@@ -227,6 +227,17 @@ BENCHMARKS = [
      "on a deep model whose boxes' forms blow up the hull can be the smaller "
      "of the two. ReLU attention has no hull bound: its row shows the "
      "unreached triggers' +inf in both builds."),
+    ("benchmarks/key_slope_structure.txt", "Why the softmax vertex bound stops at n = 32",
+     "`/usr/bin/python3 scripts/key_slope_structure.py W... --out "
+     "results/benchmarks/key_slope_structure.txt`",
+     "The trigger row's key slopes b(q) = b0 + A_cc^T q of the recipe's "
+     "softmax models at n = 64, 32 and 16: the worst input splits the keys "
+     "at +-sign(b(q)), with error about tanh(||b(q)||_1), so the vertex bound "
+     "must certify the largest ||b(q)||_1 over the query's cube; the root "
+     "cell's bound against the local search's maximum, and A_cc's rank-one "
+     "part and tail (docs/methods.md, \"Interval branch and bound\", why "
+     "n = 64 is hard). NUMERIC(53) numpy; the maxima found are SEARCH lower "
+     "bounds."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "
