@@ -811,8 +811,7 @@ void bound_lines(std::ostringstream& s, const WorstCaseBound& b, const Task& tas
     if (b.attack_triggers < static_cast<int>(b.per_trigger.size())) {
       s << ", on " << b.attack_triggers << " of " << b.per_trigger.size() << " triggers";
     }
-    s << "; its witnesses offered before branching): E >= "
-      << format_down(Mpfr(b.attack_lower), 6)
+    s << "; its witnesses offered before branching): E >= " << format_down(Mpfr(b.attack_lower), 6)
       << "  [SEARCH(lower bound), certified at its witness]\n";
   }
   if (!b.budget_note.empty()) s << "budget: " << b.budget_note << "\n";
