@@ -293,10 +293,12 @@ inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attentio
 // part per trigger searched (search/attack.h: each step runs trigger by
 // trigger), so a trigger costs 1 / P of the whole round's expected seconds
 // and work, P = task.trigger_positions().size(). As many of `triggers` (J
-// of them) as fit both the attack's work limit and its share of the time
-// left,
-//   k = floor(min(J, share remaining / (expected / P), limit / (work / P))),
-// all of them when k >= J (for the whole list, exactly when attack_fits),
+// of them) as fit both the attack's work limit and `seconds` (verify bound:
+// its share of the time left, attack_budget_share(layers) remaining;
+// check: its own share),
+//   k = floor(min(J, seconds / (expected / P), limit / (work / P))),
+// all of them when k >= J (for the whole list and verify bound's seconds,
+// exactly when attack_fits),
 // else k spread evenly over the list (in order; the last always, then every
 // (J - 1) / (k - 1)-th back from it); none when k = 0. A round over some
 // triggers is the same search as the whole one on those, its witnesses
@@ -305,15 +307,14 @@ inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attentio
 // the trigger at every j, and the whole round's 0.965 is every trigger's).
 inline std::vector<int> attack_triggers(const Task& task, ModelKind kind, AttentionKind attention,
                                         int layers, int heads, const std::vector<int>& triggers,
-                                        const Deadline& deadline) {
+                                        double seconds) {
   const double J = static_cast<double>(triggers.size());
   const double P = static_cast<double>(task.trigger_positions().size());
   if (triggers.empty() || P == 0) return {};
   const double limit = search::VertexMoveScreen::applies(kind, attention, layers)
                            ? kMaxScreenedAttackWork
                            : kMaxAttackWork;
-  const double by_time = attack_budget_share(layers) * deadline.remaining() /
-                         (attack_seconds(task, kind, attention, layers, heads) / P);
+  const double by_time = seconds / (attack_seconds(task, kind, attention, layers, heads) / P);
   const double by_work =
       limit / (search::attack_round_work(task, kind, attention, layers, heads) / P);
   const double fit = std::min({J, by_time, by_work});
@@ -471,7 +472,8 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   std::vector<int> attacked;
   if (options.adversary_witnesses) {
     attacked = attack_triggers(task, model_in.kind, model_in.attention, model_in.num_layers(),
-                               model_in.num_heads(), triggers, deadline);
+                               model_in.num_heads(), triggers,
+                               attack_budget_share(model_in.num_layers()) * deadline.remaining());
   }
   if (ranks != nullptr) {
     // rank 0's decision on every rank (the time left differs a little from

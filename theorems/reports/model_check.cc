@@ -17,6 +17,7 @@
 #include "theorems/bounds/bos_bound.h"
 #include "theorems/bounds/deep_worst_case_bound.h"
 #include "theorems/bounds/worst_case_bound.h"
+#include "theorems/bounds/worst_case_search.h"
 #include "theorems/reports/attention_figures.h"
 
 namespace sinkcert::theorems::reports {
@@ -280,6 +281,21 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       o.seed = options.seed;
       o.seconds = share;
       o.quantity = search::WitnessQuantity::kError;
+      // round 0 over the triggers whose parts fit the share (at least the
+      // last one): the whole round may take minutes near the work limit
+      const std::vector<int> all = task.trigger_positions();
+      o.triggers = bounds::attack_triggers(task, file.kind, file.attention, file.num_layers(),
+                                           file.num_heads(), all, share);
+      if (o.triggers.empty()) o.triggers = {all.back()};
+      if (o.triggers.size() < all.size()) {
+        r.attack_note = "round 0 on " + std::to_string(o.triggers.size()) + " of " +
+                        std::to_string(all.size()) +
+                        " triggers, evenly spaced: the whole round, about " +
+                        plain(bounds::attack_seconds(task, file.kind, file.attention,
+                                                     file.num_layers(), file.num_heads()),
+                              3) +
+                        " s expected, would not fit the attack's " + seconds_text(share);
+      }
       r.attack = search::attack(model, exact, task, o,
                                 [&](const std::string& line) { say("attack: " + line); });
       r.witness_tokens = search::witness_tokens(task, r.attack->best);
@@ -507,6 +523,7 @@ nlohmann::json CheckReport::to_json() const {
   }
   if (attack) {
     j["attack"] = search::to_json(*attack);
+    if (!attack_note.empty()) j["attack"]["note"] = attack_note;
   } else {
     j["attack"] = {{"verdict", to_string(Verdict::kNotApplicable)}, {"why", attack_note}};
   }
@@ -567,6 +584,7 @@ std::string CheckReport::summary() const {
     s << "worst input found: e(X) >= " << search::format_certified(*attack, w.certified, 4)
       << " [SEARCH(lower bound), CERTIFIED at its witness] at trigger " << w.trigger << ", row "
       << w.position << ", coordinate " << w.coordinate << "\n";
+    if (!attack_note.empty()) s << "attack: " << attack_note << "\n";
   } else {
     s << "attack: NOT APPLICABLE (" << attack_note << ")\n";
   }

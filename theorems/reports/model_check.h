@@ -28,12 +28,17 @@
 //      does not cover.
 // Budget: S = options.seconds is split over the timed steps 3 to 5 by
 // what is left when each starts, so time a step does not use passes on:
-//   attack:          kAttackShare of S (at least its round 0, which is not
-//                    interruptible: about 1 s at n = L = 16 for one head);
-//                    it runs wherever `sinkcert attack` accepts the size
-//                    (search/attack.h, attack_round_fits), so near that
-//                    limit (minutes at n = L = 64) round 0 alone may
-//                    overrun S;
+//   attack:          kAttackShare of S; it runs wherever `sinkcert attack`
+//                    accepts the size (search/attack.h, attack_round_fits).
+//                    Its round 0 is not interruptible (about 1 s at
+//                    n = L = 16 for one head, minutes near the work limit),
+//                    so when the whole round is expected to take more than
+//                    the share it runs on as many triggers as fit it,
+//                    evenly spaced, at least the last one
+//                    (theorems/bounds/worst_case_search.h,
+//                    attack_triggers; a trigger's part of the round costs
+//                    1 / (the number of triggers) of it), and the report
+//                    says how many;
 //   worst-case bound: kBoundShare of what is left then (all of it when the
 //                    BOS bound does not apply);
 //   BOS bound:       what is left then.
@@ -158,6 +163,8 @@ struct CheckReport {
   std::string relu_note;  // why not run, if not
   // 3. attack (SEARCH(lower bound), certified at its witness)
   std::optional<search::AttackResult> attack;
+  // why it did not run; or, when it ran on some of the triggers only (the
+  // whole round 0 would not fit its share), how many
   std::string attack_note;
   Matrix<double> witness_tokens;  // L x n, the attack's best input (empty if none)
   // 4. worst-case loss E, 5. min BOS mass over the box

@@ -89,6 +89,31 @@ TEST_CASE("a random model does not solve the task, with a certified witness") {
   CHECK_FALSE(contains(r.summary(), "VERIFIED"));
 }
 
+TEST_CASE("an attack round longer than its share runs on the triggers that fit it") {
+  // n = 16, L = 64: the whole round is expected at 4.7e-7 x 64^3 x 16^2 =
+  // 31.5 s; a quarter of 5.6 s takes floor(63 x 1.4 / 31.5) = 2 of the 63
+  // triggers, the first and the last
+  const Task task{16, 64, TriggerRange::kPaper};
+  WeightFile file =
+      weight_file_from_model(testing::random_model(16, AttentionKind::kSoftmax, 0.5, 3));
+  file.path = "mem.json";
+  CheckOptions options;
+  options.seconds = 5.6;
+  const CheckReport r = check_model(file, task, options);
+  INFO(r.summary());
+  REQUIRE(r.attack);
+  REQUIRE(r.attack->per_trigger.size() == 2);
+  CHECK(r.attack->per_trigger.front().trigger == 1);
+  CHECK(r.attack->per_trigger.back().trigger == 63);
+  CHECK(r.attack_note ==
+        "round 0 on 2 of 63 triggers, evenly spaced: the whole round, about 31.5 s expected, "
+        "would not fit the attack's 1.4 s");
+  CHECK(contains(r.summary(), "attack: round 0 on 2 of 63 triggers"));
+  CHECK(r.to_json()["attack"]["note"] == r.attack_note);
+  // its witness is certified: a lower end of E
+  CHECK(r.e_lower >= r.attack->best.certified);
+}
+
 TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever else runs") {
   // L = 100, gated attention (no vertex move screen): one attack round
   // (L^4 n^2 = 2.5e9 > 2^28) and the bound's first pass are beyond their
