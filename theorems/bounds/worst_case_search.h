@@ -350,20 +350,20 @@ inline std::string attack_skipped_note(const Task& task, ModelKind kind, Attenti
          progress_number(100 * attack_budget_share(layers)) + " % of the time left allowed)";
 }
 
-// The budget note of a round over some of the triggers (attack_triggers):
-// how many, and why not all.
+// What a round over some of the triggers (attack_triggers) says of itself,
+// in verify bound's budget note and check's attack line: how many, and why
+// not all (`allowed`: the time it had, in words).
 inline std::string attack_subset_note(const Task& task, ModelKind kind, AttentionKind attention,
-                                      int layers, int heads, std::size_t searched,
-                                      std::size_t all) {
+                                      int layers, int heads, std::size_t searched, std::size_t all,
+                                      const std::string& allowed) {
   const std::string why =
       search::attack_round_fits(task, kind, attention, layers, heads)
           ? "about " + progress_number(attack_seconds(task, kind, attention, layers, heads)) +
-                " s expected, " + progress_number(100 * attack_budget_share(layers)) +
-                " % of the time left allowed"
+                " s expected, more than " + allowed
           : std::string("beyond the attack's work limit, ") +
                 search::attack_limit_text(kind, attention, layers);
-  return "the attack's round 0 on " + std::to_string(searched) + " of " + std::to_string(all) +
-         " triggers, evenly spaced (all of them: " + why + ")";
+  return "round 0 on " + std::to_string(searched) + " of " + std::to_string(all) +
+         " triggers, evenly spaced (the whole round: " + why + ")";
 }
 
 // The enclosure e of e(X) at an attack's witness, intersected with the
@@ -470,10 +470,10 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   // phase's batches
   const search::RankGroup& group = search::ranks_or_local(options.ranks);
   std::vector<int> attacked;
+  const double attack_allowed = attack_budget_share(model_in.num_layers()) * deadline.remaining();
   if (options.adversary_witnesses) {
     attacked = attack_triggers(task, model_in.kind, model_in.attention, model_in.num_layers(),
-                               model_in.num_heads(), triggers,
-                               attack_budget_share(model_in.num_layers()) * deadline.remaining());
+                               model_in.num_heads(), triggers, attack_allowed);
   }
   if (ranks != nullptr) {
     // rank 0's decision on every rank (the time left differs a little from
@@ -488,9 +488,12 @@ WorstCaseBound run_worst_case_search(const Model<T>& model_in, const Task& task,
   }
   const bool attack = !attacked.empty();
   if (attack && attacked.size() < triggers.size()) {
-    add_budget_note(
-        out, attack_subset_note(task, model_in.kind, model_in.attention, model_in.num_layers(),
-                                model_in.num_heads(), attacked.size(), triggers.size()));
+    add_budget_note(out, "the attack's " +
+                             attack_subset_note(
+                                 task, model_in.kind, model_in.attention, model_in.num_layers(),
+                                 model_in.num_heads(), attacked.size(), triggers.size(),
+                                 progress_number(100 * attack_budget_share(model_in.num_layers())) +
+                                     " % of the time left"));
   }
   if (attack) {
     search::AttackOptions ao;  // seed 0, round 0 only: reproducible

@@ -288,13 +288,9 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
                                            file.num_heads(), all, share);
       if (o.triggers.empty()) o.triggers = {all.back()};
       if (o.triggers.size() < all.size()) {
-        r.attack_note = "round 0 on " + std::to_string(o.triggers.size()) + " of " +
-                        std::to_string(all.size()) +
-                        " triggers, evenly spaced: the whole round, about " +
-                        plain(bounds::attack_seconds(task, file.kind, file.attention,
-                                                     file.num_layers(), file.num_heads()),
-                              3) +
-                        " s expected, would not fit the attack's " + seconds_text(share);
+        r.attack_note = bounds::attack_subset_note(
+            task, file.kind, file.attention, file.num_layers(), file.num_heads(), o.triggers.size(),
+            all.size(), "the attack's " + seconds_text(share));
       }
       r.attack = search::attack(model, exact, task, o,
                                 [&](const std::string& line) { say("attack: " + line); });

@@ -533,8 +533,9 @@ TEST_CASE("a budget too short for the whole attack: its round on the triggers th
   const WorstCaseBound b = bound_worst_case(m, task, o);
   INFO(b.budget_note);
   CHECK(b.budget_note.find("the attack's round 0 on ") != std::string::npos);
-  CHECK(b.budget_note.find(" of 31 triggers, evenly spaced (all of them: about ") !=
+  CHECK(b.budget_note.find(" of 31 triggers, evenly spaced (the whole round: about ") !=
         std::string::npos);
+  CHECK(b.budget_note.find(" s expected, more than 50 % of the time left)") != std::string::npos);
   CHECK(b.budget_note.find("witnesses skipped") == std::string::npos);
   // its witnesses are certified: the lower end is at least the best of them
   REQUIRE(std::isfinite(b.attack_lower));

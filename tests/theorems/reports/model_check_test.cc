@@ -106,8 +106,8 @@ TEST_CASE("an attack round longer than its share runs on the triggers that fit i
   CHECK(r.attack->per_trigger.front().trigger == 1);
   CHECK(r.attack->per_trigger.back().trigger == 63);
   CHECK(r.attack_note ==
-        "round 0 on 2 of 63 triggers, evenly spaced: the whole round, about 31.5 s expected, "
-        "would not fit the attack's 1.4 s");
+        "round 0 on 2 of 63 triggers, evenly spaced (the whole round: about 31.5 s expected, "
+        "more than the attack's 1.4 s)");
   CHECK(contains(r.summary(), "attack: round 0 on 2 of 63 triggers"));
   CHECK(r.to_json()["attack"]["note"] == r.attack_note);
   // its witness is certified: a lower end of E
