@@ -368,7 +368,7 @@ std::shared_ptr<VerifyBoxOptions> add_box_options(CLI::App* sub, RealRange claim
       "a weight file (required): single-layer, or residual of any layers and heads");
   add_task_options(
       sub, &opt->task,
-      {std::nullopt, "", kMaxBoundL, "sequence length (default: the weight file's task.L)"});
+      {std::nullopt, "", kMaxL, "sequence length (default: the weight file's task.L)"});
   opt->claim_range = claim_range;
   opt->claim_option = add_real_option(
       sub, "--claim", [](double) {}, claim_range, claim_help);

@@ -116,8 +116,10 @@ inline BoundWorkCap bound_work_cap(int n, int L, int bits, int layers, int heads
 }
 // Every evaluated box may stay live (4 (L - 1)(n - 3) doubles and two MPFR
 // numbers each), so the CLI lowers the box budget to fit kMemoryBudgetBytes.
+// L has no limit of its own beyond kMaxL: the work caps above (and
+// kMaxBosWork) decide, for --L and a weight file's task.L alike (n = 16:
+// the single-layer box up to L = 317 at 128 bits).
 inline constexpr int kMaxBoundN = 64;
-inline constexpr int kMaxBoundL = 64;
 // The softmax vertex bound (theorems/bounds/softmax_vertex_bound.h):
 // up to n = 16 it enumerates the query's 5 x 2^(n - 4) vertices; beyond,
 // it searches the query box by branch and bound, whose cells cost

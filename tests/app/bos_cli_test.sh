@@ -78,8 +78,9 @@ expect 0 '^head 1: max BOS in \[9\.9330[67]e-01' verify bos --max --weights "$tm
 expect 2 'command line: --claim: .*\[0, 1\]' verify bos --weights "$tmp/sink.json" --L 4 --claim 1.5
 expect 2 'command line: --gap: .*> 0' verify bos --weights "$tmp/sink.json" --L 4 --gap 0
 # the first pass is capped (H L^2 (n - 3)^3 / 2 <= 2^25): --L itself stops
-# at 64, and a model of n = 64 at L = 17
-expect 2 'command line: --L: .*\[2, 64\]' verify bos --weights "$tmp/sink.json" --L 65
+# at 1024 (the cap decides below it, as for a weight file's task.L), and a
+# model of n = 64 at L = 17
+expect 2 'command line: --L: .*\[2, 1024\]' verify bos --weights "$tmp/sink.json" --L 1025
 . "$(dirname "$0")/zero_model.sh"
 zero_model 64 "$tmp/zero64.json"
 expect 2 'command line: --L: expected an integer in \[2, 17\] for n = 64' \

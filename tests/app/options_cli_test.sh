@@ -61,7 +61,7 @@ bad "$R--seconds: expected a number in \(0, 1000000\], got 'inf'$" $B --seconds 
 bad "$R--bits: expected an integer in \[53, 8192\], got '1e8'$" $B --bits 1e8
 bad "$R--bits: expected an integer in \[53, 8192\], got '100000000'$" $B --bits 100000000
 bad "$R--bits: expected an integer in \[53, 8192\], got '52'$" $B --bits 52
-bad "$R--L: expected an integer in \[2, 64\], got '2147483647'$" verify bound --weights "$W" --L 2147483647
+bad "$R--L: expected an integer in \[2, 1024\], got '2147483647'$" verify bound --weights "$W" --L 2147483647
 bad "$R--L: required: expected the sequence length L \($W has no \"task\"" verify bound --weights "$W"
 bad "$R--weights: required: expected a file name$" verify bound --L 4
 # verify relu: --n, --L

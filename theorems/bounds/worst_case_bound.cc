@@ -44,8 +44,10 @@ Matrix<I> content_matrix(const Task& task, const std::vector<double>& content) {
 
 // Attention enclosures wider than this come from the content, not from
 // rounding: MPFI at >= 64 bits leaves widths near 2^-60 relative; double
-// intervals leave a few ulps per operation, at most about 2^-40 over a row
-// of L <= 64 weights (kMaxBoundL) of a sum of L exponentials.
+// intervals leave a few ulps per operation, about 2^-40 over a row of
+// L = 64 weights of a sum of L exponentials (longer rows leave more; the
+// test only picks which of two valid enclosures to form, so a row taken
+// for content-dependent by its rounding costs time, not soundness).
 template <class I>
 constexpr double kContentDependentWidth = std::is_same_v<I, DoubleInterval> ? 1e-10 : 1e-15;
 

@@ -250,7 +250,8 @@ constexpr double kAttackSecondsPerWork = 2.0 / 16777216.0;
 //   n = 16, L = 64, the n = 16 softmax model at L = 64 (2^26): 15.7 s
 //     (2.3e-7; the relu model of seed 0 there: 12.1 s, 1.8e-7);
 // long sequences cost the most per unit (attack.h: n = 16, L = 256, 2.5e-7
-// of CPU), but the bounds take L <= kMaxBoundL = 64. Twice the largest of
+// of CPU; 1534 s of wall time for the recipe's model there, 3.6e-7 a unit,
+// results/benchmarks/scaling.txt), still below this. Twice the largest of
 // the rounds that take seconds, 2 x 2.3e-7, rounded up: the other core may
 // be busy, and an attack that overruns its share takes the boxes' time.
 constexpr double kScreenedAttackSecondsPerWork = 4.7e-7;

@@ -147,10 +147,11 @@ std::string sinks_words(Decision d) {
   return "undecided whether it sinks";
 }
 
-// Why a bound does not fit: the first of its limits (n <= kMaxBoundN,
-// L <= kMaxBoundL, work <= its cap) the model violates, with its value, and
-// what would fit: the largest --L <= kMaxBoundL whose work(L) is within the
-// cap (n is the weight file's: beyond kMaxBoundN no --L helps).
+// Why a bound does not fit: the first of its limits (n <= kMaxBoundN, work
+// <= its cap; L itself is limited by the cap alone, as in verify bound) the
+// model violates, with its value, and what would fit: the largest --L whose
+// work(L) is within the cap (n is the weight file's: beyond kMaxBoundN no
+// --L helps).
 std::string violated_size_limit(const std::string& bound, int n, int L, double work,
                                 const std::string& formula, const std::string& cap_text, double cap,
                                 const std::function<double(int)>& work_at) {
@@ -160,15 +161,11 @@ std::string violated_size_limit(const std::string& bound, int n, int L, double w
     s << "n = " << n << " > " << kMaxBoundN << " (n is the weight file's: no --L fits)";
     return s.str();
   }
-  if (L > kMaxBoundL) {
-    s << "L = " << L << " > " << kMaxBoundL;
-  } else {
-    char value[32];
-    std::snprintf(value, sizeof value, "%.3g", work);
-    s << formula << " = " << value << " > " << cap_text;
-  }
+  char value[32];
+  std::snprintf(value, sizeof value, "%.3g", work);
+  s << formula << " = " << value << " > " << cap_text << " at L = " << L;
   int max_L = kMinL - 1;
-  while (max_L < kMaxBoundL && work_at(max_L + 1) <= cap) ++max_L;
+  while (max_L < kMaxL && work_at(max_L + 1) <= cap) ++max_L;
   if (max_L >= kMinL) {
     s << "; --L " << max_L << " or less fits";
   } else {
@@ -323,7 +320,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
       return bound_work_cap(task.n, L, o.bits, file.num_layers(), file.num_heads());
     };
     const BoundWorkCap cap = cap_at(task.L);
-    if (file.n > kMaxBoundN || task.L > kMaxBoundL || !cap.fits()) {
+    if (file.n > kMaxBoundN || !cap.fits()) {
       r.worst_case = not_applicable(violated_size_limit("the bound", file.n, task.L, cap.work,
                                                         cap.formula, cap.cap_text, cap.cap,
                                                         [&](int L) { return cap_at(L).work; }));
@@ -364,7 +361,7 @@ CheckReport check_model(const WeightFile& file, const Task& task, const CheckOpt
           "holds for one layer); verify bos certifies a residual model head by head");
     } else if (!bos_applies) {
       r.min_bos = not_applicable("the BOS bound does not cover softpick's minimum");
-    } else if (file.n > kMaxBoundN || task.L > kMaxBoundL || work > kMaxBosWork) {
+    } else if (file.n > kMaxBoundN || work > kMaxBosWork) {
       r.min_bos = not_applicable(violated_size_limit("the BOS bound", file.n, task.L, work,
                                                      "H L (L - 1) (n - 3)^3 / 2", "2^25",
                                                      kMaxBosWork, work_at));

@@ -115,29 +115,34 @@ TEST_CASE("an attack round longer than its share runs on the triggers that fit i
 }
 
 TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever else runs") {
-  // L = 100, gated attention (no vertex move screen): one attack round
-  // (L^4 n^2 = 2.5e9 > 2^28) and the bound's first pass are beyond their
-  // size limits, so the probes are the only inputs evaluated
-  const Task task{kN, 100, TriggerRange::kPaper};
+  // L = 480, gated attention (no vertex move screen): one attack round
+  // (L^4 n^2 = 1.3e12 > 2^28) and one box of the bound (L^2 n (L + n) =
+  // 5.6e8 > 2^29) are beyond their size limits, and the BOS bound finds no
+  // time left after the probes, so the probes are the only inputs
+  // evaluated
+  const Task task{kN, 480, TriggerRange::kPaper};
   WeightFile file =
       weight_file_from_model(testing::random_model(kN, AttentionKind::kGated, 1.0, 3));
   file.path = "mem.json";
   CheckOptions options;
-  options.seconds = 1;
+  options.seconds = 0.1;
   const CheckReport r = check_model(file, task, options);
   INFO(r.summary());
   REQUIRE_FALSE(r.attack);
   CHECK(r.worst_case.verdict == Verdict::kNotApplicable);
   // each refusal names the limit the model violates, with its value, and
-  // the --L that would fit (n = 5: L^4 n^2 <= 2^28 up to L = 57)
+  // the --L that would fit (n = 5: L^4 n^2 <= 2^28 up to L = 57; one box
+  // up to L = 473); L has no limit of its own
   CHECK(r.attack_note ==
-        "one round at L = 100 is beyond the attack's work limit layers heads L^4 n^2 <= 2^28 "
-        "(here 2.5e+09; src/limits.h); --L 57 or less fits");
-  CHECK(r.worst_case.why == "beyond the bound's size limits: L = 100 > 64; --L 64 or less fits");
-  CHECK(r.min_bos.why == "beyond the BOS bound's size limits: L = 100 > 64; --L 64 or less fits");
+        "one round at L = 480 is beyond the attack's work limit layers heads L^4 n^2 <= 2^28 "
+        "(here 1.33e+12; src/limits.h); --L 57 or less fits");
+  CHECK(r.worst_case.why ==
+        "beyond the bound's size limits: one box, L^2 n (L + n) max(1, bits / 512)^1.5 = "
+        "5.59e+08 > 2^29 at L = 480; --L 473 or less fits");
+  CHECK(r.min_bos.verdict != Verdict::kEnclosed);
   // the certified value at the worst probe: its double value up to the
   // double evaluation's rounding (relative 1e-12, thousands of ulps at L =
-  // 100), and it is the report's lower end
+  // 480), and it is the report's lower end
   REQUIRE(std::isfinite(r.probe_witness.certified));
   CHECK(r.probe_witness.certified > 0);
   CHECK(std::abs(r.probe_witness.certified - r.bos.error_max) <= 1e-12 * r.bos.error_max);
