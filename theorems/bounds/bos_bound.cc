@@ -435,6 +435,10 @@ BosBound branch_and_bound(const Model<T>& model_in, const Task& task,
   search.content_dim = cd;
   run_bos_box_search(search, options, done, out, have_witness, t0, deadline, progress);
   finish_bos_bound(out, have_witness, seconds_since(t0));
+  // an end the search did not bring inside the range of a_i0 (a budget that
+  // ran out before every case was bounded, no witness) is that range's end,
+  // as in the deep bound
+  clamp_to_mass_range(out, max_mode, kind, done);
   return out;
 }
 
@@ -722,7 +726,8 @@ void bound_lines(std::ostringstream& s, const BosBound& b, const Task& task) {
     << (b.trivial_upper ? std::string("0") : format_down(one_minus_down(b.deficit_upper), 17))
     << "  [CERTIFIED]\n";
   if (bmp::isinf(b.deficit_upper)) {
-    s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+    s << "no finite bound: some case was not bounded within the budget, or its interval "
+         "evaluation overflowed or gave NaN\n";
   } else if (b.trivial_upper) {
     s << "the upper end is the trivial one (a_i0 >= 0): some case was not bounded within the "
          "budget, or its bound overflowed\n";
@@ -823,7 +828,8 @@ void max_bound_lines(std::ostringstream& s, const MaxBosBound& b, const Task& ta
   s << "max BOS <= " << format_up(b.mass_upper, 17) << "  [CERTIFIED] branch and bound, " << b.boxes
     << " boxes, " << b.seconds << " s, stopped: " << b.stop_reason << "\n";
   if (bmp::isinf(b.mass_upper)) {
-    s << "no finite bound: the interval evaluation of some box overflowed or gave NaN\n";
+    s << "no finite bound: some case was not bounded within the budget, or its interval "
+         "evaluation overflowed or gave NaN\n";
   } else if (b.trivial_upper) {
     s << "the upper end is the trivial one (a_i0 <= 1): some case was not bounded within the "
          "budget, or its bound overflowed\n";

@@ -531,7 +531,7 @@ TEST_CASE("a budget of 0.2 s stops the BOS bound in time, the enclosure still va
   CHECK(b.deficit_upper.convert_to<double>() >= sampled_deficit(m, task, 10, 3) - kDoubleSlack);
 }
 
-TEST_CASE("a deadline passed before the first pass: the BOS enclosure is [lower, +inf]") {
+TEST_CASE("a deadline passed before the first pass: the BOS enclosure is the trivial [0, 1]") {
   const Task task{7, 6, TriggerRange::kPaper};
   const Model<double> m = testing::random_model(7, AttentionKind::kSoftmax, 0.8, 4);
   BosBoundOptions o;
@@ -539,11 +539,28 @@ TEST_CASE("a deadline passed before the first pass: the BOS enclosure is [lower,
   const BosBound b = bound_min_bos(m, task, o);
   CHECK(b.budget_exhausted);
   CHECK(b.boxes == 0);
-  CHECK(bmp::isinf(b.deficit_upper));
   CHECK(b.witness_trigger == 0);  // no box evaluated, no witness
-  // a claim is then undecided, whichever it is
-  CHECK(check_min_bos(m, task, 0.0, o).verdict == Verdict::kUndecided);
-  CHECK(check_max_bos(m, task, 1.0, o).verdict == Verdict::kUndecided);
+  // the ends are those of the range of a_i0, marked trivial, as in the deep
+  // bound: D = 1 - a_i0 in [0, 1] for softmax
+  CHECK(b.deficit_lower == 0);
+  CHECK(b.deficit_upper == 1);
+  CHECK(b.trivial_lower);
+  CHECK(b.trivial_upper);
+  CHECK(b.verdict == Verdict::kNotEnclosed);
+  CHECK(enclosure_text(b).find("inf") == std::string::npos);
+  CHECK(summary_text(b, task, o.relative_gap).find("min BOS >= 0  [CERTIFIED]") !=
+        std::string::npos);
+  // a claim only the range decides is decided (min BOS >= 0, max BOS <=
+  // 1), any other is undecided
+  CHECK(check_min_bos(m, task, 0.0, o).verdict == Verdict::kVerified);
+  CHECK(check_max_bos(m, task, 1.0, o).verdict == Verdict::kVerified);
+  CHECK(check_min_bos(m, task, 0.5, o).verdict == Verdict::kUndecided);
+  CHECK(check_max_bos(m, task, 0.5, o).verdict == Verdict::kUndecided);
+  // relu's a_i0 has no ceiling: its upper end of max BOS stays +inf
+  const Model<double> r = testing::random_model(7, AttentionKind::kRelu, 0.8, 4);
+  const MaxBosBound rb = bound_max_bos(r, task, o);
+  CHECK(bmp::isinf(rb.mass_upper));
+  CHECK(rb.mass_lower == 0);
 }
 
 TEST_CASE("the per-head lines of a report share its budget, and progress lines come out") {
@@ -555,7 +572,9 @@ TEST_CASE("the per-head lines of a report share its budget, and progress lines c
   for (int h = 0; h < 3; ++h) {
     CHECK(r.text.find("head " + std::to_string(h) + ": 1 - min BOS in [") != std::string::npos);
   }
-  CHECK(r.text.find("inf]") != std::string::npos);
+  // nothing bounded: every head's enclosure is the trivial one, said so
+  CHECK(r.text.find("inf]") == std::string::npos);
+  CHECK(r.text.find("trivial end") != std::string::npos);
   std::vector<std::string> lines;
   o.max_seconds = kNoTimeLimit;
   o.max_boxes = 60;  // the box budget ends the run: reproducible
