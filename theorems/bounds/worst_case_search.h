@@ -279,17 +279,6 @@ inline double attack_budget_share(int layers) {
   return layers > 1 ? kDeepAttackBudgetShare : kAttackBudgetShare;
 }
 
-// Whether round 0 of the attack (which cannot be interrupted) is within the
-// attack's own work limit (search/attack.h, attack_round_fits: what
-// `attack` and `check` accept) and expected to fit attack_budget_share of
-// the time left before `deadline`.
-inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attention, int layers,
-                        int heads, const Deadline& deadline) {
-  return search::attack_round_fits(task, kind, attention, layers, heads) &&
-         attack_seconds(task, kind, attention, layers, heads) <=
-             attack_budget_share(layers) * deadline.remaining();
-}
-
 // The triggers round 0 of the attack searches. Its cost is a sum of one
 // part per trigger searched (search/attack.h: each step runs trigger by
 // trigger), so a trigger costs 1 / P of the whole round's expected seconds
@@ -298,8 +287,9 @@ inline bool attack_fits(const Task& task, ModelKind kind, AttentionKind attentio
 // its share of the time left, attack_budget_share(layers) remaining;
 // check: its own share),
 //   k = floor(min(J, seconds / (expected / P), limit / (work / P))),
-// all of them when k >= J (for the whole list and verify bound's seconds,
-// exactly when attack_fits),
+// all of them when k >= J (for the whole list: exactly when the whole round
+// is within the attack's work limit, search/attack.h attack_round_fits, and
+// its expected seconds within `seconds`),
 // else k spread evenly over the list (in order; the last always, then every
 // (J - 1) / (k - 1)-th back from it); none when k = 0. A round over some
 // triggers is the same search as the whole one on those, its witnesses

@@ -290,18 +290,28 @@ TEST_CASE("the attack's expected time follows the cost model of the model's kind
         doctest::Approx(4 * kAttackSecondsPerWork * unscreened));
 }
 
+// Whether verify bound plans the whole round 0 (every trigger of the task)
+// with this deadline: attack_triggers keeps them all.
+bool whole_round_planned(const Task& task, ModelKind kind, AttentionKind attention, int layers,
+                         int heads, const Deadline& deadline) {
+  const std::vector<int> all = task.trigger_positions();
+  return attack_triggers(task, kind, attention, layers, heads, all,
+                         attack_budget_share(layers) * deadline.remaining()) == all;
+}
+
 TEST_CASE("a screened round that fits a minute's share is planned, the unscreened one not") {
   // the measurement behind kScreenedAttackSecondsPerWork: 15.7 s at this
   // size; the old estimate (every model by layers heads L^4 n^2) said 512 s
   const Task task{16, 64, TriggerRange::kPaper};
   const Deadline minute = Deadline::after(120);  // a share of 60 s
-  CHECK(attack_fits(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, minute));
-  CHECK_FALSE(attack_fits(task, ModelKind::kSingleLayer, AttentionKind::kSoftpick, 1, 1, minute));
+  CHECK(whole_round_planned(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1, minute));
+  CHECK_FALSE(
+      whole_round_planned(task, ModelKind::kSingleLayer, AttentionKind::kSoftpick, 1, 1, minute));
   // the expected time is on the safe side of the measured one, and the
   // share decides: a deadline of 10 s leaves 5 s, less than the round's
   CHECK(attack_seconds(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1) > 15.7);
-  CHECK_FALSE(attack_fits(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1,
-                          Deadline::after(10)));
+  CHECK_FALSE(whole_round_planned(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1,
+                                  Deadline::after(10)));
 }
 
 TEST_CASE("beyond n = 16 a screened unit is expected cheaper, and n = L = 64 fits 600 s") {
@@ -314,8 +324,8 @@ TEST_CASE("beyond n = 16 a screened unit is expected cheaper, and n = L = 64 fit
       attack_seconds(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1);
   CHECK(expected > 132.5);
   CHECK(expected <= kAttackBudgetShare * 600);
-  CHECK(
-      attack_fits(task, ModelKind::kSingleLayer, AttentionKind::kRelu, 1, 1, Deadline::after(600)));
+  CHECK(whole_round_planned(task, ModelKind::kSingleLayer, AttentionKind::kRelu, 1, 1,
+                            Deadline::after(600)));
   // n = 16 keeps the measured figure's double
   CHECK(screened_attack_seconds_per_work(16) == kScreenedAttackSecondsPerWork);
   CHECK(screened_attack_seconds_per_work(32) < kScreenedAttackSecondsPerWork);
@@ -329,21 +339,21 @@ TEST_CASE("a deep round: three quarters of the budget, never beyond the attack's
   const double expected = attack_seconds(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4);
   CHECK(expected > kAttackBudgetShare * 60);
   CHECK(expected <= kDeepAttackBudgetShare * 60);
-  CHECK(
-      attack_fits(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4, Deadline::after(60)));
+  CHECK(whole_round_planned(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4,
+                            Deadline::after(60)));
   CHECK(attack_budget_share(1) == kAttackBudgetShare);
   CHECK(attack_budget_share(2) == kDeepAttackBudgetShare);
   // L = 32: 4 x 4 x 32^4 x 16^2 = 2^32 > 2^28, skipped whatever the budget
   const Task longer{16, 32, TriggerRange::kPaper};
   CHECK_FALSE(
       search::attack_round_fits(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4));
-  CHECK_FALSE(attack_fits(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4,
-                          Deadline::after(1e7)));
+  CHECK_FALSE(whole_round_planned(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4,
+                                  Deadline::after(1e7)));
   CHECK(attack_skipped_note(longer, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
             .find("beyond the attack's work limit") != std::string::npos);
   CHECK(attack_skipped_note(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
             .find("would not fit the budget") != std::string::npos);
-  // the share it quotes is the one attack_fits used
+  // the share it quotes is the one the plan used
   CHECK(attack_skipped_note(task, ModelKind::kResidual, AttentionKind::kSoftmax, 4, 4)
             .find("75 % of the time left allowed") != std::string::npos);
   CHECK(attack_skipped_note(task, ModelKind::kSingleLayer, AttentionKind::kSoftmax, 1, 1)
