@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "src/interval.h"
@@ -180,22 +181,12 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
     //   sum_h o^h = sum_k a_k (sum_h W^h_k) + sum_{h != r} sum_k (a^h_k - a_k) W^h_k
     std::vector<SymbolicForm> fused(n);
     for (int d = 0; d < n; ++d) fused[d] = weighted_value(p, a[0], Wsum, i, d);
-    // a^h_k = a_k / sum_m a_m exp(delta_m - delta_k), delta = s^h - s^r = x_i^T D x_k; with
-    // |delta_m - delta_k| <= w over the box, a^h_k / a_k is in [e^-w, e^w], so
-    //   |sum_k (a^h_k - a_k) W^h_{k,d}| = |sum_k (a^h_k - a_k)(W^h_{k,d} - c_d)|
-    //                                  <= (e^w - 1) sum_k a_k |W^h_{k,d} - c_d|
-    //                                  <= (e^w - 1) min(sum_k sup a_k sup |W^h_{k,d} - c_d|,
-    //                                                   max_k sup |W^h_{k,d} - c_d|)
-    // for any c_d (sum_k a^h_k = sum_k a_k = 1): c_d the middle of the values' hull.
-    std::vector<double> a_sup(i + 1, 0.0);
-    Mpfi others(0);
-    for (int k = 1; k <= i; ++k) {
-      const SymbolicRange r = symbolic_range(a[0][k]);
-      a_sup[k] = std::min(1.0, r.hi);
-      others += point_interval(Mpfr(std::max(0.0, r.lo)));
-    }
-    // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum of their lower ends, and <= its own form's range
-    a_sup[0] = std::min({1.0, upper_double(Mpfi(1) - others), symbolic_range(a[0][0]).hi});
+    // sum_{h != r} sum_k (a^h_k - a_k) W^h_{k,d}, each head's part bounded by
+    // fused_difference_bound (header) from the spread w of delta = s^h - s^r =
+    // x_i^T D x_k over the box, the values' ranges and the weights' upper ends
+    std::vector<SymbolicRange> weights(i + 1);
+    for (int k = 0; k <= i; ++k) weights[k] = symbolic_range(a[0][k]);
+    const std::vector<double> a_sup = weight_upper_ends(weights);
     for (int h = 1; h < H && p.variant != SymbolicVariant::kNoFusionDifference; ++h) {
       if (p.stop(p.done, p.head_rows)) return false;
       const std::vector<SymbolicForm> diff = scores(p, query(p, heads[h].D, x, i), x, i);
@@ -203,29 +194,11 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
       for (int m = 0; m <= i; ++m) {
         for (int k = 0; k < m; ++k) w = std::max(w, magnitude(p.sa.difference(diff[m], diff[k])));
       }
-      // e^w - 1, rounded up
-      const Mpfi growth = exp_of(point_interval(Mpfr(w))) - Mpfi(1);
+      std::vector<SymbolicRange> values(i + 1);
       for (int d = 0; d < n; ++d) {
-        std::vector<SymbolicRange> ranges(i + 1);
-        double lo = INFINITY, hi = -INFINITY;
-        for (int k = 0; k <= i; ++k) {
-          ranges[k] = symbolic_range(W[h][k * n + d]);
-          lo = std::min(lo, ranges[k].lo);
-          hi = std::max(hi, ranges[k].hi);
-        }
-        const double c = 0.5 * (lo + hi);
-        // sum_k sup a_k sup |W^h_{k,d} - c| and max_k sup |W^h_{k,d} - c|, in MPFI
-        Mpfi sum(0), widest(0);
-        for (int k = 0; k <= i; ++k) {
-          const SymbolicRange& r = ranges[k];
-          const Mpfi spread = max_of(abs_of(point_interval(Mpfr(r.lo)) - point_interval(Mpfr(c))),
-                                     abs_of(point_interval(Mpfr(r.hi)) - point_interval(Mpfr(c))));
-          sum += point_interval(Mpfr(a_sup[k])) * spread;
-          widest = max_of(widest, spread);
-        }
-        // either bounds sum_k a_k |W^h_{k,d} - c| (a_k >= 0, sum_k a_k = 1)
-        const double term = std::min(upper_double(growth * sum), upper_double(growth * widest));
-        p.sa.add(fused[d], SymbolicForm{0.0, {}, term, 0.0, {}});
+        for (int k = 0; k <= i; ++k) values[k] = symbolic_range(W[h][k * n + d]);
+        p.sa.add(fused[d],
+                 SymbolicForm{0.0, {}, fused_difference_bound(w, values, a_sup), 0.0, {}});
       }
     }
     for (int d = 0; d < n; ++d) {
@@ -237,6 +210,47 @@ bool layer_output(Pass& p, const std::vector<HeadEntries>& heads,
 }
 
 }  // namespace
+
+std::vector<double> weight_upper_ends(const std::vector<SymbolicRange>& weights) {
+  const std::size_t K = weights.size();
+  std::vector<double> up(K, 0.0);
+  Mpfi others(0);
+  for (std::size_t k = 1; k < K; ++k) {
+    up[k] = std::min(1.0, weights[k].hi);
+    others += point_interval(Mpfr(std::max(0.0, weights[k].lo)));
+  }
+  // a_0 = 1 - sum_{k>=1} a_k <= 1 - sum_{k>=1} lo_k, and <= its own range's upper end
+  if (K > 0) up[0] = std::min({1.0, upper_double(Mpfi(1) - others), weights[0].hi});
+  return up;
+}
+
+double fused_difference_bound(double w, const std::vector<SymbolicRange>& values,
+                              const std::vector<double>& a_sup) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!(w >= 0) || values.size() != a_sup.size()) return inf;
+  double lo = inf, hi = -inf;
+  for (const SymbolicRange& r : values) {
+    lo = std::min(lo, r.lo);
+    hi = std::max(hi, r.hi);
+  }
+  if (!(lo <= hi)) return inf;  // a NaN range
+  const Mpfi W = point_interval(Mpfr(w));
+  // tanh(w / 4) = (e^(w/2) - 1) / (e^(w/2) + 1), rounded up, times (hi - lo)
+  const Mpfi half = exp_of(W / Mpfi(2));
+  const Mpfi spread = point_interval(Mpfr(hi)) - point_interval(Mpfr(lo));
+  const double total_variation = upper_double((half - Mpfi(1)) / (half + Mpfi(1)) * spread);
+  // (e^w - 1) sum_k sup a_k sup |W_k - c|, c the middle of the hull
+  const double c = 0.5 * (lo + hi);
+  const Mpfi C = point_interval(Mpfr(c));
+  Mpfi sum(0);
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const Mpfi dev = max_of(abs_of(point_interval(Mpfr(values[k].lo)) - C),
+                            abs_of(point_interval(Mpfr(values[k].hi)) - C));
+    sum += point_interval(Mpfr(a_sup[k])) * dev;
+  }
+  const double ratio = upper_double((exp_of(W) - Mpfi(1)) * sum);
+  return std::min(total_variation, ratio);
+}
 
 bool symbolic_pass_supported(AttentionKind kind) {
   return kind == AttentionKind::kSoftmax || kind == AttentionKind::kSoftmaxOffByOne;

@@ -28,16 +28,27 @@
 // affine in the content, cancel to 1e-11) are also fused: with a = a^r the
 // first head's weights and delta_k = s^h_k - s^r_k = x_i^T (A_h - A_r) x_k,
 //   sum_h o^h = sum_k a_k (sum_h M_h x_k) + sum_{h != r} sum_k (a^h_k - a_k) M_h x_k,
-//   a^h_k / a_k = 1 / sum_m a_m exp(delta_m - delta_k)  in [e^-w, e^w],
-//   |sum_k (a^h_k - a_k) W^h_{k,d}| = |sum_k a_k (a^h_k / a_k - 1)(W^h_{k,d} - c_d)|
-//                                 <= (e^w - 1) sum_k a_k |W^h_{k,d} - c_d|
-//                                 <= (e^w - 1) min(sum_k sup a_k sup |W^h_{k,d} - c_d|,
-//                                                  max_k sup |W^h_{k,d} - c_d|)
-// for w >= |delta_m - delta_k| over the box (the range of that difference's
-// form) and any c_d (the weights of both heads sum to 1; c_d the middle of
-// the values' hull; the second bound since the a_k >= 0 sum to 1, the
-// first narrower where the keys of wide values have small weights, as at a
-// sink); sup a_0 <= 1 - sum_{k>=1} inf a_k. A third enclosure expands
+//   r_k = a^h_k / a_k = exp(delta_k) / sum_m a_m exp(delta_m),
+//   |sum_k (a^h_k - a_k) W^h_{k,d}| <= min(tanh(w / 4) (hi_d - lo_d),
+//                                          (e^w - 1) sum_k sup a_k sup |W^h_{k,d} - c_d|)
+// (fused_difference_bound) for w >= |delta_m - delta_k| over the box (the
+// range of that difference's form), [lo_d, hi_d] the values' hull and c_d
+// its middle. The second: r_k in [e^-w, e^w] and sum_k (a^h_k - a_k) c_d = 0
+// (both rows sum to 1), narrow where the keys of wide values have small
+// weights, as at a sink; sup a_0 <= 1 - sum_{k>=1} inf a_k. The first, at
+// every point: with c_d the middle, |W - c_d| <= (hi_d - lo_d) / 2, so the sum
+// is at most (hi_d - lo_d) TV, TV = sum_k a_k (r_k - 1)^+ (= half of
+// sum_k a_k |r_k - 1|, as sum_k a_k (r_k - 1) = 0). The r_k lie in some
+// [l, u] with u <= l e^w, l <= 1 <= u, and sum_k a_k r_k = 1; (r - 1)^+ is
+// convex, so below its chord on [l, u], and
+//   TV <= (u - 1)(1 - l) / (u - l),
+// which grows with u (its derivative is ((1 - l) / (u - l))^2), so u = l e^w;
+// with l = e^-x it is (e^(w-x) - 1)(e^x - 1) / (e^w - 1), largest at x = w/2:
+//   TV <= (e^(w/2) - 1)^2 / (e^w - 1) = tanh(w / 4),
+// reached by two groups of keys at delta = +-w/2 with reference mass
+// 1 / (1 + e^(w/2)) on the upper one. tanh(w / 4) <= w / 4, against the
+// (e^w - 1) / 2 >= w / 2 of the ratio bound with max_k |W - c_d|, which it
+// replaced. A third enclosure expands
 // every head's weights to second order around the softmax of its scores'
 // centres and sums the heads' first-order terms coefficient by coefficient
 // (second_order_row.h): heads whose weight deviations differ but whose
@@ -71,6 +82,20 @@ namespace sinkcert::theorems::bounds {
 
 // Whether deep_symbolic_error handles the model's attention kind.
 bool symbolic_pass_supported(AttentionKind kind);
+
+// Upper ends of a softmax row's weights a_0..a_K from their ranges:
+// min(1, hi_k) for k >= 1, and for BOS also 1 - sum_{k>=1} max(0, lo_k)
+// (the weights sum to 1), rounded up.
+std::vector<double> weight_upper_ends(const std::vector<SymbolicRange>& weights);
+
+// The fused heads' weight-difference term (header): an upper bound on
+// |sum_k (a^h_k - a_k) W_k| for softmax rows a^h, a whose scores differ by
+// delta with |delta_m - delta_k| <= w, W_k in values[k] and a_k <=
+// a_sup[k]: min(tanh(w / 4) (hi - lo), (e^w - 1) sum_k a_sup[k] sup|W_k - c|),
+// [lo, hi] the values' hull and c its middle, rounded up; +inf for a NaN or
+// a size mismatch.
+double fused_difference_bound(double w, const std::vector<SymbolicRange>& values,
+                              const std::vector<double>& a_sup);
 
 // Which pass deep_symbolic_error runs: the sound one; the sound one
 // without head fusion or without the second-order expansion (the tests

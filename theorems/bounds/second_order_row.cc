@@ -395,6 +395,16 @@ constexpr int kCovarianceSlices = 64;
 
 }  // namespace
 
+double variance_rho_bound(double W, double D, double core_alpha,
+                          const std::vector<VarianceOutlier>& outliers) {
+  // S2 = (W / 2)^2 A + sum_out alpha_k reach_k^2, rounded up
+  double S2 = mul_up(mul_up(0.5 * W, 0.5 * W), core_alpha);
+  for (const VarianceOutlier& o : outliers)
+    S2 = add_up(S2, mul_up(o.alpha, mul_up(o.reach, o.reach)));
+  // e^D S2 / 2
+  return upper_double(exp_of(point_interval(Mpfr(D))) * point_interval(Mpfr(S2)) / Mpfi(2));
+}
+
 double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only) {
   if (!(in.core_alpha_lo > 0) || !std::isfinite(in.W) || !std::isfinite(in.eps)) return kInf;
   const Mpfi W = point_interval(Mpfr(in.W)), eps = point_interval(Mpfr(in.eps));
@@ -465,15 +475,15 @@ void bound_e2(int n, HeadExpansion& out) {
   const int K = static_cast<int>(out.alpha.size());
   out.e2.assign(n, 0.0);
   if (out.drop) return;
-  // S2 e^D / 2 (rounded up), and the outliers' sum_out alpha_k sup rho(delta_k)
-  double S2 = mul_up(mul_up(0.5 * out.W, 0.5 * out.W), out.core_alpha), out_rho = 0.0;
+  // e^D S2 / 2 (variance_rho_bound), and the outliers' sum_out alpha_k sup rho(delta_k)
+  std::vector<VarianceOutlier> outliers_s2;
+  double out_rho = 0.0;
   for (int k = 0; k < K; ++k) {
     if (out.core[k]) continue;
-    S2 = add_up(S2, mul_up(out.alpha_up[k], mul_up(out.reach[k], out.reach[k])));
+    outliers_s2.push_back({out.alpha_up[k], out.reach[k]});
     out_rho = add_up(out_rho, mul_up(out.alpha_up[k], out.rho_hi[k]));
   }
-  const double half_S2 =
-      upper_double(exp_of(point_interval(Mpfr(out.D))) * point_interval(Mpfr(S2)) / Mpfi(2));
+  const double half_S2 = variance_rho_bound(out.W, out.D, out.core_alpha, outliers_s2);
   const bool variance = out.any_core && std::isfinite(half_S2);
   const double P = variance ? std::min(out.P_rho, add_up(half_S2, out_rho)) : out.P_rho;
   // kappa: 0 or the middle of one key's rho range (the least bound of R wins)

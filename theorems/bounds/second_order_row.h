@@ -76,6 +76,21 @@
 
 namespace sinkcert::theorems::bounds {
 
+// The variance form: at every point of the box
+//   sum_core alpha_k rho(delta_k) <= e^D S2 / 2,  S2 = (W / 2)^2 A + sum_out alpha_k reach_k^2,
+// since rho(x) <= x^2 e^max(x, 0) / 2 and delta_k <= D on the core, and
+// sum_k alpha_k delta_k^2 <= sum_k alpha_k (tau_k - c)^2 for every c (the
+// alpha-mean of tau minimizes it), with c the middle of the core's tau
+// values: |tau_k - c| <= W / 2 on the core, <= reach_k for the others.
+// Inputs, upper bounds: W the core's spread of tau, D >= 0 the largest
+// upper end of a core delta, A = sum_core alpha_k, and per other key alpha_k
+// and reach_k >= max_{m in core} |tau_k - tau_m|. Rounded up.
+struct VarianceOutlier {
+  double alpha = 0.0, reach = 0.0;
+};
+double variance_rho_bound(double W, double D, double core_alpha,
+                          const std::vector<VarianceOutlier>& outliers);
+
 // The covariance form's first factor, S_rho >= sum_core alpha_k (rho_k - P)^2 at
 // every point of the box (P = sum_all alpha_k rho_k, rho_k = rho(delta_k)).
 // With A = sum_core alpha, P_c = sum_core alpha rho / A and the core's own

@@ -136,6 +136,126 @@ TEST_CASE("fused heads without the weight-difference term: the enclosure breaks"
   CHECK(worst > kBrokenExcess);
 }
 
+// |sum_k (b_k - a_k) W_k| for b = softmax(s + delta), a = softmax(s), in
+// long double (exact to far below the tolerances these tests use).
+double weight_difference(const std::vector<double>& s, const std::vector<double>& delta,
+                         const std::vector<double>& W, std::vector<double>* a_out = nullptr) {
+  const std::size_t K = s.size();
+  long double za = 0, zb = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    za += std::exp(static_cast<long double>(s[k]));
+    zb += std::exp(static_cast<long double>(s[k] + delta[k]));
+  }
+  long double sum = 0;
+  if (a_out) a_out->assign(K, 0.0);
+  for (std::size_t k = 0; k < K; ++k) {
+    const long double a = std::exp(static_cast<long double>(s[k])) / za;
+    const long double b = std::exp(static_cast<long double>(s[k] + delta[k])) / zb;
+    sum += (b - a) * W[k];
+    if (a_out) (*a_out)[k] = static_cast<double>(a);
+  }
+  return static_cast<double>(std::fabs(sum));
+}
+
+std::vector<SymbolicRange> points(const std::vector<double>& W) {
+  std::vector<SymbolicRange> r;
+  for (double v : W) r.push_back({v, v});
+  return r;
+}
+
+TEST_CASE("the fused heads' weight-difference bound holds on random rows") {
+  PrecisionScope scope(128);
+  std::mt19937_64 eng(31);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int t = 0; t < 2000; ++t) {
+    const int K = 2 + static_cast<int>(u(eng) * 8);
+    const double w = 4.0 * u(eng) * u(eng);
+    std::vector<double> s(K), delta(K), W(K);
+    const double base = 3.0 * (u(eng) - 0.5);
+    for (int k = 0; k < K; ++k) {
+      s[k] = 6.0 * (u(eng) - 0.5);
+      delta[k] = base + w * u(eng);  // spread at most w
+      W[k] = 4.0 * (u(eng) - 0.5);
+    }
+    std::vector<double> a;
+    const double truth = weight_difference(s, delta, W, &a);
+    // the values' ranges around the points, the weights' upper ends above them
+    std::vector<SymbolicRange> values(K);
+    std::vector<double> a_sup(K);
+    for (int k = 0; k < K; ++k) {
+      const double r = u(eng) < 0.5 ? 0.0 : 0.3 * u(eng);
+      values[k] = {W[k] - r, W[k] + r};
+      a_sup[k] = std::min(1.0, a[k] * (1.0 + 0.2 * u(eng)));
+    }
+    CAPTURE(t);
+    CHECK(truth <= fused_difference_bound(w, values, a_sup));
+  }
+}
+
+// The relative distance by which the bound may exceed the arrangement that
+// reaches it: rounding of a few MPFI operations and of the long double sum.
+constexpr double kReached = 1e-12;
+
+TEST_CASE("the weight-difference bound is reached: tanh(w/4) by two groups at +-w/2") {
+  // groups of sizes G+ and G-, delta = +-w/2, values hi and lo, reference
+  // mass 1 / (1 + e^(w/2)) on the upper group: |sum (b - a) W| = tanh(w/4) (hi - lo)
+  PrecisionScope scope(128);
+  for (const double w : {0.01, 0.5, 2.0, 6.0}) {
+    for (const int up : {1, 3}) {
+      const int down = 2;
+      const double mass = 1.0 / (1.0 + std::exp(w / 2));
+      std::vector<double> s, delta, W;
+      for (int k = 0; k < up + down; ++k) {
+        const bool upper = k < up;
+        s.push_back(std::log(upper ? mass / up : (1 - mass) / down));
+        delta.push_back(upper ? w / 2 : -w / 2);
+        W.push_back(upper ? 1.5 : -0.5);
+      }
+      const double truth = weight_difference(s, delta, W);
+      CAPTURE(w);
+      CHECK(truth == doctest::Approx(std::tanh(w / 4) * 2.0).epsilon(kReached));
+      // a_sup = 1: the ratio bound out of the way
+      const double bound = fused_difference_bound(w, points(W), std::vector<double>(W.size(), 1.0));
+      CHECK(truth <= bound);
+      CHECK(bound <= truth * (1 + kReached));
+    }
+  }
+}
+
+TEST_CASE("the weight-difference bound: (e^w - 1) with small weights on wide values") {
+  // BOS (value 0, weight 1 - 2 eps), key A (value +1, weight eps, delta = w),
+  // key B (value -1, weight eps, delta = 0): the sum is eps (e^w - 1) / Z,
+  // Z = 1 + eps (e^w - 1), and the ratio form (e^w - 1) 2 eps is within 2 Z
+  // of it, below the total-variation form; a growth of e^(w/2) - 1 would not hold it
+  PrecisionScope scope(128);
+  for (const double w : {0.5, 2.0}) {
+    for (const double eps : {1e-3, 1e-2}) {
+      const std::vector<double> s{std::log(1 - 2 * eps), std::log(eps), std::log(eps)};
+      const std::vector<double> delta{0.0, w, 0.0}, W{0.0, 1.0, -1.0};
+      const double truth = weight_difference(s, delta, W);
+      const double Z = 1 + eps * std::expm1(w);
+      CAPTURE(w);
+      CAPTURE(eps);
+      CHECK(truth == doctest::Approx(eps * std::expm1(w) / Z).epsilon(kReached));
+      const double bound = fused_difference_bound(w, points(W), {1 - 2 * eps, eps, eps});
+      CHECK(truth <= bound);
+      CHECK(bound <= 2 * Z * truth * (1 + kReached));
+    }
+  }
+}
+
+TEST_CASE("the weights' upper ends: BOS's from the others' lower ends") {
+  // a_0's own range [0.2, 0.9] and a_1 in [0.05, 0.8]: a_0 = 0.9, a_1 = 0.1
+  // is a row of the box, so sup a_0 >= 0.9; a_1 >= 0.6 gives a_0 <= 0.4
+  const std::vector<double> up = weight_upper_ends({{0.2, 0.9}, {0.05, 0.8}});
+  CHECK(up[0] >= 0.9);
+  CHECK(up[0] <= 0.9 + 1e-15);
+  CHECK(up[1] >= 0.8);
+  const std::vector<double> tight = weight_upper_ends({{0.0, 1.0}, {0.6, 0.7}, {0.0, 0.3}});
+  CHECK(tight[0] >= 0.4);
+  CHECK(tight[0] <= 0.4 + 1e-15);
+}
+
 // A sink whose margin spans many orders of magnitude: one residual layer,
 // one head, n = 5, L = 4; the non-trigger query's score on BOS is
 //   s_0 = 50 + 11.5 (c_2 + c_3)  in [27, 73]   (A_{4,0} = 50, A_{2,0} = A_{3,0} = 11.5),

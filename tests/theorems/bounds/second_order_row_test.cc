@@ -202,6 +202,48 @@ RhoCase arrangement(const std::vector<long double>& values, const std::vector<in
   return c;
 }
 
+// The variance form against sum_core alpha_k rho(delta_k) (long double) on
+// the same arrangements; tau = delta up to the shift, so W is the core's
+// spread of delta, D its largest delta (at least 0) and reach_k the
+// outlier's largest distance to a core delta. Two core values at +-W/2 with
+// equal weights and no outlier reach it as W -> 0 (rho(x) + rho(-x) = x^2 +
+// O(x^4)), so a variance form that counts (W/4)(W/2) fails there.
+constexpr long double kVarianceReached = 1.02L;  // e^(W/2)(1 + W^2/12) at W = 0.02, and rounding
+
+TEST_CASE("the variance form bounds sum_core alpha rho(delta) and is reached by two values") {
+  PrecisionScope scope(128);
+  const auto check_case = [](const RhoCase& c) {
+    long double truth = 0, lo = INFINITY, hi = -INFINITY, A = 0;
+    for (int k = 0; k < c.core; ++k) {
+      truth += c.alpha[k] * rho_ld(c.delta[k]);
+      lo = std::min(lo, c.delta[k]);
+      hi = std::max(hi, c.delta[k]);
+      A += c.alpha[k];
+    }
+    std::vector<VarianceOutlier> out;
+    for (std::size_t k = c.core; k < c.alpha.size(); ++k) {
+      const long double reach = std::max(std::fabs(c.delta[k] - lo), std::fabs(c.delta[k] - hi));
+      out.push_back({static_cast<double>(c.alpha[k]), static_cast<double>(reach * (1 + 1e-12L))});
+    }
+    const double bound =
+        variance_rho_bound(static_cast<double>((hi - lo) * (1 + 1e-12L)),
+                           static_cast<double>(std::max<long double>(0, hi) * (1 + 1e-12L)),
+                           static_cast<double>(A * (1 + 1e-12L)), out);
+    CHECK(truth <= bound);
+    return bound / truth;
+  };
+  for (const long double W : {0.02L, 0.5L, 2.0L}) {
+    const long double ratio = check_case(arrangement({-W / 2, W / 2}, {3, 3}, 0, 0));
+    CAPTURE(static_cast<double>(W));
+    if (W < 0.1L) CHECK(ratio <= kVarianceReached);
+    check_case(arrangement({-W / 2, 0, W / 2}, {1, 4, 2}, 0, 0));
+    for (const long double far : {-3.0L, 1.0L, 4.0L}) {
+      check_case(arrangement({-W / 2, W / 2}, {2, 5}, 0.05L, far));
+      check_case(arrangement({0, W}, {6, 1}, 0.2L, far));
+    }
+  }
+}
+
 TEST_CASE("the covariance form bounds sum_core alpha (rho - P)^2 on adversarial arrangements") {
   PrecisionScope scope(128);
   // long double evaluation of the direct sum: relative error far below this
