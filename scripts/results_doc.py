@@ -238,6 +238,22 @@ BENCHMARKS = [
      "part and tail (docs/methods.md, \"Interval branch and bound\", why "
      "n = 64 is hard). NUMERIC(53) numpy; the maxima found are SEARCH lower "
      "bounds."),
+    ("benchmarks/fused_difference_benchmark.txt", "Fused heads: the total-variation form",
+     "`/usr/bin/python3 scripts/fused_difference_benchmark.py --binary B --baseline B0` "
+     "(B0: a sinkcert built at 7c30de2, before the total-variation form)",
+     "`verify bound --seconds 60` on the committed residual models whose "
+     "layers fuse heads, with the fused heads' weight-difference term as "
+     "(e^w - 1) max_k |W_k - c| (baseline) and as tanh(w/4) (hi - lo), the "
+     "total variation of two softmax rows whose scores differ by at most w "
+     "(docs/methods.md, \"Interval branch and bound\", deep models). The "
+     "lower ends are the attack's, the same in both builds."),
+    ("benchmarks/mutants.txt", "Mutation check of the certified bounds",
+     "`/usr/bin/python3 scripts/mutation_check.py --out results/benchmarks/mutants.txt`",
+     "Each mutant changes one line of a bound's source so that the bound "
+     "leaves out or shrinks a term its proof needs, builds the tests named "
+     "with it and runs them: KILLED when one of them fails. Every mutant "
+     "must be killed; a survivor is a term no test watches "
+     "(docs/methods.md, \"Cross-checks\")."),
     ("benchmarks/recipe_benchmark.txt", "Training speed of the paper's recipe",
      "`build/tests/recipe_benchmark [--seconds 2] [--repeats 3]`, "
      "`--train SECONDS`, and `scripts/recipe_benchmark.py --binary "

@@ -244,16 +244,20 @@ TEST_CASE("the weight-difference bound: (e^w - 1) with small weights on wide val
   }
 }
 
+// How far above the exact value an upper end rounded up to a double may lie
+// here (a few ulps of numbers below 1).
+constexpr double kRoundedUp = 1e-15;
+
 TEST_CASE("the weights' upper ends: BOS's from the others' lower ends") {
   // a_0's own range [0.2, 0.9] and a_1 in [0.05, 0.8]: a_0 = 0.9, a_1 = 0.1
   // is a row of the box, so sup a_0 >= 0.9; a_1 >= 0.6 gives a_0 <= 0.4
   const std::vector<double> up = weight_upper_ends({{0.2, 0.9}, {0.05, 0.8}});
   CHECK(up[0] >= 0.9);
-  CHECK(up[0] <= 0.9 + 1e-15);
+  CHECK(up[0] <= 0.9 + kRoundedUp);
   CHECK(up[1] >= 0.8);
   const std::vector<double> tight = weight_upper_ends({{0.0, 1.0}, {0.6, 0.7}, {0.0, 0.3}});
   CHECK(tight[0] >= 0.4);
-  CHECK(tight[0] <= 0.4 + 1e-15);
+  CHECK(tight[0] <= 0.4 + kRoundedUp);
 }
 
 // A sink whose margin spans many orders of magnitude: one residual layer,

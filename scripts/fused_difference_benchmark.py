@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""verify bound on residual models with fused heads, a build whose fused
+heads' weight-difference term is (e^w - 1) times the values' largest
+distance to their middle (the baseline, built from an earlier revision)
+against this one, which takes tanh(w/4) times the values' spread, the
+total variation of two softmax rows (theorems/bounds/deep_symbolic_pass.h,
+fused_difference_bound), on the same commands in the same run.
+
+Each row: the command's CERTIFIED enclosure, the boxes bounded, and the
+upper end over the lower one (the lower ends are the attack's, the same in
+both builds). The budget is seconds, as a user's run has it, so the box
+counts may differ by a few between the builds.
+
+  /usr/bin/python3 scripts/fused_difference_benchmark.py --binary B --baseline B0
+      [--seconds S] [--out FILE]
+"""
+import argparse
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from benchmark_output import finish_output, run_header, run_json  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = "fused_difference_benchmark"
+PYTORCH = os.path.join("results", "benchmarks", "pytorch_models")
+
+
+def rows():
+    """(name, weight file): the committed residual models with fused heads."""
+    return [
+        ("path_start0", os.path.join("results", "theorem2", "path_start0.weights.json")),
+        ("softmax_2x2_s7", os.path.join(PYTORCH, "softmax_2x2_s7.weights.json")),
+        ("softmax_2x2_s8", os.path.join(PYTORCH, "softmax_2x2_s8.weights.json")),
+        ("softmax_4x4_s9", os.path.join(PYTORCH, "softmax_4x4_s9.weights.json")),
+    ]
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
+    p.add_argument("--baseline", required=True,
+                   help="a sinkcert built at a revision with the (e^w - 1) max form")
+    p.add_argument("--seconds", type=int, default=60)
+    p.add_argument("--out", default=None, help="also write the output to this file")
+    args = p.parse_args(argv)
+    if args.seconds < 1:
+        raise SystemExit(f"{PROGRAM}: error: --seconds {args.seconds}: expected at least 1")
+    os.chdir(ROOT)
+    lines = [
+        "# fused_difference_benchmark output: verify bound on residual models, the fused "
+        "heads' weight-difference term as (e^w - 1) max|W - c| (baseline) and as tanh(w/4) "
+        "(hi - lo) (this build)",
+        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
+        f"# each row: verify bound --weights W --L 16 --seconds {args.seconds} --json; lower, "
+        "upper: CERTIFIED; upper/lower: how far the enclosure is from closing",
+    ]
+    header = (f"{'model':<16} {'build':<9} {'boxes':>5} {'wall s':>7} {'lower':>12} "
+              f"{'upper':>12} {'upper/lower':>11}")
+    lines.append(header)
+    for line in lines:
+        print(line, flush=True)
+    for name, weights in rows():
+        for build, binary in (("baseline", args.baseline), ("this", args.binary)):
+            out, secs = run_json([binary, "verify", "bound", "--weights", weights, "--L", "16",
+                                  "--seconds", str(args.seconds), "--json", "--quiet"], PROGRAM)
+            lo, hi = out["lo"], out["hi"]
+            hi = float("inf") if hi is None else hi
+            ratio = hi / lo if lo else float("inf")
+            line = (f"{name:<16} {build:<9} {out['boxes']:>5} {secs:>7.1f} {lo:>12.5e} "
+                    f"{hi:>12.5e} {ratio:>11.3f}")
+            lines.append(line)
+            print(line, flush=True)
+    finish_output(lines, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

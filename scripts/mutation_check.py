@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Mutation check of the certified bounds: does some test fail when one
+term of a bound is made unsound?
+
+Each mutant below changes one line of a bound's source so that the bound
+leaves out, or shrinks, a term its proof needs (a remainder, a floor, an
+end of a range, a part of a sum). The mutant is sound only if the term was
+never needed, so every mutant must be KILLED: one of the tests named with
+it (tests/theorems/bounds/*, pointwise-enclosure and property tests)
+fails. A mutant that SURVIVES is a term no test watches, and a reviewer's
+hostile model could break it unseen.
+
+For each mutant the script checks that its line occurs exactly once in
+the file, writes the mutated file, builds the named test targets in the
+build directory, runs them (from the source directory, as ctest does),
+and restores the file, also when interrupted; at the end it builds the
+targets again from the restored sources. Terms that only hold rounding
+errors (kRound, the raises by unit roundoffs) are left out: a pointwise
+test cannot see an error of one ulp, and double_interval_test and
+symbolic_form_test's rounding case test them directly.
+
+  /usr/bin/python3 scripts/mutation_check.py [--build DIR] [--only NAME]...
+      [--out FILE] [--timeout S]
+  /usr/bin/python3 scripts/mutation_check.py --check-lines [--root DIR]
+
+--check-lines only checks that every mutant's line occurs exactly once
+(tests/scripts/mutation_check_test.py runs it in ctest, so that an edit of
+a bound cannot silently retire a mutant). The full run takes about ten
+minutes on two cores and needs a configured build directory; the file's
+sources must have no uncommitted changes (the script restores what it
+read, and refuses to mutate a file git reports as modified).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from benchmark_output import finish_output, git_revision, load_average  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = "mutation_check"
+
+SF = "theorems/bounds/symbolic_form.cc"
+DSP = "theorems/bounds/deep_symbolic_pass.cc"
+SOR = "theorems/bounds/second_order_row.cc"
+VH = "theorems/bounds/value_hull_bound.cc"
+DWC = "theorems/bounds/deep_worst_case_bound.cc"
+
+SYMBOLIC_TESTS = ["symbolic_form_test", "deep_symbolic_pass_test", "second_order_row_test",
+                  "deep_worst_case_bound_test"]
+DEEP_TESTS = ["deep_worst_case_bound_test", "deep_symbolic_pass_test"]
+
+# (name, file, line as it is, line mutated, tests that must catch it, the term)
+MUTANTS = [
+    ("product-remainder", SF,
+     "if (!drop_) bracket = add_up(bracket, mul_up(wa, wb));",
+     "if (false) bracket = add_up(bracket, mul_up(wa, wb));",
+     SYMBOLIC_TESTS, "a product's quadratic remainder (La + ra)(Lb + rb)"),
+    ("product-carried-remainder", SF,
+     "double bracket = add_up(mul_up(ca, b.r), mul_up(cb, a.r));",
+     "double bracket = 0.0;",
+     SYMBOLIC_TESTS, "a product's |ca| rb + |cb| ra (the factors' own remainders)"),
+    ("convex-gap-one-end", SF,
+     "const Mpfr hmax = bmp::upper(hl) > bmp::upper(hh) ? bmp::upper(hl) : bmp::upper(hh);",
+     "const Mpfr hmax = bmp::upper(hl);",
+     SYMBOLIC_TESTS, "exp and 1/x: the chord-tangent gap at the larger of the two ends"),
+    ("convex-carried-remainder", SF,
+     "out.r = add_up(add_up(mul_up(k, a.r), centre.rad), rounding(mul_up(k, a.norm), vars_));",
+     "out.r = add_up(centre.rad, rounding(mul_up(k, a.norm), vars_));",
+     SYMBOLIC_TESTS, "exp and 1/x: the argument's remainder times the slope"),
+    ("reciprocal-floor", SF,
+     "const double lo = std::max(x.lo, floor);",
+     "const double lo = std::max(x.lo, 2 * floor);",
+     SYMBOLIC_TESTS, "1/x: the denominator's floor (softmax: 1 plus the other terms' lower ends)"),
+    ("range-without-remainder", SF,
+     "const double w = add_up(a.norm, a.r);",
+     "const double w = a.norm;",
+     SYMBOLIC_TESTS, "a form's range: c +- (norm + r)"),
+    ("fresh-symbol-half", SF,
+     "a.g[m] = a.r;  // the symbol is fresh: g_m was 0",
+     "a.g[m] = 0.5 * a.r;",
+     SYMBOLIC_TESTS, "a layer's remainder as a fresh symbol of the same size"),
+    ("denominator-floor-upper-end", DSP,
+     "floor += exp_of(point_interval(Mpfr(symbolic_range(exponent).lo)));",
+     "floor += exp_of(point_interval(Mpfr(symbolic_range(exponent).hi)));",
+     DEEP_TESTS, "softmax: the denominator's floor from the lower ends of exp(s_m - s_k)"),
+    ("off-by-one-zero-logit", DSP,
+     "if (p.off_by_one) term(p.sa.difference(SymbolicForm{}, s[k]));",
+     "if (false) term(p.sa.difference(SymbolicForm{}, s[k]));",
+     DEEP_TESTS, "off-by-one softmax: the extra logit 0 (a row-constant score shift matters)"),
+    ("weighted-value-eta", DSP,
+     "p.sa.add_scaled(centred, radius_double(eta), centre);",
+     "p.sa.add_scaled(centred, radius_double(Mpfi(0)), centre);",
+     DEEP_TESTS, "the values around the weights' centres: eta c, eta = 1 - sum_k abar_k"),
+    ("fusion-ratio-growth", DSP,
+     "const double ratio = upper_double((exp_of(W) - Mpfi(1)) * sum);",
+     "const double ratio = upper_double((exp_of(W / Mpfi(2)) - Mpfi(1)) * sum);",
+     DEEP_TESTS, "fused heads: the weight ratio's growth e^w - 1"),
+    ("fusion-total-variation", DSP,
+     "const Mpfi half = exp_of(W / Mpfi(2));",
+     "const Mpfi half = exp_of(W / Mpfi(4));",
+     DEEP_TESTS, "fused heads: the total variation tanh(w / 4) of two rows"),
+    ("fusion-values-spread", DSP,
+     "const Mpfi spread = point_interval(Mpfr(hi)) - point_interval(Mpfr(lo));",
+     "const Mpfi spread = (point_interval(Mpfr(hi)) - point_interval(Mpfr(lo))) / Mpfi(2);",
+     DEEP_TESTS, "fused heads: the values' spread hi - lo"),
+    ("fusion-bos-weight", DSP,
+     "if (K > 0) up[0] = std::min({1.0, upper_double(Mpfi(1) - others), weights[0].hi});",
+     "if (K > 0) up[0] = std::max(0.0, weights[0].lo);",
+     DEEP_TESTS, "fused heads: the upper end of BOS's weight"),
+    ("mean-term", DSP,
+     "const RadiusDouble minus_inv_j = radius_double(Mpfi(-1) / Mpfi(j));",
+     "const RadiusDouble minus_inv_j = radius_double(Mpfi(-1) / Mpfi(j + 1));",
+     DEEP_TESTS, "the target's mean term -(1/j) sum_(k<=j) x_k"),
+    ("second-order-e2", SOR,
+     "form.r = add_up(add_up(r0, e2), qc);",
+     "form.r = add_up(r0, qc);",
+     SYMBOLIC_TESTS, "the second-order expansion's E2 (|R| + P |F|)"),
+    ("second-order-cubic", SOR,
+     "qc = add_up(quad_part, cubic);",
+     "qc = quad_part;",
+     SYMBOLIC_TESTS, "the expansion's cubic coefficients"),
+    ("second-order-diagonal", SOR,
+     "sum += 0.5 * std::fabs(row[a]);",
+     "sum += 0.0;",
+     SYMBOLIC_TESTS, "the quadratic part's diagonal, e_a^2 in [0, 1]: its half spread"),
+    ("second-order-diagonal-shift", SOR,
+     "form.c += shift;",
+     "form.c += 0.0;",
+     SYMBOLIC_TESTS, "the quadratic part's diagonal: the centre's shift sum_a X_aa / 2"),
+    ("covariance-shift", SOR,
+     "return upper_double(A * point_interval(Mpfr(phi_max)) + A * shift * shift);",
+     "return upper_double(A * point_interval(Mpfr(phi_max)));",
+     SYMBOLIC_TESTS, "the covariance form: the core mean's distance A (P_c - P)^2"),
+    ("variance-width", SOR,
+     "double S2 = mul_up(mul_up(0.5 * W, 0.5 * W), core_alpha);",
+     "double S2 = mul_up(mul_up(0.25 * W, 0.5 * W), core_alpha);",
+     SYMBOLIC_TESTS, "the variance form: (W / 2)^2 over the core keys"),
+    ("variance-outliers", SOR,
+     "S2 = add_up(S2, mul_up(o.alpha, mul_up(o.reach, o.reach)));",
+     "S2 = add_up(S2, mul_up(o.alpha, mul_up(o.reach, 0.0)));",
+     SYMBOLIC_TESTS, "the variance form: the other keys' alpha_k reach_k^2"),
+    ("hull-without-zero", VH,
+     "const bool with_zero = model.attention != AttentionKind::kSoftmax;",
+     "const bool with_zero = false;",
+     ["value_hull_bound_test"], "the values' hull taken with 0 where weights sum to at most 1"),
+    ("hull-residual-stream", VH,
+     "const Matrix<Mpfi> x = X + r;",
+     "const Matrix<Mpfi> x = X;",
+     ["value_hull_bound_test"], "residual models: each layer's input x + r^(l)"),
+    ("centred-form-last-variable", DWC,
+     "for (std::size_t m = 0; m < g.size(); ++m) {\n    const Mpfi term =",
+     "for (std::size_t m = 0; m + 1 < g.size(); ++m) {\n    const Mpfi term =",
+     DEEP_TESTS, "the centred form: every variable's g_m (B_m - p_m)"),
+    ("layer-centred-form", DWC,
+     "r += dX(k, kFirstContent + c) * offset(box.lo[m], box.hi[m], centre[m]);",
+     "if (c > 0) r += dX(k, kFirstContent + c) * offset(box.lo[m], box.hi[m], centre[m]);",
+     DEEP_TESTS, "an intermediate layer's centred form (every variable)"),
+    ("residual-gradient", DWC,
+     "if (model.kind == ModelKind::kResidual) dX(i, d) -= Mpfi(1);",
+     "if (false) dX(i, d) -= Mpfi(1);",
+     DEEP_TESTS, "the gradient of the residual target's x_i"),
+    ("affine-product-remainder", DWC,
+     "out.r = a.c * b.r + b.c * a.r + (linear_range(a) + a.r) * (linear_range(b) + b.r);",
+     "out.r = a.c * b.r + b.c * a.r;",
+     DEEP_TESTS, "the affine (Taylor) forms: a product's quadratic remainder"),
+]
+
+
+def check_lines(root, names):
+    """{file: text} after checking that each mutant's line occurs once in
+    the tree at root."""
+    texts = {}
+    bad = []
+    for name, path, old, _new, _tests, _term in MUTANTS:
+        if names and name not in names:
+            continue
+        if path not in texts:
+            with open(os.path.join(root, path)) as f:
+                texts[path] = f.read()
+        count = texts[path].count(old)
+        if count != 1:
+            bad.append(f"{name}: {path} holds its line {count} times (expected once): {old!r}")
+    if bad:
+        raise SystemExit(f"{PROGRAM}: error: " + "\n".join(bad))
+    return texts
+
+
+def git_modified(path):
+    p = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "--", path])
+    return p.returncode != 0
+
+
+def build(build_dir, targets):
+    p = subprocess.run(["cmake", "--build", build_dir, "--target", *targets, "--", "-j2"],
+                       capture_output=True, text=True)
+    return p.returncode == 0, (p.stdout + p.stderr)[-2000:]
+
+
+def run_tests(build_dir, tests, timeout):
+    """The first test that fails (the mutant is KILLED), or None."""
+    for t in tests:
+        try:
+            p = subprocess.run([os.path.join(build_dir, "tests", t)], cwd=ROOT,
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"{t} (timed out after {timeout} s)"
+        if p.returncode != 0:
+            return t
+    return None
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument("--out", help="write the table here (atomically)")
+    ap.add_argument("--timeout", type=float, default=300.0,
+                    help="seconds a test may run before it counts as failed (a mutant "
+                         "that makes a search loop forever is caught, not waited for)")
+    ap.add_argument("--check-lines", action="store_true")
+    ap.add_argument("--root", default=ROOT,
+                    help="the source tree --check-lines reads (the tests point it at a copy)")
+    a = ap.parse_args(argv)
+    unknown = [n for n in a.only if n not in {m[0] for m in MUTANTS}]
+    if unknown:
+        raise SystemExit(f"{PROGRAM}: error: --only {', '.join(unknown)}: no such mutant "
+                         f"(expected one of {', '.join(m[0] for m in MUTANTS)})")
+    texts = check_lines(a.root if a.check_lines else ROOT, a.only)
+    if a.check_lines:
+        print(f"{PROGRAM}: every mutant's line occurs exactly once "
+              f"({len(a.only) or len(MUTANTS)} mutants)")
+        return 0
+    if not os.path.isfile(os.path.join(a.build, "CMakeCache.txt")):
+        raise SystemExit(f"{PROGRAM}: error: --build {a.build}: not a configured build "
+                         "directory (expected CMakeCache.txt; run the README's build first)")
+    dirty = [p for p in texts if git_modified(p)]
+    if dirty:
+        raise SystemExit(f"{PROGRAM}: error: {', '.join(dirty)}: uncommitted changes "
+                         "(expected a clean file: commit or stash them first)")
+    lines = [
+        "# Mutation check of the certified bounds: each mutant makes one term of a bound "
+        "unsound; KILLED when one of its tests fails",
+        f"# command: /usr/bin/python3 scripts/{PROGRAM}.py " + " ".join(argv),
+        f"# revision: {git_revision()}",
+        f"# time_utc: {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}, load average "
+        f"before: {load_average()} ({os.cpu_count()} cores, shared)",
+        f"# {'mutant':<28} {'file':<40} {'verdict':<9} caught by / term",
+    ]
+    print("\n".join(lines))
+    all_targets = set()
+    survivors = 0
+    try:
+        for name, path, old, new, tests, term in MUTANTS:
+            if a.only and name not in a.only:
+                continue
+            full = os.path.join(ROOT, path)
+            original = texts[path]
+            all_targets.update(tests)
+            t0 = time.time()
+            try:
+                with open(full, "w") as f:
+                    f.write(original.replace(old, new, 1))
+                ok, log = build(a.build, tests)
+                if not ok:
+                    raise SystemExit(f"{PROGRAM}: error: mutant {name} does not build "
+                                     f"(its line is out of date):\n{log}")
+                killer = run_tests(a.build, tests, a.timeout)
+            finally:
+                with open(full, "w") as f:
+                    f.write(original)
+            verdict = "KILLED" if killer else "SURVIVED"
+            survivors += killer is None
+            row = (f"{name:<30} {path:<40} {verdict:<9} "
+                   f"{killer or 'none of ' + ', '.join(tests)}; {term} "
+                   f"({time.time() - t0:.0f} s)")
+            lines.append(row)
+            print(row, flush=True)
+    finally:
+        if all_targets:
+            print(f"{PROGRAM}: building {', '.join(sorted(all_targets))} from the restored "
+                  "sources", flush=True)
+            build(a.build, sorted(all_targets))
+    lines.append(f"# {survivors} of {len(lines) - 5} mutants survived")
+    print(lines[-1])
+    finish_output(lines, a.out)
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
