@@ -48,10 +48,13 @@ DSP = "theorems/bounds/deep_symbolic_pass.cc"
 SOR = "theorems/bounds/second_order_row.cc"
 VH = "theorems/bounds/value_hull_bound.cc"
 DWC = "theorems/bounds/deep_worst_case_bound.cc"
+BOS = "theorems/bounds/bos_bound.cc"
+DBOS = "theorems/bounds/deep_bos_bound.cc"
 
 SYMBOLIC_TESTS = ["symbolic_form_test", "deep_symbolic_pass_test", "second_order_row_test",
                   "deep_worst_case_bound_test"]
 DEEP_TESTS = ["deep_worst_case_bound_test", "deep_symbolic_pass_test"]
+BOS_TESTS = ["bos_bound_test", "bos_box_search_test"]
 
 # (name, file, line as it is, line mutated, tests that must catch it, the term)
 MUTANTS = [
@@ -167,6 +170,42 @@ MUTANTS = [
      "out.r = a.c * b.r + b.c * a.r + (linear_range(a) + a.r) * (linear_range(b) + b.r);",
      "out.r = a.c * b.r + b.c * a.r;",
      DEEP_TESTS, "the affine (Taylor) forms: a product's quadratic remainder"),
+    ("bos-key-content", BOS,
+     "T += Mpfi(ordinary) * exp_of(Mpfi(query_dot(w) + signed_norm));",
+     "T += Mpfi(ordinary) * exp_of(Mpfi(query_dot(w)));",
+     BOS_TESTS, "the BOS bound: the keys' content term +-||v(q)||_1 of the odds"),
+    ("bos-key-count", BOS,
+     "const int ordinary = i - 1 - (j < i ? 1 : 0);  // ordinary tokens m = 1..i-1",
+     "const int ordinary = std::max(0, i - 2 - (j < i ? 1 : 0));",
+     BOS_TESTS, "the BOS bound: every ordinary key before row i"),
+    ("bos-trigger-key", BOS,
+     "if (j < i) {\n    const Vector<Mpfi> w = A.col(kTriggerFlag) - col0;",
+     "if (false) {\n    const Vector<Mpfi> w = A.col(kTriggerFlag) - col0;",
+     BOS_TESTS, "the BOS bound: the trigger's key when it comes before row i"),
+    ("bos-self-square", BOS,
+     "d += A(p, p) * square_of(q[l]);",
+     "d += A(p, p) * q[l] * Mpfi(0);",
+     BOS_TESTS, "the BOS bound: the query's own key, its diagonal quadratic term"),
+    ("bos-self-cross", BOS,
+     "d += Mpfi(A(p, p2) + A(p2, p)) * q[l] * q[l2];",
+     "d += Mpfi(0) * q[l] * q[l2];",
+     BOS_TESTS, "the BOS bound: the query's own key, its cross terms"),
+    ("bos-off-by-one", BOS,
+     "  T += exp_of(d);\n  if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-s_i0));",
+     "  T += exp_of(d);",
+     BOS_TESTS, "the BOS bound: off-by-one softmax's extra logit 0"),
+    ("deep-bos-off-by-one", DBOS,
+     "if (kind == AttentionKind::kSoftmaxOffByOne) T += exp_of(Mpfi(-dot(q, x0)));",
+     "if (false) T += exp_of(Mpfi(-dot(q, x0)));",
+     ["deep_bos_bound_test"], "the deep BOS bound: off-by-one softmax's extra logit 0"),
+    ("deep-bos-layer-centred-form", DBOS,
+     "r += dX(m, kFirstContent + e) * Mpfi(bmp::lower(lo), bmp::upper(hi));",
+     "if (e > 0) r += dX(m, kFirstContent + e) * Mpfi(bmp::lower(lo), bmp::upper(hi));",
+     ["deep_bos_bound_test"], "the deep BOS bound: a lower layer's centred form (every variable)"),
+    ("deep-bos-centred-form", DBOS,
+     "centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));",
+     "if (c > 0) centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));",
+     ["deep_bos_bound_test"], "the deep BOS bound: a_i0's centred form (every variable)"),
 ]
 
 

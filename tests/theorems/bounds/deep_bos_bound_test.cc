@@ -123,6 +123,71 @@ TEST_CASE("every head's min and max BOS enclose dense sampling; layer 0 to the g
   }
 }
 
+TEST_CASE(
+    "off-by-one attention: the extra logit 0 is in both ends (a row-constant shift matters)") {
+  // off-by-one softmax a_i0 = e^s_i0 / (1 + sum_m e^s_im): shifting a row's
+  // scores together changes it, so a bound built from score differences
+  // alone would miss exp(-s_i0) in the odds. Every non-BOS key's score is
+  // lowered by 3, so that the odds are mostly that extra term wherever the
+  // BOS mass is smallest (on the random model alone the extreme sits where
+  // the keys' odds dwarf it, and dropping the term moves the bound by less
+  // than the gap)
+  Model<double> m = testing::random_model(5, AttentionKind::kSoftmaxOffByOne, 0.5, 11, 2, 2,
+                                          ModelKind::kResidual);
+  for (auto& layer : m.layers) {
+    for (Head<double>& head : layer) {
+      for (const int q : {kTriggerFlag, ordinary_flag(5)}) {
+        head.A(q, kTriggerFlag) -= 3.0;
+        head.A(q, ordinary_flag(5)) -= 3.0;
+      }
+    }
+  }
+  const auto sampled = sample_bos(m, kTask, 4000);
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < 2; ++h) {
+      INFO("layer " << l << " head " << h);
+      DeepBosOptions o = options_for(l, h);
+      if (l == 1) o.max_seconds = 2;
+      const BosBound lo = bound_deep_min_bos(m, kTask, o);
+      const MaxBosBound hi = bound_deep_max_bos(m, kTask, o);
+      CHECK(min_lower(lo) <= sampled[l][h].min + kDoubleSlack);
+      CHECK(hi.mass_upper.convert_to<double>() >= sampled[l][h].max - kDoubleSlack);
+      if (l == 0) {
+        CHECK(lo.verdict == Verdict::kEnclosed);
+        CHECK(min_lower(lo) >= sampled[l][h].min - 0.02 * (1 - sampled[l][h].min));
+      }
+    }
+  }
+}
+
+TEST_CASE("no content-content scores: the smallest BOS mass sits at a vertex, and is reached") {
+  // layer 0 with the content block of A zero: d_m = x_i^T A (x_m - x_0) is
+  // then affine in the query's content for fixed keys and in each key's for
+  // a fixed query, so T = sum_m exp(d_m) is convex in each variable alone and
+  // its largest value (the smallest a_i0) lies at a vertex, all of which the
+  // sampling visits (64 per trigger, 2000 vertex samples each). The query's
+  // content enters several d_m, so the plain form alone is loose; to a gap
+  // of 1e-6 the bound must hold that vertex and reach it.
+  constexpr double kTightGap = 1e-6;
+  // how far below the sampled vertex the certified end may lie: the gap
+  // times a_i0 (below 1), with room for the deficit's own scale
+  constexpr double kReachedVertex = 1e-5;
+  Model<double> m = deep_model();
+  for (Head<double>& head : m.layers[0]) {
+    head.A.block(kFirstContent, kFirstContent, 2, 2).setZero();
+  }
+  const auto sampled = sample_bos(m, kTask, 4000);
+  for (int h = 0; h < 2; ++h) {
+    INFO("head " << h);
+    DeepBosOptions o = options_for(0, h);
+    o.relative_gap = kTightGap;
+    const BosBound lo = bound_deep_min_bos(m, kTask, o);
+    CHECK(lo.verdict == Verdict::kEnclosed);
+    CHECK(min_lower(lo) <= sampled[0][h].min + kDoubleSlack);
+    CHECK(min_lower(lo) >= sampled[0][h].min - kReachedVertex);
+  }
+}
+
 // The min BOS bounds under two option sets, each checked against the
 // sampled minimum (both must be valid whatever they differ in).
 std::pair<BosBound, BosBound> both_valid(const Model<double>& m, const Sampled& sampled,
