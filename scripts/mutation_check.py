@@ -26,10 +26,11 @@ symbolic_form_test's rounding case test them directly.
 
 --check-lines only checks that every mutant's line occurs exactly once
 (tests/scripts/mutation_check_test.py runs it in ctest, so that an edit of
-a bound cannot silently retire a mutant). The full run takes about ten
-minutes on two cores and needs a configured build directory; the file's
-sources must have no uncommitted changes (the script restores what it
-read, and refuses to mutate a file git reports as modified).
+a bound cannot silently retire a mutant). The full run takes about
+fifteen minutes on two cores (37 mutants) and needs a configured build
+directory; the mutated files must have no uncommitted changes (the script
+restores what it read, and refuses to mutate a file git reports as
+modified). Exit 1 when a mutant survives.
 """
 import argparse
 import os
