@@ -74,7 +74,8 @@ def error(A, M, T):
 
 
 def report(path, L_arg, seed, starts, witness):
-    """The lines for one model; writes its two-group input to `witness`."""
+    """The lines for one model; writes its two-group input to `witness`
+    (none: not written)."""
     doc, A, M = load(path)
     n = A.shape[0]
     L = L_arg or (doc.get("task") or {}).get("L")
@@ -102,6 +103,7 @@ def report(path, L_arg, seed, starts, witness):
             best, best_q = v, q
     U, S, Vt = np.linalg.svd(Acc)
     tail = Acc - S[0] * np.outer(U[:, 0], Vt[0])
+    tail_top = np.linalg.svd(tail, compute_uv=False)[0]
     z = np.linspace(-np.abs(U[:, 0]).sum(), np.abs(U[:, 0]).sum(), 2001)
     rank1 = max(np.abs(b0 + S[0] * Vt[0] * t).sum() for t in z)
     # the two-group input at the best query, trigger j = L - 1
@@ -136,8 +138,7 @@ def report(path, L_arg, seed, starts, witness):
         f"rank-one part alone: max ||b||_1 {rank1:.4f}",
         f"tail (A_cc - rank one): sum |.|  {np.abs(tail).sum():.4f}, per content row "
         f"{np.abs(tail).sum() / (n - 3):.2e}, largest singular value "
-        f"{np.linalg.svd(tail, compute_uv=False)[0]:.2e}, times sqrt(C |F|) at the root "
-        f"{(n - 3) * np.linalg.svd(tail, compute_uv=False)[0]:.4f}",
+        f"{tail_top:.2e}, times sqrt(C |F|) at the root {(n - 3) * tail_top:.4f}",
         f"two-group input at that query, trigger j = {j}: e(X) {worst[0]:.6e} "
         f"(d = {worst[1]}; tanh(max ||b||_1) = {np.tanh(best):.4f})  NUMERIC(53)",
     ]
@@ -154,8 +155,9 @@ def main(argv):
     p.add_argument("--out", default=None, help="also write the lines there, with a header")
     args = p.parse_args(argv)
     lines = []
-    for path in args.weights:
-        lines += report(path, args.L, args.seed, args.starts, args.witness)
+    for k, path in enumerate(args.weights):
+        last = k + 1 == len(args.weights)
+        lines += report(path, args.L, args.seed, args.starts, args.witness if last else None)
     for line in lines:
         print(line)
     if args.out:

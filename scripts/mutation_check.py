@@ -292,7 +292,7 @@ def main(argv):
     ]
     print("\n".join(lines))
     all_targets = set()
-    survivors = 0
+    survivors = ran = 0
     try:
         for name, path, old, new, tests, term in MUTANTS:
             if a.only and name not in a.only:
@@ -314,6 +314,7 @@ def main(argv):
                     f.write(original)
             verdict = "KILLED" if killer else "SURVIVED"
             survivors += killer is None
+            ran += 1
             row = (f"{name:<30} {path:<40} {verdict:<9} "
                    f"{killer or 'none of ' + ', '.join(tests)}; {term} "
                    f"({time.time() - t0:.0f} s)")
@@ -324,7 +325,7 @@ def main(argv):
             print(f"{PROGRAM}: building {', '.join(sorted(all_targets))} from the restored "
                   "sources", flush=True)
             build(a.build, sorted(all_targets))
-    lines.append(f"# {survivors} of {len(lines) - 5} mutants survived")
+    lines.append(f"# {survivors} of {ran} mutants survived")
     print(lines[-1])
     finish_output(lines, a.out)
     return 1 if survivors else 0

@@ -32,12 +32,12 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-CheckReport run(const Model<double>& m) {
+CheckReport run(const Model<double>& m, const Task& task = kTask, double seconds = kSeconds) {
   WeightFile file = weight_file_from_model(m);
   file.path = "mem.json";
   CheckOptions options;
-  options.seconds = kSeconds;
-  return check_model(file, kTask, options);
+  options.seconds = seconds;
+  return check_model(file, task, options);
 }
 
 TEST_CASE("the sink family solves the task and sinks, certified") {
@@ -93,13 +93,8 @@ TEST_CASE("an attack round longer than its share runs on the triggers that fit i
   // n = 16, L = 64: the whole round is expected at 4.7e-7 x 64^3 x 16^2 =
   // 31.5 s; a quarter of 5.6 s takes floor(63 x 1.4 / 31.5) = 2 of the 63
   // triggers, the first and the last
-  const Task task{16, 64, TriggerRange::kPaper};
-  WeightFile file =
-      weight_file_from_model(testing::random_model(16, AttentionKind::kSoftmax, 0.5, 3));
-  file.path = "mem.json";
-  CheckOptions options;
-  options.seconds = 5.6;
-  const CheckReport r = check_model(file, task, options);
+  const CheckReport r = run(testing::random_model(16, AttentionKind::kSoftmax, 0.5, 3),
+                            Task{16, 64, TriggerRange::kPaper}, 5.6);
   INFO(r.summary());
   REQUIRE(r.attack);
   REQUIRE(r.attack->per_trigger.size() == 2);
@@ -120,13 +115,8 @@ TEST_CASE("the probe set's worst input, certified, is a lower end of E whatever 
   // 5.6e8 > 2^29) are beyond their size limits, and the BOS bound finds no
   // time left after the probes, so the probes are the only inputs
   // evaluated
-  const Task task{kN, 480, TriggerRange::kPaper};
-  WeightFile file =
-      weight_file_from_model(testing::random_model(kN, AttentionKind::kGated, 1.0, 3));
-  file.path = "mem.json";
-  CheckOptions options;
-  options.seconds = 0.1;
-  const CheckReport r = check_model(file, task, options);
+  const CheckReport r = run(testing::random_model(kN, AttentionKind::kGated, 1.0, 3),
+                            Task{kN, 480, TriggerRange::kPaper}, 0.1);
   INFO(r.summary());
   REQUIRE_FALSE(r.attack);
   CHECK(r.worst_case.verdict == Verdict::kNotApplicable);
