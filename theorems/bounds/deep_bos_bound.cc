@@ -199,6 +199,94 @@ void check_deep_model(const Model<T>& model, const Task& task, int layer, int he
   }
 }
 
+// One box's ends (header, steps 1 and 2; the public deep_bos_box_ends on
+// the prefix of layers 0..layer). `whole_stream`, when given, is a symbolic
+// stream over this box whose first (i + 1) n forms are rows 0..i (empty:
+// none), computed by the caller once for every box it serves (read in
+// place, never copied); otherwise, where the symbolic forms are used, it is
+// computed here.
+DeepBosBoxEnds box_ends(const Model<Mpfi>& prefix, int layer, int head, int i, const ContentBox& b,
+                        bool deficit, const DeepBosOptions& options,
+                        const std::vector<SymbolicForm>* whole_stream,
+                        const std::function<bool(int, int)>& stop) {
+  const int n = prefix.n, cd = n - 3, j = b.trigger, vars = i * cd;
+  DeepBosBoxEnds out;
+  // 1. plain: the interval forward pass over the box
+  std::vector<Mpfi> cont;
+  out.centre.assign(vars, 0.0);
+  for (int v = 0; v < vars; ++v) {
+    cont.emplace_back(Mpfr(b.lo[v]), Mpfr(b.hi[v]));
+    out.centre[v] = 0.5 * (b.lo[v] + b.hi[v]);
+  }
+  const std::vector<double>& centre = out.centre;
+  const Matrix<Mpfi> Xc = point_rows(n, i, j, centre);
+  const ForwardTape<Mpfi> centre_tape = forward_tape(prefix, Xc, i);
+  // the layers below l: centred forms of their outputs (not for gated
+  // attention's gate, nor for testing the plain pass)
+  // (not with the symbolic forms below, which are first order too and far
+  // cheaper: the centred forms take one reverse pass per (row, coordinate))
+  const bool symbolic_inputs =
+      layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs;
+  const bool centred_inputs = layer > 0 && prefix.attention != AttentionKind::kGated &&
+                              options.centred_layer_inputs && !symbolic_inputs;
+  const Matrix<Mpfi> Xb = rows_input(n, i, j, cont);
+  const ForwardTape<Mpfi> tape = centred_inputs
+                                     ? centred_tape(prefix, Xb, i, b, centre, centre_tape)
+                                     : forward_tape(prefix, Xb, i);
+  // 1b. softmax kinds: layer l's input also intersected with the range of
+  // its symbolic first-order form (deep_symbolic_pass.h: heads whose
+  // outputs cancel are fused there, which no interval pass can follow)
+  out.layer_input = tape.inputs[layer];
+  if (symbolic_inputs) {
+    std::vector<SymbolicForm> computed;
+    if (!whole_stream) computed = deep_symbolic_stream(prefix, i + 1, j, b.lo, b.hi, layer, stop);
+    const std::vector<SymbolicForm>& stream = whole_stream ? *whole_stream : computed;
+    // rows 0..i (a whole-box stream holds every row)
+    const std::size_t forms = std::min(stream.size(), static_cast<std::size_t>((i + 1) * n));
+    for (std::size_t t = 0; t < forms; ++t) {
+      const SymbolicRange r = symbolic_range(stream[t]);
+      Mpfi& v = out.layer_input(static_cast<int>(t) / n, static_cast<int>(t) % n);
+      if (const std::optional<Mpfi> both = intersection_of(v, Mpfi(Mpfr(r.lo), Mpfr(r.hi)))) {
+        v = *both;
+      }
+    }
+  }
+  const Matrix<Mpfi>& A = prefix.layers[layer][head].A;
+  out.plain = upper_or_inf(bos_from_input(prefix.attention, A, out.layer_input, i, deficit));
+  // 2. centred form around the centre: Q(c) + sum_v g_v (B_v - c_v),
+  // g = dQ/dX over the box from the reverse pass with cotangent -+1 on a_i0
+  out.at_centre = bos_from_input(prefix.attention, A, centre_tape.inputs[layer], i, deficit);
+  out.slope.assign(vars, 0.0);
+  if (vars == 0) {
+    out.centred = infinity();
+    return out;
+  }
+  std::vector<std::vector<Matrix<Mpfi>>> d_att(layer + 1);
+  for (int l = 0; l <= layer; ++l) {
+    d_att[l].assign(prefix.num_heads(), Matrix<Mpfi>::Constant(i + 1, i + 1, Mpfi(0)));
+  }
+  d_att[layer][head](i, 0) = Mpfi(deficit ? -1 : 1);
+  const Matrix<Mpfi> dY = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
+  const Matrix<Mpfi> dX = forward_vjp(prefix, tape, dY, &d_att, false).dX;
+  Mpfi centred = out.at_centre;
+  out.vertex.assign(vars, 0.0);
+  for (int k = 1; k <= i; ++k) {
+    for (int c = 0; c < cd; ++c) {
+      const int v = (k - 1) * cd + c;
+      const Mpfi& g = dX(k, kFirstContent + c);
+      // (B_v - c_v), enclosed
+      const Mpfi lo_off = point_interval(Mpfr(b.lo[v])) - point_interval(Mpfr(centre[v]));
+      const Mpfi hi_off = point_interval(Mpfr(b.hi[v])) - point_interval(Mpfr(centre[v]));
+      centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));
+      const double w = to_double(Mpfr(magnitude_of(g))) * (b.hi[v] - b.lo[v]);
+      out.slope[v] = std::isfinite(w) ? w : 0.0;
+      out.vertex[v] = bmp::median(g) >= 0 ? b.hi[v] : b.lo[v];
+    }
+  }
+  out.centred = upper_or_inf(centred);
+  return out;
+}
+
 // The branch and bound of the header for head (layer, head): the enclosure
 // of max Q in the deficit fields of a BosBound (Q = 1 - a_i0, or a_i0 with
 // max_mode).
@@ -263,113 +351,43 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     std::vector<SymbolicForm> forms;
   };
   std::map<int, std::unique_ptr<TriggerStream>> whole_box_streams;
+  const std::function<bool(int, int)> stop = [&](int, int) { return deadline.expired(); };
   std::mutex streams_mutex;
   const auto bound_node = [&](int, int i, ContentBox box, const BosRecord& record) {
     BosNode node{head, i, std::move(box), Mpfr(0), out.bits, Mpfr(0), {}};
     const ContentBox& b = node.box;
-    const int j = b.trigger, vars = i * cd;
-    // the witness p, recorded with its enclosure q
-    const auto offer_value = [&](const std::vector<double>& p, const Mpfi& q) {
-      record(p, q);
-      return q;
-    };
-    const auto offer = [&](const std::vector<double>& p) {
-      offer_value(p, point_q(prefix, layer, head, point_rows(n, i, j, p), i, deficit));
-    };
-    // 1. plain: the interval forward pass over the box
-    std::vector<Mpfi> cont;
-    std::vector<double> centre(vars);
-    for (int v = 0; v < vars; ++v) {
-      cont.emplace_back(Mpfr(b.lo[v]), Mpfr(b.hi[v]));
-      centre[v] = 0.5 * (b.lo[v] + b.hi[v]);
-    }
-    const Matrix<Mpfi> Xc = point_rows(n, i, j, centre);
-    const ForwardTape<Mpfi> centre_tape = forward_tape(prefix, Xc, i);
-    // the layers below l: centred forms of their outputs (not for gated
-    // attention's gate, nor for testing the plain pass)
-    // (not with the symbolic forms below, which are first order too and far
-    // cheaper: the centred forms take one reverse pass per (row, coordinate))
-    const bool symbolic_inputs =
-        layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs;
-    const bool centred_inputs = layer > 0 && prefix.attention != AttentionKind::kGated &&
-                                options.centred_layer_inputs && !symbolic_inputs;
-    const Matrix<Mpfi> Xb = rows_input(n, i, j, cont);
-    const ForwardTape<Mpfi> tape = centred_inputs
-                                       ? centred_tape(prefix, Xb, i, b, centre, centre_tape)
-                                       : forward_tape(prefix, Xb, i);
-    // 1b. softmax kinds: layer l's input also intersected with the range of
-    // its symbolic first-order form (deep_symbolic_pass.h: heads whose
-    // outputs cancel are fused there, which no interval pass can follow)
-    Matrix<Mpfi> input = tape.inputs[layer];
-    if (symbolic_inputs) {
-      const auto stop = [&](int, int) { return deadline.expired(); };
-      const bool whole = std::all_of(b.lo.begin(), b.lo.end(), [](double v) { return v == -1; }) &&
-                         std::all_of(b.hi.begin(), b.hi.end(), [](double v) { return v == 1; });
-      std::vector<SymbolicForm> stream;
-      if (whole) {
-        // rows 0..i of the whole-box stream of trigger j (computed once)
-        TriggerStream* entry = nullptr;
-        {
-          const std::lock_guard<std::mutex> lock(streams_mutex);
-          std::unique_ptr<TriggerStream>& e = whole_box_streams[j];
-          if (!e) e = std::make_unique<TriggerStream>();
-          entry = e.get();
-        }
-        std::call_once(entry->once, [&] {
-          const int all = content_variables(task);
-          entry->forms = deep_symbolic_stream(prefix, task.L, j, std::vector<double>(all, -1.0),
-                                              std::vector<double>(all, 1.0), layer, stop);
-        });
-        if (!entry->forms.empty()) {
-          stream.assign(entry->forms.begin(), entry->forms.begin() + static_cast<long>(i + 1) * n);
-        }
-      } else {
-        stream = deep_symbolic_stream(prefix, i + 1, j, b.lo, b.hi, layer, stop);
+    const int j = b.trigger;
+    // the symbolic stream of the whole box of positions 1..i: rows 0..i of
+    // trigger j's whole-box stream (computed once)
+    const bool whole = std::all_of(b.lo.begin(), b.lo.end(), [](double v) { return v == -1; }) &&
+                       std::all_of(b.hi.begin(), b.hi.end(), [](double v) { return v == 1; });
+    const std::vector<SymbolicForm>* stream = nullptr;
+    if (whole && layer > 0 && symbolic_pass_supported(prefix.attention) &&
+        options.symbolic_layer_inputs) {
+      TriggerStream* entry = nullptr;
+      {
+        const std::lock_guard<std::mutex> lock(streams_mutex);
+        std::unique_ptr<TriggerStream>& e = whole_box_streams[j];
+        if (!e) e = std::make_unique<TriggerStream>();
+        entry = e.get();
       }
-      for (std::size_t t = 0; t < stream.size(); ++t) {
-        const SymbolicRange r = symbolic_range(stream[t]);
-        Mpfi& v = input(static_cast<int>(t) / n, static_cast<int>(t) % n);
-        if (const std::optional<Mpfi> both = intersection_of(v, Mpfi(Mpfr(r.lo), Mpfr(r.hi)))) {
-          v = *both;
-        }
-      }
+      std::call_once(entry->once, [&] {
+        const int all = content_variables(task);
+        entry->forms = deep_symbolic_stream(prefix, task.L, j, std::vector<double>(all, -1.0),
+                                            std::vector<double>(all, 1.0), layer, stop);
+      });
+      stream = &entry->forms;
     }
-    const Mpfi plain =
-        bos_from_input(prefix.attention, prefix.layers[layer][head].A, input, i, deficit);
-    node.upper = upper_or_inf(plain);
-    // 2. centred form around the centre: Q(c) + sum_v g_v (B_v - c_v),
-    // g = dQ/dX over the box from the reverse pass with cotangent -+1 on a_i0
-    const Mpfi qc =
-        offer_value(centre, bos_from_input(prefix.attention, prefix.layers[layer][head].A,
-                                           centre_tape.inputs[layer], i, deficit));
-    node.rounding = interval_is_nan(qc) ? infinity() : Mpfr(width_of(qc));
-    node.slope.assign(vars, 0.0);
-    if (vars == 0) return node;
-    std::vector<std::vector<Matrix<Mpfi>>> d_att(layer + 1);
-    for (int l = 0; l <= layer; ++l) {
-      d_att[l].assign(prefix.num_heads(), Matrix<Mpfi>::Constant(i + 1, i + 1, Mpfi(0)));
+    const DeepBosBoxEnds ends = box_ends(prefix, layer, head, i, b, deficit, options, stream, stop);
+    // the witnesses: the centre, then the vertex the gradient points to
+    record(ends.centre, ends.at_centre);
+    node.upper = ends.upper();
+    node.rounding = interval_is_nan(ends.at_centre) ? infinity() : Mpfr(width_of(ends.at_centre));
+    node.slope = ends.slope;
+    if (!ends.vertex.empty()) {
+      record(ends.vertex,
+             point_q(prefix, layer, head, point_rows(n, i, j, ends.vertex), i, deficit));
     }
-    d_att[layer][head](i, 0) = Mpfi(deficit ? -1 : 1);
-    const Matrix<Mpfi> dY = Matrix<Mpfi>::Constant(i + 1, n, Mpfi(0));
-    const Matrix<Mpfi> dX = forward_vjp(prefix, tape, dY, &d_att, false).dX;
-    Mpfi centred = qc;
-    std::vector<double> vertex(vars);
-    for (int k = 1; k <= i; ++k) {
-      for (int c = 0; c < cd; ++c) {
-        const int v = (k - 1) * cd + c;
-        const Mpfi& g = dX(k, kFirstContent + c);
-        // (B_v - c_v), enclosed
-        const Mpfi lo_off = point_interval(Mpfr(b.lo[v])) - point_interval(Mpfr(centre[v]));
-        const Mpfi hi_off = point_interval(Mpfr(b.hi[v])) - point_interval(Mpfr(centre[v]));
-        centred += g * Mpfi(bmp::lower(lo_off), bmp::upper(hi_off));
-        const double w = to_double(Mpfr(magnitude_of(g))) * (b.hi[v] - b.lo[v]);
-        node.slope[v] = std::isfinite(w) ? w : 0.0;
-        vertex[v] = bmp::median(g) >= 0 ? b.hi[v] : b.lo[v];
-      }
-    }
-    const Mpfr cu = upper_or_inf(centred);
-    if (cu < node.upper) node.upper = cu;
-    offer(vertex);
     return node;
   };
   const auto raise_to = [&](int bits) {
@@ -437,6 +455,25 @@ Mpfi deep_point_bos_deficit(const Model<Mpfi>& model, int layer, int head, const
       model, Task{model.n, static_cast<int>(std::max<long>(X.rows(), 2)), TriggerRange::kPaper},
       layer, head);
   return point_q(prefix_of(model, layer), layer, head, X, i, true);
+}
+
+DeepBosBoxEnds deep_bos_box_ends(const Model<Mpfi>& model, int layer, int head, int i,
+                                 const ContentBox& box, bool deficit,
+                                 const DeepBosOptions& options) {
+  check_deep_model(model, Task{model.n, std::max(i + 1, 2), TriggerRange::kPaper}, layer, head);
+  const std::size_t vars = static_cast<std::size_t>(i) * static_cast<std::size_t>(model.n - 3);
+  if (i < 1 || box.lo.size() != vars || box.hi.size() != vars) {
+    throw std::invalid_argument("deep BOS box ends: need row i >= 1 and a box of i * (n - 3) = " +
+                                std::to_string(vars) + " content coordinates");
+  }
+  for (std::size_t v = 0; v < vars; ++v) {
+    if (!(box.lo[v] <= box.hi[v])) {
+      throw std::invalid_argument("deep BOS box ends: coordinate " + std::to_string(v) +
+                                  " has lo > hi (or NaN)");
+    }
+  }
+  return box_ends(prefix_of(model, layer), layer, head, i, box, deficit, options, nullptr,
+                  [](int, int) { return false; });
 }
 
 template <class T>

@@ -81,6 +81,7 @@
 #include "src/scalar_traits.h"
 #include "src/task.h"
 #include "theorems/bounds/bos_bound.h"
+#include "theorems/bounds/worst_case_bound.h"
 
 namespace sinkcert::theorems::bounds {
 
@@ -107,6 +108,35 @@ Mpfi deep_point_bos_mass(const Model<Mpfi>& model, int layer, int head, const Ma
                          int i);
 Mpfi deep_point_bos_deficit(const Model<Mpfi>& model, int layer, int head, const Matrix<Mpfi>& X,
                             int i);
+
+// One box's ends, the bound the branch and bound takes per box (header,
+// steps 1 and 2): for row i of the input X(box.trigger, C), C in the box of
+// the content of positions 1..i (i * (n - 3) values, position-major), of
+// Q = 1 - a^{layer,head}_i0 (deficit) or a^{layer,head}_i0:
+//   plain     >= Q over the box, from layer_input
+//   centred   >= Q over the box, Q(c) + sum_v g_v (B_v - c_v) (+inf without
+//                content, i = 0)
+//   layer_input  the enclosure of x^(layer), rows 0..i, over the box that
+//                plain reads (the interval pass, intersected with the layers'
+//                centred or symbolic forms as options says)
+// and the witnesses' points: the centre c (Q there: at_centre) and the
+// vertex the gradient's midpoints point to (empty without content).
+// Each end is +inf where its enclosure is NaN.
+struct DeepBosBoxEnds {
+  Mpfr plain, centred;
+  Mpfi at_centre;
+  Matrix<Mpfi> layer_input;
+  std::vector<double> centre, vertex;
+  std::vector<double> slope;  // |g_v| (hi_v - lo_v), the split scores
+  Mpfr upper() const { return centred < plain ? centred : plain; }
+};
+
+// The ends above for the model's head (layer, head) at the current MPFI
+// precision. Throws std::invalid_argument as bound_deep_min_bos does, and
+// unless 1 <= i and the box has i * (n - 3) coordinates with lo <= hi.
+DeepBosBoxEnds deep_bos_box_ends(const Model<Mpfi>& model, int layer, int head, int i,
+                                 const ContentBox& box, bool deficit,
+                                 const DeepBosOptions& options);
 
 // Throws std::invalid_argument unless the model is residual of dimension
 // task.n, softmax, softmax-off-by-one, gated, relu, relu-count-all or

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/forward.h"
+#include "src/forward_vjp.h"
 #include "tests/test_util.h"
 
 namespace sinkcert::theorems::bounds {
@@ -246,6 +247,107 @@ TEST_CASE("twin layer-0 heads: the symbolic layer inputs certify layer 1's sink,
     const MaxBosBound top = bound_deep_max_bos(m, kTask, with);
     CHECK(top.mass_upper.convert_to<double>() >= sampled[1][h].max - kDoubleSlack);
   }
+}
+
+// Pointwise enclosure of one box's ends (deep_bos_box_ends): over random
+// small boxes (half width kBoxHalfWidth, so a dropped linear term of a
+// centred form, of order the half width, exceeds its quadratic slack),
+// every vertex, the centre and random points of the box have their Q below
+// both ends, and their layer input x^(layer) inside the enclosure the plain
+// end reads. `ends_model` is the model the ends are computed on (a broken
+// one to check the test fails); the points run through `m`. Returns the
+// number of violations; a correct bound has none.
+constexpr double kBoxHalfWidth = 0.01;
+
+int box_end_violations(const Model<double>& m, const Model<double>& ends_model,
+                       const DeepBosOptions& options, std::uint64_t seed) {
+  PrecisionScope scope(80);
+  const Model<Mpfi> mi = m.cast<Mpfi>(), ei = ends_model.cast<Mpfi>();
+  const int cd = kTask.content_dim();
+  std::mt19937_64 eng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int violations = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    const int i = 1 + trial % 3, j = i == 3 ? 2 : 3, vars = i * cd;
+    ContentBox box{j, std::vector<double>(vars), std::vector<double>(vars), 0};
+    for (int v = 0; v < vars; ++v) {
+      const double c = (1.0 - kBoxHalfWidth) * u(eng);
+      box.lo[v] = c - kBoxHalfWidth;
+      box.hi[v] = c + kBoxHalfWidth;
+    }
+    // the vertices, the centre and 8 random points
+    std::vector<std::vector<double>> points;
+    for (int mask = 0; mask < (1 << vars); ++mask) {
+      std::vector<double> p(vars);
+      for (int v = 0; v < vars; ++v) p[v] = (mask >> v) & 1 ? box.hi[v] : box.lo[v];
+      points.push_back(p);
+    }
+    for (int s = 0; s <= 8; ++s) {
+      std::vector<double> p(vars);
+      for (int v = 0; v < vars; ++v) {
+        p[v] = box.lo[v] + (s == 0 ? 0.5 : 0.5 * (1.0 + u(eng))) * (box.hi[v] - box.lo[v]);
+      }
+      points.push_back(p);
+    }
+    for (int layer = 0; layer < m.num_layers(); ++layer) {
+      for (const bool deficit : {true, false}) {
+        const int head = trial % m.num_heads();
+        const DeepBosBoxEnds ends = deep_bos_box_ends(ei, layer, head, i, box, deficit, options);
+        for (const std::vector<double>& p : points) {
+          Matrix<double> C = Matrix<double>::Zero(kTask.L - 1, cd);
+          for (int v = 0; v < vars; ++v) C(v / cd, v % cd) = p[v];
+          const Matrix<Mpfi> X =
+              Matrix<Mpfi>(make_input<double>(kTask, j, C).topRows(i + 1).cast<Mpfi>());
+          const Mpfi q = deficit ? deep_point_bos_deficit(mi, layer, head, X, i)
+                                 : deep_point_bos_mass(mi, layer, head, X, i);
+          violations += bmp::lower(q) > ends.plain;
+          violations += bmp::lower(q) > ends.centred;
+          const Matrix<Mpfi> x = forward_tape(mi, X).inputs[layer];
+          for (int r = 0; r <= i; ++r) {
+            for (int d = 0; d < kTask.n; ++d) {
+              const Mpfi& e = ends.layer_input(r, d);
+              violations +=
+                  bmp::lower(x(r, d)) > bmp::upper(e) || bmp::upper(x(r, d)) < bmp::lower(e);
+            }
+          }
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+TEST_CASE("one box's ends enclose Q and the layer input at every sampled point of the box") {
+  DeepBosOptions symbolic, centred, plain;
+  symbolic.layer = centred.layer = plain.layer = 0;
+  centred.symbolic_layer_inputs = false;  // layer 1 reads layer 0's centred forms
+  plain.symbolic_layer_inputs = plain.centred_layer_inputs = false;
+  const Model<double> softmax = deep_model();
+  for (const DeepBosOptions& o : {symbolic, centred, plain}) {
+    CHECK(box_end_violations(softmax, softmax, o, 3) == 0);
+  }
+  for (const AttentionKind kind :
+       {AttentionKind::kRelu, AttentionKind::kSigmoid, AttentionKind::kSoftmaxOffByOne}) {
+    INFO(to_string(kind));
+    const Model<double> m = testing::random_model(5, kind, 0.5, 12, 2, 2, ModelKind::kResidual);
+    CHECK(box_end_violations(m, m, centred, 4) == 0);
+    CHECK(box_end_violations(m, m, symbolic, 5) == 0);
+  }
+  // fed something false: ends computed with layer 0's value maps halved
+  Model<double> broken = softmax;
+  for (Head<double>& h : broken.layers[0]) h.M *= 0.5;
+  CHECK(box_end_violations(softmax, broken, centred, 3) > 0);
+  // refused: a box of the wrong size, lo > hi, row 0
+  PrecisionScope scope(80);
+  const Model<Mpfi> mi = softmax.cast<Mpfi>();
+  const ContentBox two{3, {0.0, 0.0}, {0.1, 0.1}, 0};
+  CHECK_THROWS_AS(deep_bos_box_ends(mi, 1, 0, 2, two, true, symbolic), std::invalid_argument);
+  CHECK_THROWS_AS(
+      deep_bos_box_ends(mi, 1, 0, 1, ContentBox{3, {0.2, 0.0}, {0.1, 0.1}, 0}, true, symbolic),
+      std::invalid_argument);
+  CHECK_THROWS_AS(deep_bos_box_ends(mi, 1, 0, 0, ContentBox{3, {}, {}, 0}, true, symbolic),
+                  std::invalid_argument);
+  CHECK_NOTHROW(deep_bos_box_ends(mi, 1, 0, 1, two, true, symbolic));
 }
 
 TEST_CASE("a box bounded past the deadline never raises the deep BOS bound above its parent's") {
