@@ -27,7 +27,7 @@ symbolic_form_test's rounding case test them directly.
 --check-lines only checks that every mutant's line occurs exactly once
 (tests/scripts/mutation_check_test.py runs it in ctest, so that an edit of
 a bound cannot silently retire a mutant). The full run takes about
-fifteen minutes on two cores (37 mutants) and needs a configured build
+fifteen minutes on two cores (39 mutants) and needs a configured build
 directory; the mutated files must have no uncommitted changes (the script
 restores what it read, and refuses to mutate a file git reports as
 modified). Exit 1 when a mutant survives.
@@ -120,20 +120,28 @@ MUTANTS = [
      "const RadiusDouble minus_inv_j = radius_double(Mpfi(-1) / Mpfi(j + 1));",
      DEEP_TESTS, "the target's mean term -(1/j) sum_(k<=j) x_k"),
     ("second-order-e2", SOR,
-     "form.r = add_up(add_up(r0, e2), qc);",
-     "form.r = add_up(r0, qc);",
+     "best.r = add_up(best.r, e2);",
+     "best.r = add_up(best.r, 0.0);",
      SYMBOLIC_TESTS, "the second-order expansion's E2 (|R| + P |F|)"),
     ("second-order-cubic", SOR,
-     "qc = add_up(quad_part, cubic);",
-     "qc = quad_part;",
-     SYMBOLIC_TESTS, "the expansion's cubic coefficients"),
+     "split_cubic = add_up(split_cubic, cubic.bound);",
+     "split_cubic = add_up(split_cubic, 0.0);",
+     SYMBOLIC_TESTS, "the expansion's cubic coefficients, each major symbol's split bound"),
+    ("second-order-cubic-shift", SOR,
+     "g.g[m] += v;",
+     "g.g[m] += 0.0;",
+     SYMBOLIC_TESTS, "the cubic part's diagonal: e_m sum_a C_m,aa / 2 in the form's linear part"),
+    ("vertex-split-vertices", SOR,
+     "worst = std::max(worst, diagonal_split(B, V).bound);",
+     "worst = std::max(worst, 0.0);",
+     SYMBOLIC_TESTS, "the quadratic and cubic parts per vertex: every vertex of the cubic symbols"),
     ("second-order-diagonal", SOR,
      "sum += 0.5 * std::fabs(row[a]);",
      "sum += 0.0;",
      SYMBOLIC_TESTS, "the quadratic part's diagonal, e_a^2 in [0, 1]: its half spread"),
     ("second-order-diagonal-shift", SOR,
-     "form.c += shift;",
-     "form.c += 0.0;",
+     "f.c += quad.shift;",
+     "f.c += 0.0;",
      SYMBOLIC_TESTS, "the quadratic part's diagonal: the centre's shift sum_a X_aa / 2"),
     ("covariance-shift", SOR,
      "return upper_double(A * point_interval(Mpfr(phi_max)) + A * shift * shift);",

@@ -29,7 +29,19 @@ constexpr double kVertexSpreadBelow = 0.1;
 constexpr double kSpreadDropShare = 1e-4;
 constexpr double kVertexWork = 0x1p26;
 
+// The cubic part's symbols that go with the quadratic part through
+// vertex_split_bound (2^10 vertices at most), while 2^(M + 1) V^2 entry updates
+// (the vertices' and their bounds' work per coordinate) stay within
+// kCubicVertexWork: about 2^24, a few tens of milliseconds per coordinate, at
+// most a third of what the coefficient sums themselves cost on the n = 16
+// path models' trigger rows.
+constexpr int kCubicVertexSymbols = 10;
+constexpr double kCubicVertexWork = 0x1p24;
+
 double coef(const SymbolicForm& f, int m) { return f.g.empty() ? 0.0 : f.g[m]; }
+
+// The width norm + r of a form (what the choice between enclosures compares).
+double width(const SymbolicForm& a) { return a.norm + a.r; }
 // |c| + norm: sup |c + g . e| over the box
 double linear_sup(const SymbolicForm& f) { return add_up(std::fabs(f.c), f.norm); }
 // |c| + norm + r
@@ -575,29 +587,59 @@ void refine_spread(const SymbolicArithmetic& sa, int n, const std::vector<Symbol
   bound_e2(n, out);
 }
 
-// sum_{a<b} |X_ab + X_ba| + sum_a |X_aa| / 2 (quadratic: centre shift sum_a X_aa / 2
-// returned in `shift`) or sum_ab |X_ab| (cubic, shift ignored), raised for rounding.
-// A naive sum of N nonnegative doubles is within (N - 1) u of its value
-// (relative), and each |X_ab + X_ba| within u: raised by (V^2 + 2) 2u.
-double quadratic_bound(const std::vector<double>& X, int V, bool quadratic, double* shift) {
-  double sum = 0.0, diagonal = 0.0;
+}  // namespace
+
+// diagonal_split and vertex_split_bound: the header states what they bound.
+
+DiagonalSplit diagonal_split(const std::vector<double>& X, int V) {
+  double sum = 0.0, diagonal = 0.0, diagonal_abs = 0.0;
   for (int a = 0; a < V; ++a) {
     const double* row = &X[static_cast<std::size_t>(a) * V];
-    if (quadratic) {
-      diagonal += 0.5 * row[a];
-      sum += 0.5 * std::fabs(row[a]);
-      for (int b = a + 1; b < V; ++b)
-        sum += std::fabs(row[b] + X[static_cast<std::size_t>(b) * V + a]);
-    } else {
-      for (int b = 0; b < V; ++b) sum += std::fabs(row[b]);
-    }
+    diagonal += 0.5 * row[a];
+    diagonal_abs += 0.5 * std::fabs(row[a]);
+    sum += 0.5 * std::fabs(row[a]);
+    for (int b = a + 1; b < V; ++b)
+      sum += std::fabs(row[b] + X[static_cast<std::size_t>(b) * V + a]);
   }
-  if (shift != nullptr) *shift = diagonal;
   const double raise = (static_cast<double>(V) * V + 2.0) * 2.0 * kUnitRoundoff;
-  return add_up(mul_up(sum, 1.0 + raise), kTiny);
+  DiagonalSplit out;
+  out.bound = add_up(mul_up(sum, 1.0 + raise), kTiny);
+  out.shift = diagonal;
+  out.shift_error =
+      add_up(mul_up(mul_up(diagonal_abs, 1.0 + raise), (V + 1.0) * kUnitRoundoff), kTiny);
+  return out;
 }
 
-}  // namespace
+double vertex_split_bound(const std::vector<double>& Qd, const std::vector<std::vector<double>>& Cs,
+                          int V) {
+  const int M = static_cast<int>(Cs.size());
+  const std::size_t VV = static_cast<std::size_t>(V) * V;
+  // B at the vertex lambda = (-1, ..., -1)
+  std::vector<double> B = Qd;
+  double S = 0.0;
+  for (std::size_t t = 0; t < VV; ++t) S += std::fabs(Qd[t]);
+  for (const std::vector<double>& C : Cs) {
+    for (std::size_t t = 0; t < VV; ++t) {
+      B[t] -= C[t];
+      S += std::fabs(C[t]);
+    }
+  }
+  std::vector<int> sign(M, -1);
+  double worst = diagonal_split(B, V).bound;
+  for (unsigned long step = 1; step < (1UL << M); ++step) {
+    // Gray code: flip the symbol of the lowest set bit of step
+    const int m = __builtin_ctzl(step);
+    const double f = sign[m] < 0 ? 2.0 : -2.0;
+    sign[m] = -sign[m];
+    const std::vector<double>& C = Cs[m];
+    for (std::size_t t = 0; t < VV; ++t) B[t] += f * C[t];
+    worst = std::max(worst, diagonal_split(B, V).bound);
+  }
+  // S summed naively from (M + 1) VV terms: raised by ((M + 1) VV + 2) u
+  const double roundings = std::ldexp(1.0, M) + M + 2.0;
+  const double raise = ((M + 1.0) * static_cast<double>(VV) + 2.0) * kUnitRoundoff;
+  return add_up(worst, mul_up(mul_up(S, 1.0 + raise), 2.0 * roundings * kUnitRoundoff));
+}
 
 std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, int i,
                                            const std::vector<SymbolicForm>& y,
@@ -735,8 +777,9 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
     // still be the narrowest)
     const double rest = add_up(r0, e2_of());
     const double crude = add_up(crude_quad, crude_cubic);
-    double qc = crude, shift = 0.0;
-    bool exact_quad = false;
+    // the narrowest of the enclosures below, E2 left out (the same in each)
+    SymbolicForm best = form;
+    best.r = add_up(r0, crude);
     if (crude > rest && V > 0) {
       // Qd = sum alpha (PP Omega^T + omega Phi),  Phi_{k,a} = sum_e Q_ea Z_ke
       Qd.assign(static_cast<std::size_t>(V) * V, 0.0);
@@ -771,62 +814,116 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
           }
         }
       }
-      const double quad = quadratic_bound(Qd, V, true, &shift);
-      exact_quad = quad < crude_quad;
-      const double quad_part = exact_quad ? quad : crude_quad;
-      if (!(add_up(base, quad_part) < skip)) continue;
-      // cubic: C_m = sum alpha Phi_m Omega^T per major symbol m
-      double cubic = crude_cubic, exact_cubic = minor_cubic;
-      for (int m : crude_cubic > rest ? major : std::vector<int>{}) {
-        Cm.assign(static_cast<std::size_t>(V) * V, 0.0);
-        for (int h = 0; h < H; ++h) {
-          const std::vector<SymbolicForm>& q = *heads[h].q;
-          for (int k = 0; k < K; ++k) {
-            const SymbolicForm& w = ex[h].V[k * n + d];
-            if (w.g.empty()) continue;
-            std::fill(Phi.begin(), Phi.end(), 0.0);
-            bool any = false;
-            for (int e = 0; e < n; ++e) {
-              const double qm = coef(q[e], m);
-              const SymbolicForm& z = ex[h].z[k * n + e];
-              if (qm == 0 || z.g.empty()) continue;
-              any = true;
-              for (int a = 0; a < V; ++a) Phi[a] += qm * z.g[a];
-            }
-            if (!any) continue;
-            const double al = ex[h].alpha[k].mid;
-            for (int a = 0; a < V; ++a) {
-              const double u = al * Phi[a];
-              if (u == 0) continue;
-              double* row = &Cm[static_cast<std::size_t>(a) * V];
-              for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+      const DiagonalSplit quad = diagonal_split(Qd, V);
+      if (!(add_up(base, std::min(quad.bound, crude_quad)) < skip)) continue;
+      // e^T Qd e = sum_a Qd_aa / 2 + rest: the centre moves by the shift; the
+      // addition rounds by at most 2u (|c| + |shift|)
+      const auto shifted = [&](SymbolicForm f) {
+        const double moved = add_up(std::fabs(f.c), std::fabs(quad.shift));
+        f.c += quad.shift;
+        f.r = add_up(f.r, add_up(mul_up(moved, 2.0 * kUnitRoundoff), quad.shift_error));
+        return f;
+      };
+      const auto keep = [&best](const SymbolicForm& f) {
+        if (width(f) < width(best)) best = f;
+      };
+      // exact quadratic part, crude cubic part
+      SymbolicForm f = shifted(form);
+      f.r = add_up(f.r, add_up(quad.bound, crude_cubic));
+      keep(f);
+      if (crude_cubic > rest) {
+        // cubic: C_m = sum alpha Phi_m Omega^T per major symbol m, split at its
+        // diagonal: e_m e^T C_m e = e_m sum_a C_m,aa / 2 + e_m rest_m, the first
+        // term linear (moved into the form's coefficient of m), |e_m rest_m| <=
+        // its bound; the first kCubicVertexSymbols that the work allows go with
+        // Qd through vertex_split_bound instead
+        int vertex_count = 0;
+        while (vertex_count < std::min(kCubicVertexSymbols, static_cast<int>(major.size())) &&
+               std::ldexp(static_cast<double>(V) * V, vertex_count + 1) <= kCubicVertexWork) {
+          ++vertex_count;
+        }
+        std::vector<std::vector<double>> vertex_C;
+        double split_cubic = minor_cubic, vertex_rest = minor_cubic, linear_error = 0.0;
+        std::vector<std::pair<int, double>> linear;
+        for (std::size_t idx = 0; idx < major.size(); ++idx) {
+          const int m = major[idx];
+          Cm.assign(static_cast<std::size_t>(V) * V, 0.0);
+          for (int h = 0; h < H; ++h) {
+            const std::vector<SymbolicForm>& q = *heads[h].q;
+            for (int k = 0; k < K; ++k) {
+              const SymbolicForm& w = ex[h].V[k * n + d];
+              if (w.g.empty()) continue;
+              std::fill(Phi.begin(), Phi.end(), 0.0);
+              bool any = false;
+              for (int e = 0; e < n; ++e) {
+                const double qm = coef(q[e], m);
+                const SymbolicForm& z = ex[h].z[k * n + e];
+                if (qm == 0 || z.g.empty()) continue;
+                any = true;
+                for (int a = 0; a < V; ++a) Phi[a] += qm * z.g[a];
+              }
+              if (!any) continue;
+              const double al = ex[h].alpha[k].mid;
+              for (int a = 0; a < V; ++a) {
+                const double u = al * Phi[a];
+                if (u == 0) continue;
+                double* row = &Cm[static_cast<std::size_t>(a) * V];
+                for (int b = 0; b < V; ++b) row[b] += u * w.g[b];
+              }
             }
           }
+          const DiagonalSplit cubic = diagonal_split(Cm, V);
+          split_cubic = add_up(split_cubic, cubic.bound);
+          linear.emplace_back(m, cubic.shift);
+          linear_error = add_up(linear_error, cubic.shift_error);
+          if (static_cast<int>(idx) < vertex_count) {
+            vertex_C.push_back(Cm);
+          } else {
+            vertex_rest = add_up(vertex_rest, cubic.bound);
+          }
         }
-        exact_cubic = add_up(exact_cubic, quadratic_bound(Cm, V, false, nullptr));
+        // the linear terms e_m sum_a C_m,aa / 2 in the form: each coefficient's
+        // addition rounds by at most u |g_m + s_m|, the norm is recomputed
+        const auto with_linear = [&](SymbolicForm g) {
+          if (g.g.empty()) g.g.assign(V, 0.0);
+          double added = linear_error;
+          for (const auto& [m, v] : linear) {
+            added = add_up(added, mul_up(add_up(std::fabs(g.g[m]), std::fabs(v)), kUnitRoundoff));
+            g.g[m] += v;
+          }
+          double norm = 0.0;
+          for (double v : g.g) norm += std::fabs(v);
+          g.norm = mul_up(norm, 1.0 + (V + 1.0) * kUnitRoundoff);
+          g.r = add_up(g.r, added);
+          return g;
+        };
+        // crude quadratic part, split cubic parts
+        SymbolicForm c = with_linear(form);
+        c.r = add_up(c.r, add_up(crude_quad, split_cubic));
+        keep(c);
+        // both split, the vertex symbols' cubic parts with Qd
+        SymbolicForm both = with_linear(shifted(form));
+        const double joint = vertex_C.empty()
+                                 ? add_up(quad.bound, split_cubic)
+                                 : add_up(vertex_split_bound(Qd, vertex_C, V), vertex_rest);
+        both.r = add_up(both.r, joint);
+        keep(both);
       }
-      if (crude_cubic > rest) cubic = std::min(cubic, exact_cubic);
-      qc = add_up(quad_part, cubic);
     }
-    if (!(add_up(base, qc) < skip)) continue;
+    if (!(width(best) < skip)) continue;
     // E2: the spreads at the query's vertices (once per row), where E2 is the
     // larger part of the remainder or keeps the expansion from being the
     // narrowest, and a sixteenth of it would not (the vertices have narrowed W
     // by about 2, E2 by 4, on the path models; a heuristic for the cost only)
     double e2 = e2_of();
-    if (add_up(add_up(base, qc), e2 / 16) < skip &&
-        (e2 > add_up(r0, qc) || !(add_up(add_up(base, qc), e2) < skip))) {
+    const double without_e2 = width(best), qc = best.r - r0;
+    if (add_up(without_e2, e2 / 16) < skip &&
+        (e2 > add_up(r0, qc) || !(add_up(without_e2, e2) < skip))) {
       for (int h = 0; h < H; ++h) refine_spread(sa, n, y, heads[h], vertex_symbols, ex[h]);
       e2 = e2_of();
     }
-    form.r = add_up(add_up(r0, e2), qc);
-    if (exact_quad) {
-      // e^T Qd e = sum_a Qd_aa / 2 + ...: the centre moves by the shift, whose
-      // own sum (V terms) and the addition round by at most (V + 2) u (|c| + |shift|)
-      const double moved = add_up(std::fabs(form.c), std::fabs(shift));
-      form.c += shift;
-      form.r = add_up(form.r, mul_up(moved, (V + 2.0) * 2.0 * kUnitRoundoff));
-    }
+    best.r = add_up(best.r, e2);
+    form = best;
     out[d] = form;
   }
   return out;
