@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <utility>
 #include <vector>
@@ -402,6 +403,77 @@ TEST_CASE("the quadratic and cubic parts per vertex: below the separate bounds, 
   CHECK(joint == doctest::Approx(2.0).epsilon(1e-12));
   CHECK(diagonal_split(Qd, V).bound + diagonal_split(C, V).bound ==
         doctest::Approx(4.0).epsilon(1e-12));
+}
+
+// second_order_row fed forms directly, where its cubic part is all there is:
+// n = 3 coordinates, rows 0..3, row 0 the constant (1, 0, 0), row k >= 1
+// (0, e_{k-1}, 0) and the query row 3 also e_3 in coordinate 2; one head
+// with scores s_k = beta e_3 e_{k-1} (A_21 = beta) and values W_k = e_{k-1}
+// (M_01 = 1). Then the expansion's quadratic part is 0 and its cubic part
+// sum_k alpha_k (q . z_k)(w . z_k) = beta e_3 sum_k alpha_k e_{k-1}^2 + ...
+// is diagonal: half of it is the linear term e_3 sum_a C_aa / 2 that moves
+// into the form, half the split's bound. The form must hold the layer's
+// output o_0 = sum_k a_k W_k at every point of the symbols' box, evaluated
+// in MPFR from the same symbols.
+TEST_CASE("second_order_row holds a diagonal cubic part pointwise, its linear term included") {
+  PrecisionScope scope(200);
+  constexpr int n = 3, i = 3, V = 4;
+  const SymbolicArithmetic sa(V);
+  std::vector<SymbolicForm> y(static_cast<std::size_t>((i + 1) * n), sa.constant(0.0));
+  y[0] = sa.constant(1.0);
+  for (int k = 1; k <= i; ++k) y[k * n + 1] = sa.variable(k - 1, -1.0, 1.0);
+  y[i * n + 2] = sa.variable(i, -1.0, 1.0);
+  std::mt19937_64 eng(13);
+  for (const double beta : {0.05, 0.2}) {
+    CAPTURE(beta);
+    std::vector<RadiusDouble> A(n * n), M(n * n);
+    A[2 * n + 1] = {beta, 0.0};
+    M[0 * n + 1] = {1.0, 0.0};
+    // q_e = sum_p A_pe y_ip, s_k = sum_e q_e y_ke
+    std::vector<SymbolicForm> q(n), sc(i + 1);
+    for (int e = 0; e < n; ++e) {
+      for (int p = 0; p < n; ++p) {
+        if (A[p * n + e].mid != 0) sa.add_scaled(q[e], A[p * n + e], y[i * n + p]);
+      }
+    }
+    for (int k = 0; k <= i; ++k) {
+      for (int e = 0; e < n; ++e) sa.add(sc[k], sa.product(q[e], y[k * n + e]));
+    }
+    const std::vector<SymbolicForm> out =
+        second_order_row(sa, n, i, y, {SecondOrderHead{&M, &q, &sc}},
+                         std::vector<double>(n, std::numeric_limits<double>::infinity()));
+    REQUIRE(std::isfinite(out[0].r));
+    // the form's own linear coefficient of e_3 carries the cubic part's shift
+    const auto value_at = [](const SymbolicForm& f, const std::vector<double>& e) {
+      Mpfr v(f.c);
+      for (int m = 0; m < static_cast<int>(f.g.size()); ++m) v += Mpfr(f.g[m]) * Mpfr(e[m]);
+      return v;
+    };
+    Mpfr worst(-1);
+    for (const std::vector<double>& e : box_points(V, 300, eng)) {
+      // the exact output at e
+      std::vector<Mpfr> yv(static_cast<std::size_t>((i + 1) * n));
+      for (std::size_t t = 0; t < yv.size(); ++t) yv[t] = value_at(y[t], e);
+      Mpfr z(0), o(0);
+      std::vector<Mpfr> w(i + 1);
+      for (int k = 0; k <= i; ++k) {
+        Mpfr s(0);
+        for (int e2 = 0; e2 < n; ++e2) {
+          Mpfr qe(0);
+          for (int p = 0; p < n; ++p) qe += Mpfr(A[p * n + e2].mid) * yv[i * n + p];
+          s += qe * yv[k * n + e2];
+        }
+        w[k] = exp(s);
+        z += w[k];
+      }
+      for (int k = 0; k <= i; ++k) o += w[k] / z * yv[k * n + 1];
+      const Mpfr excess = abs(o - value_at(out[0], e)) - Mpfr(out[0].r);
+      if (excess > worst) worst = excess;
+    }
+    CHECK(worst <= 0);
+    // and not by a wide margin: the remainder is of the cubic part's order
+    CHECK(out[0].r < beta);
+  }
 }
 
 }  // namespace
