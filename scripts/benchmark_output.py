@@ -34,6 +34,29 @@ def run_json(cmd, program):
     return json.loads(p.stdout), secs
 
 
+BOUND_HEADER = (f"{'model':<16} {'build':<9} {'boxes':>5} {'wall s':>7} {'lower':>12} "
+                f"{'upper':>12} {'upper/lower':>11}")
+
+
+def bound_rows(models, builds, program, lines):
+    """Runs `verify bound --weights W --L L --seconds S --json --quiet` for
+    each model (name, weight file, L, seconds) with each build (label,
+    binary), in that order, and appends (and prints) one BOUND_HEADER row
+    each: the CERTIFIED enclosure, the boxes, and the upper end over the
+    lower one."""
+    for name, weights, L, seconds in models:
+        for build, binary in builds:
+            out, secs = run_json([binary, "verify", "bound", "--weights", weights, "--L", str(L),
+                                  "--seconds", str(seconds), "--json", "--quiet"], program)
+            lo, hi = out["lo"], out["hi"]
+            hi = float("inf") if hi is None else hi
+            ratio = hi / lo if lo else float("inf")
+            line = (f"{name:<16} {build:<9} {out['boxes']:>5} {secs:>7.1f} {lo:>12.5e} "
+                    f"{hi:>12.5e} {ratio:>11.3f}")
+            lines.append(line)
+            print(line, flush=True)
+
+
 def git_revision():
     p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"],
                        capture_output=True, text=True)

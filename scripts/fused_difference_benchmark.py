@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import finish_output, run_header, run_json  # noqa: E402
+from benchmark_output import BOUND_HEADER, bound_rows, finish_output, run_header  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "fused_difference_benchmark"
@@ -56,22 +56,12 @@ def main(argv):
         f"# each row: verify bound --weights W --L 16 --seconds {args.seconds} --json; lower, "
         "upper: CERTIFIED; upper/lower: how far the enclosure is from closing",
     ]
-    header = (f"{'model':<16} {'build':<9} {'boxes':>5} {'wall s':>7} {'lower':>12} "
-              f"{'upper':>12} {'upper/lower':>11}")
-    lines.append(header)
+    lines.append(BOUND_HEADER)
     for line in lines:
         print(line, flush=True)
-    for name, weights in rows():
-        for build, binary in (("baseline", args.baseline), ("this", args.binary)):
-            out, secs = run_json([binary, "verify", "bound", "--weights", weights, "--L", "16",
-                                  "--seconds", str(args.seconds), "--json", "--quiet"], PROGRAM)
-            lo, hi = out["lo"], out["hi"]
-            hi = float("inf") if hi is None else hi
-            ratio = hi / lo if lo else float("inf")
-            line = (f"{name:<16} {build:<9} {out['boxes']:>5} {secs:>7.1f} {lo:>12.5e} "
-                    f"{hi:>12.5e} {ratio:>11.3f}")
-            lines.append(line)
-            print(line, flush=True)
+    builds = [("baseline", args.baseline), ("this", args.binary)]
+    bound_rows([(name, weights, 16, args.seconds) for name, weights in rows()], builds, PROGRAM,
+               lines)
     finish_output(lines, args.out)
     return 0
 

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""verify bound on residual models, a build whose second-order expansion
+bounds each major symbol's cubic part by the absolute values of its
+coefficients (the baseline, built from an earlier revision) against this
+one, which splits it at its diagonal (the diagonal's half moved into the
+form's linear part) and bounds the first major symbols' cubic parts
+together with the quadratic part per vertex of those symbols
+(theorems/bounds/second_order_row.h, diagonal_split, vertex_split_bound),
+on the same commands in the same run.
+
+Each row: the command's CERTIFIED enclosure, the boxes bounded, and the
+upper end over the lower one (the lower ends are the attack's, the same in
+both builds). The models: the committed n = L = 16 residual models with
+fused heads, and the random n = 5, L = 4 models with entries of order 1
+(random_1_s1, random_3_s3, written as scripts/deep_heldout_benchmark.py
+writes them). The budget is seconds, as a user's run has it, so the box
+counts may differ by a few between the builds.
+
+  /usr/bin/python3 scripts/cubic_split_benchmark.py --binary B --baseline B0
+      [--seconds S] [--small-seconds S] [--out FILE]
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from benchmark_output import BOUND_HEADER, bound_rows, finish_output, run_header  # noqa: E402
+from deep_heldout_benchmark import RANDOM_MODELS, random_model  # noqa: E402
+from fused_difference_benchmark import rows as fused_rows  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = "cubic_split_benchmark"
+RANDOM = ("random_1_s1", "random_3_s3")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
+    p.add_argument("--baseline", required=True,
+                   help="a sinkcert built at a revision whose cubic part is not split")
+    p.add_argument("--seconds", type=int, default=60, help="per n = 16 model and build")
+    p.add_argument("--small-seconds", type=int, default=30, help="per random model and build")
+    p.add_argument("--out", default=None, help="also write the output to this file")
+    args = p.parse_args(argv)
+    for flag, v in (("--seconds", args.seconds), ("--small-seconds", args.small_seconds)):
+        if v < 1:
+            raise SystemExit(f"{PROGRAM}: error: {flag} {v}: expected at least 1")
+    os.chdir(ROOT)
+    lines = [
+        "# cubic_split_benchmark output: verify bound on residual models, the expansion's cubic "
+        "part by its coefficients' absolute values (baseline) and split at its diagonal, with "
+        "the quadratic part per vertex (this build)",
+        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
+        f"# each row: verify bound --weights W --L L --seconds S --json (S = {args.seconds} at "
+        f"n = 16, {args.small_seconds} for the random n = 5, L = 4 models); lower, upper: "
+        "CERTIFIED; upper/lower: how far the enclosure is from closing",
+        BOUND_HEADER,
+    ]
+    for line in lines:
+        print(line, flush=True)
+    scratch = tempfile.mkdtemp(prefix="cubic_split_")
+    try:
+        models = [(name, w, 16, args.seconds) for name, w in fused_rows()]
+        for name, seed, a, m, layers, heads in RANDOM_MODELS:
+            if name in RANDOM:
+                path = os.path.join(scratch, name + ".weights.json")
+                random_model(path, seed, a, m, layers, heads)
+                models.append((name, path, 4, args.small_seconds))
+        bound_rows(models, [("baseline", args.baseline), ("this", args.binary)], PROGRAM, lines)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    finish_output(lines, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
