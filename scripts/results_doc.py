@@ -247,6 +247,18 @@ BENCHMARKS = [
      "total variation of two softmax rows whose scores differ by at most w "
      "(docs/methods.md, \"Interval branch and bound\", deep models). The "
      "lower ends are the attack's, the same in both builds."),
+    ("benchmarks/cubic_split_benchmark.txt",
+     "Second-order expansion: the cubic part split at its diagonal",
+     "`/usr/bin/python3 scripts/cubic_split_benchmark.py --binary B --baseline B0` "
+     "(B0: a sinkcert built at 07a3481, before the split)",
+     "`verify bound` (60 s at n = 16, 30 s on the random n = 5, L = 4 models) "
+     "with the expansion's cubic part bounded by the absolute values of its "
+     "coefficients (baseline) and split at its diagonal, the diagonal's half "
+     "moved into the form's linear part and the first query symbols' cubic "
+     "parts bounded with the quadratic part per vertex of their signs "
+     "(docs/methods.md, \"Interval branch and bound\", deep models). The lower "
+     "ends are the attack's, the same in both builds; a build that bounds "
+     "fewer boxes in the budget is the slower one."),
     ("benchmarks/mutants.txt", "Mutation check of the certified bounds",
      "`/usr/bin/python3 scripts/mutation_check.py --out results/benchmarks/mutants.txt`",
      "Each mutant changes one line of a bound's source so that the bound "

@@ -54,7 +54,14 @@
 //   e^T Qd e = sum_a Qd_aa / 2 + sum_a (Qd_aa / 2)(2 e_a^2 - 1) + sum_{a<b} (Qd_ab + Qd_ba) e_a
 //   e_b,
 // each term of the last two sums at most its coefficient in absolute value
-// (2 e_a^2 - 1 in [-1, 1]), and |e_m e^T C_m e| <= sum_ab |C_m,ab|; for the
+// (2 e_a^2 - 1 in [-1, 1]): the diagonal split below. Each major symbol's
+// cubic part is split the same way,
+//   e_m e^T C_m e = e_m sum_a C_m,aa / 2 + e_m rest_m,
+// the first term linear (it moves into the form's coefficient of e_m), the
+// second at most the split's bound; the first major symbols' parts go with
+// Qd through vertex_split_bound (one bound per vertex of their signs,
+// where the quadratic and cubic coefficients may cancel); the narrowest of
+// the crude sums below, the split parts and the joint bound is kept. For the
 // symbols m that the query reads least (beyond the first kMajorSymbols)
 // the cruder sum_{h,k} alpha |Phi_km|_1 |Omega_k|_1 with
 // |Phi_km|_1 <= sum_e |Q_em| |Z_ke|_1. The forms' own remainders r enter
