@@ -1,7 +1,7 @@
 # sinkcert figure script attention_minimax_mean_std
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:49Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:51Z
 # seed: 20260311
 # precision: double
 # caption: Attention of softmax (minimax) and ReLU (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): the mean and the standard deviation (population form) of each head's attention matrix over 1000 probe inputs (probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax (minimax): the weight file theorem1/path_start0.weights.json (softmax, single-layer, n = 16, 1 layer(s) x 1 head(s)); ReLU (construction): Theorem 3's single-layer ReLU construction (exact weights, M = I, scores read the trigger and ordinary flags). Evidence: NUMERIC(53).

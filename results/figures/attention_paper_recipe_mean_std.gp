@@ -1,7 +1,7 @@
 # sinkcert figure script attention_paper_recipe_mean_std
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:49Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:51Z
 # seed: 20260311
 # precision: double
 # caption: Attention of softmax (paper's recipe) and ReLU (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): the mean and the standard deviation (population form) of each head's attention matrix over 1000 probe inputs (probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax (paper's recipe): single-layer softmax trained by the paper's recipe (Adam lr 0.001, betas (0.9, 0.95), batch 128, MSE, init std 0.02, training seed 0, baseline kernel), stopped after 651 steps by the recipe's stop rule, at the first batch whose l_inf error is below 0.005 (that batch's l_inf error 0.00466, NUMERIC(53)); committed as figure_models/paper_recipe_1x1.weights.json; ReLU (construction): Theorem 3's single-layer ReLU construction (exact weights, M = I, scores read the trigger and ordinary flags). Evidence: NUMERIC(53).

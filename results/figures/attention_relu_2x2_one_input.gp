@@ -1,7 +1,7 @@
 # sinkcert figure script attention_relu_2x2_one_input
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:49Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:52Z
 # seed: 20260311
 # precision: double
 # caption: Attention of softmax 2 x 2 (paper's recipe) and ReLU 2 x 2 (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): every head's attention, layer by layer (down) and head by head (across), on one probe input (the first of probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax 2 x 2 (paper's recipe): residual 2 x 2 softmax trained by the paper's recipe (Adam lr 0.0001, betas (0.9, 0.95), batch 128, MSE, init std 0.02, training seed 0, baseline kernel), stopped after 7208 steps by the recipe's stop rule, at the first batch whose l_inf error is below 0.005 (that batch's l_inf error 0.00488, NUMERIC(53)); committed as figure_models/paper_recipe_2x2.weights.json; ReLU 2 x 2 (construction): the weight file theorem3/relu_residual_2x2_n16.weights.json (relu, residual, n = 16, 2 layer(s) x 2 head(s)). Evidence: NUMERIC(53).

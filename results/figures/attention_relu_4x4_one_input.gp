@@ -1,7 +1,7 @@
 # sinkcert figure script attention_relu_4x4_one_input
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:50Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:52Z
 # seed: 20260311
 # precision: double
 # caption: Attention of softmax 4 x 4 (paper's recipe) and ReLU 4 x 4 (construction) on T(16, 16) with the trigger at 0-indexed position 7 (position 8 counted from 1): every head's attention, layer by layer (down) and head by head (across), on one probe input (the first of probe seed 20260311); query position i down, key position k across, colour scale 0..1, the causal upper triangle blank. Models: softmax 4 x 4 (paper's recipe): residual 4 x 4 softmax trained by the paper's recipe (Adam lr 0.0001, betas (0.9, 0.95), batch 128, MSE, init std 0.02, training seed 0, baseline kernel), stopped after 30000 steps at the step cap 30000, before the recipe's stop rule (a batch with l_inf error below 0.005) was met (that batch's l_inf error 0.009, NUMERIC(53)); committed as figure_models/paper_recipe_4x4.weights.json; ReLU 4 x 4 (construction): the weight file theorem3/relu_residual_4x4_n16.weights.json (relu, residual, n = 16, 4 layer(s) x 4 head(s)). Evidence: NUMERIC(53).

@@ -1,7 +1,7 @@
 # sinkcert figure script f1_sink_precision
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:56Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:28:03Z
 # seed: 0
 # precision: float, double, Float128 (113), MPFR 257 bits; MPFI adaptive from 64 bits, +64, 80 digits
 # caption: F1: softmax sink family, n = 16, L = 16, triggers paper: 1 - min BOS mass against beta (log-log), the certified value (line, the midpoint of the MPFI enclosure of P1) and as computed in float, double, Float128 and 257-bit MPFR (points). A precision that computes 1 - BOS mass as 0 (it can no longer tell the BOS mass from 1) has no point there. The shaded region, beta > 39.4, is where the certified 1 - min BOS mass is below 2^-53 (the dashed horizontal line): double cannot tell the BOS mass from 1 there. Evidence: line CERTIFIED (enclosure width far below the line width); points NUMERIC(p).

@@ -1,7 +1,7 @@
 # sinkcert figure script f2_certified_path
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:36Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:31Z
 # seed: 0
 # precision: MPFI from 128 bits, raised by 64 while rounding limits a bound
 # caption: F2: the certified path (table C1): 1 - min BOS mass against the worst-case loss E, both certified over the whole content box, log-log. Each point is the geometric middle of the two enclosures and its error bars are the enclosures; the dashed line is 1 - min BOS = E, on which the softmax sink family lies. Both fall together from the double search's models to the MPFR continuation far below double (over so many decades the bars are mostly shorter than the symbols). Evidence: CERTIFIED (both axes, error bars = MPFI enclosures).

@@ -1,7 +1,7 @@
 # sinkcert figure script f3_theorem2_certified
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:31Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:38Z
 # seed: 0
 # precision: MPFI from 128 bits, raised by 64 while rounding limits a bound
 # caption: F3: Theorem 2 certified (table T2c), the deep counterpart of F2: for each committed deep model, its worst-case loss E against 1 - min BOS mass of its sinking head (the head whose certified 1 - min BOS is smallest, named in the data), both certified over the whole content box, log-log. Each point is the geometric middle of the two enclosures and its error bars are the enclosures (a wide bar is a bound that did not close within its budget); the dashed line is 1 - min BOS = E, for orientation. Theorem 2 says that as E falls, some head's 1 - min BOS falls with it. Evidence: CERTIFIED (both axes, error bars = MPFI enclosures).

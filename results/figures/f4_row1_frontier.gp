@@ -1,7 +1,7 @@
 # sinkcert figure script f4_row1_frontier
 # command_line: build/sinkcert appendix
-# revision: 278c2eb1dd05
-# time_utc: 2026-12-07T10:15:46Z
+# revision: a2897e73258f
+# time_utc: 2026-12-07T12:27:48Z
 # seed: 0
 # precision: MPFI 128 bits
 # caption: F4: the row-1 frontier (Q1): the certified lower curve g(delta) (every model) and the certified loss U_cert(delta) of the upper family's model, against delta (log-log), at n = 5, L = 4 and n = L = 16; eps*_1(delta) lies between the two curves of each size. Evidence: CERTIFIED (g rounded down, U_cert rounded up).
