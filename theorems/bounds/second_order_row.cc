@@ -32,9 +32,10 @@ constexpr double kVertexWork = 0x1p26;
 // The cubic part's symbols that go with the quadratic part through
 // vertex_split_bound (2^10 vertices at most), while 2^(M + 1) V^2 entry updates
 // (the vertices' and their bounds' work per coordinate) stay within
-// kCubicVertexWork: about 2^24, a few tens of milliseconds per coordinate, at
-// most a third of what the coefficient sums themselves cost on the n = 16
-// path models' trigger rows.
+// kCubicVertexWork = 2^24: six symbols at V = 451 on the n = 16 path models,
+// where the budgeted runs bound as many boxes as without the joint bound
+// (results/benchmarks/cubic_split_benchmark.txt); 2^29 (ten symbols) made
+// one trigger row take longer than a 20 s run.
 constexpr int kCubicVertexSymbols = 10;
 constexpr double kCubicVertexWork = 0x1p24;
 

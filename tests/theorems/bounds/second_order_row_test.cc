@@ -348,7 +348,7 @@ TEST_CASE("the diagonal split bounds e^T X e about its shift, is reached, and it
       reached = std::max(reached, rest.convert_to<double>());
     }
     // the vertices reach at least half of it (the off-diagonal part's worst
-    // sign pattern need not be a single vertex's; measured above 0.6)
+    // sign pattern need not be a single vertex's; measured 0.56 at the least)
     constexpr double kReachedShare = 0.5;
     CHECK(reached >= kReachedShare * split.bound);
   }
