@@ -356,7 +356,9 @@ TEST_CASE("the diagonal split bounds e^T X e about its shift, is reached, and it
   const std::vector<double> D{3.0, 0.0, 0.0, 5.0};
   const DiagonalSplit d = diagonal_split(D, 2);
   CHECK(d.shift == 4.0);
-  CHECK(d.bound == doctest::Approx(4.0).epsilon(1e-14));
+  // the bound's raise for rounding: (V^2 + 2) 2u relative, far below 1e-14
+  constexpr double kRaise = 1e-14;
+  CHECK(d.bound == doctest::Approx(4.0).epsilon(kRaise));
   // the shift's error counts the diagonal's magnitude, not its sum
   const std::vector<double> cancel{1e16, 0.0, 0.0, -1e16 + 2.0};
   CHECK(diagonal_split(cancel, 2).shift_error >= 1.0);
@@ -379,7 +381,9 @@ TEST_CASE("the quadratic and cubic parts per vertex: below the separate bounds, 
     const double joint = vertex_split_bound(Qd, Cs, V);
     double separate = diagonal_split(Qd, V).bound;
     for (const auto& C : Cs) separate += diagonal_split(C, V).bound;
-    // the separate bounds' sum, up to the joint bound's rounding raise
+    // the separate bounds' sum, up to the joint bound's rounding raise:
+    // 2 (2^M + M + 2) u = 16 u, about 2e-15, times the coefficients' absolute
+    // sum, which is within a small multiple of the bound here
     constexpr double kRoundingShare = 1e-12;
     CHECK(joint <= separate * (1 + kRoundingShare));
     for (const std::vector<double>& e : box_points(V, 200, eng)) {
@@ -400,9 +404,12 @@ TEST_CASE("the quadratic and cubic parts per vertex: below the separate bounds, 
   C[2 * V + 3] = -1.0;
   const double joint = vertex_split_bound(Qd, {C}, V);
   CHECK(joint >= 2.0);
-  CHECK(joint == doctest::Approx(2.0).epsilon(1e-12));
+  // the joint bound's raise for rounding: 2 (2^1 + 1 + 2) u = 10 u times the
+  // coefficients' absolute sum 4, about 5e-15 relative to 2
+  constexpr double kJointRaise = 1e-12;
+  CHECK(joint == doctest::Approx(2.0).epsilon(kJointRaise));
   CHECK(diagonal_split(Qd, V).bound + diagonal_split(C, V).bound ==
-        doctest::Approx(4.0).epsilon(1e-12));
+        doctest::Approx(4.0).epsilon(kJointRaise));
 }
 
 // second_order_row fed forms directly, where its cubic part is all there is:
