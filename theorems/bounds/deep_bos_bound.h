@@ -132,7 +132,9 @@ struct DeepBosBoxEnds {
 };
 
 // The ends above for the model's head (layer, head) at the current MPFI
-// precision. Throws std::invalid_argument as bound_deep_min_bos does, and
+// precision; of the options only symbolic_layer_inputs and
+// centred_layer_inputs are read (budgets and drop_layer_for_testing belong
+// to the search). Throws std::invalid_argument as bound_deep_min_bos does, and
 // unless 1 <= i and the box has i * (n - 3) coordinates with lo <= hi.
 DeepBosBoxEnds deep_bos_box_ends(const Model<Mpfi>& model, int layer, int head, int i,
                                  const ContentBox& box, bool deficit,
