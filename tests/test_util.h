@@ -174,6 +174,27 @@ void for_each_content_vertex(const Task& task, Visit visit) {
   }
 }
 
+// The points a pointwise-enclosure test checks in the box [lo, hi]: every
+// vertex (2^dim of them), the centre, then `random` uniform points.
+inline std::vector<std::vector<double>> box_sample_points(const std::vector<double>& lo,
+                                                          const std::vector<double>& hi, int random,
+                                                          std::mt19937_64& eng) {
+  const int dim = static_cast<int>(lo.size());
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<std::vector<double>> out;
+  for (long mask = 0; mask < (1L << dim); ++mask) {
+    std::vector<double> p(dim);
+    for (int v = 0; v < dim; ++v) p[v] = (mask >> v) & 1 ? hi[v] : lo[v];
+    out.push_back(p);
+  }
+  for (int s = 0; s <= random; ++s) {
+    std::vector<double> p(dim);
+    for (int v = 0; v < dim; ++v) p[v] = lo[v] + (s == 0 ? 0.5 : u(eng)) * (hi[v] - lo[v]);
+    out.push_back(p);
+  }
+  return out;
+}
+
 // max |a - b| / max |a| over every head's A and M of two lists of heads
 // [l][h] (gradients, say).
 inline double head_difference(const std::vector<std::vector<Head<double>>>& a,

@@ -199,6 +199,12 @@ void check_deep_model(const Model<T>& model, const Task& task, int layer, int he
   }
 }
 
+// Whether layer l's input is intersected with its symbolic forms' range
+// (softmax kinds, above layer 0, unless the options turn them off).
+bool symbolic_layer_inputs(const Model<Mpfi>& prefix, int layer, const DeepBosOptions& options) {
+  return layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs;
+}
+
 // One box's ends (header, steps 1 and 2; the public deep_bos_box_ends on
 // the prefix of layers 0..layer). `whole_stream`, when given, is a symbolic
 // stream over this box whose first (i + 1) n forms are rows 0..i (empty:
@@ -225,8 +231,7 @@ DeepBosBoxEnds box_ends(const Model<Mpfi>& prefix, int layer, int head, int i, c
   // attention's gate, nor for testing the plain pass)
   // (not with the symbolic forms below, which are first order too and far
   // cheaper: the centred forms take one reverse pass per (row, coordinate))
-  const bool symbolic_inputs =
-      layer > 0 && symbolic_pass_supported(prefix.attention) && options.symbolic_layer_inputs;
+  const bool symbolic_inputs = symbolic_layer_inputs(prefix, layer, options);
   const bool centred_inputs = layer > 0 && prefix.attention != AttentionKind::kGated &&
                               options.centred_layer_inputs && !symbolic_inputs;
   const Matrix<Mpfi> Xb = rows_input(n, i, j, cont);
@@ -362,8 +367,7 @@ BosBound deep_search(const Model<T>& model_in, const Task& task, const DeepBosOp
     const bool whole = std::all_of(b.lo.begin(), b.lo.end(), [](double v) { return v == -1; }) &&
                        std::all_of(b.hi.begin(), b.hi.end(), [](double v) { return v == 1; });
     const std::vector<SymbolicForm>* stream = nullptr;
-    if (whole && layer > 0 && symbolic_pass_supported(prefix.attention) &&
-        options.symbolic_layer_inputs) {
+    if (whole && symbolic_layer_inputs(prefix, layer, options)) {
       TriggerStream* entry = nullptr;
       {
         const std::lock_guard<std::mutex> lock(streams_mutex);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "src/interval.h"
 
@@ -878,7 +879,7 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
           linear.emplace_back(m, cubic.shift);
           linear_error = add_up(linear_error, cubic.shift_error);
           if (static_cast<int>(idx) < vertex_count) {
-            vertex_C.push_back(Cm);
+            vertex_C.push_back(std::move(Cm));  // Cm is assigned afresh per symbol
           } else {
             vertex_rest = add_up(vertex_rest, cubic.bound);
           }
@@ -917,15 +918,13 @@ std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, 
     // narrowest, and a sixteenth of it would not (the vertices have narrowed W
     // by about 2, E2 by 4, on the path models; a heuristic for the cost only)
     double e2 = e2_of();
-    const double without_e2 = width(best), qc = best.r - r0;
-    if (add_up(without_e2, e2 / 16) < skip &&
-        (e2 > add_up(r0, qc) || !(add_up(without_e2, e2) < skip))) {
+    const double without_e2 = width(best);
+    if (add_up(without_e2, e2 / 16) < skip && (e2 > best.r || !(add_up(without_e2, e2) < skip))) {
       for (int h = 0; h < H; ++h) refine_spread(sa, n, y, heads[h], vertex_symbols, ex[h]);
       e2 = e2_of();
     }
     best.r = add_up(best.r, e2);
-    form = best;
-    out[d] = form;
+    out[d] = best;
   }
   return out;
 }

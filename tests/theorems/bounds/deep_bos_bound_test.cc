@@ -276,19 +276,8 @@ int box_end_violations(const Model<double>& m, const Model<double>& ends_model,
       box.hi[v] = c + kBoxHalfWidth;
     }
     // the vertices, the centre and 8 random points
-    std::vector<std::vector<double>> points;
-    for (int mask = 0; mask < (1 << vars); ++mask) {
-      std::vector<double> p(vars);
-      for (int v = 0; v < vars; ++v) p[v] = (mask >> v) & 1 ? box.hi[v] : box.lo[v];
-      points.push_back(p);
-    }
-    for (int s = 0; s <= 8; ++s) {
-      std::vector<double> p(vars);
-      for (int v = 0; v < vars; ++v) {
-        p[v] = box.lo[v] + (s == 0 ? 0.5 : 0.5 * (1.0 + u(eng))) * (box.hi[v] - box.lo[v]);
-      }
-      points.push_back(p);
-    }
+    const std::vector<std::vector<double>> points =
+        testing::box_sample_points(box.lo, box.hi, 8, eng);
     for (int layer = 0; layer < m.num_layers(); ++layer) {
       for (const bool deficit : {true, false}) {
         const int head = trial % m.num_heads();

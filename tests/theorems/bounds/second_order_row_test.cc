@@ -312,21 +312,11 @@ Mpfr quadratic_value(const std::vector<double>& X, int V, const std::vector<doub
   return s;
 }
 
-// The points of [-1, 1]^V a split must hold at: every vertex, then random points.
+// The points of [-1, 1]^V a split must hold at: every vertex, the centre,
+// then random points.
 std::vector<std::vector<double>> box_points(int V, int random, std::mt19937_64& eng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<std::vector<double>> out;
-  for (int mask = 0; mask < (1 << V); ++mask) {
-    std::vector<double> e(V);
-    for (int a = 0; a < V; ++a) e[a] = (mask >> a) & 1 ? 1.0 : -1.0;
-    out.push_back(e);
-  }
-  for (int s = 0; s < random; ++s) {
-    std::vector<double> e(V);
-    for (double& v : e) v = u(eng);
-    out.push_back(e);
-  }
-  return out;
+  return testing::box_sample_points(std::vector<double>(V, -1.0), std::vector<double>(V, 1.0),
+                                    random, eng);
 }
 
 TEST_CASE("the diagonal split bounds e^T X e about its shift, is reached, and its shift is exact") {
