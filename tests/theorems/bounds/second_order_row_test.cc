@@ -252,11 +252,18 @@ TEST_CASE("the covariance form bounds sum_core alpha (rho - P)^2 on adversarial 
   std::mt19937_64 eng(41);
   std::uniform_real_distribution<double> U(0.0, 1.0);
   std::vector<RhoCase> cases;
-  for (const long double W : {1e-5L, 1e-2L, 0.3L, 1.0L}) {
+  for (const long double W : {1e-5L, 1e-2L, 0.3L, 1.0L, 3.0L}) {
     for (const int K : {4, 10, 15}) {
       for (const long double outlier : {0.0L, 1e-6L}) {
         for (int m = 1; m < K; ++m) {
           cases.push_back(arrangement({0, W}, {K - m, m}, outlier, -3));
+          // a heavy key near the core (a sink's weight, as BOS's): the core's
+          // own mean of delta (eps) is then of the order of its spread W
+          if (outlier == 0) {
+            for (const long double far : {-W / 2, 2 * W}) {
+              cases.push_back(arrangement({0, W}, {K - m, m}, 0.8L, far));
+            }
+          }
           for (int l = 1; l + m < K; ++l) {
             cases.push_back(arrangement({0, W / 2, W}, {K - m - l, l, m}, outlier, -3));
           }
@@ -285,6 +292,11 @@ TEST_CASE("the covariance form bounds sum_core alpha (rho - P)^2 on adversarial 
     const double middle = covariance_rho_bound(in, true);
     REQUIRE(std::isfinite(bound));
     CHECK(static_cast<double>(direct) <= bound * (1 + kDirectSlack));
+    // without the keys' own largest rho, the largest rho is the slices'
+    // b^2 e^b / 2 (its exponential matters once W is of order 1)
+    CovarianceRhoInputs uncapped = in;
+    uncapped.rho_max = std::numeric_limits<double>::infinity();
+    CHECK(static_cast<double>(direct) <= covariance_rho_bound(uncapped) * (1 + kDirectSlack));
     // the variance part alone: arrangements without an outlier
     if (bound > 0 && c.core == static_cast<int>(c.alpha.size())) {
       worst_sound = std::max(worst_sound, static_cast<double>(direct) / bound);
