@@ -134,8 +134,10 @@ TEST_CASE("without the second-order term E2 the enclosure breaks") {
 // The covariance form's S_rho against sum_core alpha_k (rho(delta_k) - P)^2
 // computed directly (long double) on arrangements of the deviations: two
 // and three values among equally weighted core keys, with and without an
-// outlier key of small weight (as BOS at a sink), and random ones; delta is
-// shifted so that sum_all alpha_k delta_k = 0. The largest ratio over the
+// outlier key of small weight far from them or of weight 0.8 near them (as
+// BOS at a sink; the latter moves the core's own mean by about its spread),
+// and random ones, each bounded with and without the keys' own largest rho;
+// delta is shifted so that sum_all alpha_k delta_k = 0. The largest ratio over the
 // two-point arrangements is where the core's mean sits off the middle of its
 // range; the variant that looks only at the middle must fall below some of
 // them.
