@@ -426,6 +426,24 @@ TEST_CASE("the quadratic and cubic parts per vertex: below the separate bounds, 
 // into the form, half the split's bound. The form must hold the layer's
 // output o_0 = sum_k a_k W_k at every point of the symbols' box, evaluated
 // in MPFR from the same symbols.
+// c + sum_m g_m e_m of a form at the symbols e, in MPFR (the remainder apart).
+Mpfr value_at(const SymbolicForm& f, const std::vector<double>& e) {
+  Mpfr v(f.c);
+  for (int m = 0; m < static_cast<int>(f.g.size()); ++m) v += Mpfr(f.g[m]) * Mpfr(e[m]);
+  return v;
+}
+
+// second_order_row for one head (M, queries q, scores sc) at row i of the
+// stream y, every coordinate tried (no narrower form to beat).
+std::vector<SymbolicForm> one_head_row(const SymbolicArithmetic& sa, int n, int i,
+                                       const std::vector<SymbolicForm>& y,
+                                       const std::vector<RadiusDouble>& M,
+                                       const std::vector<SymbolicForm>& q,
+                                       const std::vector<SymbolicForm>& sc) {
+  return second_order_row(sa, n, i, y, {SecondOrderHead{&M, &q, &sc}},
+                          std::vector<double>(n, std::numeric_limits<double>::infinity()));
+}
+
 TEST_CASE("second_order_row holds a diagonal cubic part pointwise, its linear term included") {
   PrecisionScope scope(200);
   constexpr int n = 3, i = 3, V = 4;
@@ -450,16 +468,9 @@ TEST_CASE("second_order_row holds a diagonal cubic part pointwise, its linear te
     for (int k = 0; k <= i; ++k) {
       for (int e = 0; e < n; ++e) sa.add(sc[k], sa.product(q[e], y[k * n + e]));
     }
-    const std::vector<SymbolicForm> out =
-        second_order_row(sa, n, i, y, {SecondOrderHead{&M, &q, &sc}},
-                         std::vector<double>(n, std::numeric_limits<double>::infinity()));
+    const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
     REQUIRE(std::isfinite(out[0].r));
-    // the form's own linear coefficient of e_3 carries the cubic part's shift
-    const auto value_at = [](const SymbolicForm& f, const std::vector<double>& e) {
-      Mpfr v(f.c);
-      for (int m = 0; m < static_cast<int>(f.g.size()); ++m) v += Mpfr(f.g[m]) * Mpfr(e[m]);
-      return v;
-    };
+    // value_at reads the form's own linear coefficients: e_3's carries the cubic part's shift
     Mpfr worst(-1);
     for (const std::vector<double>& e : box_points(V, 300, eng)) {
       // the exact output at e
@@ -510,15 +521,8 @@ TEST_CASE("second_order_row holds E2 pointwise where F is affine (constant value
     std::vector<SymbolicForm> q(n), sc(i + 1);
     sa.add_scaled(q[1], A[2 * n + 1], y[i * n + 2]);
     for (int k = 0; k <= i; ++k) sc[k] = sa.product(q[1], y[k * n + 1]);
-    const std::vector<SymbolicForm> out =
-        second_order_row(sa, n, i, y, {SecondOrderHead{&M, &q, &sc}},
-                         std::vector<double>(n, std::numeric_limits<double>::infinity()));
+    const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
     REQUIRE(std::isfinite(out[0].r));
-    const auto value_at = [](const SymbolicForm& f, const std::vector<double>& e) {
-      Mpfr v(f.c);
-      for (int m = 0; m < static_cast<int>(f.g.size()); ++m) v += Mpfr(f.g[m]) * Mpfr(e[m]);
-      return v;
-    };
     Mpfr worst(-1), largest(0);
     for (const std::vector<double>& e : box_points(V, 300, eng)) {
       // o = sum_k e^{s_k} v_k / sum_k e^{s_k}, exactly enough at 200 bits
