@@ -36,24 +36,24 @@ PROGRAM = "cubic_split_benchmark"
 RANDOM = ("random_1_s1", "random_3_s3")
 
 
-def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def deep_comparison(argv, program, title, doc, baseline_help):
+    """The whole benchmark for one pair of builds: `title` heads the output,
+    `doc` is the calling script's docstring (its first paragraph the
+    --help text), `baseline_help` says which revision --baseline is."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
-    p.add_argument("--baseline", required=True,
-                   help="a sinkcert built at a revision whose cubic part is not split")
+    p.add_argument("--baseline", required=True, help=baseline_help)
     p.add_argument("--seconds", type=int, default=60, help="per n = 16 model and build")
     p.add_argument("--small-seconds", type=int, default=30, help="per random model and build")
     p.add_argument("--out", default=None, help="also write the output to this file")
     args = p.parse_args(argv)
     for flag, v in (("--seconds", args.seconds), ("--small-seconds", args.small_seconds)):
         if v < 1:
-            raise SystemExit(f"{PROGRAM}: error: {flag} {v}: expected at least 1")
+            raise SystemExit(f"{program}: error: {flag} {v}: expected at least 1")
     os.chdir(ROOT)
     lines = [
-        "# cubic_split_benchmark output: verify bound on residual models, the expansion's cubic "
-        "part by its coefficients' absolute values (baseline) and split at its diagonal, with "
-        "the quadratic part per vertex (this build)",
-        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
+        f"# {program} output: {title}",
+        *run_header(program, argv, [("binary", args.binary), ("baseline", args.baseline)]),
         f"# each row: verify bound --weights W --L L --seconds S --json (S = {args.seconds} at "
         f"n = 16, {args.small_seconds} for the random n = 5, L = 4 models); lower, upper: "
         "CERTIFIED; upper/lower: how far the enclosure is from closing",
@@ -61,7 +61,7 @@ def main(argv):
     ]
     for line in lines:
         print(line, flush=True)
-    scratch = tempfile.mkdtemp(prefix="cubic_split_")
+    scratch = tempfile.mkdtemp(prefix=program + "_")
     try:
         models = [(name, w, 16, args.seconds) for name, w in fused_rows()]
         for name, seed, a, m, layers, heads in RANDOM_MODELS:
@@ -69,11 +69,20 @@ def main(argv):
                 path = os.path.join(scratch, name + ".weights.json")
                 random_model(path, seed, a, m, layers, heads)
                 models.append((name, path, 4, args.small_seconds))
-        bound_rows(models, [("baseline", args.baseline), ("this", args.binary)], PROGRAM, lines)
+        bound_rows(models, [("baseline", args.baseline), ("this", args.binary)], program, lines)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     finish_output(lines, args.out)
     return 0
+
+
+def main(argv):
+    return deep_comparison(
+        argv, PROGRAM,
+        "verify bound on residual models, the expansion's cubic part by its coefficients' "
+        "absolute values (baseline) and split at its diagonal, with the quadratic part per "
+        "vertex (this build)",
+        __doc__, "a sinkcert built at a revision whose cubic part is not split")
 
 
 if __name__ == "__main__":

@@ -181,18 +181,9 @@ SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double 
   const Mpfi reach = max_of(P - point_interval(Mpfr(lo)), point_interval(Mpfr(hi)) - P);
   const Mpfr hmin = bmp::lower(-(abs_of(dfp - L) * reach));
   // J = f(p) + lambda (ca - p) + [hmin, hmax]: the new centre and its radius
-  const Mpfi J = fp + L * (point_interval(Mpfr(a.c)) - P) + Mpfi(hmin, hmax);
-  const RadiusDouble centre = radius_double(J);
-  SymbolicForm out;
-  out.c = centre.mid;
+  SymbolicForm out =
+      slope_image(a, lambda, fp + L * (point_interval(Mpfr(a.c)) - P) + Mpfi(hmin, hmax));
   const double k = std::fabs(lambda);
-  if (!a.g.empty()) {
-    out.g.resize(vars_);
-    for (int m = 0; m < vars_; ++m) out.g[m] = lambda * a.g[m];
-  }
-  // r = |lambda| ra + radius(J) + rounding (kRound |lambda| norm_a + ...)
-  out.r = add_up(add_up(mul_up(k, a.r), centre.rad), rounding(mul_up(k, a.norm), vars_));
-  finish(out);
   // the gap hmax - hmin credited in proportion to |a_m| + share_m (heuristic)
   if (!a.g.empty() || !a.share.empty()) {
     const double gap = to_double(Mpfr(hmax - hmin));
@@ -207,15 +198,54 @@ SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double 
       out.share[m] = k * (a.share.empty() ? 0.0 : a.share[m]) + (total > 0 ? gap * own / total : 0);
     }
   }
-  // the plain range when it is narrower (the form then keeps no symbol)
+  // the min-range form when the plain range is narrower: its range is the
+  // plain one (up to rounding) and it keeps part of the slope
   const SymbolicRange form = symbolic_range(out);
   const double plain_width = upper_double(plain) - lower_double(plain);
   if (!(form.hi - form.lo <= plain_width)) {
-    SymbolicForm c = constant_of(plain);
-    c.share = out.share;
-    return c;
+    SymbolicForm m = min_range(a, f, lo, hi, plain);
+    m.share = std::move(out.share);
+    return m;
   }
   return out;
+}
+
+SymbolicForm SymbolicArithmetic::slope_image(const SymbolicForm& a, double lambda,
+                                             const Mpfi& J) const {
+  const RadiusDouble centre = radius_double(J);
+  SymbolicForm out;
+  out.c = centre.mid;
+  const double k = std::fabs(lambda);
+  if (!a.g.empty()) {
+    out.g.resize(vars_);
+    for (int m = 0; m < vars_; ++m) out.g[m] = lambda * a.g[m];
+  }
+  // r = |lambda| ra + radius(J) + rounding (kRound |lambda| norm_a + ...)
+  out.r = add_up(add_up(mul_up(k, a.r), centre.rad), rounding(mul_up(k, a.norm), vars_));
+  finish(out);
+  return out;
+}
+
+SymbolicForm SymbolicArithmetic::min_range(const SymbolicForm& a, Convex f, double lo, double hi,
+                                           const Mpfi& plain) const {
+  // exp: mu = e^lo rounded down, so h(x) = e^x - mu x rises on [lo, hi];
+  // 1/x: mu = -1/hi^2 rounded toward 0, so h(x) = 1/x - mu x falls on [lo, hi]
+  const Mpfi Lo = point_interval(Mpfr(lo)), Hi = point_interval(Mpfr(hi));
+  const double mu =
+      f == Convex::kExp ? lower_double(exp_of(Lo)) : -lower_double(Mpfi(1) / (Hi * Hi));
+  const SymbolicForm constant = constant_of(plain);
+  if (!std::isfinite(mu) || mu == 0) return constant;
+  const Mpfi M = point_interval(Mpfr(mu));
+  const auto h = [&](const Mpfi& x) {
+    return (f == Convex::kExp ? exp_of(x) : Mpfi(1) / x) - M * x;
+  };
+  // h(x) between h(lo) and h(hi) (h monotone)
+  const Mpfi hl = h(Lo), hh = h(Hi);
+  const Mpfi band = f == Convex::kExp ? Mpfi(bmp::lower(hl), bmp::upper(hh))
+                                      : Mpfi(bmp::lower(hh), bmp::upper(hl));
+  // f(a) = mu ca + mu (La + ra) + h(a): J = mu ca + band
+  const SymbolicForm out = slope_image(a, mu, M * point_interval(Mpfr(a.c)) + band);
+  return std::isfinite(out.r) ? out : constant;
 }
 
 SymbolicForm SymbolicArithmetic::exp(const SymbolicForm& a) const {

@@ -41,7 +41,13 @@
 //                 (the tangent at p; h(p) = 0). The scalar parts f(p),
 //                 f'(p), h(l), h(u) are enclosed in MPFI. When the plain
 //                 range [f(l), f(u)] (f monotone) is narrower than the
-//                 form's, the form is replaced by that constant interval.
+//                 form's, the min-range form takes its place: the slope
+//                 mu of f at the end where |f'| is least (exp: e^l; 1/x:
+//                 -1/u^2), rounded toward 0, so h(x) = f(x) - mu x is
+//                 monotone on [l, u] and
+//                   f(a) = mu ca + mu (La + ra) + h(a),  h(a) between h(l), h(u),
+//                 whose range is the plain one (up to rounding) while it
+//                 keeps the part mu La of the dependence on the symbols.
 // Fresh symbols (DeepT): a remainder r turned into r eps_m for a new symbol
 // m is still a valid enclosure (eps_m ranges over [-1, 1] and no other form
 // uses m yet), and every form computed from it afterwards keeps the
@@ -125,6 +131,10 @@ class SymbolicArithmetic {
  private:
   enum class Convex { kExp, kReciprocal };
   SymbolicForm convex(const SymbolicForm& a, Convex f, double lo, double hi) const;
+  SymbolicForm min_range(const SymbolicForm& a, Convex f, double lo, double hi,
+                         const Mpfi& plain) const;
+  // lambda (La + ra) + J, J holding lambda ca plus the band of h
+  SymbolicForm slope_image(const SymbolicForm& a, double lambda, const Mpfi& J) const;
   void finish(SymbolicForm& a) const;  // norm from g
   int vars_;
   bool drop_;
