@@ -76,13 +76,13 @@ MUTANTS = [
      "out.r = add_up(centre.rad, rounding(mul_up(k, a.norm), vars_));",
      SYMBOLIC_TESTS, "exp and 1/x: the argument's remainder times the slope"),
     ("min-range-exp-slope", SF,
-     "f == Convex::kExp ? lower_double(exp_of(Lo)) : -lower_double(Mpfi(1) / (Hi * Hi));",
-     "f == Convex::kExp ? lower_double(exp_of((Lo + Hi) / Mpfi(2))) "
-     ": -lower_double(Mpfi(1) / (Hi * Hi));",
+     "f == Convex::kExp ? lower_double(e.f_lo) : -lower_double(Mpfi(1) / (e.x_hi * e.x_hi));",
+     "f == Convex::kExp ? lower_double(exp_of((e.x_lo + e.x_hi) / Mpfi(2))) "
+     ": -lower_double(Mpfi(1) / (e.x_hi * e.x_hi));",
      SYMBOLIC_TESTS, "exp's min-range form: the slope e^lo, so that e^x - mu x rises"),
     ("min-range-reciprocal-slope", SF,
-     "f == Convex::kExp ? lower_double(exp_of(Lo)) : -lower_double(Mpfi(1) / (Hi * Hi));",
-     "f == Convex::kExp ? lower_double(exp_of(Lo)) : -lower_double(Mpfi(1) / (Lo * Hi));",
+     "f == Convex::kExp ? lower_double(e.f_lo) : -lower_double(Mpfi(1) / (e.x_hi * e.x_hi));",
+     "f == Convex::kExp ? lower_double(e.f_lo) : -lower_double(Mpfi(1) / (e.x_lo * e.x_hi));",
      SYMBOLIC_TESTS, "1/x's min-range form: the slope -1/hi^2, so that 1/x - mu x falls"),
     ("reciprocal-floor", SF,
      "const double lo = std::max(x.lo, floor);",

@@ -153,32 +153,27 @@ SymbolicForm SymbolicArithmetic::product(const SymbolicForm& a, const SymbolicFo
 SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double lo,
                                         double hi) const {
   const auto fx = [f](const Mpfi& x) { return f == Convex::kExp ? exp_of(x) : Mpfi(1) / x; };
-  const auto dfx = [f](const Mpfi& x) {
-    return f == Convex::kExp ? exp_of(x) : Mpfi(-1) / (x * x);
-  };
+  // the range's ends and f there, each enclosed once
+  const Mpfi x_lo = point_interval(Mpfr(lo)), x_hi = point_interval(Mpfr(hi));
+  const Ends e{x_lo, x_hi, fx(x_lo), fx(x_hi)};
   // the plain range [f(lo), f(hi)] (exp increasing, 1/x decreasing on x > 0)
-  const Mpfi plain = f == Convex::kExp ? Mpfi(bmp::lower(exp_of(point_interval(Mpfr(lo)))),
-                                              bmp::upper(exp_of(point_interval(Mpfr(hi)))))
-                                       : Mpfi(bmp::lower(Mpfi(1) / point_interval(Mpfr(hi))),
-                                              bmp::upper(Mpfi(1) / point_interval(Mpfr(lo))));
+  const Mpfi plain = f == Convex::kExp ? Mpfi(bmp::lower(e.f_lo), bmp::upper(e.f_hi))
+                                       : Mpfi(bmp::lower(e.f_hi), bmp::upper(e.f_lo));
   if (!std::isfinite(lo) || !std::isfinite(hi)) {
     return std::isfinite(upper_double(plain)) ? constant_of(plain)
                                               : SymbolicForm{0.0, {}, kInf, 0.0, {}};
   }
-  // expansion point p = clamp(ca, lo, hi), slope lambda = fl(f'(p))
+  // expansion point p = clamp(ca, lo, hi), slope lambda = fl(f'(p)); exp' = exp
   const double p = std::clamp(a.c, lo, hi);
-  const Mpfi P = point_interval(Mpfr(p)), fp = fx(P), dfp = dfx(P);
+  const Mpfi P = point_interval(Mpfr(p)), fp = fx(P);
+  const Mpfi dfp = f == Convex::kExp ? fp : Mpfi(-1) / (P * P);
   const double lambda = to_double(Mpfr(bmp::median(dfp)));
   const Mpfi L = point_interval(Mpfr(lambda));
   // h(x) = f(x) - f(p) - lambda (x - p): max h = max(h(lo), h(hi)) (convex),
   // min h >= -|f'(p) - lambda| max(p - lo, hi - p) (tangent at p)
-  const auto h = [&](double x) {
-    const Mpfi X = point_interval(Mpfr(x));
-    return fx(X) - fp - L * (X - P);
-  };
-  const Mpfi hl = h(lo), hh = h(hi);
+  const Mpfi hl = e.f_lo - fp - L * (e.x_lo - P), hh = e.f_hi - fp - L * (e.x_hi - P);
   const Mpfr hmax = bmp::upper(hl) > bmp::upper(hh) ? bmp::upper(hl) : bmp::upper(hh);
-  const Mpfi reach = max_of(P - point_interval(Mpfr(lo)), point_interval(Mpfr(hi)) - P);
+  const Mpfi reach = max_of(P - e.x_lo, e.x_hi - P);
   const Mpfr hmin = bmp::lower(-(abs_of(dfp - L) * reach));
   // J = f(p) + lambda (ca - p) + [hmin, hmax]: the new centre and its radius
   SymbolicForm out =
@@ -203,7 +198,7 @@ SymbolicForm SymbolicArithmetic::convex(const SymbolicForm& a, Convex f, double 
   const SymbolicRange form = symbolic_range(out);
   const double plain_width = upper_double(plain) - lower_double(plain);
   if (!(form.hi - form.lo <= plain_width)) {
-    SymbolicForm m = min_range(a, f, lo, hi, plain);
+    SymbolicForm m = min_range(a, f, e, plain);
     m.share = std::move(out.share);
     return m;
   }
@@ -226,21 +221,17 @@ SymbolicForm SymbolicArithmetic::slope_image(const SymbolicForm& a, double lambd
   return out;
 }
 
-SymbolicForm SymbolicArithmetic::min_range(const SymbolicForm& a, Convex f, double lo, double hi,
+SymbolicForm SymbolicArithmetic::min_range(const SymbolicForm& a, Convex f, const Ends& e,
                                            const Mpfi& plain) const {
   // exp: mu = e^lo rounded down, so h(x) = e^x - mu x rises on [lo, hi];
   // 1/x: mu = -1/hi^2 rounded toward 0, so h(x) = 1/x - mu x falls on [lo, hi]
-  const Mpfi Lo = point_interval(Mpfr(lo)), Hi = point_interval(Mpfr(hi));
   const double mu =
-      f == Convex::kExp ? lower_double(exp_of(Lo)) : -lower_double(Mpfi(1) / (Hi * Hi));
+      f == Convex::kExp ? lower_double(e.f_lo) : -lower_double(Mpfi(1) / (e.x_hi * e.x_hi));
   const SymbolicForm constant = constant_of(plain);
   if (!std::isfinite(mu) || mu == 0) return constant;
   const Mpfi M = point_interval(Mpfr(mu));
-  const auto h = [&](const Mpfi& x) {
-    return (f == Convex::kExp ? exp_of(x) : Mpfi(1) / x) - M * x;
-  };
   // h(x) between h(lo) and h(hi) (h monotone)
-  const Mpfi hl = h(Lo), hh = h(Hi);
+  const Mpfi hl = e.f_lo - M * e.x_lo, hh = e.f_hi - M * e.x_hi;
   const Mpfi band = f == Convex::kExp ? Mpfi(bmp::lower(hl), bmp::upper(hh))
                                       : Mpfi(bmp::lower(hh), bmp::upper(hl));
   // f(a) = mu ca + mu (La + ra) + h(a): J = mu ca + band

@@ -131,8 +131,11 @@ class SymbolicArithmetic {
  private:
   enum class Convex { kExp, kReciprocal };
   SymbolicForm convex(const SymbolicForm& a, Convex f, double lo, double hi) const;
-  SymbolicForm min_range(const SymbolicForm& a, Convex f, double lo, double hi,
-                         const Mpfi& plain) const;
+  // the ends lo, hi of f's argument and f there
+  struct Ends {
+    Mpfi x_lo, x_hi, f_lo, f_hi;
+  };
+  SymbolicForm min_range(const SymbolicForm& a, Convex f, const Ends& e, const Mpfi& plain) const;
   // lambda (La + ra) + J, J holding lambda ca plus the band of h
   SymbolicForm slope_image(const SymbolicForm& a, double lambda, const Mpfi& J) const;
   void finish(SymbolicForm& a) const;  // norm from g
