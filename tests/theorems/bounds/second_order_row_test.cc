@@ -548,5 +548,56 @@ TEST_CASE("second_order_row holds E2 pointwise where F is affine (constant value
   }
 }
 
+TEST_CASE("second_order_row holds E2 pointwise where one light key's score swings") {
+  // Rows: BOS (1, 0, 0) with value 0; key 1 (0, x, -1) with x = e_0 over
+  // [lo, lo + 2]; the query row 2 (0, 0, 1) with value 1. Scores s_k =
+  // beta y_k1 (q_1 = beta y_22), so BOS and the query hold score 0 and
+  // weight near 1/2 each, key 1 a small weight whose score swings by
+  // 2 beta. Values are constant, so F is affine and the remainder is E2's
+  // bound alone; its largest part is key 1's rho(delta_1) V_1, which the
+  // per-key form |rho_k - kappa| sup |V_k| bounds closely.
+  PrecisionScope scope(200);
+  constexpr int n = 3, i = 2, V = 1;
+  const SymbolicArithmetic sa(V);
+  std::mt19937_64 eng(19);
+  for (const double lo : {-3.0, -2.0}) {
+    for (const double beta : {0.5, 1.0, 1.5}) {
+      CAPTURE(lo);
+      CAPTURE(beta);
+      std::vector<SymbolicForm> y(static_cast<std::size_t>((i + 1) * n), sa.constant(0.0));
+      y[0] = sa.constant(1.0);
+      y[1 * n + 1] = sa.variable(0, lo, lo + 2.0);
+      y[1 * n + 2] = sa.constant(-1.0);
+      y[2 * n + 2] = sa.constant(1.0);
+      std::vector<RadiusDouble> A(n * n), M(n * n);
+      A[2 * n + 1] = {beta, 0.0};
+      M[0 * n + 2] = {1.0, 0.0};
+      std::vector<SymbolicForm> q(n), sc(i + 1);
+      sa.add_scaled(q[1], A[2 * n + 1], y[i * n + 2]);
+      for (int k = 0; k <= i; ++k) sc[k] = sa.product(q[1], y[k * n + 1]);
+      const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
+      REQUIRE(std::isfinite(out[0].r));
+      Mpfr worst(-1), largest(0);
+      for (const std::vector<double>& e : box_points(V, 400, eng)) {
+        Mpfr z(0), o(0);
+        for (int k = 0; k <= i; ++k) {
+          const Mpfr w = exp(Mpfr(beta) * value_at(y[k * n + 1], e));
+          z += w;
+          o += w * value_at(y[k * n + 2], e);
+        }
+        o /= z;
+        const Mpfr off = abs(o - value_at(out[0], e));
+        if (off - Mpfr(out[0].r) > worst) worst = off - Mpfr(out[0].r);
+        if (off > largest) largest = off;
+      }
+      CHECK(worst <= 0);
+      // reached closely, so that a part of E2's bound halved breaks the
+      // enclosure (measured 0.77 to 0.88 at lo = -3, 0.59 to 0.67 at lo = -2)
+      constexpr double kLightKeyReach = 0.55;
+      CHECK((largest / Mpfr(out[0].r)).convert_to<double>() > kLightKeyReach);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sinkcert::theorems::bounds
