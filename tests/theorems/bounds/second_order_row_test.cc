@@ -498,6 +498,42 @@ TEST_CASE("second_order_row holds a diagonal cubic part pointwise, its linear te
   }
 }
 
+// One head at row i of y with scores s_k = beta y_k1 (q_1 = beta y_i2, A_21
+// = beta) and values v_k = y_k2 (M_02 = 1), its second_order_row form for
+// o = sum_k e^{s_k} v_k / sum_k e^{s_k} against o in MPFR (exactly enough at
+// 200 bits) at `points` points of the box: the largest |o - linear part| - r
+// and the largest |o - linear part|, with r.
+struct ScoreRowReach {
+  Mpfr worst, largest;
+  double r = 0.0;
+};
+ScoreRowReach score_row_reach(const SymbolicArithmetic& sa, int n, int i,
+                              const std::vector<SymbolicForm>& y, double beta, int points,
+                              std::mt19937_64& eng) {
+  std::vector<RadiusDouble> A(n * n), M(n * n);
+  A[2 * n + 1] = {beta, 0.0};
+  M[0 * n + 2] = {1.0, 0.0};
+  std::vector<SymbolicForm> q(n), sc(i + 1);
+  sa.add_scaled(q[1], A[2 * n + 1], y[i * n + 2]);
+  for (int k = 0; k <= i; ++k) sc[k] = sa.product(q[1], y[k * n + 1]);
+  const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
+  REQUIRE(std::isfinite(out[0].r));
+  ScoreRowReach reach{Mpfr(-1), Mpfr(0), out[0].r};
+  for (const std::vector<double>& e : box_points(sa.vars(), points, eng)) {
+    Mpfr z(0), o(0);
+    for (int k = 0; k <= i; ++k) {
+      const Mpfr w = exp(Mpfr(beta) * value_at(y[k * n + 1], e));
+      z += w;
+      o += w * value_at(y[k * n + 2], e);
+    }
+    o /= z;
+    const Mpfr off = abs(o - value_at(out[0], e));
+    if (off - Mpfr(out[0].r) > reach.worst) reach.worst = off - Mpfr(out[0].r);
+    if (off > reach.largest) reach.largest = off;
+  }
+  return reach;
+}
+
 TEST_CASE("second_order_row holds E2 pointwise where F is affine (constant values)") {
   // Values that do not vary make F = sum_k alpha_k delta_k V_k affine in the
   // symbols, so the form's remainder is E2's bound (and rounding) alone:
@@ -515,30 +551,9 @@ TEST_CASE("second_order_row holds E2 pointwise where F is affine (constant value
   std::mt19937_64 eng(17);
   for (const double beta : {0.02, 0.1, 0.3, 1.0, 2.0}) {
     CAPTURE(beta);
-    std::vector<RadiusDouble> A(n * n), M(n * n);
-    A[2 * n + 1] = {beta, 0.0};
-    M[0 * n + 2] = {1.0, 0.0};
-    std::vector<SymbolicForm> q(n), sc(i + 1);
-    sa.add_scaled(q[1], A[2 * n + 1], y[i * n + 2]);
-    for (int k = 0; k <= i; ++k) sc[k] = sa.product(q[1], y[k * n + 1]);
-    const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
-    REQUIRE(std::isfinite(out[0].r));
-    Mpfr worst(-1), largest(0);
-    for (const std::vector<double>& e : box_points(V, 300, eng)) {
-      // o = sum_k e^{s_k} v_k / sum_k e^{s_k}, exactly enough at 200 bits
-      Mpfr z(0), o(0);
-      for (int k = 0; k <= i; ++k) {
-        const Mpfr w = exp(Mpfr(beta) * value_at(y[k * n + 1], e));
-        z += w;
-        o += w * value_at(y[k * n + 2], e);
-      }
-      o /= z;
-      const Mpfr off = abs(o - value_at(out[0], e));
-      if (off - Mpfr(out[0].r) > worst) worst = off - Mpfr(out[0].r);
-      if (off > largest) largest = off;
-    }
-    CHECK(worst <= 0);
-    const double reach = (largest / Mpfr(out[0].r)).convert_to<double>();
+    const ScoreRowReach r = score_row_reach(sa, n, i, y, beta, 300, eng);
+    CHECK(r.worst <= 0);
+    const double reach = (r.largest / Mpfr(r.r)).convert_to<double>();
     MESSAGE("beta " << beta << ": largest |o - linear part| / remainder " << reach);
     // not loose by orders of magnitude while the deviations are small
     // (measured 0.37 at beta = 0.02 and 0.31 at 0.1; 0.014 at beta = 2,
@@ -569,32 +584,12 @@ TEST_CASE("second_order_row holds E2 pointwise where one light key's score swing
       y[1 * n + 1] = sa.variable(0, lo, lo + 2.0);
       y[1 * n + 2] = sa.constant(-1.0);
       y[2 * n + 2] = sa.constant(1.0);
-      std::vector<RadiusDouble> A(n * n), M(n * n);
-      A[2 * n + 1] = {beta, 0.0};
-      M[0 * n + 2] = {1.0, 0.0};
-      std::vector<SymbolicForm> q(n), sc(i + 1);
-      sa.add_scaled(q[1], A[2 * n + 1], y[i * n + 2]);
-      for (int k = 0; k <= i; ++k) sc[k] = sa.product(q[1], y[k * n + 1]);
-      const std::vector<SymbolicForm> out = one_head_row(sa, n, i, y, M, q, sc);
-      REQUIRE(std::isfinite(out[0].r));
-      Mpfr worst(-1), largest(0);
-      for (const std::vector<double>& e : box_points(V, 400, eng)) {
-        Mpfr z(0), o(0);
-        for (int k = 0; k <= i; ++k) {
-          const Mpfr w = exp(Mpfr(beta) * value_at(y[k * n + 1], e));
-          z += w;
-          o += w * value_at(y[k * n + 2], e);
-        }
-        o /= z;
-        const Mpfr off = abs(o - value_at(out[0], e));
-        if (off - Mpfr(out[0].r) > worst) worst = off - Mpfr(out[0].r);
-        if (off > largest) largest = off;
-      }
-      CHECK(worst <= 0);
+      const ScoreRowReach r = score_row_reach(sa, n, i, y, beta, 400, eng);
+      CHECK(r.worst <= 0);
       // reached closely, so that a part of E2's bound halved breaks the
       // enclosure (measured 0.77 to 0.88 at lo = -3, 0.59 to 0.67 at lo = -2)
       constexpr double kLightKeyReach = 0.55;
-      CHECK((largest / Mpfr(out[0].r)).convert_to<double>() > kLightKeyReach);
+      CHECK((r.largest / Mpfr(r.r)).convert_to<double>() > kLightKeyReach);
     }
   }
 }
