@@ -99,6 +99,9 @@ TEST_CASE(
   // Plain widths and the tangent forms' (slope at the centre plus the gap):
   // exp on [-1, 1]: e - 1/e = 2.35 against 2 + (e - 2) = 2.72;
   // 1/x on [1, 10]: 0.9 against 9 / 5.5^2 + 0.67 = 0.97.
+  // The slopes and ranges below are exact up to a few roundings of doubles
+  // and MPFI ends (relative 2^-52 each).
+  constexpr double kFewRoundings = 1e-12;
   const SymbolicForm x = sa.variable(0, -1.0, 1.0);
   const SymbolicForm ex = sa.exp(x);
   const auto xv = [&](const auto& e) { return x.c + static_cast<long double>(x.g[0]) * e[0]; };
@@ -106,9 +109,9 @@ TEST_CASE(
             ex, 1, [&](const auto& e) { return std::exp(xv(e)); }, 4000) <= kSlack);
   // the min-range slope e^-1 (rounded down), and the plain range
   REQUIRE(ex.g.size() == 1);
-  CHECK(ex.g[0] == doctest::Approx(std::exp(-1.0)).epsilon(1e-12));
+  CHECK(ex.g[0] == doctest::Approx(std::exp(-1.0)).epsilon(kFewRoundings));
   const SymbolicRange re = symbolic_range(ex);
-  CHECK(re.hi - re.lo <= (std::exp(1.0) - std::exp(-1.0)) * (1 + 1e-12));
+  CHECK(re.hi - re.lo <= (std::exp(1.0) - std::exp(-1.0)) * (1 + kFewRoundings));
   const SymbolicForm y = sa.variable(0, 1.0, 10.0);
   const SymbolicForm inv = sa.reciprocal_at_least(y, 1.0);
   const auto yv = [&](const auto& e) { return y.c + static_cast<long double>(y.g[0]) * e[0]; };
@@ -116,9 +119,9 @@ TEST_CASE(
             inv, 1, [&](const auto& e) { return 1 / yv(e); }, 4000) <= kSlack);
   // slope -1/10^2
   REQUIRE(inv.g.size() == 1);
-  CHECK(inv.g[0] == doctest::Approx(-0.01 * y.g[0]).epsilon(1e-12));
+  CHECK(inv.g[0] == doctest::Approx(-0.01 * y.g[0]).epsilon(kFewRoundings));
   const SymbolicRange ri = symbolic_range(inv);
-  CHECK(ri.hi - ri.lo <= 0.9 * (1 + 1e-12));
+  CHECK(ri.hi - ri.lo <= 0.9 * (1 + kFewRoundings));
   // What the kept slope is for: exp(x) - exp(1.01 x) varies by at most 0.05
   // over the box; as two plain ranges their difference spans 4.7, the
   // min-range forms' linear parts cancel and leave their bands (3.2).
