@@ -416,16 +416,6 @@ TEST_CASE("the quadratic and cubic parts per vertex: below the separate bounds, 
         doctest::Approx(4.0).epsilon(kJointRaise));
 }
 
-// second_order_row fed forms directly, where its cubic part is all there is:
-// n = 3 coordinates, rows 0..3, row 0 the constant (1, 0, 0), row k >= 1
-// (0, e_{k-1}, 0) and the query row 3 also e_3 in coordinate 2; one head
-// with scores s_k = beta e_3 e_{k-1} (A_21 = beta) and values W_k = e_{k-1}
-// (M_01 = 1). Then the expansion's quadratic part is 0 and its cubic part
-// sum_k alpha_k (q . z_k)(w . z_k) = beta e_3 sum_k alpha_k e_{k-1}^2 + ...
-// is diagonal: half of it is the linear term e_3 sum_a C_aa / 2 that moves
-// into the form, half the split's bound. The form must hold the layer's
-// output o_0 = sum_k a_k W_k at every point of the symbols' box, evaluated
-// in MPFR from the same symbols.
 // c + sum_m g_m e_m of a form at the symbols e, in MPFR (the remainder apart).
 Mpfr value_at(const SymbolicForm& f, const std::vector<double>& e) {
   Mpfr v(f.c);
@@ -444,6 +434,16 @@ std::vector<SymbolicForm> one_head_row(const SymbolicArithmetic& sa, int n, int 
                           std::vector<double>(n, std::numeric_limits<double>::infinity()));
 }
 
+// second_order_row fed forms directly, where its cubic part is all there is:
+// n = 3 coordinates, rows 0..3, row 0 the constant (1, 0, 0), row k >= 1
+// (0, e_{k-1}, 0) and the query row 3 also e_3 in coordinate 2; one head
+// with scores s_k = beta e_3 e_{k-1} (A_21 = beta) and values W_k = e_{k-1}
+// (M_01 = 1). Then the expansion's quadratic part is 0 and its cubic part
+// sum_k alpha_k (q . z_k)(w . z_k) = beta e_3 sum_k alpha_k e_{k-1}^2 + ...
+// is diagonal: half of it is the linear term e_3 sum_a C_aa / 2 that moves
+// into the form, half the split's bound. The form must hold the layer's
+// output o_0 = sum_k a_k W_k at every point of the symbols' box, evaluated
+// in MPFR from the same symbols.
 TEST_CASE("second_order_row holds a diagonal cubic part pointwise, its linear term included") {
   PrecisionScope scope(200);
   constexpr int n = 3, i = 3, V = 4;
