@@ -27,7 +27,9 @@
 //            toward -inf for the lower end and toward +inf for the upper
 //            end (both functions increase), then converted to double in the
 //            same direction (exact: 53 bits fit).
-// pred and succ are std::nextafter toward -inf and +inf. The error-free
+// pred and succ are the next double toward -inf and +inf (std::nextafter's
+// values, computed from the bit pattern: the patterns of the doubles of one
+// sign are ordered as their magnitudes). The error-free
 // transformations hold in round-to-nearest binary64 (IEEE 754), which is
 // every platform Debian's compilers target by default (x87 extended
 // precision excluded: amd64 uses SSE2, and the build refuses
@@ -45,6 +47,8 @@
 #include <Eigen/Core>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -60,8 +64,21 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // underflow (2^-969 = 2^(-1022 + 53)), so its sign is not read from fma.
 inline constexpr double kErrorFreeFloor = 0x1p-969;
 
-inline double pred(double x) { return std::nextafter(x, -kInf); }
-inline double succ(double x) { return std::nextafter(x, kInf); }
+// succ(x) = std::nextafter(x, +inf) for every x: the pattern moves one step
+// away from 0 for x > 0 and toward 0 for x < 0 (-inf steps to the most
+// negative double, the largest double to +inf); 0 of either sign steps to
+// the least subnormal; NaN and +inf stay. Inlined, unlike glibc's call.
+inline double succ(double x) {
+  if (!(x < kInf)) return x;
+  if (x == 0) return std::numeric_limits<double>::denorm_min();
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = x > 0 ? bits + 1 : bits - 1;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+// pred(x) = std::nextafter(x, -inf) = -succ(-x)
+inline double pred(double x) { return -succ(-x); }
 
 // RN(exact) = r overflowed to +-inf from finite operands: the directed ends.
 inline double overflow_down(double r) { return r > 0 ? std::numeric_limits<double>::max() : r; }

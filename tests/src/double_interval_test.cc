@@ -143,6 +143,34 @@ TEST_CASE("overflow, underflow, zero times infinity") {
   CHECK(nan.is_nan());
 }
 
+// succ and pred, computed from the bit pattern, are std::nextafter toward
+// +inf and -inf on every operand, the signed zeros, the infinities, the
+// ends of the subnormals and of double's range, and NaN.
+TEST_CASE("succ and pred step to std::nextafter's neighbours") {
+  using namespace directed;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937_64 rng(11);
+  std::vector<double> xs = operands(rng, 4000);
+  for (double x :
+       {0.0, -0.0, inf, -inf, DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN,
+        std::numeric_limits<double>::denorm_min(), -std::numeric_limits<double>::denorm_min()}) {
+    xs.push_back(x);
+  }
+  int checked = 0;
+  for (double x : xs) {
+    for (double y : {x, -x}) {
+      const double up = std::nextafter(y, inf), down = std::nextafter(y, -inf);
+      // the same double (0 == -0 here; the sign of a 0 does not bound anything)
+      CHECK(succ(y) == up);
+      CHECK(pred(y) == down);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8000);
+  CHECK(std::isnan(succ(std::nan(""))));
+  CHECK(std::isnan(pred(std::nan(""))));
+}
+
 // exp and expm1: lower end <= f(x) <= upper end, f(x) in MPFR at 256 bits
 // rounded toward the side checked, and the ends at most one ulp apart.
 TEST_CASE("exp and expm1 enclose the function") {

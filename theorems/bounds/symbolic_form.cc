@@ -18,7 +18,7 @@ constexpr double kTwoEta = 0x1p-1074;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // One step below a computed result (next_up's twin, symbolic_form.h).
-double down(double x) { return std::nextafter(x, -kInf); }
+double down(double x) { return directed::pred(x); }
 
 // kRound magnitude + 2 (vars + 1) eta, rounded up: the rounding errors of
 // one operation over the centre and every coefficient.

@@ -63,6 +63,7 @@
 #include <limits>
 #include <vector>
 
+#include "src/double_interval.h"
 #include "src/scalar_traits.h"
 
 namespace sinkcert::theorems::bounds {
@@ -70,9 +71,7 @@ namespace sinkcert::theorems::bounds {
 // One step away from a computed double result: beyond the exact value of the
 // operation (|fl(z) - z| is at most half the gap to the next double), so
 // these bound a sum or product of nonnegative doubles from above.
-inline double next_up(double x) {
-  return std::nextafter(x, std::numeric_limits<double>::infinity());
-}
+inline double next_up(double x) { return directed::succ(x); }
 inline double add_up(double a, double b) { return next_up(a + b); }
 inline double mul_up(double a, double b) { return next_up(a * b); }  // a, b >= 0
 
