@@ -76,6 +76,13 @@ def deep_comparison(argv, program, title, doc, baseline_help):
     return 0
 
 
+def comparison_main(script, doc, title, baseline_help):
+    """main() of a script that is one deep_comparison: its program name is
+    the script's file name, its arguments the command line's."""
+    program = os.path.splitext(os.path.basename(script))[0]
+    return deep_comparison(sys.argv[1:], program, title, doc, baseline_help)
+
+
 def main(argv):
     return deep_comparison(
         argv, PROGRAM,

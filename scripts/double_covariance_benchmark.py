@@ -21,18 +21,14 @@ the ratio of the boxes bounded is the speed-up.
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from cubic_split_benchmark import deep_comparison  # noqa: E402
+from cubic_split_benchmark import comparison_main  # noqa: E402
 
-PROGRAM = "double_covariance_benchmark"
+TITLE = (
+    "verify bound on residual models, the covariance form's S_rho in MPFI (baseline) and in "
+    "double intervals (this build)"
+)
 
-
-def main(argv):
-    return deep_comparison(
-        argv, PROGRAM,
-        "verify bound on residual models, the covariance form's S_rho in MPFI (baseline) and in "
-        "double intervals (this build)",
-        __doc__, "a sinkcert built at a revision whose S_rho is bounded in MPFI")
-
+BASELINE_HELP = "a sinkcert built at a revision whose S_rho is bounded in MPFI"
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(comparison_main(__file__, __doc__, TITLE, BASELINE_HELP))

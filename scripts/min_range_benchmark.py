@@ -21,18 +21,14 @@ a user's run has it, so the box counts may differ between the builds.
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from cubic_split_benchmark import deep_comparison  # noqa: E402
+from cubic_split_benchmark import comparison_main  # noqa: E402
 
-PROGRAM = "min_range_benchmark"
+TITLE = (
+    "verify bound on residual models, exp and 1/x by their plain range where the tangent "
+    "form is wider (baseline) and by the min-range form there (this build)"
+)
 
-
-def main(argv):
-    return deep_comparison(
-        argv, PROGRAM,
-        "verify bound on residual models, exp and 1/x by their plain range where the tangent "
-        "form is wider (baseline) and by the min-range form there (this build)",
-        __doc__, "a sinkcert built at a revision without the min-range form")
-
+BASELINE_HELP = "a sinkcert built at a revision without the min-range form"
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(comparison_main(__file__, __doc__, TITLE, BASELINE_HELP))
