@@ -75,6 +75,10 @@ MUTANTS = [
      "out.r = add_up(add_up(mul_up(k, a.r), centre.rad), rounding(mul_up(k, a.norm), vars_));",
      "out.r = add_up(centre.rad, rounding(mul_up(k, a.norm), vars_));",
      SYMBOLIC_TESTS, "exp and 1/x: the argument's remainder times the slope"),
+    ("norm-raise", SF,
+     "a.norm = s == 0 ? 0.0 : mul_up(s, raise);",
+     "a.norm = s;",
+     SYMBOLIC_TESTS, "a form's norm: the round-to-nearest sum raised by 4 (N + 2) u"),
     ("min-range-exp-slope", SF,
      "f == Convex::kExp ? lower_double(e.f_lo) : -lower_double(Mpfi(1) / (e.x_hi * e.x_hi));",
      "f == Convex::kExp ? lower_double(exp_of((e.x_lo + e.x_hi) / Mpfi(2))) "

@@ -62,10 +62,28 @@ RadiusDouble radius_double(const Mpfi& x) {
 }
 
 void SymbolicArithmetic::finish(SymbolicForm& a) const {
-  // norm = sum_m |g_m|, summed upward
-  double s = 0.0;
-  for (double v : a.g) s = add_up(s, std::fabs(v));
-  a.norm = s;
+  // norm >= sum_m |g_m|: summed in round to nearest in four running sums
+  // (independent additions, so not one serial chain of V steps), then raised
+  // by the a priori bound of a sum of N nonnegative terms in any order where
+  // each passes through at most h <= N + 2 additions (Higham, Accuracy and
+  // Stability, 4.2): |fl - sum| <= gamma_h sum, gamma_h = h u / (1 - h u), so
+  // sum <= fl / (1 - gamma_h) <= fl (1 + 4 h u) while h u <= 1/3 (a sum whose
+  // result is subnormal is exact, so this holds there too).
+  const std::size_t N = a.g.size();
+  const double* g = a.g.data();
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  std::size_t m = 0;
+  for (; m + 4 <= N; m += 4) {
+    s0 += std::fabs(g[m]);
+    s1 += std::fabs(g[m + 1]);
+    s2 += std::fabs(g[m + 2]);
+    s3 += std::fabs(g[m + 3]);
+  }
+  for (; m < N; ++m) s0 += std::fabs(g[m]);
+  const double s = (s0 + s1) + (s2 + s3);
+  // 1 + 4 (N + 2) u, exact (4 u = 2^-51)
+  const double raise = 1.0 + (static_cast<double>(N) + 2.0) * kRound;
+  a.norm = s == 0 ? 0.0 : mul_up(s, raise);
 }
 
 SymbolicForm SymbolicArithmetic::variable(int m, double lo, double hi) const {

@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "src/scalar_traits.h"
+
 namespace sinkcert::theorems::bounds {
 namespace {
 
@@ -158,6 +160,49 @@ TEST_CASE("rounding: sums of many tiny and large terms stay enclosed") {
               exact - (sum.c + static_cast<long double>(sum.g[0]) * e))) <= sum.r);
   }
   CHECK(sum.r < 1e-10);
+}
+
+// A form's norm is summed in round to nearest in four running sums and
+// raised by the a priori bound 4 (N + 2) u (symbolic_form.cc, finish). It
+// must be at least the exact sum of |g_m| (GMP rationals): on sums where
+// every small term is rounded away (1 in each running sum, then 2^-53 terms,
+// ties to even) and on random magnitudes from the subnormals to 2^60.
+TEST_CASE("a form's norm is at least the exact sum of its coefficients' magnitudes") {
+  const auto norm_of = [](const std::vector<double>& g) {
+    const SymbolicArithmetic sa(static_cast<int>(g.size()));
+    SymbolicForm b;
+    b.g = g;
+    SymbolicForm f;
+    sa.add(f, b);  // f.g = g exactly, then its norm
+    return f.norm;
+  };
+  const auto exact_sum = [](const std::vector<double>& g) {
+    Rational s = 0;
+    for (double v : g) s += scalar_cast<Rational>(std::fabs(v));
+    return s;
+  };
+  std::vector<double> ties{1.0, -1.0, 1.0, -1.0};
+  for (int k = 0; k < 1000; ++k) ties.push_back(k % 2 ? 0x1p-53 : -0x1p-53);
+  const double tie_norm = norm_of(ties);
+  CHECK(scalar_cast<Rational>(tie_norm) >= exact_sum(ties));
+  CHECK(tie_norm <= 4.0 * (1 + 1e-12));
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> exponent(-1074, 60), size(0, 40);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  int checked = 0;
+  for (int t = 0; t < 300; ++t) {
+    std::vector<double> g(static_cast<std::size_t>(size(rng)) * (t % 3 == 0 ? 25 : 1));
+    for (double& v : g) v = std::ldexp(mantissa(rng), exponent(rng)) * (rng() % 2 ? 1 : -1);
+    const double norm = norm_of(g);
+    const Rational exact = exact_sum(g);
+    CHECK(scalar_cast<Rational>(norm) >= exact);
+    // and tight: the raise, the sum's own roundings (at most 1.5 (N + 2) u)
+    // and the product's, within 8 (N + 3) u, and two subnormal steps
+    CHECK(scalar_cast<Rational>(norm) <=
+          exact * scalar_cast<Rational>(1 + (g.size() + 3.0) * 0x1p-50) + Rational(0x1p-1073));
+    ++checked;
+  }
+  CHECK(checked == 300);
 }
 
 }  // namespace
