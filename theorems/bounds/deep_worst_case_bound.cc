@@ -871,7 +871,7 @@ WorstCaseBound centred_form_search(const Model<T>& model, const Task& task,
                                                            "deep worst-case bound");
   if (evaluator.cut_boxes > 0) {
     add_budget_note(out, std::to_string(evaluator.cut_boxes) +
-                             " box(es) bounded without some centred forms (the deadline passed "
+                             " box(es) bounded without some of their forms (the deadline passed "
                              "during their evaluation)");
   }
   return out;

@@ -397,7 +397,7 @@ TEST_CASE("a refinement the deadline cut short never raises the upper end above 
     const WorstCaseBound b = bound_deep_worst_case(m, kTask, timed);
     // the first pass (4 triggers) and one batch: nothing to compare
     if (b.boxes < 4 + 2 * kBoxBatch) continue;
-    if (b.budget_note.find("without some centred forms") != std::string::npos) ++cut_runs;
+    if (b.budget_note.find("without some of their forms") != std::string::npos) ++cut_runs;
     WorstCaseOptions counted = timed;
     counted.max_seconds = 1e6;
     // a state at or before the loop top before the last batch
