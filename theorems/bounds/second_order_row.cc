@@ -39,9 +39,9 @@ constexpr double kVertexWork = 0x1p26;
 // (results/benchmarks/cubic_split_benchmark.txt); 2^29 (ten symbols) made
 // one trigger row take longer than a 20 s run.
 constexpr int kCubicVertexSymbols = 10;
+constexpr double kCubicVertexWork = 0x1p24;
 // diagonal_split's tile: 32 x 32 doubles (8 KB) of the column it reads
 constexpr int kSplitTile = 32;
-constexpr double kCubicVertexWork = 0x1p24;
 
 double coef(const SymbolicForm& f, int m) { return f.g.empty() ? 0.0 : f.g[m]; }
 
