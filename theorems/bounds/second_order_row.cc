@@ -427,10 +427,8 @@ double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only) {
   // In outward-rounded double intervals (src/double_interval.h): every end
   // below is an upper bound of the exact quantity, as in MPFI at 128 bits,
   // which took most of the expansion's time (64 slices a head and row). A NaN
-  // end counts as +inf.
+  // end counts as +inf (upper_double, symbolic_form.h).
   using I = DoubleInterval;
-  const auto up = [](const I& x) { return x.is_nan() ? kInf : x.upper(); };
-  const auto down = [](const I& x) { return x.is_nan() ? -kInf : x.lower(); };
   const I W(in.W), eps(in.eps);
   const I eD = exp(I(in.D));
   const I half(0.5), one(1.0);
@@ -448,14 +446,17 @@ double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only) {
     // the core's delta in [mu - a, mu + b]: a <= t1 W + eps, b <= (1 - t0) W + eps
     const I a = t1 * W + eps, b = (one - t0) * W + eps;
     // M = min(max(a^2 / 2, b^2 e^b / 2), max_core sup rho)
-    const double M_up = std::min(std::max(up(half * a * a), up(half * b * b * e_b)), in.rho_max);
+    const double M_up = std::min(
+        std::max(upper_double(half * a * a), upper_double(half * b * b * e_b)), in.rho_max);
     const I M(M_up);
     // max t (1 - t) on [t0, t1]
-    const I tt = middle ? I(0.25) : I(std::max(up(t0 * (one - t0)), up(t1 * (one - t1))));
+    const I tt = middle ? I(0.25)
+                        : I(std::max(upper_double(t0 * (one - t0)), upper_double(t1 * (one - t1))));
     // Pc = e^D (t (1 - t) W^2 + eps^2) / 2
-    const I Pc(up(half * eD * (tt * W * W + eps * eps)));
+    const I Pc(upper_double(half * eD * (tt * W * W + eps * eps)));
     // phi(M, p): (M - p) p while p <= M / 2, else M^2 / 4
-    const double phi = up(Pc) <= down(half * M) ? up((M - Pc) * Pc) : up(M * M / I(4.0));
+    const double phi = upper_double(Pc) <= lower_double(half * M) ? upper_double((M - Pc) * Pc)
+                                                                  : upper_double(M * M / I(4.0));
     phi_max = std::max(phi_max, phi);
   }
   // |P_c - P| <= Pc_any (1 - A) + sum_out alpha sup rho, Pc_any = e^D (W^2 / 4 + eps^2) / 2
@@ -463,7 +464,7 @@ double covariance_rho_bound(const CovarianceRhoInputs& in, bool middle_only) {
   const I shift = Pc_any * (one - I(in.core_alpha_lo)) + I(in.out_rho);
   // A Var_c(rho) + A (P_c - P)^2
   const I A(in.core_alpha_up);
-  return up(A * I(phi_max) + A * shift * shift);
+  return upper_double(A * I(phi_max) + A * shift * shift);
 }
 
 namespace {

@@ -94,6 +94,13 @@ SymbolicRange symbolic_range(const SymbolicForm& a);
 double upper_double(const Mpfi& x);
 // Its lower end as a double at or below it (-inf for NaN).
 double lower_double(const Mpfi& x);
+// The same for a DoubleInterval, whose ends are doubles already.
+inline double upper_double(const DoubleInterval& x) {
+  return x.is_nan() ? std::numeric_limits<double>::infinity() : x.upper();
+}
+inline double lower_double(const DoubleInterval& x) {
+  return x.is_nan() ? -std::numeric_limits<double>::infinity() : x.lower();
+}
 
 // A double with its radius: the enclosure [mid - rad, mid + rad] of an MPFI
 // value (a model entry, 1/j).
