@@ -47,13 +47,14 @@ PROGRAM = "mutation_check"
 SF = "theorems/bounds/symbolic_form.cc"
 DSP = "theorems/bounds/deep_symbolic_pass.cc"
 SOR = "theorems/bounds/second_order_row.cc"
+QF = "theorems/bounds/quadratic_form.cc"
 VH = "theorems/bounds/value_hull_bound.cc"
 DWC = "theorems/bounds/deep_worst_case_bound.cc"
 BOS = "theorems/bounds/bos_bound.cc"
 DBOS = "theorems/bounds/deep_bos_bound.cc"
 
 SYMBOLIC_TESTS = ["symbolic_form_test", "deep_symbolic_pass_test", "second_order_row_test",
-                  "deep_worst_case_bound_test"]
+                  "quadratic_form_test", "deep_worst_case_bound_test"]
 DEEP_TESTS = ["deep_worst_case_bound_test", "deep_symbolic_pass_test"]
 BOS_TESTS = ["bos_bound_test", "bos_box_search_test"]
 
@@ -144,11 +145,11 @@ MUTANTS = [
      "g.g[m] += v;",
      "g.g[m] += 0.0;",
      SYMBOLIC_TESTS, "the cubic part's diagonal: e_m sum_a C_m,aa / 2 in the form's linear part"),
-    ("vertex-split-vertices", SOR,
+    ("vertex-split-vertices", QF,
      "worst = std::max(worst, diagonal_split(B, V).bound);",
      "worst = std::max(worst, 0.0);",
      SYMBOLIC_TESTS, "the quadratic and cubic parts per vertex: every vertex of the cubic symbols"),
-    ("second-order-diagonal", SOR,
+    ("second-order-diagonal", QF,
      "double s0 = diagonal_abs, s1 = 0.0, s2 = 0.0, s3 = 0.0;",
      "double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;",
      SYMBOLIC_TESTS, "the quadratic part's diagonal, e_a^2 in [0, 1]: its half spread"),
@@ -156,6 +157,14 @@ MUTANTS = [
      "f.c += quad.shift;",
      "f.c += 0.0;",
      SYMBOLIC_TESTS, "the quadratic part's diagonal: the centre's shift sum_a X_aa / 2"),
+    ("dot-quadratic", SF,
+     "const double joint = add_up(add_up(split.bound, split.shift_error), entries);",
+     "const double joint = add_up(split.shift_error, entries);",
+     SYMBOLIC_TESTS, "a dot product of forms sharing symbols: its quadratic form's split bound"),
+    ("dot-shift", SF,
+     "out.c += split.shift;",
+     "out.c += 0.0;",
+     SYMBOLIC_TESTS, "a dot product of forms sharing symbols: the centre's shift sum_m S_mm / 2"),
     ("covariance-shift", SOR,
      "return upper_double(A * I(phi_max) + A * shift * shift);",
      "return upper_double(A * I(phi_max));",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 
@@ -57,9 +58,14 @@ std::vector<SymbolicForm> query(const Pass& p, const std::vector<RadiusDouble>& 
 std::vector<SymbolicForm> scores(const Pass& p, const std::vector<SymbolicForm>& q,
                                  const std::vector<SymbolicForm>& x, int i) {
   std::vector<SymbolicForm> s(i + 1);
-  for (int k = 0; k <= i; ++k) {
+  for (int k = 0; k < i; ++k) {
     for (int e = 0; e < p.n; ++e) p.sa.add(s[k], p.sa.product(q[e], x[k * p.n + e]));
   }
+  // the row's own key: q = B^T x_i, so s_i = x_i^T B x_i, whose quadratic
+  // part is bounded as one form (SymbolicArithmetic::dot)
+  const std::vector<SymbolicForm> own(x.begin() + static_cast<std::ptrdiff_t>(i) * p.n,
+                                      x.begin() + static_cast<std::ptrdiff_t>(i + 1) * p.n);
+  s[i] = p.sa.dot(q, own);
   return s;
 }
 

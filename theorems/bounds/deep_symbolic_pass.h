@@ -8,7 +8,9 @@
 //
 // the flags exact constants; per layer and head, at query row i:
 //   q_e  = sum_p A_pe x_ip                  (exact in the symbols)
-//   s_k  = sum_e q_e x_ke                   (products: the query and the key both vary)
+//   s_k  = sum_e q_e x_ke                   (products: the query and the key both vary;
+//          the row's own key, s_i = x_i^T A x_i, as one quadratic form:
+//          SymbolicArithmetic::dot)
 //   a_k  = 1 / (1 + sum_{m != k} exp(s_m - s_k))   (softmax; differences first,
 //          so that what all scores of the row share cancels in s_m - s_k;
 //          the denominator is >= 1 + sum_{m != k} exp(lo(s_m - s_k)), lo the

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "src/interval.h"
+#include "theorems/bounds/quadratic_form.h"
 
 namespace sinkcert::theorems::bounds {
 
@@ -16,6 +17,10 @@ constexpr double kRound = 0x1p-51;
 // 2 eta = 2^-1074: the absolute part of two roundings that underflow.
 constexpr double kTwoEta = 0x1p-1074;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// u = 2^-53, the unit roundoff
+constexpr double kUnit = 0x1p-53;
+// dot's quadratic form: at most 2^24 entry updates (n V_s^2), about 10 ms
+constexpr double kDotWork = 0x1p24;
 
 // One step below a computed result (next_up's twin, symbolic_form.h).
 double down(double x) { return directed::pred(x); }
@@ -133,6 +138,11 @@ SymbolicForm SymbolicArithmetic::difference(const SymbolicForm& a, const Symboli
 }
 
 SymbolicForm SymbolicArithmetic::product(const SymbolicForm& a, const SymbolicForm& b) const {
+  return product_with(a, b, true);
+}
+
+SymbolicForm SymbolicArithmetic::product_with(const SymbolicForm& a, const SymbolicForm& b,
+                                              bool quadratic) const {
   if (is_exact_zero(a) || is_exact_zero(b)) return SymbolicForm{};
   SymbolicForm out;
   // a b = ca cb + (ca g_b + cb g_a) eps + [ca rb + cb ra + (La + ra)(Lb + rb)]
@@ -148,9 +158,14 @@ SymbolicForm SymbolicArithmetic::product(const SymbolicForm& a, const SymbolicFo
   // rounding: kRound (|ca| (norm_b + |cb|) + |cb| norm_a) + 2 (V + 1) eta
   const double magnitude = add_up(mul_up(ca, add_up(b.norm, cb)), mul_up(cb, a.norm));
   const double wa = add_up(a.norm, a.r), wb = add_up(b.norm, b.r);
-  // |ca| rb + |cb| ra + (norm_a + ra)(norm_b + rb)
+  // |ca| rb + |cb| ra + (norm_a + ra)(norm_b + rb); without the quadratic
+  // part norm_a norm_b: |ca| rb + |cb| ra + norm_a rb + ra (norm_b + rb)
   double bracket = add_up(mul_up(ca, b.r), mul_up(cb, a.r));
-  if (!drop_) bracket = add_up(bracket, mul_up(wa, wb));
+  if (!quadratic) {
+    bracket = add_up(bracket, add_up(mul_up(a.norm, b.r), mul_up(a.r, wb)));
+  } else if (!drop_) {
+    bracket = add_up(bracket, mul_up(wa, wb));
+  }
   out.r = add_up(bracket, rounding(magnitude, vars_));
   if (!a.g.empty() || !b.g.empty() || !a.share.empty() || !b.share.empty()) {
     // credit: |a_m| wb + |b_m| wa + |cb| share_a + |ca| share_b (heuristic)
@@ -165,6 +180,61 @@ SymbolicForm SymbolicArithmetic::product(const SymbolicForm& a, const SymbolicFo
     }
   }
   finish(out);
+  return out;
+}
+
+SymbolicForm SymbolicArithmetic::dot(const std::vector<SymbolicForm>& a,
+                                     const std::vector<SymbolicForm>& b) const {
+  SymbolicForm out;
+  const std::size_t n = std::min(a.size(), b.size());
+  // per term, everything but La_e Lb_e; the per-product bound of the rest,
+  // crude = sum_e norm_a_e norm_b_e
+  double crude = 0.0;
+  for (std::size_t e = 0; e < n; ++e) {
+    add(out, product_with(a[e], b[e], false));
+    crude = add_up(crude, mul_up(a[e].norm, b[e].norm));
+  }
+  if (drop_ || crude == 0) return out;
+  // S over the symbols either side reads, while n V_s^2 stays within
+  // kDotWork (beyond it the crude bound alone)
+  std::vector<int> support;
+  for (int m = 0; m < vars_; ++m) {
+    bool read = false;
+    for (std::size_t e = 0; e < n && !read; ++e) {
+      read = (!a[e].g.empty() && a[e].g[m] != 0) || (!b[e].g.empty() && b[e].g[m] != 0);
+    }
+    if (read) support.push_back(m);
+  }
+  const int Vs = static_cast<int>(support.size());
+  if (static_cast<double>(n) * Vs * Vs > kDotWork) {
+    out.r = add_up(out.r, crude);
+    return out;
+  }
+  // S_uv = sum_e la_e,u lb_e,v: n rounded products and n - 1 additions an
+  // entry, within 2 n u sum_e |la_e,u| |lb_e,v|; over all entries
+  // 2 n u sum_e norm_a_e norm_b_e = 2 n u crude
+  std::vector<double> S(static_cast<std::size_t>(Vs) * Vs, 0.0);
+  for (std::size_t e = 0; e < n; ++e) {
+    if (a[e].g.empty() || b[e].g.empty()) continue;
+    for (int u = 0; u < Vs; ++u) {
+      const double x = a[e].g[support[u]];
+      if (x == 0) continue;
+      double* row = &S[static_cast<std::size_t>(u) * Vs];
+      for (int v = 0; v < Vs; ++v) row[v] += x * b[e].g[support[v]];
+    }
+  }
+  const DiagonalSplit split = diagonal_split(S, Vs);
+  const double entries = mul_up(mul_up(2.0 * static_cast<double>(n + 1), kUnit), crude);
+  // eps^T S eps in shift +- (bound + shift_error + entries)
+  const double joint = add_up(add_up(split.bound, split.shift_error), entries);
+  if (!(joint < crude)) {
+    out.r = add_up(out.r, crude);
+    return out;
+  }
+  // c + shift rounds by at most u |c + shift| <= 2u (|c| + |shift|)
+  const double moved = add_up(std::fabs(out.c), std::fabs(split.shift));
+  out.c += split.shift;
+  out.r = add_up(add_up(out.r, joint), mul_up(moved, 2.0 * kUnit));
   return out;
 }
 

@@ -30,6 +30,15 @@
 //   a + alpha b   exact in the symbols; r = ra + |alpha| rb (+ rounding)
 //   a b           = ca cb + ca Lb + cb La + [ca rb + cb ra + (La + ra)(Lb + rb)],
 //                 the bracket bounded by |ca| rb + |cb| ra + (norm_a + ra)(norm_b + rb)
+//   a . b         = sum_e a_e b_e: the products' brackets without their
+//                 quadratic parts La_e Lb_e, whose sum is one quadratic form
+//                 eps^T S eps, S = sum_e la_e lb_e^T (la_e the coefficients
+//                 of a_e), bounded by its diagonal split (quadratic_form.h)
+//                 where that is narrower than sum_e norm_a_e norm_b_e: where
+//                 a and b share symbols (a query row's score against its own
+//                 key, y^T A y with q = A^T y), the antisymmetric part of S
+//                 cancels in S_mk + S_km and the diagonal's mean
+//                 sum_m S_mm / 2 moves into the centre
 //   f(a)          f convex on the interval [l, u] that holds a (exp; 1/x
 //                 with l > 0), expanded at p = clamp(ca, l, u) with the
 //                 slope lambda = fl(f'(p)):
@@ -129,6 +138,8 @@ class SymbolicArithmetic {
   void add(SymbolicForm& a, const SymbolicForm& b) const { add_scaled(a, {1.0, 0.0}, b); }
   SymbolicForm difference(const SymbolicForm& a, const SymbolicForm& b) const;
   SymbolicForm product(const SymbolicForm& a, const SymbolicForm& b) const;
+  // sum_e a_e b_e (a and b of one size; header)
+  SymbolicForm dot(const std::vector<SymbolicForm>& a, const std::vector<SymbolicForm>& b) const;
   SymbolicForm exp(const SymbolicForm& a) const;
   // 1 / a for a whose true values are known to be >= floor > 0 (a softmax
   // denominator: floor 1); the form's own range is clipped there.
@@ -145,6 +156,8 @@ class SymbolicArithmetic {
   // lambda (La + ra) + J, J holding lambda ca plus the band of h
   SymbolicForm slope_image(const SymbolicForm& a, double lambda, const Mpfi& J) const;
   void finish(SymbolicForm& a) const;  // norm from g
+  // a b with the bracket's quadratic part (norm_a norm_b) or without it
+  SymbolicForm product_with(const SymbolicForm& a, const SymbolicForm& b, bool quadratic) const;
   int vars_;
   bool drop_;
 };

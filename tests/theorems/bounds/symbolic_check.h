@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/forward.h"
+#include "tests/test_util.h"
 #include "theorems/bounds/symbolic_form.h"
 #include "theorems/bounds/worst_case_bound.h"
 
@@ -84,6 +85,23 @@ inline double form_sup(const std::vector<bounds::SymbolicForm>& phi) {
     worst = std::max({worst, std::fabs(r.lo), std::fabs(r.hi)});
   }
   return worst;
+}
+
+// e^T X e for a row-major V x V matrix X, in MPFR at 200 bits (exact for the
+// small integers and dyadic points below, and within 2^-190 otherwise).
+inline Mpfr quadratic_value(const std::vector<double>& X, int V, const std::vector<double>& e) {
+  Mpfr s(0);
+  for (int a = 0; a < V; ++a) {
+    for (int b = 0; b < V; ++b) s += Mpfr(X[a * V + b]) * Mpfr(e[a]) * Mpfr(e[b]);
+  }
+  return s;
+}
+
+// The points of [-1, 1]^V a split must hold at: every vertex, the centre,
+// then random points.
+inline std::vector<std::vector<double>> box_points(int V, int random, std::mt19937_64& eng) {
+  return testing::box_sample_points(std::vector<double>(V, -1.0), std::vector<double>(V, 1.0),
+                                    random, eng);
 }
 
 }  // namespace sinkcert::theorems::bounds::testing_symbolic

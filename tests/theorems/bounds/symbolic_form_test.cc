@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <random>
 #include <vector>
 
@@ -134,6 +135,106 @@ TEST_CASE(
         kSlack);
   const SymbolicRange rd = symbolic_range(d);
   CHECK(rd.hi - rd.lo < 0.75 * (2 * (std::exp(1.0) - std::exp(-1.0))));
+}
+
+// q . y with q = A^T y (forms that share their symbols, as a query row's
+// score against its own key): y_e = c_e + sum_m G_em eps_m + rho_e(eps) with
+// |rho_e| <= r_e (here r_e cos(3 eps_1 + e), one function within it), and
+// the value sum_e (sum_p A_pe y_p) y_e in long double.
+struct SharedDot {
+  std::vector<SymbolicForm> q, y;
+  std::vector<double> c, r;
+  std::vector<std::vector<double>> G, A;
+};
+SharedDot shared_dot(const SymbolicArithmetic& sa, int n, std::mt19937_64& eng, double remainder,
+                     bool antisymmetric) {
+  std::normal_distribution<double> g(0.0, 1.0);
+  const int V = sa.vars();
+  SharedDot d;
+  d.c.resize(n);
+  d.r.assign(n, remainder);
+  d.G.assign(n, std::vector<double>(V));
+  d.A.assign(n, std::vector<double>(n));
+  for (int e = 0; e < n; ++e) {
+    d.c[e] = g(eng);
+    for (double& x : d.G[e]) x = 0.5 * g(eng);
+    for (int p = 0; p < n; ++p) d.A[e][p] = g(eng);
+  }
+  if (antisymmetric) {
+    for (int e = 0; e < n; ++e) {
+      for (int p = 0; p < e; ++p) d.A[e][p] = -d.A[p][e];
+      d.A[e][e] = 0.0;
+    }
+  }
+  for (int e = 0; e < n; ++e) {
+    SymbolicForm f = sa.constant(d.c[e]);
+    for (int m = 0; m < V; ++m) {
+      SymbolicForm v{0.0, std::vector<double>(V, 0.0), 0.0, 0.0, {}};
+      v.g[m] = d.G[e][m];
+      v.norm = std::fabs(d.G[e][m]);
+      sa.add(f, v);
+    }
+    f.r += remainder;
+    d.y.push_back(f);
+  }
+  for (int e = 0; e < n; ++e) {
+    SymbolicForm qe;
+    for (int p = 0; p < n; ++p) sa.add_scaled(qe, {d.A[p][e], 0.0}, d.y[p]);
+    d.q.push_back(qe);
+  }
+  return d;
+}
+long double shared_value(const SharedDot& d, const std::vector<double>& eps) {
+  const int n = static_cast<int>(d.c.size());
+  std::vector<long double> y(n);
+  for (int e = 0; e < n; ++e) {
+    y[e] = d.c[e] + d.r[e] * std::cos(3.0 * eps[1] + e);
+    for (std::size_t m = 0; m < eps.size(); ++m) y[e] += static_cast<long double>(d.G[e][m]) * eps[m];
+  }
+  long double s = 0;
+  for (int e = 0; e < n; ++e) {
+    long double qe = 0;
+    for (int p = 0; p < n; ++p) qe += d.A[p][e] * y[p];
+    s += qe * y[e];
+  }
+  return s;
+}
+
+TEST_CASE("a dot product of forms that share symbols encloses q . y pointwise, narrower") {
+  PrecisionScope scope(128);
+  std::mt19937_64 eng(11);
+  constexpr int kVars = 6, kN = 4;
+  const SymbolicArithmetic sa(kVars);
+  for (int trial = 0; trial < 20; ++trial) {
+    const bool antisymmetric = trial % 2 == 1;
+    const SharedDot d = shared_dot(sa, kN, eng, trial < 10 ? 0.0 : 0.05, antisymmetric);
+    const SymbolicForm dot = sa.dot(d.q, d.y);
+    const auto value = [&](const std::vector<double>& e) { return shared_value(d, e); };
+    CHECK(worst_excess(dot, kVars, value, 3000) <= kSlack);
+    // the products one by one
+    SymbolicForm products;
+    for (int e = 0; e < kN; ++e) sa.add(products, sa.product(d.q[e], d.y[e]));
+    CHECK(worst_excess(products, kVars, value, 300) <= kSlack);
+    CHECK(dot.norm + dot.r <= products.norm + products.r);
+    if (antisymmetric && trial < 10) {
+      // y^T A y = 0 for antisymmetric A: only roundings are left, where the
+      // products keep sum_e norm_q_e norm_y_e (of order 10 here)
+      constexpr double kCancelled = 1e-12;
+      CHECK(dot.r <= kCancelled);
+      CHECK(products.r >= 1.0);
+    }
+  }
+  // one symbol, q = y = eps: eps^2 in [0, 1], the form 1/2 +- 1/2 (the
+  // products: 0 +- 1)
+  const SymbolicArithmetic one(1);
+  const SymbolicForm e0 = one.variable(0, -1.0, 1.0);
+  const SymbolicForm square = one.dot({e0}, {e0});
+  // (the variable's radius is 1 raised by one ulp, and the bounds by their
+  // rounding terms: far below 1e-12 relative)
+  constexpr double kRoundingRaise = 1e-12;
+  CHECK(square.c == doctest::Approx(0.5).epsilon(kRoundingRaise));
+  CHECK(square.r == doctest::Approx(0.5).epsilon(kRoundingRaise));
+  CHECK(one.product(e0, e0).r == doctest::Approx(1.0).epsilon(kRoundingRaise));
 }
 
 TEST_CASE("a product without its quadratic remainder fails the pointwise test") {
