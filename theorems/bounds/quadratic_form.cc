@@ -20,6 +20,8 @@ constexpr int kSplitTile = 32;
 
 }  // namespace
 
+// diagonal_split and vertex_split_bound: the header states what they bound.
+
 DiagonalSplit diagonal_split(const std::vector<double>& X, int V) {
   double diagonal = 0.0, diagonal_abs = 0.0;
   for (int a = 0; a < V; ++a) {

@@ -598,8 +598,6 @@ void refine_spread(const SymbolicArithmetic& sa, int n, const std::vector<Symbol
 
 }  // namespace
 
-// diagonal_split and vertex_split_bound: the header states what they bound.
-
 std::vector<SymbolicForm> second_order_row(const SymbolicArithmetic& sa, int n, int i,
                                            const std::vector<SymbolicForm>& y,
                                            const std::vector<SecondOrderHead>& heads,

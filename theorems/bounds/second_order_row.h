@@ -54,7 +54,7 @@
 //   e^T Qd e = sum_a Qd_aa / 2 + sum_a (Qd_aa / 2)(2 e_a^2 - 1) + sum_{a<b} (Qd_ab + Qd_ba) e_a
 //   e_b,
 // each term of the last two sums at most its coefficient in absolute value
-// (2 e_a^2 - 1 in [-1, 1]): the diagonal split below. Each major symbol's
+// (2 e_a^2 - 1 in [-1, 1]): the diagonal split (quadratic_form.h). Each major symbol's
 // cubic part is split the same way,
 //   e_m e^T C_m e = e_m sum_a C_m,aa / 2 + e_m rest_m,
 // the first term linear (it moves into the form's coefficient of e_m), the
