@@ -61,8 +61,8 @@ BOS_TESTS = ["bos_bound_test", "bos_box_search_test"]
 # (name, file, line as it is, line mutated, tests that must catch it, the term)
 MUTANTS = [
     ("product-remainder", SF,
-     "if (!drop_) bracket = add_up(bracket, mul_up(wa, wb));",
-     "if (false) bracket = add_up(bracket, mul_up(wa, wb));",
+     "bracket = add_up(bracket, mul_up(wa, wb));",
+     "bracket = add_up(bracket, 0.0);",
      SYMBOLIC_TESTS, "a product's quadratic remainder (La + ra)(Lb + rb)"),
     ("product-carried-remainder", SF,
      "double bracket = add_up(mul_up(ca, b.r), mul_up(cb, a.r));",

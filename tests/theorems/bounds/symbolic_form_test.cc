@@ -189,7 +189,8 @@ long double shared_value(const SharedDot& d, const std::vector<double>& eps) {
   std::vector<long double> y(n);
   for (int e = 0; e < n; ++e) {
     y[e] = d.c[e] + d.r[e] * std::cos(3.0 * eps[1] + e);
-    for (std::size_t m = 0; m < eps.size(); ++m) y[e] += static_cast<long double>(d.G[e][m]) * eps[m];
+    for (std::size_t m = 0; m < eps.size(); ++m)
+      y[e] += static_cast<long double>(d.G[e][m]) * eps[m];
   }
   long double s = 0;
   for (int e = 0; e < n; ++e) {
