@@ -187,8 +187,8 @@ SymbolicForm SymbolicArithmetic::dot(const std::vector<SymbolicForm>& a,
                                      const std::vector<SymbolicForm>& b) const {
   SymbolicForm out;
   const std::size_t n = std::min(a.size(), b.size());
-  // per term, everything but La_e Lb_e; the per-product bound of the rest,
-  // crude = sum_e norm_a_e norm_b_e
+  // per term, everything but La_e Lb_e; the products' own bound of the
+  // quadratic parts, crude = sum_e norm_a_e norm_b_e
   double crude = 0.0;
   for (std::size_t e = 0; e < n; ++e) {
     add(out, product_with(a[e], b[e], false));
