@@ -8,12 +8,9 @@ this one, which bounds that quadratic part as one quadratic form by its
 diagonal split where narrower (SymbolicArithmetic::dot in
 theorems/bounds/symbolic_form.h), on the same commands in the same run.
 
-Each row: the command's CERTIFIED enclosure, the boxes bounded, and the
-upper end over the lower one (the lower ends are the attack's, the same in
-both builds). The models are those of scripts/cubic_split_benchmark.py:
-the committed n = L = 16 residual models with fused heads and the random
-n = 5, L = 4 models random_1_s1 and random_3_s3. The budget is seconds, so
-the ratio of the boxes bounded is the speed-up.
+The rows (each command's CERTIFIED enclosure, boxes bounded and upper end
+over lower end), the models and the budget in seconds are those of every
+two-build comparison of scripts/cubic_split_benchmark.py.
 
   /usr/bin/python3 scripts/self_score_benchmark.py --binary B --baseline B0
       [--seconds S] [--small-seconds S] [--out FILE]
