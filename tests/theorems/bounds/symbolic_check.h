@@ -2,7 +2,8 @@
 //
 // Checks shared by the tests of the symbolic forms through the layers: the
 // content at the forms' symbols, and how far outside its form phi falls at
-// sampled points (vertices among them).
+// sampled points (vertices among them); and, for the quadratic-form bounds,
+// e^T X e in MPFR and the points of [-1, 1]^V they must hold at.
 #pragma once
 
 #include <algorithm>
