@@ -11,10 +11,6 @@ namespace sinkcert::theorems::bounds {
 
 namespace {
 
-// u = 2^-53, the unit roundoff of double
-constexpr double kUnitRoundoff = 0x1p-53;
-// the absolute (subnormal) part of every rounding, generously: 2^-1000
-constexpr double kTiny = 0x1p-1000;
 // diagonal_split's tile: 32 x 32 doubles (8 KB) of the column it reads
 constexpr int kSplitTile = 32;
 

@@ -15,10 +15,6 @@ namespace sinkcert::theorems::bounds {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// u = 2^-53, the unit roundoff of double
-constexpr double kUnitRoundoff = 0x1p-53;
-// the absolute (subnormal) part of every rounding, generously: 2^-1000
-constexpr double kTiny = 0x1p-1000;
 
 // The vertex spreads: only where the score forms already bound the spread
 // below this (the expansion is for weights near their reference; larger

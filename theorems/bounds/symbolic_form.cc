@@ -17,8 +17,6 @@ constexpr double kRound = 0x1p-51;
 // 2 eta = 2^-1074: the absolute part of two roundings that underflow.
 constexpr double kTwoEta = 0x1p-1074;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// u = 2^-53, the unit roundoff
-constexpr double kUnit = 0x1p-53;
 // dot's quadratic form: at most 2^24 entry updates (n V_s^2); at the cap
 // (n = 16, V_s = 1024) one dot took about 25 ms on the shared 2-core machine
 constexpr double kDotWork = 0x1p24;
@@ -225,7 +223,7 @@ SymbolicForm SymbolicArithmetic::dot(const std::vector<SymbolicForm>& a,
     }
   }
   const DiagonalSplit split = diagonal_split(S, Vs);
-  const double entries = mul_up(mul_up(2.0 * static_cast<double>(n + 1), kUnit), crude);
+  const double entries = mul_up(mul_up(2.0 * static_cast<double>(n + 1), kUnitRoundoff), crude);
   // eps^T S eps in shift +- (bound + shift_error + entries)
   const double joint = add_up(add_up(split.bound, split.shift_error), entries);
   if (!(joint < crude)) {
@@ -235,7 +233,7 @@ SymbolicForm SymbolicArithmetic::dot(const std::vector<SymbolicForm>& a,
   // c + shift rounds by at most u |c + shift| <= 2u (|c| + |shift|)
   const double moved = add_up(std::fabs(out.c), std::fabs(split.shift));
   out.c += split.shift;
-  out.r = add_up(add_up(out.r, joint), mul_up(moved, 2.0 * kUnit));
+  out.r = add_up(add_up(out.r, joint), mul_up(moved, 2.0 * kUnitRoundoff));
   return out;
 }
 

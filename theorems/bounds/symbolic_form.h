@@ -77,6 +77,11 @@
 
 namespace sinkcert::theorems::bounds {
 
+// u = 2^-53, the unit roundoff of double (the rounding model above)
+inline constexpr double kUnitRoundoff = 0x1p-53;
+// the absolute (subnormal) part of a bound's roundings, generously: 2^-1000
+inline constexpr double kTiny = 0x1p-1000;
+
 // One step away from a computed double result: beyond the exact value of the
 // operation (|fl(z) - z| is at most half the gap to the next double), so
 // these bound a sum or product of nonnegative doubles from above.
