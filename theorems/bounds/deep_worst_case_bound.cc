@@ -712,6 +712,16 @@ using DeepNode = BoxNode<DeepBoxBound>;
 // Output terms L n up to which the loop uses the centred forms on softmax
 // models (see DeepEvaluator::refine_form): 64 is n = L = 8.
 constexpr int kCentredMaxTerms = 64;
+// Content variables (L - 1)(n - 3) up to which the loop uses the symbolic
+// forms alone on softmax models and bisects the widest variable the worst
+// term reads: 12 covers n = 5 (6 variables) to n = 7 at L = 4. Measured
+// (docs/methods.md, results/benchmarks/small_deep_benchmark.txt): at 6
+// variables the centred forms never lowered a box's bound below the
+// symbolic forms' on the models tried, their gradients only steered the
+// split, and they took about three quarters of a box's time; at n = L = 8
+// (35 variables) they still end lower within a minute, and at n = L = 16
+// the remainder credits split better than the widest variable.
+constexpr int kSmallBoxVariables = 12;
 
 // The variable to bisect (see the header); -1 if none can be split.
 int choose_deep_split(const DeepNode& node, const Task& task) {
@@ -732,6 +742,11 @@ int choose_deep_split(const DeepNode& node, const Task& task) {
   };
   const int cd = task.content_dim(), i = node.bound.position;
   const auto entering = [cd, i](std::size_t m) { return static_cast<int>(m) / cd + 1 <= i; };
+  // few variables: each in turn (the widest the worst term reads)
+  if (node.bound.symbolic && static_cast<int>(box.lo.size()) <= kSmallBoxVariables) {
+    const int w = widest(entering);
+    if (w >= 0) return w;
+  }
   // symbolic forms: by the remainder credits, with every fourth split the
   // widest entering variable (credits concentrated on few variables must
   // not starve the others forever)
@@ -784,14 +799,17 @@ struct DeepEvaluator {
   Mpfi point_error(const Model<Mpfi>& model, int trigger, const std::vector<double>& content) {
     return certified_deep_error(model, task, trigger, content);
   }
-  // The loop's form: the centred forms (which include the symbolic ones)
-  // while their O(L n) reverse passes per layer are cheap, L n <=
-  // kCentredMaxTerms (at n = 5, L = 4 they need a quarter of the symbolic
-  // form's boxes to a gap of 1e-3, docs/methods.md); above it the symbolic
-  // forms alone (tens of seconds against about one per box at n = L = 16);
-  // the centred forms for kinds the symbolic pass does not handle.
+  // The loop's form: the symbolic forms alone up to kSmallBoxVariables
+  // content variables (there the centred forms steered only the split,
+  // which the widest variable in turn does as well, at a quarter of the
+  // cost); the centred forms (which include the symbolic ones) while their
+  // O(L n) reverse passes per layer are cheap, L n <= kCentredMaxTerms;
+  // above it the symbolic forms alone (tens of seconds against about one
+  // per box at n = L = 16); the centred forms for kinds the symbolic pass
+  // does not handle.
   DeepForm refine_form(const Model<Mpfi>& model) const {
     if (!symbolic_pass_supported(model.attention)) return DeepForm::kCentred;
+    if (content_variables(task) <= kSmallBoxVariables) return DeepForm::kSymbolic;
     return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
   }
   // The first pass's box: the plain form, bound again at the top.
