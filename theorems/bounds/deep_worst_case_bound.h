@@ -15,10 +15,11 @@
 //  kPlain     step 1 alone (milliseconds at n = L = 16): the first pass
 //             bounds every trigger's whole box so, before anything costly;
 //  kSymbolic  steps 1 and 1b: the loop's form for softmax kinds when
-//             L n > 64 (about a second per box at n = L = 16);
+//             L n > 64 (about a second per box at n = L = 16) or when the
+//             box has at most 12 content variables (n = 5 to 7 at L = 4);
 //  kCentred   steps 1, 1b and 2 (O(L n) reverse passes per layer and per
 //             term: tens of seconds per box at n = L = 16), the loop's form
-//             for L n <= 64 and for the other attention kinds.
+//             for softmax kinds in between and for the other attention kinds.
 //  The first pass bounds every trigger's whole box with kPlain, then asks
 //  the driver (node.bits = 0) to bound it again with the loop's form when
 //  it reaches the top: every trigger has a finite bound within any budget
@@ -82,7 +83,8 @@
 // Split rule, symbolic form: the variable with the largest remainder credit
 // in the worst term's form (symbolic_form.h: each remainder term credits the
 // symbols whose coefficients made it), so only the few directions that
-// carry the remainder are split.
+// carry the remainder are split; with at most 12 content variables the
+// widest one the worst term reads (each in turn).
 // Split rule, centred form: at odd depth the widest variable that enters the worst term
 // (rule C alone can stall, as in the single-layer bound); at even depth the
 // variable with the largest term sup sigma g_m (B_m - p_m) of the worst
