@@ -286,6 +286,18 @@ BENCHMARKS = [
      "attack's, the same in both builds; the budget is seconds, so the ratio "
      "of the boxes bounded is the speed-up (on a shared machine, with its "
      "noise)."),
+    ("benchmarks/small_deep_benchmark.txt",
+     "Deep bound at six content variables: the symbolic forms alone",
+     "`/usr/bin/python3 scripts/small_deep_benchmark.py --binary B --baseline B0` "
+     "(B0: a sinkcert built at e8ca472)",
+     "`verify bound` (30 s, gap 0.01) on n = 5, L = 4 residual softmax models "
+     "(the random models of scripts/deep_heldout_benchmark.py and the Theorem 2 "
+     "search's path and eps_one models), with the centred forms beside the "
+     "symbolic ones and their gradients' split rule (baseline), and with the "
+     "symbolic forms alone, bisecting the widest variable the worst term reads "
+     "(docs/methods.md, \"Interval branch and bound\", deep models). The lower "
+     "ends are the attack's, the same in both builds; the budget is seconds "
+     "(on a shared machine, with its noise)."),
     ("benchmarks/self_score_benchmark.txt",
      "Symbolic forms: a row's score against its own key",
      "`/usr/bin/python3 scripts/self_score_benchmark.py --binary B --baseline B0` "

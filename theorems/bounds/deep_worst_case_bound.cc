@@ -718,7 +718,7 @@ constexpr int kCentredMaxTerms = 64;
 // (docs/methods.md, results/benchmarks/small_deep_benchmark.txt): at 6
 // variables the centred forms never lowered a box's bound below the
 // symbolic forms' on the models tried, their gradients only steered the
-// split, and they took about three quarters of a box's time; at n = L = 8
+// split, and they took about half of a box's time; at n = L = 8
 // (35 variables) they still end lower within a minute, and at n = L = 16
 // the remainder credits split better than the widest variable.
 constexpr int kSmallBoxVariables = 12;
@@ -801,8 +801,8 @@ struct DeepEvaluator {
   }
   // The loop's form: the symbolic forms alone up to kSmallBoxVariables
   // content variables (there the centred forms steered only the split,
-  // which the widest variable in turn does as well, at a quarter of the
-  // cost); the centred forms (which include the symbolic ones) while their
+  // which the widest variable in turn does as well, at half the cost per
+  // box); the centred forms (which include the symbolic ones) while their
   // O(L n) reverse passes per layer are cheap, L n <= kCentredMaxTerms;
   // above it the symbolic forms alone (tens of seconds against about one
   // per box at n = L = 16); the centred forms for kinds the symbolic pass
