@@ -723,6 +723,13 @@ constexpr int kCentredMaxTerms = 64;
 // the remainder credits split better than the widest variable.
 constexpr int kSmallBoxVariables = 12;
 
+// The box phase's form (DeepEvaluator::refine_form, which says why).
+DeepForm loop_form(AttentionKind attention, const Task& task) {
+  if (!symbolic_pass_supported(attention)) return DeepForm::kCentred;
+  if (content_variables(task) <= kSmallBoxVariables) return DeepForm::kSymbolic;
+  return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
+}
+
 // The variable to bisect (see the header); -1 if none can be split.
 int choose_deep_split(const DeepNode& node, const Task& task) {
   const ContentBox& box = node.box;
@@ -808,9 +815,7 @@ struct DeepEvaluator {
   // per box at n = L = 16); the centred forms for kinds the symbolic pass
   // does not handle.
   DeepForm refine_form(const Model<Mpfi>& model) const {
-    if (!symbolic_pass_supported(model.attention)) return DeepForm::kCentred;
-    if (content_variables(task) <= kSmallBoxVariables) return DeepForm::kSymbolic;
-    return task.L * task.n <= kCentredMaxTerms ? DeepForm::kCentred : DeepForm::kSymbolic;
+    return loop_form(model.attention, task);
   }
   // The first pass's box: the plain form, bound again at the top.
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
@@ -851,18 +856,21 @@ struct DeepEvaluator {
 // "model: residual, L layer(s) x H head(s), ATTENTION; ..." and, for a zero
 // lower bound, why a relative gap cannot be reached, before the verdict line.
 template <class T>
-std::string with_method_lines(const Model<T>& model, const WorstCaseBound& bound,
+std::string with_method_lines(const Model<T>& model, const Task& task, const WorstCaseBound& bound,
                               const std::string& summary) {
   std::ostringstream head;
+  const bool centred = loop_form(model.attention, task) == DeepForm::kCentred;
   head << "model: " << to_string(model.kind) << ", " << model.num_layers() << " layer(s) x "
        << model.num_heads() << " head(s), " << to_string(model.attention)
        << (symbolic_pass_supported(model.attention)
-               ? " attention; upper bounds by symbolic first-order forms through the layers "
-                 "(one symbol per content variable; each layer's heads also expanded to "
-                 "second order in their weights, summed before bounding) and, for L n <= 64, "
-                 "centred (mean-value) forms, intersected with plain interval evaluation\n"
-               : " attention; upper bounds by centred (mean-value) forms through the layers, "
-                 "intersected with plain interval evaluation\n");
+               ? std::string(" attention; upper bounds by symbolic first-order forms through the "
+                             "layers (one symbol per content variable; each layer's heads also "
+                             "expanded to second order in their weights, summed before "
+                             "bounding)") +
+                     (centred ? " and centred (mean-value) forms" : "") +
+                     ", intersected with plain interval evaluation\n"
+               : std::string(" attention; upper bounds by centred (mean-value) forms through "
+                             "the layers, intersected with plain interval evaluation\n"));
   std::string text = head.str() + summary;
   if (bound.lower == 0 && !bmp::isinf(bound.upper)) {
     const std::size_t at = text.rfind("verdict: ");
@@ -915,13 +923,13 @@ UpperBoundCheck check_deep_upper_bound(const Model<T>& model, const Task& task,
 template <class T>
 std::string deep_summary_text(const Model<T>& model, const WorstCaseBound& bound, const Task& task,
                               double requested_gap) {
-  return with_method_lines(model, bound, summary_text(bound, task, requested_gap));
+  return with_method_lines(model, task, bound, summary_text(bound, task, requested_gap));
 }
 
 template <class T>
 std::string deep_summary_text(const Model<T>& model, const UpperBoundCheck& check,
                               const Task& task) {
-  return with_method_lines(model, check.bound, summary_text(check, task));
+  return with_method_lines(model, task, check.bound, summary_text(check, task));
 }
 
 #define SINKCERT_DEEP_BOUND(T)                                                                \

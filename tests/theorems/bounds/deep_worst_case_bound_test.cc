@@ -161,6 +161,30 @@ TEST_CASE("the attack's witnesses: the deep lower end is at least the attack's c
         std::string::npos);
 }
 
+TEST_CASE("the method line names the forms the box phase used at the task's size") {
+  // the first pass alone: the line follows from the task, not the boxes
+  WorstCaseOptions o;
+  o.relative_gap = 1e-9;
+  o.adversary_witnesses = false;
+  const auto method = [&](int n, int L) {
+    const Task task{n, L, TriggerRange::kPaper};
+    const Model<double> m =
+        testing::random_model(n, AttentionKind::kSoftmax, 0.05, 1, 2, 2, ModelKind::kResidual);
+    o.max_boxes = static_cast<long>(task.trigger_positions().size());
+    const std::string text =
+        deep_summary_text(m, bound_deep_worst_case(m, task, o), task, o.relative_gap);
+    return text.substr(0, text.find('\n'));
+  };
+  // 6 content variables: the symbolic forms alone
+  const std::string small = method(5, 4);
+  CHECK(small.find("symbolic first-order forms") != std::string::npos);
+  CHECK(small.find("centred") == std::string::npos);
+  // 15 content variables, L n = 36 <= 64: the centred forms too
+  const std::string middle = method(6, 6);
+  CHECK(middle.find("symbolic first-order forms") != std::string::npos);
+  CHECK(middle.find("centred (mean-value) forms") != std::string::npos);
+}
+
 TEST_CASE("softmax 2 x 2 at n = 5, L = 4: within 10%, above a grid's maximum") {
   const Model<double> m = softmax_2x2();
   WorstCaseOptions options;
