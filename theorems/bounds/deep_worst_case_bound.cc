@@ -814,9 +814,7 @@ struct DeepEvaluator {
   // above it the symbolic forms alone (tens of seconds against about one
   // per box at n = L = 16); the centred forms for kinds the symbolic pass
   // does not handle.
-  DeepForm refine_form(const Model<Mpfi>& model) const {
-    return loop_form(model.attention, task);
-  }
+  DeepForm refine_form(const Model<Mpfi>& model) const { return loop_form(model.attention, task); }
   // The first pass's box: the plain form, bound again at the top.
   void evaluate(const Model<Mpfi>& model, DeepNode& node, const Mpfr& lower,
                 const TakeWitness& take, const Deadline& deadline, ProgressLines& progress) {
