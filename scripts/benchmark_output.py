@@ -5,10 +5,13 @@ JSON object, the revisions a header names (and the header lines of the
 scripts that compare builds), the load average, a weight file's kind, and
 writing the output file atomically (a temporary beside it, then a
 rename)."""
+import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,6 +86,50 @@ def run_header(program, argv, binaries):
         f"# time_utc: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%MZ')}, "
         f"load average before: {load_average()} ({os.cpu_count()} cores, shared)",
     ]
+
+
+def two_build_parser(doc, baseline_help):
+    """The options every two-build comparison has: --binary (this build),
+    --baseline (the earlier one, `baseline_help` says which revision) and
+    --out; `doc` is the script's docstring, its first paragraph the --help
+    text. The caller adds its budgets."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
+    p.add_argument("--baseline", required=True, help=baseline_help)
+    p.add_argument("--out", default=None, help="also write the output to this file")
+    return p
+
+
+def require_positive(program, budgets):
+    """Stops with an error naming the option when a budget [(flag, value)]
+    is below 1."""
+    for flag, v in budgets:
+        if v < 1:
+            raise SystemExit(f"{program}: error: {flag} {v}: expected at least 1")
+
+
+def two_build_rows(program, argv, args, title, each_row, models):
+    """The whole output of a two-build comparison, from the repository's
+    root: the title, run_header, the line `each_row` that says what a row
+    ran, BOUND_HEADER, then bound_rows over models(scratch) (a temporary
+    folder, removed after) with the baseline first, and finish_output."""
+    os.chdir(ROOT)
+    lines = [
+        f"# {program} output: {title}",
+        *run_header(program, argv, [("binary", args.binary), ("baseline", args.baseline)]),
+        each_row,
+        BOUND_HEADER,
+    ]
+    for line in lines:
+        print(line, flush=True)
+    scratch = tempfile.mkdtemp(prefix=program + "_")
+    try:
+        bound_rows(models(scratch), [("baseline", args.baseline), ("this", args.binary)], program,
+                   lines)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    finish_output(lines, args.out)
+    return 0
 
 
 def finish_output(lines, out):

@@ -20,18 +20,14 @@ counts may differ by a few between the builds.
   /usr/bin/python3 scripts/cubic_split_benchmark.py --binary B --baseline B0
       [--seconds S] [--small-seconds S] [--out FILE]
 """
-import argparse
 import os
-import shutil
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import BOUND_HEADER, bound_rows, finish_output, run_header  # noqa: E402
+from benchmark_output import require_positive, two_build_parser, two_build_rows  # noqa: E402
 from deep_heldout_benchmark import RANDOM_MODELS, random_model  # noqa: E402
 from fused_difference_benchmark import rows as fused_rows  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "cubic_split_benchmark"
 RANDOM = ("random_1_s1", "random_3_s3")
 
@@ -40,40 +36,27 @@ def deep_comparison(argv, program, title, doc, baseline_help):
     """The whole benchmark for one pair of builds: `title` heads the output,
     `doc` is the calling script's docstring (its first paragraph the
     --help text), `baseline_help` says which revision --baseline is."""
-    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
-    p.add_argument("--baseline", required=True, help=baseline_help)
+    p = two_build_parser(doc, baseline_help)
     p.add_argument("--seconds", type=int, default=60, help="per n = 16 model and build")
     p.add_argument("--small-seconds", type=int, default=30, help="per random model and build")
-    p.add_argument("--out", default=None, help="also write the output to this file")
     args = p.parse_args(argv)
-    for flag, v in (("--seconds", args.seconds), ("--small-seconds", args.small_seconds)):
-        if v < 1:
-            raise SystemExit(f"{program}: error: {flag} {v}: expected at least 1")
-    os.chdir(ROOT)
-    lines = [
-        f"# {program} output: {title}",
-        *run_header(program, argv, [("binary", args.binary), ("baseline", args.baseline)]),
-        f"# each row: verify bound --weights W --L L --seconds S --json (S = {args.seconds} at "
-        f"n = 16, {args.small_seconds} for the random n = 5, L = 4 models); lower, upper: "
-        "CERTIFIED; upper/lower: how far the enclosure is from closing",
-        BOUND_HEADER,
-    ]
-    for line in lines:
-        print(line, flush=True)
-    scratch = tempfile.mkdtemp(prefix=program + "_")
-    try:
-        models = [(name, w, 16, args.seconds) for name, w in fused_rows()]
+    require_positive(program, [("--seconds", args.seconds),
+                               ("--small-seconds", args.small_seconds)])
+
+    def models(scratch):
+        out = [(name, w, 16, args.seconds) for name, w in fused_rows()]
         for name, seed, a, m, layers, heads in RANDOM_MODELS:
             if name in RANDOM:
                 path = os.path.join(scratch, name + ".weights.json")
                 random_model(path, seed, a, m, layers, heads)
-                models.append((name, path, 4, args.small_seconds))
-        bound_rows(models, [("baseline", args.baseline), ("this", args.binary)], program, lines)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    finish_output(lines, args.out)
-    return 0
+                out.append((name, path, 4, args.small_seconds))
+        return out
+
+    return two_build_rows(
+        program, argv, args, title,
+        f"# each row: verify bound --weights W --L L --seconds S --json (S = {args.seconds} at "
+        f"n = 16, {args.small_seconds} for the random n = 5, L = 4 models); lower, upper: "
+        "CERTIFIED; upper/lower: how far the enclosure is from closing", models)
 
 
 def comparison_main(script, doc, title, baseline_help):

@@ -15,14 +15,12 @@ counts may differ by a few between the builds.
   /usr/bin/python3 scripts/fused_difference_benchmark.py --binary B --baseline B0
       [--seconds S] [--out FILE]
 """
-import argparse
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import BOUND_HEADER, bound_rows, finish_output, run_header  # noqa: E402
+from benchmark_output import require_positive, two_build_parser, two_build_rows  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "fused_difference_benchmark"
 PYTORCH = os.path.join("results", "benchmarks", "pytorch_models")
 
@@ -38,32 +36,17 @@ def rows():
 
 
 def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
-    p.add_argument("--baseline", required=True,
-                   help="a sinkcert built at a revision with the (e^w - 1) max form")
+    p = two_build_parser(__doc__, "a sinkcert built at a revision with the (e^w - 1) max form")
     p.add_argument("--seconds", type=int, default=60)
-    p.add_argument("--out", default=None, help="also write the output to this file")
     args = p.parse_args(argv)
-    if args.seconds < 1:
-        raise SystemExit(f"{PROGRAM}: error: --seconds {args.seconds}: expected at least 1")
-    os.chdir(ROOT)
-    lines = [
-        "# fused_difference_benchmark output: verify bound on residual models, the fused "
-        "heads' weight-difference term as (e^w - 1) max|W - c| (baseline) and as tanh(w/4) "
-        "(hi - lo) (this build)",
-        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
+    require_positive(PROGRAM, [("--seconds", args.seconds)])
+    return two_build_rows(
+        PROGRAM, argv, args,
+        "verify bound on residual models, the fused heads' weight-difference term as "
+        "(e^w - 1) max|W - c| (baseline) and as tanh(w/4) (hi - lo) (this build)",
         f"# each row: verify bound --weights W --L 16 --seconds {args.seconds} --json; lower, "
         "upper: CERTIFIED; upper/lower: how far the enclosure is from closing",
-    ]
-    lines.append(BOUND_HEADER)
-    for line in lines:
-        print(line, flush=True)
-    builds = [("baseline", args.baseline), ("this", args.binary)]
-    bound_rows([(name, weights, 16, args.seconds) for name, weights in rows()], builds, PROGRAM,
-               lines)
-    finish_output(lines, args.out)
-    return 0
+        lambda scratch: [(name, weights, 16, args.seconds) for name, weights in rows()])
 
 
 if __name__ == "__main__":

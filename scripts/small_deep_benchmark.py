@@ -21,52 +21,31 @@ counts may differ by a few between the builds.
   /usr/bin/python3 scripts/small_deep_benchmark.py --binary B --baseline B0
       [--seconds S] [--out FILE]
 """
-import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from benchmark_output import BOUND_HEADER, bound_rows, finish_output, run_header  # noqa: E402
+from benchmark_output import require_positive, two_build_parser, two_build_rows  # noqa: E402
 from deep_heldout_benchmark import RANDOM_MODELS, random_model  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = "small_deep_benchmark"
 PATH_MODELS = ("path_start0", "eps_one_delta0.02")
 
 
 def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "sinkcert"))
-    p.add_argument("--baseline", required=True,
-                   help="a sinkcert built at a revision whose small deep boxes use the centred "
-                        "forms (e8ca472)")
+    p = two_build_parser(__doc__, "a sinkcert built at a revision whose small deep boxes use "
+                                  "the centred forms (e8ca472)")
     p.add_argument("--seconds", type=int, default=30, help="per model and build")
-    p.add_argument("--out", default=None, help="also write the output to this file")
     args = p.parse_args(argv)
-    if args.seconds < 1:
-        raise SystemExit(f"{PROGRAM}: error: --seconds {args.seconds}: expected at least 1")
-    os.chdir(ROOT)
-    lines = [
-        f"# {PROGRAM} output: verify bound on n = 5, L = 4 residual softmax models, the centred "
-        "forms with the symbolic ones (baseline) and the symbolic forms alone, bisecting the "
-        "widest variable (this build)",
-        *run_header(PROGRAM, argv, [("binary", args.binary), ("baseline", args.baseline)]),
-        f"# each row: verify bound --weights W --L 4 --seconds {args.seconds} --json (gap 0.01); "
-        "lower, upper: CERTIFIED; upper/lower: how far the enclosure is from closing",
-        BOUND_HEADER,
-    ]
-    for line in lines:
-        print(line, flush=True)
-    scratch = tempfile.mkdtemp(prefix=PROGRAM + "_")
-    try:
-        models = []
+    require_positive(PROGRAM, [("--seconds", args.seconds)])
+
+    def models(scratch):
+        out = []
         for name, seed, a, m, layers, heads in RANDOM_MODELS:
             path = os.path.join(scratch, name + ".weights.json")
             random_model(path, seed, a, m, layers, heads)
-            models.append((name, path, 4, args.seconds))
+            out.append((name, path, 4, args.seconds))
         study = os.path.join(scratch, "theorem2")
         run = subprocess.run([args.binary, "theorem2", "--n", "5", "--L", "4", "--quick",
                               "--out", study, "--quiet"], capture_output=True, text=True)
@@ -77,12 +56,16 @@ def main(argv):
                 raise SystemExit(f"{PROGRAM}: error: {args.binary} theorem2 --n 5 --L 4 --quick "
                                  f"(exit {run.returncode}) wrote no {name}.weights.json: "
                                  f"{run.stderr.strip()}")
-            models.append((name, path, 4, args.seconds))
-        bound_rows(models, [("baseline", args.baseline), ("this", args.binary)], PROGRAM, lines)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    finish_output(lines, args.out)
-    return 0
+            out.append((name, path, 4, args.seconds))
+        return out
+
+    return two_build_rows(
+        PROGRAM, argv, args,
+        "verify bound on n = 5, L = 4 residual softmax models, the centred forms with the "
+        "symbolic ones (baseline) and the symbolic forms alone, bisecting the widest variable "
+        "(this build)",
+        f"# each row: verify bound --weights W --L 4 --seconds {args.seconds} --json (gap 0.01); "
+        "lower, upper: CERTIFIED; upper/lower: how far the enclosure is from closing", models)
 
 
 if __name__ == "__main__":
